@@ -1,0 +1,94 @@
+//! Machine-readable CSV: `summary.csv`, `timeline.csv`, `decisions.csv`.
+
+use std::io::Write;
+
+use super::fmt_ratio;
+use crate::engine::{DecisionRecord, DecisionSink, RunReport};
+use crate::time::Nanos;
+
+pub const SUMMARY_HEADER: &str = "limiter,algorithm,slots,offered,admitted,rejected,peak,peak_ratio,excess,false_rejects,over_admission,disagreement,state_peak,state_bytes";
+pub const TIMELINE_HEADER: &str = "bin_start,limiter,offered,admitted,rejected,window_peak";
+pub const DECISIONS_HEADER: &str = "seq,time,limiter,admitted,window_count";
+
+/// Quotes a field when CSV needs it (labels hold commas only if a user makes them).
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
+
+/// `summary.csv`: one row per limiter; ratios as plain fractions.
+pub fn summary(report: &RunReport) -> String {
+    let mut out = String::from(SUMMARY_HEADER);
+    out.push('\n');
+    for l in &report.limiters {
+        let c = &l.counts;
+        let row = [
+            field(&l.label),
+            l.spec.algorithm().to_string(),
+            l.spec.slots().map_or(String::new(), |n| n.to_string()),
+            c.offered.to_string(),
+            c.admitted.to_string(),
+            c.rejected.to_string(),
+            c.peak.to_string(),
+            fmt_ratio(l.peak_ratio()),
+            c.excess.to_string(),
+            c.false_rejects.to_string(),
+            l.over_admission().map_or(String::new(), fmt_ratio),
+            l.disagreement().map_or(String::new(), fmt_ratio),
+            l.state.entries.to_string(),
+            l.state.bytes.to_string(),
+        ];
+        out.push_str(&row.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// `timeline.csv`: long format, one row per bin per limiter, bins in time order.
+pub fn timeline(report: &RunReport) -> String {
+    let width = report.timeline.width().0;
+    let mut out = String::from(TIMELINE_HEADER);
+    out.push('\n');
+    let labels: Vec<String> = report.limiters.iter().map(|l| field(&l.label)).collect();
+    for (b, row) in report.timeline.bins().iter().enumerate() {
+        let start = Nanos(b as u64 * width);
+        for (i, bin) in row.iter().enumerate() {
+            out.push_str(&format!(
+                "{start},{},{},{},{},{}\n",
+                labels[i], bin.offered, bin.admitted, bin.rejected, bin.window_peak
+            ));
+        }
+    }
+    out
+}
+
+/// Streams `decisions.csv` rows as the engine makes them.
+pub struct DecisionsWriter<W: Write> {
+    out: W,
+    labels: Vec<String>,
+}
+
+impl<W: Write> DecisionsWriter<W> {
+    pub fn new(mut out: W, labels: &[String]) -> std::io::Result<DecisionsWriter<W>> {
+        writeln!(out, "{DECISIONS_HEADER}")?;
+        Ok(DecisionsWriter { out, labels: labels.iter().map(|l| field(l)).collect() })
+    }
+
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+impl<W: Write> DecisionSink for DecisionsWriter<W> {
+    fn record(&mut self, r: &DecisionRecord) -> std::io::Result<()> {
+        writeln!(
+            self.out,
+            "{},{},{},{},{}",
+            r.seq,
+            r.time,
+            self.labels[r.limiter],
+            u8::from(r.admitted),
+            r.window_count
+        )
+    }
+}

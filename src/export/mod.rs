@@ -1,0 +1,54 @@
+//! Output writers: each turns results into bytes, one format per file.
+//! [`OutputDir`] routes them into a staged directory that replaces the
+//! previous results only when everything was written.
+
+pub mod csv;
+pub mod markdown;
+mod output_dir;
+pub mod table;
+pub mod text;
+
+pub use output_dir::{OutputDir, OutputError};
+
+/// A ratio with up to 6 decimals and no trailing zeros (`2`, `0.5`, `0.333333`).
+pub fn fmt_ratio(v: f64) -> String {
+    let s = format!("{v:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".to_string() } else { s.to_string() }
+}
+
+/// A fraction as a percentage with one decimal (`100.0 %`), signed when asked.
+pub fn fmt_percent(v: f64, signed: bool) -> String {
+    let p = v * 100.0;
+    let p = if p.abs() < 0.05 { 0.0 } else { p };
+    if signed && p > 0.0 { format!("+{p:.1} %") } else { format!("{p:.1} %") }
+}
+
+/// Bytes in B, KiB, MiB, GiB.
+pub fn fmt_bytes(b: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 { format!("{b} B") } else { format!("{v:.1} {}", UNITS[u]) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(fmt_ratio(2.0), "2");
+        assert_eq!(fmt_ratio(0.5), "0.5");
+        assert_eq!(fmt_ratio(1.0 / 3.0), "0.333333");
+        assert_eq!(fmt_ratio(-0.0), "0");
+        assert_eq!(fmt_percent(1.0, true), "+100.0 %");
+        assert_eq!(fmt_percent(-0.0001, true), "0.0 %");
+        assert_eq!(fmt_bytes(16), "16 B");
+        assert_eq!(fmt_bytes(1536), "1.5 KiB");
+    }
+}

@@ -1,0 +1,49 @@
+//! A table of text cells, rendered by the Markdown and terminal writers.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    pub headers: Vec<String>,
+    pub align: Vec<Align>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(columns: &[(&str, Align)]) -> Table {
+        Table {
+            headers: columns.iter().map(|(h, _)| h.to_string()).collect(),
+            align: columns.iter().map(|(_, a)| *a).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, row: Vec<String>) {
+        debug_assert_eq!(row.len(), self.headers.len());
+        self.rows.push(row);
+    }
+
+    /// Display width of each column.
+    pub fn widths(&self) -> Vec<usize> {
+        let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (i, cell) in row.iter().enumerate() {
+                w[i] = w[i].max(cell.chars().count());
+            }
+        }
+        w
+    }
+}
+
+pub fn pad(cell: &str, width: usize, align: Align) -> String {
+    let n = cell.chars().count();
+    let fill = " ".repeat(width.saturating_sub(n));
+    match align {
+        Align::Left => format!("{cell}{fill}"),
+        Align::Right => format!("{fill}{cell}"),
+    }
+}

@@ -1,0 +1,21 @@
+//! ratesim: a discrete-event simulator that replays arrival traces through
+//! rate limiters on a virtual clock and measures exactly how each behaves.
+//!
+//! The library owns time, traces, limiters, the engine, metrics and output
+//! formats. It knows nothing of argument parsing, progress bars or terminals.
+//! What every number means is fixed in SEMANTICS.md.
+
+pub mod engine;
+pub mod export;
+pub mod limiter;
+pub mod metrics;
+pub mod scenario;
+pub mod simulate;
+pub mod time;
+pub mod timeline;
+pub mod trace;
+
+pub use engine::{RunConfig, RunReport};
+pub use limiter::{Decision, Limit, Limiter, LimiterSpec};
+pub use scenario::Scenario;
+pub use time::Nanos;

@@ -1,0 +1,135 @@
+//! Fixed window counter: one counter that resets when the window changes.
+
+use super::{Decision, Limit, Limiter, StateSize};
+use crate::time::Nanos;
+
+/// Where fixed windows start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowAlign {
+    /// Windows are `[offset + kW, offset + (k+1)W)` on a fixed grid.
+    Epoch { offset: Nanos },
+    /// A window starts at the first request after the previous window ended
+    /// (seed 004's variant).
+    FirstRequest,
+}
+
+#[derive(Clone, Debug)]
+pub struct FixedWindow {
+    limit: u64,
+    window: u64,
+    align: WindowAlign,
+    /// Start of the current window (epoch: grid-aligned; first-request: the
+    /// request that opened it). `None` before the first request.
+    start: Option<u64>,
+    count: u64,
+}
+
+impl FixedWindow {
+    pub fn new(limit: Limit, align: WindowAlign) -> FixedWindow {
+        assert!(limit.window.0 > 0, "window must be positive");
+        FixedWindow { limit: limit.requests, window: limit.window.0, align, start: None, count: 0 }
+    }
+
+    /// Start of the window that holds `t`.
+    #[inline]
+    fn window_start(&self, t: u64) -> u64 {
+        match self.align {
+            WindowAlign::Epoch { offset } => {
+                let phase = offset.0 % self.window;
+                if t < phase {
+                    // The window straddling 0 is the one that started at phase - W.
+                    0
+                } else {
+                    t - (t - phase) % self.window
+                }
+            }
+            WindowAlign::FirstRequest => match self.start {
+                Some(s) if t < s + self.window => s,
+                _ => t,
+            },
+        }
+    }
+}
+
+impl Limiter for FixedWindow {
+    #[inline]
+    fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
+        let start = self.window_start(now.0);
+        if self.start != Some(start) {
+            self.start = Some(start);
+            self.count = 0;
+        }
+        let cost = u64::from(cost);
+        if self.count + cost <= self.limit {
+            self.count += cost;
+            Decision::Admit
+        } else {
+            Decision::Reject
+        }
+    }
+
+    fn peak_state(&self) -> StateSize {
+        // One counter and the start of its window.
+        StateSize { entries: 1, bytes: 16 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limiter::Decision::{Admit, Reject};
+
+    fn ms(v: u64) -> Nanos {
+        Nanos::from_millis(v)
+    }
+
+    fn limit(requests: u64, window_ms: u64) -> Limit {
+        Limit { requests, window: ms(window_ms) }
+    }
+
+    #[test]
+    fn aligned_resets_exactly_on_the_boundary() {
+        let mut l = FixedWindow::new(limit(2, 1000), WindowAlign::Epoch { offset: Nanos(0) });
+        assert_eq!(l.decide(ms(999), 1), Admit);
+        assert_eq!(l.decide(ms(999), 1), Admit); // same instant, counted
+        assert_eq!(l.decide(Nanos(999_999_999), 1), Reject);
+        // t = 1000 ms is in window 1: the counter resets.
+        assert_eq!(l.decide(ms(1000), 1), Admit);
+        assert_eq!(l.decide(ms(1000), 1), Admit);
+        assert_eq!(l.decide(ms(1000), 1), Reject);
+        // Exactly W after the last reset: window 2.
+        assert_eq!(l.decide(ms(2000), 1), Admit);
+    }
+
+    #[test]
+    fn phase_offset_moves_the_grid() {
+        let mut l = FixedWindow::new(limit(1, 1000), WindowAlign::Epoch { offset: ms(300) });
+        assert_eq!(l.decide(ms(0), 1), Admit); // window [-700, 300)
+        assert_eq!(l.decide(ms(299), 1), Reject);
+        assert_eq!(l.decide(ms(300), 1), Admit); // window [300, 1300)
+        assert_eq!(l.decide(ms(1299), 1), Reject);
+        assert_eq!(l.decide(ms(1300), 1), Admit);
+    }
+
+    #[test]
+    fn first_request_window_starts_at_the_request() {
+        let mut l = FixedWindow::new(limit(2, 1000), WindowAlign::FirstRequest);
+        assert_eq!(l.decide(ms(400), 1), Admit); // window [400, 1400)
+        assert_eq!(l.decide(ms(1000), 1), Admit);
+        assert_eq!(l.decide(ms(1399), 1), Reject);
+        // t >= start + W resets: exactly W after the opener.
+        assert_eq!(l.decide(ms(1400), 1), Admit); // window [1400, 2400)
+        assert_eq!(l.decide(ms(2399), 1), Admit);
+        assert_eq!(l.decide(ms(2399), 1), Reject);
+        // A gap longer than W: the next request opens a new window.
+        assert_eq!(l.decide(ms(5000), 1), Admit);
+    }
+
+    #[test]
+    fn cost_takes_several_permits() {
+        let mut l = FixedWindow::new(limit(5, 1000), WindowAlign::Epoch { offset: Nanos(0) });
+        assert_eq!(l.decide(ms(1), 3), Admit);
+        assert_eq!(l.decide(ms(2), 3), Reject);
+        assert_eq!(l.decide(ms(3), 2), Admit);
+    }
+}

@@ -1,0 +1,112 @@
+//! Sliding log: the timestamps of admitted requests. The exact rule.
+
+use std::collections::VecDeque;
+
+use super::{Decision, Limit, Limiter, StateSize};
+use crate::time::Nanos;
+
+#[derive(Clone, Debug)]
+pub struct SlidingLog {
+    limit: u64,
+    window: u64,
+    /// Log entries in time order: (timestamp, permits).
+    log: VecDeque<(u64, u64)>,
+    sum: u64,
+    /// Log rejected requests too (some deployments do).
+    count_rejected: bool,
+    peak_entries: u64,
+}
+
+impl SlidingLog {
+    pub fn new(limit: Limit, count_rejected: bool) -> SlidingLog {
+        SlidingLog {
+            limit: limit.requests,
+            window: limit.window.0,
+            log: VecDeque::new(),
+            sum: 0,
+            count_rejected,
+            peak_entries: 0,
+        }
+    }
+
+    fn push(&mut self, now: u64, cost: u64) {
+        self.sum += cost;
+        self.log.push_back((now, cost));
+        self.peak_entries = self.peak_entries.max(self.log.len() as u64);
+    }
+}
+
+impl Limiter for SlidingLog {
+    #[inline]
+    fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
+        let now = now.0;
+        // Drop entries at or before now - W: the window is (now - W, now].
+        if now >= self.window {
+            let cutoff = now - self.window;
+            while let Some(&(t, c)) = self.log.front() {
+                if t <= cutoff {
+                    self.sum -= c;
+                    self.log.pop_front();
+                } else {
+                    break;
+                }
+            }
+        }
+        let cost = u64::from(cost);
+        if self.sum + cost <= self.limit {
+            self.push(now, cost);
+            Decision::Admit
+        } else {
+            if self.count_rejected {
+                self.push(now, cost);
+            }
+            Decision::Reject
+        }
+    }
+
+    fn peak_state(&self) -> StateSize {
+        StateSize { entries: self.peak_entries, bytes: self.peak_entries * 8 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limiter::Decision::{Admit, Reject};
+
+    fn ms(v: u64) -> Nanos {
+        Nanos::from_millis(v)
+    }
+
+    #[test]
+    fn a_request_exactly_w_later_no_longer_sees_the_first() {
+        let mut l = SlidingLog::new(Limit { requests: 1, window: ms(1000) }, false);
+        assert_eq!(l.decide(ms(200), 1), Admit);
+        assert_eq!(l.decide(Nanos(1_199_999_999), 1), Reject);
+        assert_eq!(l.decide(ms(1200), 1), Admit);
+    }
+
+    #[test]
+    fn same_instant_requests_count() {
+        let mut l = SlidingLog::new(Limit { requests: 2, window: ms(1000) }, false);
+        assert_eq!(l.decide(ms(5), 1), Admit);
+        assert_eq!(l.decide(ms(5), 1), Admit);
+        assert_eq!(l.decide(ms(5), 1), Reject);
+        assert_eq!(l.peak_state(), StateSize { entries: 2, bytes: 16 });
+    }
+
+    #[test]
+    fn counting_rejections_locks_out_a_steady_caller() {
+        // L = 2 per 1 s, a request every 400 ms.
+        let mut exact = SlidingLog::new(Limit { requests: 2, window: ms(1000) }, false);
+        let mut strict = SlidingLog::new(Limit { requests: 2, window: ms(1000) }, true);
+        let times = [0, 400, 800, 1200, 1600, 2000, 2400];
+        let exact_d: Vec<_> = times.iter().map(|&t| exact.decide(ms(t), 1)).collect();
+        let strict_d: Vec<_> = times.iter().map(|&t| strict.decide(ms(t), 1)).collect();
+        // Exact: 800 sees {0, 400}; 1200 sees {400}; 1600 sees {1200};
+        // 2000 sees {1200, 1600}; 2400 sees {1600}.
+        assert_eq!(exact_d, [Admit, Admit, Reject, Admit, Admit, Reject, Admit]);
+        // Logging rejections: the window never empties below 2 entries.
+        assert_eq!(strict_d, [Admit, Admit, Reject, Reject, Reject, Reject, Reject]);
+    }
+}

@@ -1,0 +1,196 @@
+//! Sliding window approximated by `N` slot counters.
+//!
+//! Slot `k = floor(t * N / W)`; the counted window is slot `k` and the `N - 1`
+//! slots before it. Admit iff their sum plus the cost is at most the limit.
+//!
+//! Representation: only the slots that hold admitted requests are stored, in a
+//! queue ordered by slot index, with a running sum. A request pops the slots
+//! that fell out of the window and bumps (or pushes) the current one. Each slot
+//! is pushed once and popped once, so a decision is O(1) amortised whatever `N`
+//! is and however far apart requests are: a ring that clears the slots between
+//! two requests one by one costs O(elapsed slots) on sparse traffic, and summing
+//! all `N` slots per request (the seed articles' code) costs O(N).
+
+use std::collections::VecDeque;
+
+use super::{Decision, Limit, Limiter, StateSize};
+use crate::time::Nanos;
+
+#[derive(Clone, Debug)]
+pub struct SlotCounter {
+    limit: u64,
+    window: u64,
+    slots: u64,
+    /// Non-empty slots in the window: (slot index, admitted count).
+    live: VecDeque<(u64, u64)>,
+    sum: u64,
+    /// Slot index of the last request and the first instant of the next slot,
+    /// so most requests skip the division.
+    current: u64,
+    next_slot_at: u64,
+    peak_entries: u64,
+}
+
+impl SlotCounter {
+    /// `slots` must be between 1 and the window length in nanoseconds.
+    pub fn new(limit: Limit, slots: u64) -> SlotCounter {
+        assert!(slots >= 1 && slots <= limit.window.0, "1 <= slots <= window in ns");
+        SlotCounter {
+            limit: limit.requests,
+            window: limit.window.0,
+            slots,
+            live: VecDeque::new(),
+            sum: 0,
+            current: 0,
+            next_slot_at: 0,
+            peak_entries: 0,
+        }
+    }
+
+    /// `floor(t * N / W)`, exact.
+    #[inline]
+    pub fn slot_index(&self, t: u64) -> u64 {
+        match t.checked_mul(self.slots) {
+            Some(p) => p / self.window,
+            None => ((t as u128 * self.slots as u128) / self.window as u128) as u64,
+        }
+    }
+
+    /// First instant of slot `k`: `ceil(k * W / N)`.
+    fn slot_start(&self, k: u64) -> u64 {
+        let num = k as u128 * self.window as u128;
+        let n = self.slots as u128;
+        num.div_ceil(n).min(u64::MAX as u128) as u64
+    }
+
+    #[inline]
+    fn advance(&mut self, now: u64) {
+        if now < self.next_slot_at {
+            return;
+        }
+        let k = self.slot_index(now);
+        self.current = k;
+        self.next_slot_at = self.slot_start(k + 1);
+        // Slots k - N + 1 ..= k are in the window; anything older leaves.
+        while let Some(&(slot, count)) = self.live.front() {
+            if slot + self.slots <= k {
+                self.sum -= count;
+                self.live.pop_front();
+            } else {
+                break;
+            }
+        }
+    }
+}
+
+impl Limiter for SlotCounter {
+    #[inline]
+    fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
+        self.advance(now.0);
+        let cost = u64::from(cost);
+        if self.sum + cost > self.limit {
+            return Decision::Reject;
+        }
+        self.sum += cost;
+        match self.live.back_mut() {
+            Some((slot, count)) if *slot == self.current => *count += cost,
+            _ => {
+                self.live.push_back((self.current, cost));
+                self.peak_entries = self.peak_entries.max(self.live.len() as u64);
+            }
+        }
+        Decision::Admit
+    }
+
+    fn peak_state(&self) -> StateSize {
+        // Each stored slot is an index and a count; plus the running sum.
+        StateSize { entries: self.peak_entries, bytes: self.peak_entries * 16 + 8 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limiter::Decision::{Admit, Reject};
+
+    fn ms(v: u64) -> Nanos {
+        Nanos::from_millis(v)
+    }
+
+    fn counter(requests: u64, window_ms: u64, slots: u64) -> SlotCounter {
+        SlotCounter::new(Limit { requests, window: ms(window_ms) }, slots)
+    }
+
+    #[test]
+    fn slot_index_is_floor_t_n_over_w() {
+        let c = counter(1, 1000, 10);
+        assert_eq!(c.slot_index(0), 0);
+        assert_eq!(c.slot_index(ms(99).0), 0);
+        assert_eq!(c.slot_index(ms(100).0), 1);
+        assert_eq!(c.slot_index(ms(1000).0), 10);
+        // W not divisible by N: W = 1000 ns, N = 3.
+        let c = SlotCounter::new(Limit { requests: 1, window: Nanos(1000) }, 3);
+        assert_eq!(c.slot_index(333), 0);
+        assert_eq!(c.slot_index(334), 1);
+        assert_eq!(c.slot_start(1), 334);
+        assert_eq!(c.slot_start(2), 667);
+        assert_eq!(c.slot_index(666), 1);
+        assert_eq!(c.slot_index(667), 2);
+        // No overflow near the end of time.
+        let c = counter(1, 1000, 100_000);
+        assert_eq!(c.slot_index(u64::MAX), ((u64::MAX as u128 * 100_000) / 1_000_000_000) as u64);
+    }
+
+    #[test]
+    fn window_is_current_slot_and_n_minus_one_before() {
+        // L = 2 per 1 s, N = 10 (100 ms slots).
+        let mut c = counter(2, 1000, 10);
+        assert_eq!(c.decide(ms(50), 1), Admit); // slot 0
+        assert_eq!(c.decide(ms(150), 1), Admit); // slot 1
+        assert_eq!(c.decide(ms(999), 1), Reject); // slot 9 sees slots 0..=9
+        // t = 1000 ms is slot 10: window is slots 1..=10, slot 0 has left,
+        // although the exact window (0, 1000] still holds the request at 50 ms.
+        assert_eq!(c.decide(ms(1000), 1), Admit);
+        assert_eq!(c.decide(ms(1000), 1), Reject);
+        // Slot 11 (from 1100 ms) drops slot 1.
+        assert_eq!(c.decide(Nanos(1_099_999_999), 1), Reject);
+        assert_eq!(c.decide(ms(1100), 1), Admit);
+    }
+
+    #[test]
+    fn same_instant_arrivals_count_against_each_other() {
+        let mut c = counter(3, 1000, 4);
+        for _ in 0..3 {
+            assert_eq!(c.decide(ms(10), 1), Admit);
+        }
+        assert_eq!(c.decide(ms(10), 1), Reject);
+    }
+
+    #[test]
+    fn long_gap_clears_everything_at_once() {
+        let mut c = counter(2, 1000, 100_000);
+        assert_eq!(c.decide(ms(0), 1), Admit);
+        assert_eq!(c.decide(ms(0), 1), Admit);
+        assert_eq!(c.decide(ms(999), 1), Reject);
+        assert_eq!(c.decide(ms(1_000_000), 1), Admit);
+        assert_eq!(c.peak_state().entries, 1);
+    }
+
+    #[test]
+    fn n_equals_one_is_the_aligned_fixed_window() {
+        let mut c = counter(1, 1000, 1);
+        assert_eq!(c.decide(ms(999), 1), Admit);
+        assert_eq!(c.decide(ms(999), 1), Reject);
+        assert_eq!(c.decide(ms(1000), 1), Admit);
+    }
+
+    #[test]
+    fn state_counts_only_non_empty_slots() {
+        let mut c = counter(100, 1000, 10);
+        for i in 0..10 {
+            c.decide(ms(i * 100), 1);
+            c.decide(ms(i * 100 + 1), 1);
+        }
+        assert_eq!(c.peak_state(), StateSize { entries: 10, bytes: 168 });
+    }
+}

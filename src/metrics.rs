@@ -1,0 +1,150 @@
+//! The exact metrics of SEMANTICS.md, computed in the same streaming pass as
+//! the decisions.
+
+use std::collections::VecDeque;
+
+use crate::limiter::{LimiterSpec, StateSize};
+use crate::time::Nanos;
+
+/// The admitted timestamps of one limiter inside the exact window, so that
+/// every request can be told how many admitted requests lie in `(t - W, t)`.
+/// Its size is bounded by the limiter's peak (at most `2L` for every
+/// windowed limiter), not by the trace length.
+#[derive(Clone, Debug)]
+pub struct WindowTracker {
+    window: u64,
+    admitted: VecDeque<u64>,
+}
+
+impl WindowTracker {
+    pub fn new(window: Nanos) -> WindowTracker {
+        WindowTracker { window: window.0, admitted: VecDeque::new() }
+    }
+
+    /// Admitted requests in `(t - W, t]` seen so far (those at `t` included).
+    /// `t` must not decrease between calls.
+    #[inline]
+    pub fn count_at(&mut self, t: Nanos) -> u64 {
+        if t.0 >= self.window {
+            let cutoff = t.0 - self.window;
+            while let Some(&front) = self.admitted.front() {
+                if front <= cutoff {
+                    self.admitted.pop_front();
+                } else {
+                    break;
+                }
+            }
+        }
+        self.admitted.len() as u64
+    }
+
+    #[inline]
+    pub fn admit(&mut self, t: Nanos) {
+        self.admitted.push_back(t.0);
+    }
+}
+
+/// Counters for one limiter over a whole run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub offered: u64,
+    pub admitted: u64,
+    pub rejected: u64,
+    /// Max admitted requests in any exact window `(t - W, t]`.
+    pub peak: u64,
+    /// Admitted although `L` or more admitted requests were already in the window.
+    pub excess: u64,
+    /// Rejected although fewer than `L` admitted requests were in the window.
+    pub false_rejects: u64,
+    /// Decisions that differ from the sliding log's on the same request.
+    pub disagreements: u64,
+}
+
+impl Counts {
+    /// Records one decision; `window_count` is the admitted requests already
+    /// in the exact window (before this one).
+    #[inline]
+    pub fn record(&mut self, limit: u64, window_count: u64, admitted: bool, reference_admitted: bool) {
+        self.offered += 1;
+        if admitted {
+            self.admitted += 1;
+            self.peak = self.peak.max(window_count + 1);
+            if window_count >= limit {
+                self.excess += 1;
+            }
+        } else {
+            self.rejected += 1;
+            if window_count < limit {
+                self.false_rejects += 1;
+            }
+        }
+        if admitted != reference_admitted {
+            self.disagreements += 1;
+        }
+    }
+}
+
+/// The final figures for one limiter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LimiterReport {
+    pub spec: LimiterSpec,
+    pub label: String,
+    pub counts: Counts,
+    pub state: StateSize,
+    /// What the sliding log admitted on the same trace.
+    pub reference_admitted: u64,
+    pub limit: u64,
+}
+
+impl LimiterReport {
+    pub fn peak_ratio(&self) -> f64 {
+        self.counts.peak as f64 / self.limit as f64
+    }
+    /// `admitted / admitted_by_sliding_log - 1`; None when the log admitted nothing.
+    pub fn over_admission(&self) -> Option<f64> {
+        (self.reference_admitted > 0)
+            .then(|| self.counts.admitted as f64 / self.reference_admitted as f64 - 1.0)
+    }
+    /// Share of requests decided differently from the sliding log.
+    pub fn disagreement(&self) -> Option<f64> {
+        (self.counts.offered > 0).then(|| self.counts.disagreements as f64 / self.counts.offered as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tracker_window_is_half_open() {
+        let mut w = WindowTracker::new(Nanos(1000));
+        w.admit(Nanos(0));
+        w.admit(Nanos(500));
+        assert_eq!(w.count_at(Nanos(999)), 2);
+        assert_eq!(w.count_at(Nanos(1000)), 1); // 0 is exactly W ago: gone
+        assert_eq!(w.count_at(Nanos(1499)), 1);
+        assert_eq!(w.count_at(Nanos(1500)), 0);
+    }
+
+    #[test]
+    fn counts_follow_the_definitions() {
+        let mut c = Counts::default();
+        c.record(2, 0, true, true);
+        c.record(2, 1, true, true);
+        c.record(2, 2, true, false); // excess: found L already
+        c.record(2, 1, false, true); // false reject: found fewer than L
+        c.record(2, 3, false, false);
+        assert_eq!(
+            c,
+            Counts {
+                offered: 5,
+                admitted: 3,
+                rejected: 2,
+                peak: 3,
+                excess: 1,
+                false_rejects: 1,
+                disagreements: 2
+            }
+        );
+    }
+}

@@ -1,0 +1,64 @@
+//! Glue from a validated scenario to an engine run.
+
+use crate::engine::{self, DecisionSink, Progress, RunConfig, RunError, RunReport};
+use crate::scenario::{Scenario, Traffic};
+use crate::trace::{Burst, Constant, CsvTrace, Merge, Poisson, Source, TraceError};
+
+/// Opens the scenario's sources, in `[[traffic]]` order. Poisson source `i`
+/// draws from ChaCha8 stream `i` of the scenario seed.
+pub fn sources(scenario: &Scenario) -> Result<Vec<Source>, TraceError> {
+    scenario
+        .traffic
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            Ok(match t {
+                Traffic::Burst { start, span, count } => Source::Burst(Burst::new(*start, *span, *count)),
+                Traffic::Constant { start, end, rate } => {
+                    Source::Constant(Constant::new(*start, *end, *rate))
+                }
+                Traffic::Poisson { start, end, rate } => {
+                    Source::Poisson(Poisson::new(scenario.seed, i as u64, *start, *end, *rate))
+                }
+                Traffic::Csv(opts) => Source::Csv(Box::new(CsvTrace::open(opts)?)),
+            })
+        })
+        .collect()
+}
+
+/// The engine settings a scenario asks for.
+pub fn run_config(scenario: &Scenario) -> RunConfig {
+    RunConfig {
+        limit: scenario.limit,
+        limiters: scenario.limiters.clone(),
+        end: scenario.duration,
+        bin: scenario.output.bin,
+    }
+}
+
+/// Runs a scenario end to end.
+pub fn run_scenario(
+    scenario: &Scenario,
+    decisions: Option<&mut dyn DecisionSink>,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RunReport, RunError> {
+    let merged = Merge::new(sources(scenario)?);
+    engine::run(&run_config(scenario), merged, decisions, progress)
+}
+
+/// The last instant any bounded source can produce, if every source is bounded
+/// (CSV traces are not known before they are read). For progress display.
+pub fn known_end(scenario: &Scenario) -> Option<crate::time::Nanos> {
+    if let Some(d) = scenario.duration {
+        return Some(d);
+    }
+    scenario
+        .traffic
+        .iter()
+        .map(|t| match t {
+            Traffic::Burst { start, span, .. } => start.checked_add(*span),
+            Traffic::Constant { end, .. } | Traffic::Poisson { end, .. } => Some(*end),
+            Traffic::Csv(_) => None,
+        })
+        .try_fold(crate::time::Nanos::ZERO, |acc, e| e.map(|e| acc.max(e)))
+}

@@ -1,0 +1,319 @@
+//! Virtual time: integer nanoseconds since the start of a run.
+//!
+//! Nothing on the decision path uses floating point. Durations written by
+//! people (`"10ms"`, `"1m30s"`) and decimal-second timestamps (`"0.995"`) are
+//! parsed from their text straight to exact nanoseconds.
+
+use std::fmt;
+
+/// An instant or a span of virtual time, in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Nanos(pub u64);
+
+impl Nanos {
+    pub const ZERO: Nanos = Nanos(0);
+    pub const MAX: Nanos = Nanos(u64::MAX);
+    pub const PER_SECOND: u64 = 1_000_000_000;
+
+    pub const fn from_secs(s: u64) -> Nanos {
+        Nanos(s * Self::PER_SECOND)
+    }
+    pub const fn from_millis(ms: u64) -> Nanos {
+        Nanos(ms * 1_000_000)
+    }
+    pub const fn from_micros(us: u64) -> Nanos {
+        Nanos(us * 1_000)
+    }
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+    /// Seconds as a float, for charts and reports only (never for decisions).
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+    pub fn saturating_sub(self, other: Nanos) -> Nanos {
+        Nanos(self.0.saturating_sub(other.0))
+    }
+    pub fn checked_add(self, other: Nanos) -> Option<Nanos> {
+        self.0.checked_add(other.0).map(Nanos)
+    }
+}
+
+impl fmt::Display for Nanos {
+    /// Decimal seconds with full nanosecond precision and no trailing zeros:
+    /// `0.99`, `1`, `1.0000001`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.0 / Self::PER_SECOND;
+        let frac = self.0 % Self::PER_SECOND;
+        if frac == 0 {
+            write!(f, "{secs}")
+        } else {
+            let mut digits = format!("{frac:09}");
+            while digits.ends_with('0') {
+                digits.pop();
+            }
+            write!(f, "{secs}.{digits}")
+        }
+    }
+}
+
+/// Why a duration or timestamp text was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimeParseError {
+    #[error("empty value")]
+    Empty,
+    #[error(
+        "`{0}` is not a duration: expected a number and a unit, like \"10ms\", \"1s\", \"250us\", \"1m\" or \"1m30s\" (units: ns, us, ms, s, m, h)"
+    )]
+    BadDuration(String),
+    #[error("`{text}` has an unknown unit `{unit}` (units: ns, us, ms, s, m, h)")]
+    UnknownUnit { text: String, unit: String },
+    #[error("`{0}` has a fraction finer than one nanosecond")]
+    SubNanosecond(String),
+    #[error("`{0}` is too large (the limit is about 584 years of nanoseconds)")]
+    Overflow(String),
+    #[error("`{0}` is negative: times and durations start at 0")]
+    Negative(String),
+    #[error(
+        "`{0}` is not a decimal number of seconds (expected digits with an optional fraction, like 0.995 or 12)"
+    )]
+    BadDecimal(String),
+    #[error("`{0}` is not a whole number")]
+    BadInteger(String),
+}
+
+/// Scale of one unit in nanoseconds.
+fn unit_nanos(unit: &str) -> Option<u64> {
+    Some(match unit {
+        "ns" => 1,
+        "us" | "µs" | "μs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "m" | "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        _ => return None,
+    })
+}
+
+/// A time unit for integer timestamps in traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeUnit {
+    Ns,
+    Us,
+    Ms,
+    /// Decimal seconds (`0.995`, `12`): the default for traces.
+    S,
+}
+
+impl TimeUnit {
+    pub fn parse(text: &str) -> Option<TimeUnit> {
+        Some(match text {
+            "ns" => TimeUnit::Ns,
+            "us" | "µs" => TimeUnit::Us,
+            "ms" => TimeUnit::Ms,
+            "s" => TimeUnit::S,
+            _ => return None,
+        })
+    }
+
+    /// Parses one timestamp in this unit.
+    pub fn parse_timestamp(self, text: &str) -> Result<Nanos, TimeParseError> {
+        match self {
+            TimeUnit::S => parse_decimal_seconds(text),
+            other => {
+                let t = text.trim();
+                if t.starts_with('-') {
+                    return Err(TimeParseError::Negative(t.to_string()));
+                }
+                let v: u64 = t.parse().map_err(|_| TimeParseError::BadInteger(t.to_string()))?;
+                let scale = match other {
+                    TimeUnit::Ns => 1,
+                    TimeUnit::Us => 1_000,
+                    TimeUnit::Ms => 1_000_000,
+                    TimeUnit::S => unreachable!("handled above"),
+                };
+                v.checked_mul(scale).map(Nanos).ok_or_else(|| TimeParseError::Overflow(t.to_string()))
+            }
+        }
+    }
+}
+
+/// Parses `digits[.digits]` scaled by `scale` nanoseconds, exactly.
+fn parse_scaled_decimal(whole: &str, frac: &str, scale: u64, text: &str) -> Result<u64, TimeParseError> {
+    let overflow = || TimeParseError::Overflow(text.to_string());
+    let mut value: u64 = 0;
+    for c in whole.bytes() {
+        value =
+            value.checked_mul(10).and_then(|v| v.checked_add(u64::from(c - b'0'))).ok_or_else(overflow)?;
+    }
+    let mut total = value.checked_mul(scale).ok_or_else(overflow)?;
+    // Each fractional digit contributes digit * scale / 10^k, which must be whole.
+    let mut place = scale;
+    for c in frac.bytes() {
+        let d = u64::from(c - b'0');
+        if !place.is_multiple_of(10) {
+            if d != 0 {
+                return Err(TimeParseError::SubNanosecond(text.to_string()));
+            }
+            continue;
+        }
+        place /= 10;
+        total = total.checked_add(d * place).ok_or_else(overflow)?;
+    }
+    Ok(total)
+}
+
+/// Splits `123.45rest` into (`123`, `45`, `rest`); None when no digits lead.
+fn split_number(s: &str) -> Option<(&str, &str, &str)> {
+    let whole_end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let whole = &s[..whole_end];
+    let rest = &s[whole_end..];
+    let (frac, rest) = if let Some(after_dot) = rest.strip_prefix('.') {
+        let frac_end = after_dot.find(|c: char| !c.is_ascii_digit()).unwrap_or(after_dot.len());
+        (&after_dot[..frac_end], &after_dot[frac_end..])
+    } else {
+        ("", rest)
+    };
+    if whole.is_empty() && frac.is_empty() {
+        return None;
+    }
+    Some((whole, frac, rest))
+}
+
+/// Parses a human duration: one or more `<number><unit>` parts, such as
+/// `"10ms"`, `"1.5s"`, `"250us"`, `"1m30s"`. The result is exact.
+pub fn parse_duration(text: &str) -> Result<Nanos, TimeParseError> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(TimeParseError::Empty);
+    }
+    if t.starts_with('-') {
+        return Err(TimeParseError::Negative(t.to_string()));
+    }
+    let mut rest = t;
+    let mut total: u64 = 0;
+    while !rest.is_empty() {
+        let (whole, frac, after) =
+            split_number(rest).ok_or_else(|| TimeParseError::BadDuration(t.to_string()))?;
+        let unit_end = after.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(after.len());
+        let unit = after[..unit_end].trim();
+        if unit.is_empty() {
+            return Err(TimeParseError::BadDuration(t.to_string()));
+        }
+        let scale = unit_nanos(unit)
+            .ok_or_else(|| TimeParseError::UnknownUnit { text: t.to_string(), unit: unit.to_string() })?;
+        let part = parse_scaled_decimal(whole, frac, scale, t)?;
+        total = total.checked_add(part).ok_or_else(|| TimeParseError::Overflow(t.to_string()))?;
+        rest = &after[unit_end..];
+    }
+    Ok(Nanos(total))
+}
+
+/// Parses decimal seconds (`"0.995"`, `"12"`, `".5"`) to exact nanoseconds.
+pub fn parse_decimal_seconds(text: &str) -> Result<Nanos, TimeParseError> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(TimeParseError::Empty);
+    }
+    if t.starts_with('-') {
+        return Err(TimeParseError::Negative(t.to_string()));
+    }
+    let t_unsigned = t.strip_prefix('+').unwrap_or(t);
+    match split_number(t_unsigned) {
+        Some((whole, frac, "")) => parse_scaled_decimal(whole, frac, Nanos::PER_SECOND, t).map(Nanos),
+        _ => Err(TimeParseError::BadDecimal(t.to_string())),
+    }
+}
+
+/// Formats a duration the way people write it: `1s`, `10ms`, `1.5s`, `250us`.
+pub fn format_duration(d: Nanos) -> String {
+    let n = d.0;
+    const UNITS: [(u64, &str); 6] = [
+        (3_600_000_000_000, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+        (1, "ns"),
+    ];
+    if n == 0 {
+        return "0s".to_string();
+    }
+    for (scale, unit) in UNITS {
+        if n.is_multiple_of(scale) {
+            return format!("{}{}", n / scale, unit);
+        }
+    }
+    unreachable!("every integer is a whole number of nanoseconds")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_exactly() {
+        assert_eq!(parse_duration("1s"), Ok(Nanos(1_000_000_000)));
+        assert_eq!(parse_duration("10ms"), Ok(Nanos(10_000_000)));
+        assert_eq!(parse_duration("250us"), Ok(Nanos(250_000)));
+        assert_eq!(parse_duration("1m"), Ok(Nanos(60_000_000_000)));
+        assert_eq!(parse_duration("1m30s"), Ok(Nanos(90_000_000_000)));
+        assert_eq!(parse_duration("1.5s"), Ok(Nanos(1_500_000_000)));
+        assert_eq!(parse_duration("0.001ms"), Ok(Nanos(1_000)));
+        assert_eq!(parse_duration("7ns"), Ok(Nanos(7)));
+        assert_eq!(parse_duration(" 2h "), Ok(Nanos(7_200_000_000_000)));
+        assert_eq!(parse_duration("0s"), Ok(Nanos(0)));
+    }
+
+    #[test]
+    fn bad_durations_are_refused_with_reason() {
+        assert!(matches!(parse_duration(""), Err(TimeParseError::Empty)));
+        assert!(matches!(parse_duration("10"), Err(TimeParseError::BadDuration(_))));
+        assert!(matches!(parse_duration("ms"), Err(TimeParseError::BadDuration(_))));
+        assert!(matches!(parse_duration("-1s"), Err(TimeParseError::Negative(_))));
+        assert!(matches!(parse_duration("3 days"), Err(TimeParseError::UnknownUnit { .. })));
+        assert!(matches!(parse_duration("1.5ns"), Err(TimeParseError::SubNanosecond(_))));
+        assert!(matches!(parse_duration("99999999999h"), Err(TimeParseError::Overflow(_))));
+        assert!(matches!(parse_duration("18446744073709551616ns"), Err(TimeParseError::Overflow(_))));
+    }
+
+    #[test]
+    fn decimal_seconds_have_no_float_round_trip() {
+        // 0.995 is not representable in binary floating point; we keep it exact.
+        assert_eq!(parse_decimal_seconds("0.995"), Ok(Nanos(995_000_000)));
+        assert_eq!(parse_decimal_seconds("12"), Ok(Nanos(12_000_000_000)));
+        assert_eq!(parse_decimal_seconds(".5"), Ok(Nanos(500_000_000)));
+        assert_eq!(parse_decimal_seconds("1.000000001"), Ok(Nanos(1_000_000_001)));
+        assert_eq!(parse_decimal_seconds("1.0000000010"), Ok(Nanos(1_000_000_001)));
+        assert!(matches!(parse_decimal_seconds("1.0000000001"), Err(TimeParseError::SubNanosecond(_))));
+        assert!(matches!(parse_decimal_seconds("-0.1"), Err(TimeParseError::Negative(_))));
+        assert!(matches!(parse_decimal_seconds("1e3"), Err(TimeParseError::BadDecimal(_))));
+        assert!(matches!(parse_decimal_seconds("abc"), Err(TimeParseError::BadDecimal(_))));
+        assert!(matches!(parse_decimal_seconds("."), Err(TimeParseError::BadDecimal(_))));
+    }
+
+    #[test]
+    fn integer_units() {
+        assert_eq!(TimeUnit::Ms.parse_timestamp("995"), Ok(Nanos(995_000_000)));
+        assert_eq!(TimeUnit::Us.parse_timestamp("3"), Ok(Nanos(3_000)));
+        assert_eq!(TimeUnit::Ns.parse_timestamp("3"), Ok(Nanos(3)));
+        assert!(TimeUnit::Ms.parse_timestamp("1.5").is_err());
+        assert!(TimeUnit::Ms.parse_timestamp("-1").is_err());
+    }
+
+    #[test]
+    fn display_is_exact_decimal_seconds() {
+        assert_eq!(Nanos(995_000_000).to_string(), "0.995");
+        assert_eq!(Nanos(1_000_000_000).to_string(), "1");
+        assert_eq!(Nanos(1_000_000_001).to_string(), "1.000000001");
+        assert_eq!(Nanos(0).to_string(), "0");
+    }
+
+    #[test]
+    fn durations_format_back() {
+        for text in ["1s", "10ms", "250us", "1m", "7ns", "2h"] {
+            assert_eq!(format_duration(parse_duration(text).unwrap()), text);
+        }
+        assert_eq!(format_duration(Nanos(1_500_000_000)), "1500ms");
+    }
+}

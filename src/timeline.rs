@@ -1,0 +1,202 @@
+//! Per-bin counts over time for every limiter.
+//!
+//! With a fixed bin width the bins are what the scenario asked for. Without
+//! one, bins start at 1 ns and widen (1, 2, 10, 20, 100, 200 ... ns) whenever a
+//! run would need more than [`AUTO_MAX_BINS`], merging the bins already
+//! filled, so a stream of unknown length still ends with at most a few thousand
+//! bins of a round width.
+
+use crate::time::Nanos;
+
+/// The most bins an automatic width allows.
+pub const AUTO_MAX_BINS: u64 = 2_000;
+/// The most bins an explicit width may produce.
+pub const MAX_BINS: u64 = 1_000_000;
+
+/// One bin of one limiter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Bin {
+    pub offered: u64,
+    pub admitted: u64,
+    pub rejected: u64,
+    /// The largest exact window count `(t - W, t]` reached inside the bin.
+    pub window_peak: u64,
+}
+
+impl Bin {
+    fn merge(&mut self, other: &Bin) {
+        self.offered += other.offered;
+        self.admitted += other.admitted;
+        self.rejected += other.rejected;
+        self.window_peak = self.window_peak.max(other.window_peak);
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error(
+    "timeline bin of {width} ns would need more than {max} bins to reach {until} s; choose a wider `bin`"
+)]
+pub struct TooManyBins {
+    pub width: u64,
+    pub max: u64,
+    pub until: Nanos,
+}
+
+#[derive(Clone, Debug)]
+pub struct Timeline {
+    width: u64,
+    auto: bool,
+    /// `bins[b][i]`: bin `b`, limiter `i` (bin-major, as written out).
+    bins: Vec<Vec<Bin>>,
+    limiters: usize,
+}
+
+/// The next round width: 1, 2, 10, 20, 100, ... (each a multiple of the last).
+fn next_width(w: u64) -> u64 {
+    let mut decade = 1;
+    while decade * 10 <= w {
+        decade *= 10;
+    }
+    if w == decade { w * 2 } else { decade * 10 }
+}
+
+impl Timeline {
+    pub fn new(width: Option<Nanos>, limiters: usize) -> Timeline {
+        match width {
+            Some(w) => Timeline { width: w.0.max(1), auto: false, bins: Vec::new(), limiters },
+            None => Timeline { width: 1, auto: true, bins: Vec::new(), limiters },
+        }
+    }
+
+    /// Widens an automatic timeline up front when the run's end is known.
+    pub fn reserve_until(&mut self, end: Nanos) -> Result<(), TooManyBins> {
+        self.check_fits(end)
+    }
+
+    pub fn width(&self) -> Nanos {
+        Nanos(self.width)
+    }
+
+    pub fn bins(&self) -> &[Vec<Bin>] {
+        &self.bins
+    }
+
+    fn check_fits(&mut self, t: Nanos) -> Result<(), TooManyBins> {
+        let max = if self.auto { AUTO_MAX_BINS } else { MAX_BINS };
+        while t.0 / self.width >= max {
+            if !self.auto {
+                return Err(TooManyBins { width: self.width, max, until: t });
+            }
+            self.widen();
+        }
+        Ok(())
+    }
+
+    fn widen(&mut self) {
+        let new = next_width(self.width);
+        let factor = (new / self.width) as usize;
+        let old = std::mem::take(&mut self.bins);
+        for chunk in old.chunks(factor) {
+            let mut merged = chunk[0].clone();
+            for bin in &chunk[1..] {
+                for (m, b) in merged.iter_mut().zip(bin) {
+                    m.merge(b);
+                }
+            }
+            self.bins.push(merged);
+        }
+        self.width = new;
+    }
+
+    /// Makes sure the bin holding `t` exists and returns its index. New bins
+    /// start with the window count each limiter carries into them, given by
+    /// `carry(limiter, bin_start)`.
+    #[inline]
+    pub fn bin_for(
+        &mut self,
+        t: Nanos,
+        mut carry: impl FnMut(usize, Nanos) -> u64,
+    ) -> Result<usize, TooManyBins> {
+        let idx = t.0 / self.width;
+        if (idx as usize) < self.bins.len() {
+            return Ok(idx as usize);
+        }
+        self.check_fits(t)?;
+        let idx = (t.0 / self.width) as usize;
+        while self.bins.len() <= idx {
+            let start = Nanos(self.bins.len() as u64 * self.width);
+            let row =
+                (0..self.limiters).map(|i| Bin { window_peak: carry(i, start), ..Bin::default() }).collect();
+            self.bins.push(row);
+        }
+        Ok(idx)
+    }
+
+    #[inline]
+    pub fn record(&mut self, bin: usize, limiter: usize, admitted: bool, window_count_after: u64) {
+        let b = &mut self.bins[bin][limiter];
+        b.offered += 1;
+        if admitted {
+            b.admitted += 1;
+        } else {
+            b.rejected += 1;
+        }
+        b.window_peak = b.window_peak.max(window_count_after);
+    }
+
+    /// Adds empty bins so the timeline covers `[0, end)`.
+    pub fn extend_to(
+        &mut self,
+        end: Nanos,
+        carry: impl FnMut(usize, Nanos) -> u64,
+    ) -> Result<(), TooManyBins> {
+        if end.0 == 0 {
+            return Ok(());
+        }
+        self.bin_for(Nanos(end.0 - 1), carry).map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_are_round_multiples() {
+        let mut w = 1;
+        let mut seen = vec![];
+        for _ in 0..7 {
+            seen.push(w);
+            w = next_width(w);
+        }
+        assert_eq!(seen, [1, 2, 10, 20, 100, 200, 1000]);
+    }
+
+    #[test]
+    fn auto_width_keeps_bins_few_and_merges_counts() {
+        let mut tl = Timeline::new(None, 1);
+        let b = tl.bin_for(Nanos(5), |_, _| 0).unwrap();
+        tl.record(b, 0, true, 1);
+        let b = tl.bin_for(Nanos(2_999_999_999), |_, _| 0).unwrap();
+        tl.record(b, 0, false, 7);
+        // 3 s over at most 2000 bins: 1.5 ms would do, the next round width is 2 ms.
+        assert_eq!(tl.width(), Nanos(2_000_000));
+        assert_eq!(tl.bins().len(), 1500);
+        assert_eq!(tl.bins()[0][0], Bin { offered: 1, admitted: 1, rejected: 0, window_peak: 1 });
+        assert_eq!(tl.bins()[1499][0], Bin { offered: 1, admitted: 0, rejected: 1, window_peak: 7 });
+    }
+
+    #[test]
+    fn explicit_width_refuses_too_many_bins() {
+        let mut tl = Timeline::new(Some(Nanos(1)), 1);
+        assert!(tl.bin_for(Nanos(MAX_BINS), |_, _| 0).is_err());
+    }
+
+    #[test]
+    fn new_bins_carry_the_window_count_in() {
+        let mut tl = Timeline::new(Some(Nanos(10)), 2);
+        tl.bin_for(Nanos(25), |i, start| i as u64 * 100 + start.0).unwrap();
+        let peaks: Vec<u64> = tl.bins().iter().map(|r| r[1].window_peak).collect();
+        assert_eq!(peaks, [100, 110, 120]);
+    }
+}

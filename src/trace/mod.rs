@@ -1,0 +1,63 @@
+//! Traffic sources: iterators of arrivals in time order, merged by the engine.
+
+mod burst;
+mod constant;
+mod csv_file;
+mod merge;
+mod poisson;
+
+pub use burst::Burst;
+pub use constant::Constant;
+pub use csv_file::{CsvOptions, CsvTrace};
+pub use merge::Merge;
+pub use poisson::Poisson;
+
+use std::path::PathBuf;
+
+use crate::time::Nanos;
+
+/// One request arriving at the limiters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    pub time: Nanos,
+}
+
+/// A problem reading a trace, located in its file.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("cannot open trace {path}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}, line {line}: {message}")]
+    Row { path: PathBuf, line: u64, message: String },
+    #[error("{path}: {message}")]
+    File { path: PathBuf, message: String },
+}
+
+/// A source of arrivals in non-decreasing time order.
+pub type ArrivalResult = Result<Arrival, TraceError>;
+
+/// Any shipped source, statically dispatched.
+#[allow(clippy::large_enum_variant)] // few sources per run; no boxing on the hot path
+pub enum Source {
+    Burst(Burst),
+    Constant(Constant),
+    Poisson(Poisson),
+    Csv(Box<CsvTrace>),
+}
+
+impl Iterator for Source {
+    type Item = ArrivalResult;
+    #[inline]
+    fn next(&mut self) -> Option<ArrivalResult> {
+        match self {
+            Source::Burst(s) => s.next().map(Ok),
+            Source::Constant(s) => s.next().map(Ok),
+            Source::Poisson(s) => s.next().map(Ok),
+            Source::Csv(s) => s.next(),
+        }
+    }
+}
