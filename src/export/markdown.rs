@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::table::{Align, Table, pad};
-use super::{fmt_bytes, fmt_percent, fmt_ratio};
+use super::{fmt_bytes, fmt_percent};
 use crate::engine::RunReport;
 use crate::time::format_duration;
 
@@ -53,7 +53,7 @@ pub fn summary_table(report: &RunReport) -> Table {
             c.admitted.to_string(),
             c.rejected.to_string(),
             c.peak.to_string(),
-            fmt_ratio(l.peak_ratio()),
+            format!("{:.2}", l.peak_ratio()),
             c.excess.to_string(),
             c.false_rejects.to_string(),
             l.over_admission().map_or("n/a".into(), |v| fmt_percent(v, true)),

@@ -1,0 +1,166 @@
+//! `ratesim run` as a user runs it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn scenario(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(name)
+}
+
+fn ratesim() -> Command {
+    Command::cargo_bin("ratesim").unwrap()
+}
+
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines.map(|l| l.split(',').map(String::from).collect()).collect();
+    (header, rows)
+}
+
+#[test]
+fn boundary_burst_writes_the_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bb");
+    ratesim()
+        .args(["run", scenario("boundary_burst.toml").to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("limit     100 requests per 1s"))
+        .stdout(predicate::str::contains("trace     200 requests"))
+        .stdout(predicate::str::is_match(r"fixed_window\s+200\s+0\s+200\s+2.00\s+100").unwrap());
+
+    let (header, rows) = read_csv(&out.join("summary.csv"));
+    assert_eq!(
+        header.join(","),
+        "limiter,algorithm,slots,offered,admitted,rejected,peak,peak_ratio,excess,false_rejects,over_admission,disagreement,state_peak,state_bytes"
+    );
+    let labels: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(
+        labels,
+        ["fixed_window", "slot_counter(N=2)", "slot_counter(N=10)", "slot_counter(N=100)", "sliding_log"]
+    );
+    // fixed_window: 200 admitted, peak 200, ratio 2, excess 100, +100 %.
+    assert_eq!(rows[0][1..12].join(","), "fixed_window,,200,200,0,200,2,100,0,1,0.5");
+    for r in &rows[1..4] {
+        assert_eq!(r[1], "slot_counter");
+        assert_eq!(r[3..12].join(","), "200,100,100,100,1,0,0,0,0");
+    }
+    assert_eq!(rows[2][2], "10");
+    assert_eq!(rows[4][1..14].join(","), "sliding_log,,200,100,100,100,1,0,0,0,0,100,800");
+
+    let md = fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("| fixed_window "), "{md}");
+    assert!(md.contains("+100.0 %"), "{md}");
+
+    // Timeline: 10 ms bins over [0, 3 s): 300 bins x 5 limiters.
+    let (header, rows) = read_csv(&out.join("timeline.csv"));
+    assert_eq!(header.join(","), "bin_start,limiter,offered,admitted,rejected,window_peak");
+    assert_eq!(rows.len(), 300 * 5);
+    // Bin [0.99, 1.0): the first burst; [1.0, 1.01): the second.
+    let bin = |start: &str, label: &str| -> Vec<String> {
+        rows.iter().find(|r| r[0] == start && r[1] == label).unwrap()[2..].to_vec()
+    };
+    assert_eq!(bin("0.99", "fixed_window"), ["100", "100", "0", "100"]);
+    assert_eq!(bin("1", "fixed_window"), ["100", "100", "0", "200"]);
+    assert_eq!(bin("1", "slot_counter(N=10)"), ["100", "0", "100", "100"]);
+    // The window count carries into empty bins until the window has passed.
+    assert_eq!(bin("1.5", "fixed_window"), ["0", "0", "0", "200"]);
+    // At t = 2 s the window (1, 2] no longer holds the request at exactly 1 s.
+    assert_eq!(bin("2", "fixed_window"), ["0", "0", "0", "99"]);
+    assert_eq!(bin("2.01", "fixed_window"), ["0", "0", "0", "0"]);
+    assert!(!out.join("decisions.csv").exists());
+}
+
+#[test]
+fn decisions_file_has_one_row_per_request_per_limiter() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bb");
+    ratesim()
+        .args(["run", scenario("boundary_burst.toml").to_str().unwrap(), "--quiet", "--decisions"])
+        .args(["--slots", "10", "--out", out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout("");
+    let (header, rows) = read_csv(&out.join("decisions.csv"));
+    assert_eq!(header.join(","), "seq,time,limiter,admitted,window_count");
+    assert_eq!(rows.len(), 200 * 3);
+    // Request 100 is the first of the second burst, at exactly 1 s: the fixed
+    // window admits it with 100 already in the exact window.
+    let r: Vec<_> = rows.iter().filter(|r| r[0] == "100").collect();
+    assert_eq!(r[0].join(","), "100,1,fixed_window,1,100");
+    assert_eq!(r[1].join(","), "100,1,slot_counter(N=10),0,100");
+    assert_eq!(r[2].join(","), "100,1,sliding_log,0,100");
+}
+
+#[test]
+fn same_scenario_and_seed_give_byte_identical_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["poisson.toml", "replay_csv.toml", "sliding_minute.toml"] {
+        let mut outputs = Vec::new();
+        for run in ["a", "b"] {
+            let out = dir.path().join(format!("{name}-{run}"));
+            ratesim()
+                .args(["run", scenario(name).to_str().unwrap(), "--quiet", "--decisions"])
+                .args(["--out", out.to_str().unwrap()])
+                .assert()
+                .success();
+            let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(&out)
+                .unwrap()
+                .map(|e| {
+                    let e = e.unwrap();
+                    (e.file_name().to_string_lossy().into_owned(), fs::read(e.path()).unwrap())
+                })
+                .collect();
+            files.sort();
+            outputs.push(files);
+        }
+        assert!(outputs[0].len() >= 4, "{name}: {:?}", outputs[0].iter().map(|f| &f.0).collect::<Vec<_>>());
+        assert!(outputs[0] == outputs[1], "{name}: outputs differ between two runs");
+    }
+}
+
+#[test]
+fn a_different_seed_changes_a_poisson_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut summaries = Vec::new();
+    for seed in ["1", "2"] {
+        let out = dir.path().join(seed);
+        ratesim()
+            .args(["run", scenario("poisson.toml").to_str().unwrap(), "--quiet", "--seed", seed])
+            .args(["--out", out.to_str().unwrap()])
+            .assert()
+            .success();
+        summaries.push(fs::read_to_string(out.join("summary.csv")).unwrap());
+    }
+    assert_ne!(summaries[0], summaries[1]);
+}
+
+#[test]
+fn default_out_dir_is_output_slash_name() {
+    let dir = tempfile::tempdir().unwrap();
+    ratesim()
+        .current_dir(dir.path())
+        .args(["run", scenario("boundary_burst.toml").to_str().unwrap(), "--quiet"])
+        .assert()
+        .success();
+    assert!(dir.path().join("output/boundary_burst/summary.csv").is_file());
+    // Nothing else is left beside it (no staging directories).
+    let entries: Vec<_> = fs::read_dir(dir.path().join("output")).unwrap().collect();
+    assert_eq!(entries.len(), 1);
+}
+
+#[test]
+fn help_and_version() {
+    ratesim().arg("--help").assert().success().stdout(predicate::str::contains("Examples:"));
+    ratesim()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(env!("CARGO_PKG_VERSION")));
+    ratesim().args(["run", "--slots", "0", "x.toml"]).assert().code(2);
+}

@@ -1,0 +1,118 @@
+//! Invariants of SEMANTICS.md over random traces.
+
+use proptest::prelude::*;
+
+use ratesim::engine::{self, RunConfig};
+use ratesim::limiter::{Limit, Limiter, LimiterSpec, WindowAlign};
+use ratesim::time::Nanos;
+use ratesim::trace::{Arrival, ArrivalResult};
+
+/// Sorted arrival times with clusters and exact-W gaps (the edge cases).
+fn trace(window: u64) -> impl Strategy<Value = Vec<u64>> {
+    prop::collection::vec(
+        prop_oneof![
+            4 => 0..window / 4,       // dense
+            1 => Just(0u64),          // same instant
+            1 => Just(window),        // exactly W later
+            1 => 0..3 * window,       // sparse
+        ],
+        0..300,
+    )
+    .prop_map(|gaps| {
+        let mut t = 0u64;
+        gaps.into_iter()
+            .map(|g| {
+                t += g;
+                t
+            })
+            .collect()
+    })
+}
+
+fn run(limit: Limit, specs: &[LimiterSpec], times: &[u64]) -> Vec<ratesim::metrics::LimiterReport> {
+    let arrivals: Vec<ArrivalResult> = times.iter().map(|&t| Ok(Arrival { time: Nanos(t) })).collect();
+    let config = RunConfig { limit, limiters: specs.to_vec(), end: None, bin: None };
+    engine::run(&config, arrivals.into_iter(), None, &mut |_| {}).unwrap().limiters
+}
+
+fn all_specs(window: u64) -> Vec<LimiterSpec> {
+    vec![
+        LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos(0) } },
+        LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos(window / 3) } },
+        LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest },
+        LimiterSpec::SlotCounter { slots: 1 },
+        LimiterSpec::SlotCounter { slots: 2 },
+        LimiterSpec::SlotCounter { slots: 7 },
+        LimiterSpec::SlotCounter { slots: 10 },
+        LimiterSpec::SlidingLog { count_rejected: true },
+        LimiterSpec::SlidingLog { count_rejected: false },
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The sliding log is the exact rule: never above L, no excess, no false rejects.
+    #[test]
+    fn sliding_log_is_exact(requests in 1u64..8, window in 10u64..1000, times in trace(1000)) {
+        let limit = Limit { requests, window: Nanos(window) };
+        let r = run(limit, &[], &times);
+        let log = &r[0];
+        prop_assert_eq!(&log.label, "sliding_log");
+        prop_assert!(log.counts.peak <= requests);
+        prop_assert_eq!(log.counts.excess, 0);
+        prop_assert_eq!(log.counts.false_rejects, 0);
+        prop_assert_eq!(log.counts.disagreements, 0);
+    }
+
+    /// Fixed windows and slot counters count a span that lies inside the exact
+    /// window, so they never have false rejects; no windowed limiter exceeds
+    /// 2L; every limiter conserves requests.
+    #[test]
+    fn counters_never_false_reject_and_counts_add_up(
+        requests in 1u64..8, window in 10u64..1000, times in trace(1000)
+    ) {
+        let limit = Limit { requests, window: Nanos(window) };
+        let specs = all_specs(window);
+        for r in run(limit, &specs, &times) {
+            prop_assert_eq!(r.counts.admitted + r.counts.rejected, r.counts.offered);
+            prop_assert_eq!(r.counts.offered, times.len() as u64);
+            prop_assert!(r.counts.peak <= 2 * requests, "{} peak {}", r.label, r.counts.peak);
+            if !matches!(r.spec, LimiterSpec::SlidingLog { count_rejected: true }) {
+                prop_assert_eq!(r.counts.false_rejects, 0, "{}", r.label);
+            }
+        }
+    }
+
+    /// `slot_counter` with N = 1 decides exactly like the aligned fixed window.
+    #[test]
+    fn one_slot_is_the_aligned_fixed_window(requests in 1u64..8, window in 1u64..1000, times in trace(1000)) {
+        let limit = Limit { requests, window: Nanos(window) };
+        let mut fixed = LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos(0) } }.build(limit);
+        let mut slot = LimiterSpec::SlotCounter { slots: 1 }.build(limit);
+        for &t in &times {
+            prop_assert_eq!(fixed.decide(Nanos(t), 1), slot.decide(Nanos(t), 1), "t = {}", t);
+        }
+    }
+
+    /// The O(1) slot counter agrees with a naive ring that sums all N slots.
+    #[test]
+    fn slot_counter_matches_naive_sum(
+        requests in 1u64..8, window in 10u64..1000, slots in 1u64..12, times in trace(1000)
+    ) {
+        let limit = Limit { requests, window: Nanos(window) };
+        let mut fast = LimiterSpec::SlotCounter { slots }.build(limit);
+        // Naive: keep (slot, count) for every slot ever used; sum the last N.
+        let mut used: std::collections::BTreeMap<u64, u64> = Default::default();
+        for &t in &times {
+            let k = (t as u128 * slots as u128 / window as u128) as u64;
+            let lo = (k + 1).saturating_sub(slots);
+            let sum: u64 = used.range(lo..=k).map(|(_, c)| c).sum();
+            let admit = sum < requests;
+            if admit {
+                *used.entry(k).or_default() += 1;
+            }
+            prop_assert_eq!(fast.decide(Nanos(t), 1).admitted(), admit, "t = {}", t);
+        }
+    }
+}
