@@ -29,9 +29,23 @@ pub struct Scenario {
 /// One traffic source, validated.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Traffic {
-    Burst { start: Nanos, span: Nanos, count: u64 },
-    Constant { start: Nanos, end: Nanos, rate: f64 },
-    Poisson { start: Nanos, end: Nanos, rate: f64 },
+    Burst {
+        start: Nanos,
+        span: Nanos,
+        count: u64,
+    },
+    Constant {
+        start: Nanos,
+        end: Nanos,
+        rate: f64,
+    },
+    /// `clients`: (number of client keys, Zipf exponent), if requests belong to clients.
+    Poisson {
+        start: Nanos,
+        end: Nanos,
+        rate: f64,
+        clients: Option<(u64, f64)>,
+    },
     Csv(CsvOptions),
 }
 
@@ -96,6 +110,9 @@ struct RawTraffic {
     path: Option<Spanned<String>>,
     time_unit: Option<Spanned<String>>,
     time_column: Option<Spanned<String>>,
+    key_column: Option<Spanned<String>>,
+    clients: Option<Spanned<i64>>,
+    skew: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -345,11 +362,12 @@ fn validate_traffic(
     // Which keys each kind takes; anything else set is an error, not ignored.
     let allowed: &[&str] = match kind {
         "burst" => &["start", "span", "count"],
-        "constant" | "poisson" => &["start", "end", "rate", "load"],
-        "csv" => &["path", "time_unit", "time_column"],
+        "constant" => &["start", "end", "rate", "load"],
+        "poisson" => &["start", "end", "rate", "load", "clients", "skew"],
+        "csv" => &["path", "time_unit", "time_column", "key_column"],
         _ => return Err(one_of(ctx, &key("kind"), &r.kind, &TRAFFIC_KINDS)),
     };
-    let present: [(&str, Option<Range<usize>>); 9] = [
+    let present: [(&str, Option<Range<usize>>); 12] = [
         ("start", r.start.as_ref().map(|v| v.span())),
         ("span", r.span.as_ref().map(|v| v.span())),
         ("end", r.end.as_ref().map(|v| v.span())),
@@ -359,6 +377,9 @@ fn validate_traffic(
         ("path", r.path.as_ref().map(|v| v.span())),
         ("time_unit", r.time_unit.as_ref().map(|v| v.span())),
         ("time_column", r.time_column.as_ref().map(|v| v.span())),
+        ("key_column", r.key_column.as_ref().map(|v| v.span())),
+        ("clients", r.clients.as_ref().map(|v| v.span())),
+        ("skew", r.skew.as_ref().map(|v| v.span())),
     ];
     for (name, span) in present {
         if let Some(span) = span
@@ -411,10 +432,27 @@ fn validate_traffic(
                 (None, None) => return Err(missing("rate` or `load")),
             };
             if kind == "constant" {
-                Ok(Traffic::Constant { start, end, rate })
-            } else {
-                Ok(Traffic::Poisson { start, end, rate })
+                return Ok(Traffic::Constant { start, end, rate });
             }
+            let clients = r.clients.as_ref().map(|c| ctx.at_least_one(&key("clients"), c)).transpose()?;
+            let skew = match &r.skew {
+                None => 1.0,
+                Some(v) if v.get_ref().is_finite() && *v.get_ref() >= 0.0 => *v.get_ref(),
+                Some(v) => {
+                    return Err(ctx.at(
+                        v.span(),
+                        format!(
+                            "`{}` must be a finite number of at least 0, got {}",
+                            key("skew"),
+                            v.get_ref()
+                        ),
+                    ));
+                }
+            };
+            if r.skew.is_some() && clients.is_none() {
+                return Err(ctx.at(t.span(), format!("`{}` needs `clients`", key("skew"))));
+            }
+            Ok(Traffic::Poisson { start, end, rate, clients: clients.map(|n| (n, skew)) })
         }
         "csv" => {
             let p = r.path.as_ref().ok_or_else(|| missing("path"))?;
@@ -435,7 +473,8 @@ fn validate_traffic(
                     .ok_or_else(|| one_of(ctx, &key("time_unit"), u, &["s", "ms", "us", "ns"]))?,
             };
             let time_column = r.time_column.as_ref().map_or("time".to_string(), |c| c.get_ref().clone());
-            Ok(Traffic::Csv(CsvOptions { path, time_unit, time_column }))
+            let key_column = r.key_column.as_ref().map(|c| c.get_ref().clone());
+            Ok(Traffic::Csv(CsvOptions { path, time_unit, time_column, key_column }))
         }
         _ => unreachable!("kind checked above"),
     }
@@ -589,7 +628,7 @@ bin = "10ms"
         let s = parse(&text).unwrap();
         assert_eq!(
             s.traffic,
-            [Traffic::Poisson { start: Nanos::ZERO, end: Nanos::from_secs(3), rate: 150.0 }]
+            [Traffic::Poisson { start: Nanos::ZERO, end: Nanos::from_secs(3), rate: 150.0, clients: None }]
         );
     }
 

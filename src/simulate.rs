@@ -17,8 +17,12 @@ pub fn sources(scenario: &Scenario) -> Result<Vec<Source>, TraceError> {
                 Traffic::Constant { start, end, rate } => {
                     Source::Constant(Constant::new(*start, *end, *rate))
                 }
-                Traffic::Poisson { start, end, rate } => {
-                    Source::Poisson(Poisson::new(scenario.seed, i as u64, *start, *end, *rate))
+                Traffic::Poisson { start, end, rate, clients } => {
+                    let p = Poisson::new(scenario.seed, i as u64, *start, *end, *rate);
+                    Source::Poisson(match clients {
+                        Some((n, skew)) => p.with_zipf_keys(*n, *skew),
+                        None => p,
+                    })
                 }
                 Traffic::Csv(opts) => Source::Csv(Box::new(CsvTrace::open(opts)?)),
             })

@@ -132,6 +132,25 @@ impl Timeline {
         Ok(idx)
     }
 
+    /// Joins single-limiter timelines (as the engine's lanes keep them, all
+    /// fed the same arrivals, so of one width and length) into one.
+    pub fn from_columns(columns: Vec<Timeline>) -> Timeline {
+        let width = columns.first().map_or(1, |c| c.width);
+        let auto = columns.first().is_some_and(|c| c.auto);
+        let len = columns.iter().map(|c| c.bins.len()).max().unwrap_or(0);
+        debug_assert!(columns.iter().all(|c| c.width == width && c.bins.len() == len));
+        let bins = (0..len)
+            .map(|b| columns.iter().map(|c| c.bins.get(b).map_or(Bin::default(), |r| r[0])).collect())
+            .collect();
+        Timeline { width, auto, bins, limiters: columns.len() }
+    }
+
+    /// End of the last bin created so far (the next arrival below it needs no new bin).
+    #[inline]
+    pub fn covered_until(&self) -> u64 {
+        self.bins.len() as u64 * self.width
+    }
+
     #[inline]
     pub fn record(&mut self, bin: usize, limiter: usize, admitted: bool, window_count_after: u64) {
         let b = &mut self.bins[bin][limiter];

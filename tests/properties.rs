@@ -30,7 +30,7 @@ fn trace(window: u64) -> impl Strategy<Value = Vec<u64>> {
 }
 
 fn run(limit: Limit, specs: &[LimiterSpec], times: &[u64]) -> Vec<ratesim::metrics::LimiterReport> {
-    let arrivals: Vec<ArrivalResult> = times.iter().map(|&t| Ok(Arrival { time: Nanos(t) })).collect();
+    let arrivals: Vec<ArrivalResult> = times.iter().map(|&t| Ok(Arrival::at(Nanos(t)))).collect();
     let config = RunConfig { limit, limiters: specs.to_vec(), end: None, bin: None };
     engine::run(&config, arrivals.into_iter(), None, &mut |_| {}).unwrap().limiters
 }

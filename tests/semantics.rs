@@ -55,7 +55,7 @@ fn boundary_burst_matches_the_hand_calculation() {
 }
 
 fn run(limit: Limit, specs: Vec<LimiterSpec>, times: &[u64]) -> Vec<LimiterReport> {
-    let arrivals: Vec<ArrivalResult> = times.iter().map(|&t| Ok(Arrival { time: Nanos(t) })).collect();
+    let arrivals: Vec<ArrivalResult> = times.iter().map(|&t| Ok(Arrival::at(Nanos(t)))).collect();
     let config = RunConfig { limit, limiters: specs, end: None, bin: None };
     engine::run(&config, arrivals.into_iter(), None, &mut |_| {}).unwrap().limiters
 }

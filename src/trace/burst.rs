@@ -26,7 +26,7 @@ impl Iterator for Burst {
         }
         let offset = (self.next as u128 * self.span as u128 / self.count as u128) as u64;
         self.next += 1;
-        Some(Arrival { time: Nanos(self.start.saturating_add(offset)) })
+        Some(Arrival::at(Nanos(self.start.saturating_add(offset))))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -32,7 +32,7 @@ impl Iterator for Constant {
             return None;
         }
         self.next += 1;
-        Some(Arrival { time: Nanos(t) })
+        Some(Arrival::at(Nanos(t)))
     }
 }
 

@@ -16,6 +16,9 @@ pub struct CsvOptions {
     pub time_unit: TimeUnit,
     /// Name of the time column.
     pub time_column: String,
+    /// Name of the client key column, if requests belong to clients. Key text
+    /// is hashed to a number ([`super::key_hash`]).
+    pub key_column: Option<String>,
 }
 
 pub struct CsvTrace {
@@ -23,6 +26,7 @@ pub struct CsvTrace {
     reader: csv::Reader<BufReader<File>>,
     record: csv::ByteRecord,
     time_index: usize,
+    key_index: Option<usize>,
     unit: TimeUnit,
     last: Nanos,
     rows: u64,
@@ -45,25 +49,27 @@ impl CsvTrace {
                 message: "the file is empty: expected a header row with a `time` column".into(),
             });
         }
-        let want = options.time_column.as_bytes();
-        let time_index =
-            headers.iter().position(|h| trim_ascii(h) == want).ok_or_else(|| TraceError::File {
+        let column = |name: &str| {
+            headers.iter().position(|h| trim_ascii(h) == name.as_bytes()).ok_or_else(|| TraceError::File {
                 path: path.clone(),
                 message: format!(
-                    "no `{}` column in the header (found: {})",
-                    options.time_column,
+                    "no `{name}` column in the header (found: {})",
                     headers
                         .iter()
                         .map(|h| format!("`{}`", String::from_utf8_lossy(h)))
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-            })?;
+            })
+        };
+        let time_index = column(&options.time_column)?;
+        let key_index = options.key_column.as_deref().map(column).transpose()?;
         Ok(CsvTrace {
             path,
             reader,
             record: csv::ByteRecord::new(),
             time_index,
+            key_index,
             unit: options.time_unit,
             last: Nanos::ZERO,
             rows: 0,
@@ -115,9 +121,22 @@ impl CsvTrace {
                         self.last
                     ))));
                 }
+                let key = match self.key_index {
+                    None => 0,
+                    Some(k) => match self.record.get(k) {
+                        Some(text) => super::key_hash(trim_ascii(text)),
+                        None => {
+                            return Some(Err(self.row_error(format!(
+                                "the key field (column {}) is missing: the row has {} fields",
+                                k + 1,
+                                self.record.len()
+                            ))));
+                        }
+                    },
+                };
                 self.last = t;
                 self.rows += 1;
-                Some(Ok(Arrival { time: t }))
+                Some(Ok(Arrival { time: t, key }))
             }
         }
     }
@@ -163,8 +182,12 @@ mod tests {
     fn trace(text: &str) -> (tempfile::NamedTempFile, CsvOptions) {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(text.as_bytes()).unwrap();
-        let opts =
-            CsvOptions { path: f.path().to_path_buf(), time_unit: TimeUnit::S, time_column: "time".into() };
+        let opts = CsvOptions {
+            path: f.path().to_path_buf(),
+            time_unit: TimeUnit::S,
+            time_column: "time".into(),
+            key_column: None,
+        };
         (f, opts)
     }
 
@@ -177,6 +200,23 @@ mod tests {
     #[test]
     fn reads_decimal_seconds_and_ignores_extra_columns() {
         assert_eq!(times("id,time,path\n1,0.995,/a\n2,12,/b\n"), Ok(vec![995_000_000, 12_000_000_000]));
+    }
+
+    #[test]
+    fn key_column_hashes_client_names() {
+        let (_f, mut opts) = trace("time,client\n0.1,alice\n0.2,bob\n0.3, alice\n");
+        opts.key_column = Some("client".into());
+        let keys: Vec<u64> = CsvTrace::open(&opts).unwrap().map(|a| a.unwrap().key).collect();
+        assert_eq!(
+            keys,
+            [
+                super::super::key_hash(b"alice"),
+                super::super::key_hash(b"bob"),
+                super::super::key_hash(b"alice")
+            ]
+        );
+        opts.key_column = Some("user".into());
+        assert!(CsvTrace::open(&opts).err().unwrap().to_string().contains("no `user` column"));
     }
 
     #[test]

@@ -67,7 +67,7 @@ mod tests {
     use crate::time::Nanos;
 
     fn src(times: &[u64]) -> std::vec::IntoIter<ArrivalResult> {
-        times.iter().map(|&t| Ok(Arrival { time: Nanos(t) })).collect::<Vec<_>>().into_iter()
+        times.iter().map(|&t| Ok(Arrival::at(Nanos(t)))).collect::<Vec<_>>().into_iter()
     }
 
     #[test]

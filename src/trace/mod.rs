@@ -20,6 +20,27 @@ use crate::time::Nanos;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Arrival {
     pub time: Nanos,
+    /// The client the request belongs to; each key gets its own limiters.
+    /// Traces without keys use key 0 throughout.
+    pub key: u64,
+}
+
+impl Arrival {
+    /// An unkeyed arrival.
+    pub const fn at(time: Nanos) -> Arrival {
+        Arrival { time, key: 0 }
+    }
+}
+
+/// A fixed 64-bit FNV-1a hash: turns key text from traces into key numbers
+/// the same way on every machine and in every run.
+pub fn key_hash(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
 /// A problem reading a trace, located in its file.

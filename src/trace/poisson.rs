@@ -2,7 +2,7 @@
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Exp1};
+use rand_distr::{Distribution, Exp1, Zipf};
 
 use super::Arrival;
 use crate::time::Nanos;
@@ -13,6 +13,8 @@ pub struct Poisson {
     mean_gap_ns: f64,
     t: u64,
     end: u64,
+    /// Client keys 0..n drawn from Zipf(n, skew), if the source has clients.
+    keys: Option<Zipf<f64>>,
 }
 
 impl Poisson {
@@ -22,10 +24,17 @@ impl Poisson {
         assert!(rate_per_sec > 0.0 && rate_per_sec.is_finite());
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(stream);
-        let mut p = Poisson { rng, mean_gap_ns: 1e9 / rate_per_sec, t: start.0, end: end.0 };
+        let mut p = Poisson { rng, mean_gap_ns: 1e9 / rate_per_sec, t: start.0, end: end.0, keys: None };
         // The first arrival is one gap after start, as in a Poisson process.
         p.t = p.t.saturating_add(p.gap());
         p
+    }
+
+    /// Gives each arrival a client key in `0..clients`, Zipf-distributed with
+    /// exponent `skew` (key 0 the busiest). `clients >= 1`, `skew >= 0`.
+    pub fn with_zipf_keys(mut self, clients: u64, skew: f64) -> Poisson {
+        self.keys = Some(Zipf::new(clients as f64, skew).expect("clients >= 1 and skew >= 0 are validated"));
+        self
     }
 
     #[inline]
@@ -44,8 +53,12 @@ impl Iterator for Poisson {
             return None;
         }
         let t = self.t;
+        let key = match &self.keys {
+            Some(z) => z.sample(&mut self.rng) as u64 - 1,
+            None => 0,
+        };
         self.t = self.t.saturating_add(self.gap());
-        Some(Arrival { time: Nanos(t) })
+        Some(Arrival { time: Nanos(t), key })
     }
 }
 
@@ -67,6 +80,19 @@ mod tests {
         // 100 s at 1000/s: the count is Poisson(100000), sd ~316; 5 sd = 1600.
         let n = Poisson::new(1, 0, Nanos(0), Nanos::from_secs(100), 1000.0).count() as i64;
         assert!((n - 100_000).abs() < 1_600, "{n}");
+    }
+
+    #[test]
+    fn zipf_keys_favour_low_keys_and_stay_in_range() {
+        let p = Poisson::new(1, 0, Nanos(0), Nanos::from_secs(10), 10_000.0).with_zipf_keys(1000, 1.1);
+        let mut counts = vec![0u64; 1000];
+        for a in p {
+            counts[a.key as usize] += 1;
+        }
+        // Zipf(1000, 1.1): P(key 0) / P(key 1) = 2^1.1 ~ 2.14.
+        let ratio = counts[0] as f64 / counts[1] as f64;
+        assert!((1.9..2.4).contains(&ratio), "{ratio}");
+        assert!(counts[999] < counts[0] / 100);
     }
 
     #[test]
