@@ -19,7 +19,7 @@ use crate::limiter::{
 };
 use crate::metrics::{Counts, LimiterReport, WindowTracker};
 use crate::time::Nanos;
-use crate::timeline::{Timeline, TooManyBins};
+use crate::timeline::{Bin, Timeline, TooManyBins};
 use crate::trace::{ArrivalResult, TraceError};
 
 /// What to simulate, apart from the arrivals.
@@ -243,12 +243,14 @@ impl<L: Limiter + Clone> Lane<L> {
     }
 
     fn process(&mut self, chunk: &Chunk) -> Result<(), TooManyBins> {
-        self.admitted_bits.iter_mut().for_each(|w| *w = 0);
-        if let Some(wc) = &mut self.window_counts {
-            wc.clear();
-        }
-        let mut bin = usize::MAX;
+        // The hot loop keeps counters, the current bin and the current word of
+        // decision bits in locals and writes them back when they change.
+        let limit = self.limit;
+        let mut counts = std::mem::take(&mut self.counts);
+        let mut bits = 0u64;
+        let mut bin_index = usize::MAX;
         let mut bin_end = 0u64;
+        let mut bin = Bin::default();
         for (j, (&t, &id)) in chunk.times.iter().zip(&chunk.ids).enumerate() {
             let id = id as usize;
             if id == self.keys.len() {
@@ -257,24 +259,43 @@ impl<L: Limiter + Clone> Lane<L> {
                     tracker: WindowTracker::new(self.window),
                 });
             }
-            if t.0 >= bin_end || bin == usize::MAX {
+            if t.0 >= bin_end {
+                if bin_index != usize::MAX {
+                    self.timeline.add(bin_index, 0, &bin);
+                }
                 let keys = &mut self.keys;
-                bin = self.timeline.bin_for(t, |_, start| Self::carry(keys, start))?;
-                bin_end = (bin as u64 + 1).saturating_mul(self.timeline.width().0);
+                bin_index = self.timeline.bin_for(t, |_, start| Self::carry(keys, start))?;
+                bin_end = (bin_index as u64 + 1).saturating_mul(self.timeline.width().0);
+                bin = Bin::default();
             }
             let ks = &mut self.keys[id];
             let before = ks.tracker.count_at(t);
             let admitted = ks.limiter.decide(t, 1).admitted();
             if admitted {
                 ks.tracker.admit(t);
-                self.admitted_bits[j / 64] |= 1 << (j % 64);
+                bits |= 1 << (j % 64);
             }
-            self.counts.record(self.limit, before, admitted);
-            self.timeline.record(bin, 0, admitted, before + u64::from(admitted));
+            if j % 64 == 63 {
+                self.admitted_bits[j / 64] = bits;
+                bits = 0;
+            }
+            counts.record(limit, before, admitted);
+            bin.record(admitted, before + u64::from(admitted));
             if let Some(wc) = &mut self.window_counts {
                 wc.push(before);
             }
         }
+        let n = chunk.times.len();
+        if n % 64 != 0 {
+            self.admitted_bits[n / 64] = bits;
+        }
+        for w in &mut self.admitted_bits[n.div_ceil(64)..] {
+            *w = 0;
+        }
+        if bin_index != usize::MAX {
+            self.timeline.add(bin_index, 0, &bin);
+        }
+        self.counts = counts;
         Ok(())
     }
 

@@ -156,9 +156,10 @@ fn print_summary(
     if let Some(d) = &scenario.description {
         writeln!(out, "          {d}")?;
     }
+    let per_key = if report.keys > 1 { " per client key" } else { "" };
     writeln!(
         out,
-        "limit     {} requests per {} (exact window (t - W, t])",
+        "limit     {} requests per {}{per_key} (exact window (t - W, t])",
         report.limit.requests,
         format_duration(report.limit.window)
     )?;
@@ -166,11 +167,12 @@ fn print_summary(
         (Some(a), Some(b)) => format!(", first at {a} s, last at {b} s"),
         _ => String::new(),
     };
-    writeln!(
-        out,
-        "trace     {} requests{span}; run covers [0, {} s); seed {}",
-        report.arrivals, report.end, scenario.seed
-    )?;
+    let keys = if report.keys > 1 { format!(" from {} client keys", report.keys) } else { String::new() };
+    let covers = match scenario.duration {
+        Some(d) => format!("run covers [0, {d} s)"),
+        None => "run ends at the last arrival".to_string(),
+    };
+    writeln!(out, "trace     {} requests{keys}{span}; {covers}; seed {}", report.arrivals, scenario.seed)?;
     writeln!(out)?;
     out.write_all(export::text::render_table(&export::markdown::summary_table(report)).as_bytes())?;
     writeln!(out)?;

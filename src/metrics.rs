@@ -1,8 +1,6 @@
 //! The exact metrics of SEMANTICS.md, computed in the same streaming pass as
 //! the decisions.
 
-use std::collections::VecDeque;
-
 use crate::limiter::{LimiterSpec, StateSize};
 use crate::time::Nanos;
 
@@ -10,15 +8,21 @@ use crate::time::Nanos;
 /// every request can be told how many admitted requests lie in `(t - W, t)`.
 /// Its size is bounded by the limiter's peak (at most `2L` for every
 /// windowed limiter), not by the trace length.
+///
+/// A ring of power-of-two capacity with free-running head and tail indices:
+/// cheaper per request than a `VecDeque`, which this loop runs for every
+/// limiter on every arrival.
 #[derive(Clone, Debug)]
 pub struct WindowTracker {
     window: u64,
-    admitted: VecDeque<u64>,
+    ring: Vec<u64>,
+    head: usize,
+    tail: usize,
 }
 
 impl WindowTracker {
     pub fn new(window: Nanos) -> WindowTracker {
-        WindowTracker { window: window.0, admitted: VecDeque::new() }
+        WindowTracker { window: window.0, ring: Vec::new(), head: 0, tail: 0 }
     }
 
     /// Admitted requests in `(t - W, t]` seen so far (those at `t` included).
@@ -27,20 +31,36 @@ impl WindowTracker {
     pub fn count_at(&mut self, t: Nanos) -> u64 {
         if t.0 >= self.window {
             let cutoff = t.0 - self.window;
-            while let Some(&front) = self.admitted.front() {
-                if front <= cutoff {
-                    self.admitted.pop_front();
-                } else {
-                    break;
-                }
+            let mask = self.ring.len().wrapping_sub(1);
+            while self.head != self.tail && self.ring[self.head & mask] <= cutoff {
+                self.head = self.head.wrapping_add(1);
             }
         }
-        self.admitted.len() as u64
+        self.tail.wrapping_sub(self.head) as u64
     }
 
     #[inline]
     pub fn admit(&mut self, t: Nanos) {
-        self.admitted.push_back(t.0);
+        let len = self.tail.wrapping_sub(self.head);
+        if len == self.ring.len() {
+            self.grow();
+        }
+        let mask = self.ring.len() - 1;
+        self.ring[self.tail & mask] = t.0;
+        self.tail = self.tail.wrapping_add(1);
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let len = self.tail.wrapping_sub(self.head);
+        let old_mask = self.ring.len().wrapping_sub(1);
+        let mut bigger = vec![0; (self.ring.len() * 2).max(4)];
+        for (i, slot) in bigger.iter_mut().enumerate().take(len) {
+            *slot = self.ring[self.head.wrapping_add(i) & old_mask];
+        }
+        self.ring = bigger;
+        self.head = 0;
+        self.tail = len;
     }
 }
 
@@ -122,6 +142,18 @@ mod tests {
         assert_eq!(w.count_at(Nanos(1000)), 1); // 0 is exactly W ago: gone
         assert_eq!(w.count_at(Nanos(1499)), 1);
         assert_eq!(w.count_at(Nanos(1500)), 0);
+    }
+
+    #[test]
+    fn tracker_ring_grows_and_wraps() {
+        let mut w = WindowTracker::new(Nanos(10));
+        for t in 0..1000u64 {
+            // Three admissions per instant, so the window holds 30 entries.
+            for _ in 0..3 {
+                w.admit(Nanos(t));
+            }
+            assert_eq!(w.count_at(Nanos(t)), 3 * (t.min(9) + 1), "t = {t}");
+        }
     }
 
     #[test]

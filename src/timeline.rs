@@ -24,6 +24,16 @@ pub struct Bin {
 }
 
 impl Bin {
+    /// Counts one decision; `window_count_after` is the exact window count
+    /// right after it.
+    #[inline]
+    pub fn record(&mut self, admitted: bool, window_count_after: u64) {
+        self.offered += 1;
+        self.admitted += u64::from(admitted);
+        self.rejected += u64::from(!admitted);
+        self.window_peak = self.window_peak.max(window_count_after);
+    }
+
     fn merge(&mut self, other: &Bin) {
         self.offered += other.offered;
         self.admitted += other.admitted;
@@ -153,14 +163,12 @@ impl Timeline {
 
     #[inline]
     pub fn record(&mut self, bin: usize, limiter: usize, admitted: bool, window_count_after: u64) {
-        let b = &mut self.bins[bin][limiter];
-        b.offered += 1;
-        if admitted {
-            b.admitted += 1;
-        } else {
-            b.rejected += 1;
-        }
-        b.window_peak = b.window_peak.max(window_count_after);
+        self.bins[bin][limiter].record(admitted, window_count_after);
+    }
+
+    /// Adds counts gathered elsewhere into a bin.
+    pub fn add(&mut self, bin: usize, limiter: usize, counts: &Bin) {
+        self.bins[bin][limiter].merge(counts);
     }
 
     /// Adds empty bins so the timeline covers `[0, end)`.

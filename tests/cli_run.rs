@@ -160,3 +160,62 @@ fn help_and_version() {
     ratesim().arg("--version").assert().success().stdout(predicate::str::contains(env!("CARGO_PKG_VERSION")));
     ratesim().args(["run", "--slots", "0", "x.toml"]).assert().code(2);
 }
+
+#[test]
+fn csv_key_column_limits_each_client_separately() {
+    let dir = tempfile::tempdir().unwrap();
+    // L = 2 per 1 s. alice sends 3 at 0.1..0.3 s, bob 3 at 0.15..0.35 s: each
+    // client gets 2 through; unkeyed, only 2 of the 6 would pass.
+    fs::write(
+        dir.path().join("t.csv"),
+        "time,client\n0.1,alice\n0.15,bob\n0.2,alice\n0.25,bob\n0.3,alice\n0.35,bob\n",
+    )
+    .unwrap();
+    let scenario = |key: &str| {
+        format!(
+            "name = \"k\"\n[limit]\nrequests = 2\nwindow = \"1s\"\n[[traffic]]\nkind = \"csv\"\npath = \"t.csv\"\n{key}\n[[limiter]]\nkind = \"fixed_window\"\n"
+        )
+    };
+    fs::write(dir.path().join("keyed.toml"), scenario("key_column = \"client\"")).unwrap();
+    fs::write(dir.path().join("plain.toml"), scenario("")).unwrap();
+    for (name, admitted) in [("keyed", "4"), ("plain", "2")] {
+        let out = dir.path().join(format!("out-{name}"));
+        let assert = ratesim()
+            .args(["run", dir.path().join(format!("{name}.toml")).to_str().unwrap()])
+            .args(["--out", out.to_str().unwrap()])
+            .assert()
+            .success();
+        if name == "keyed" {
+            assert.stdout(predicate::str::contains("6 requests from 2 client keys"));
+        }
+        let (_, rows) = read_csv(&out.join("summary.csv"));
+        for r in &rows {
+            assert_eq!(r[4], admitted, "{name} {}", r[0]);
+        }
+    }
+}
+
+#[test]
+fn thread_count_does_not_change_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for threads in ["1", "2"] {
+        let out = dir.path().join(threads);
+        ratesim()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["run", scenario("clients.toml").to_str().unwrap(), "--quiet", "--decisions"])
+            .args(["--out", out.to_str().unwrap()])
+            .assert()
+            .success();
+        let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(&out)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.file_name().to_string_lossy().into_owned(), fs::read(e.path()).unwrap())
+            })
+            .collect();
+        files.sort();
+        outputs.push(files);
+    }
+    assert!(outputs[0] == outputs[1]);
+}

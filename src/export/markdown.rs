@@ -70,10 +70,12 @@ pub fn summary(title: &str, report: &RunReport) -> String {
     let _ = writeln!(out, "### {title}\n");
     let _ = writeln!(
         out,
-        "Limit: {} requests per {}. Trace: {} requests over {} s. Reference: sliding log (exact).\n",
+        "Limit: {} requests per {}{}. Trace: {} requests{} over {} s. Reference: sliding log (exact).\n",
         report.limit.requests,
         format_duration(report.limit.window),
+        if report.keys > 1 { " per client key" } else { "" },
         report.arrivals,
+        if report.keys > 1 { format!(" from {} client keys", report.keys) } else { String::new() },
         report.end
     );
     out.push_str(&render_table(&summary_table(report)));

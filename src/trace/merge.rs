@@ -34,6 +34,10 @@ impl<S: Iterator<Item = ArrivalResult>> Iterator for Merge<S> {
         if self.failed {
             return None;
         }
+        if let [only] = self.sources.as_mut_slice() {
+            // One source: nothing to merge.
+            return only.next();
+        }
         if !self.started {
             self.started = true;
             for i in 0..self.sources.len() {

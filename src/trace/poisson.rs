@@ -41,7 +41,8 @@ impl Poisson {
     fn gap(&mut self) -> u64 {
         let e: f64 = Exp1.sample(&mut self.rng);
         // Rounded to whole nanoseconds; from here on all is integer.
-        (e * self.mean_gap_ns).round() as u64
+        // (x + 0.5) as u64 rounds half up for x >= 0 without a libm call.
+        (e * self.mean_gap_ns + 0.5) as u64
     }
 }
 
