@@ -286,7 +286,7 @@ impl<L: Limiter + Clone> Lane<L> {
             }
         }
         let n = chunk.times.len();
-        if n % 64 != 0 {
+        if !n.is_multiple_of(64) {
             self.admitted_bits[n / 64] = bits;
         }
         for w in &mut self.admitted_bits[n.div_ceil(64)..] {
