@@ -57,10 +57,15 @@ impl SlotCounter {
     }
 
     /// First instant of slot `k`: `ceil(k * W / N)`.
+    #[inline]
     fn slot_start(&self, k: u64) -> u64 {
-        let num = k as u128 * self.window as u128;
-        let n = self.slots as u128;
-        num.div_ceil(n).min(u64::MAX as u128) as u64
+        match k.checked_mul(self.window) {
+            Some(num) => num.div_ceil(self.slots),
+            None => {
+                let num = k as u128 * self.window as u128;
+                num.div_ceil(self.slots as u128).min(u64::MAX as u128) as u64
+            }
+        }
     }
 
     #[inline]
@@ -134,6 +139,10 @@ mod tests {
         assert_eq!(c.slot_index(334), 1);
         assert_eq!(c.slot_start(1), 334);
         assert_eq!(c.slot_start(2), 667);
+        // Past u64 in k * W: the u128 path.
+        let c = counter(1, 1000, 7);
+        let k = 50_000_000_000u64; // k * W = 5e19 overflows u64; / 7 does not
+        assert_eq!(c.slot_start(k), ((k as u128 * 1_000_000_000).div_ceil(7)) as u64);
         assert_eq!(c.slot_index(666), 1);
         assert_eq!(c.slot_index(667), 2);
         // No overflow near the end of time.
