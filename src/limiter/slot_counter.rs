@@ -140,9 +140,9 @@ mod tests {
         assert_eq!(c.slot_start(1), 334);
         assert_eq!(c.slot_start(2), 667);
         // Past u64 in k * W: the u128 path.
-        let c = counter(1, 1000, 7);
+        let c7 = counter(1, 1000, 7);
         let k = 50_000_000_000u64; // k * W = 5e19 overflows u64; / 7 does not
-        assert_eq!(c.slot_start(k), ((k as u128 * 1_000_000_000).div_ceil(7)) as u64);
+        assert_eq!(c7.slot_start(k), ((k as u128 * 1_000_000_000).div_ceil(7)) as u64);
         assert_eq!(c.slot_index(666), 1);
         assert_eq!(c.slot_index(667), 2);
         // No overflow near the end of time.
