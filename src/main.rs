@@ -72,9 +72,9 @@ impl RunProgress {
         if !self.shown && self.started.elapsed() > Duration::from_millis(300) {
             self.shown = true;
             let style = if self.end_ns.is_some() {
-                ProgressStyle::with_template("{spinner} simulated {msg} [{bar:30}] {percent}% ({elapsed})")
+                ProgressStyle::with_template("{spinner} [{bar:25}] {percent:>3}% {msg} {elapsed}")
             } else {
-                ProgressStyle::with_template("{spinner} simulated {msg} ({elapsed})")
+                ProgressStyle::with_template("{spinner} {msg} {elapsed}")
             };
             self.bar.set_style(style.expect("valid template").progress_chars("=> "));
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
@@ -82,7 +82,7 @@ impl RunProgress {
         if let Some(end) = self.end_ns {
             self.bar.set_position(p.now.0.min(end));
         }
-        self.bar.set_message(format!("{} arrivals, {} s", p.arrivals, p.now));
+        self.bar.set_message(format!("{} arrivals, t = {:.1} s", p.arrivals, p.now.as_secs_f64()));
     }
 
     fn finish(&self) {
