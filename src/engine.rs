@@ -167,7 +167,7 @@ pub fn run(
 
     let run_end = match config.end {
         Some(e) => e,
-        None => last.map_or(Nanos::ZERO, |t| Nanos(t.0 + 1)),
+        None => last.map_or(Nanos::ZERO, |t| Nanos(t.0.saturating_add(1))),
     };
     timeline.extend_to(run_end, |i, start| lanes[i].tracker.count_at(start))?;
     progress(Progress { arrivals: seq, now: run_end });

@@ -96,6 +96,7 @@ struct RawTraffic {
     path: Option<Spanned<String>>,
     time_unit: Option<Spanned<String>>,
     time_column: Option<Spanned<String>>,
+    sort: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize)]
@@ -125,7 +126,10 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
         let before = &self.text[..offset];
         let line = before.matches('\n').count() + 1;
         let col = before.rfind('\n').map_or(before.chars().count(), |i| before[i + 1..].chars().count()) + 1;
@@ -328,6 +332,11 @@ pub fn default_limiters() -> Vec<LimiterSpec> {
     v
 }
 
+/// The most requests one generated source (burst, constant, poisson) may
+/// produce: a guard against typos such as `count = 1000000000000` that would
+/// run for hours. Recorded traces have no such limit.
+pub const MAX_GENERATED: u64 = 1_000_000_000;
+
 const TRAFFIC_KINDS: [&str; 4] = ["burst", "constant", "poisson", "csv"];
 const LIMITER_KINDS: [&str; 3] = ["fixed_window", "slot_counter", "sliding_log"];
 
@@ -346,10 +355,10 @@ fn validate_traffic(
     let allowed: &[&str] = match kind {
         "burst" => &["start", "span", "count"],
         "constant" | "poisson" => &["start", "end", "rate", "load"],
-        "csv" => &["path", "time_unit", "time_column"],
+        "csv" => &["path", "time_unit", "time_column", "sort"],
         _ => return Err(one_of(ctx, &key("kind"), &r.kind, &TRAFFIC_KINDS)),
     };
-    let present: [(&str, Option<Range<usize>>); 9] = [
+    let present: [(&str, Option<Range<usize>>); 10] = [
         ("start", r.start.as_ref().map(|v| v.span())),
         ("span", r.span.as_ref().map(|v| v.span())),
         ("end", r.end.as_ref().map(|v| v.span())),
@@ -359,6 +368,7 @@ fn validate_traffic(
         ("path", r.path.as_ref().map(|v| v.span())),
         ("time_unit", r.time_unit.as_ref().map(|v| v.span())),
         ("time_column", r.time_column.as_ref().map(|v| v.span())),
+        ("sort", r.sort.as_ref().map(|v| v.span())),
     ];
     for (name, span) in present {
         if let Some(span) = span
@@ -374,7 +384,17 @@ fn validate_traffic(
     let start = r.start.as_ref().map(|v| ctx.duration(&key("start"), v)).transpose()?.unwrap_or(Nanos::ZERO);
     match kind {
         "burst" => {
-            let count = ctx.at_least_one(&key("count"), r.count.as_ref().ok_or_else(|| missing("count"))?)?;
+            let count_raw = r.count.as_ref().ok_or_else(|| missing("count"))?;
+            let count = ctx.at_least_one(&key("count"), count_raw)?;
+            if count > MAX_GENERATED {
+                return Err(ctx.at(
+                    count_raw.span(),
+                    format!(
+                        "`{}` = {count} is too many: a generated source may produce at most {MAX_GENERATED} requests (use a CSV trace or several runs for more)",
+                        key("count")
+                    ),
+                ));
+            }
             let span =
                 r.span.as_ref().map(|v| ctx.duration(&key("span"), v)).transpose()?.unwrap_or(Nanos::ZERO);
             if start.checked_add(span).is_none() {
@@ -399,17 +419,34 @@ fn validate_traffic(
                     ctx.at(span, format!("`{}` ({end} s) must be after `start` ({start} s)", key("end")))
                 );
             }
-            let rate = match (&r.rate, &r.load) {
+            let (rate, rate_span, rate_key) = match (&r.rate, &r.load) {
                 (Some(_), Some(l)) => {
                     return Err(ctx.at(l.span(), format!("give `{}` or `load`, not both", key("rate"))));
                 }
-                (Some(v), None) => ctx.rate(&key("rate"), v)?,
+                (Some(v), None) => (ctx.rate(&key("rate"), v)?, v.span(), key("rate")),
                 (None, Some(l)) => {
                     let load = ctx.rate(&key("load"), l)?;
-                    load * limit.requests as f64 / limit.window.as_secs_f64()
+                    (load * limit.requests as f64 / limit.window.as_secs_f64(), l.span(), key("load"))
                 }
                 (None, None) => return Err(missing("rate` or `load")),
             };
+            // Expected requests over [start, end); also catches a load whose
+            // rate overflows to infinity or underflows to 0.
+            let expected = rate * (end.0 - start.0) as f64 / 1e9;
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(ctx.at(
+                    rate_span,
+                    format!("`{rate_key}` gives a rate of {rate} requests/s: it must be finite and above 0"),
+                ));
+            }
+            if expected > MAX_GENERATED as f64 {
+                return Err(ctx.at(
+                    rate_span,
+                    format!(
+                        "`{rate_key}` gives {rate:e} requests/s, about {expected:e} requests over [{start} s, {end} s): a generated source may produce at most {MAX_GENERATED} requests"
+                    ),
+                ));
+            }
             if kind == "constant" {
                 Ok(Traffic::Constant { start, end, rate })
             } else {
@@ -420,10 +457,11 @@ fn validate_traffic(
             let p = r.path.as_ref().ok_or_else(|| missing("path"))?;
             let path = base.join(p.get_ref());
             if !path.is_file() {
+                let what = if path.is_dir() { "is a directory, not a file" } else { "does not exist" };
                 return Err(ctx.at(
                     p.span(),
                     format!(
-                        "`{}`: trace file {} does not exist (paths are relative to the scenario file)",
+                        "`{}`: trace file {} {what} (paths are relative to the scenario file)",
                         key("path"),
                         path.display()
                     ),
@@ -435,7 +473,8 @@ fn validate_traffic(
                     .ok_or_else(|| one_of(ctx, &key("time_unit"), u, &["s", "ms", "us", "ns"]))?,
             };
             let time_column = r.time_column.as_ref().map_or("time".to_string(), |c| c.get_ref().clone());
-            Ok(Traffic::Csv(CsvOptions { path, time_unit, time_column }))
+            let sort = r.sort.as_ref().is_some_and(|s| *s.get_ref());
+            Ok(Traffic::Csv(CsvOptions { path, time_unit, time_column, sort }))
         }
         _ => unreachable!("kind checked above"),
     }
