@@ -170,6 +170,67 @@ impl Ctx<'_> {
     }
 }
 
+/// serde's Rust type names in words people use.
+fn plain_types(message: &str) -> String {
+    message
+        .replace(" as i128, expected i64", ", expected a whole number up to 9223372036854775807")
+        .replace("expected i64", "expected a whole number")
+        .replace("expected f64", "expected a number")
+        .replace("expected a sequence", "expected a list, like [2, 10]")
+        .replace("expected a boolean", "expected true or false")
+}
+
+/// The dotted key (`limit.window`, `traffic[1].rate`) whose value sits at
+/// `offset`, found from the table headers and `key =` lines before it. A
+/// heuristic for messages from the TOML parser, which name no key.
+fn key_path_at(text: &str, offset: usize) -> Option<String> {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let mut table: Option<String> = None;
+    let mut key: Option<String> = None;
+    let mut arrays: Vec<(String, usize)> = Vec::new();
+    let lines = text[..line_start].lines().map(|l| (l, false)).chain([(&text[line_start..line_end], true)]);
+    for (line, last) in lines {
+        let l = line.trim();
+        if let Some(name) = l.strip_prefix("[[").and_then(|r| r.split("]]").next()) {
+            let name = name.trim().to_string();
+            let n = match arrays.iter_mut().find(|(a, _)| *a == name) {
+                Some((_, n)) => {
+                    *n += 1;
+                    *n
+                }
+                None => {
+                    arrays.push((name.clone(), 0));
+                    0
+                }
+            };
+            table = Some(format!("{name}[{n}]"));
+            key = None;
+        } else if let Some(name) = l.strip_prefix('[').and_then(|r| r.split(']').next()) {
+            table = Some(name.trim().to_string());
+            key = None;
+        } else {
+            let upto = if last { &line[..offset - line_start] } else { line };
+            if let Some((k, _)) = upto.split_once('=') {
+                let k = k.trim();
+                if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || "_-.\"'".contains(c)) {
+                    key = Some(k.to_string());
+                }
+            }
+        }
+    }
+    match (table, key) {
+        (Some(t), Some(k)) => Some(format!("{t}.{k}")),
+        (None, Some(k)) => Some(k),
+        (Some(t), None) => Some(t),
+        (None, None) => None,
+    }
+}
+
 /// Adds "did you mean" to serde's "unknown field `x`, expected one of ..." messages.
 fn suggest(message: &str) -> String {
     let Some(rest) = message.strip_prefix("unknown field `") else {
@@ -232,9 +293,16 @@ impl Scenario {
     pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
         let ctx = Ctx { path, text };
         let raw: RawScenario = toml::from_str(text).map_err(|e| {
-            let message = suggest(e.message());
+            let message = suggest(&plain_types(e.message()));
             match e.span() {
-                Some(span) => ctx.at(span, message),
+                Some(span) => {
+                    // serde names unknown keys itself; for the rest, say which key.
+                    let message = match key_path_at(text, span.start) {
+                        Some(key) if !message.starts_with("unknown field") => format!("`{key}`: {message}"),
+                        _ => message,
+                    };
+                    ctx.at(span, message)
+                }
                 None => ScenarioError::File { path: path.to_path_buf(), message },
             }
         })?;
@@ -655,6 +723,28 @@ bin = "10ms"
         let labels: Vec<String> = s.limiters.iter().map(|l| l.label()).collect();
         assert_eq!(labels, ["fixed_window", "slot_counter(N=5)", "slot_counter(N=50)", "sliding_log"]);
         assert!(s.set_slots(&[0]).is_err());
+    }
+
+    #[test]
+    fn type_errors_name_the_key() {
+        let e = parse(&BOUNDARY.replace("requests = 100", "requests = \"ten\"")).unwrap_err();
+        assert_eq!(e, "s.toml:7:12: `limit.requests`: invalid type: string \"ten\", expected a whole number");
+        let e = parse(&BOUNDARY.replace("count = 100", "count = 2.5")).unwrap_err();
+        assert!(e.starts_with("s.toml:14:9: `traffic[0].count`: invalid type: floating point `2.5`"), "{e}");
+        let e = parse(&BOUNDARY.replace("slots = [2, 10, 100]", "slots = [\n  2,\n  \"x\",\n]")).unwrap_err();
+        assert!(e.starts_with("s.toml:23:3: `limiter[1].slots`: invalid type: string \"x\""), "{e}");
+        let e = parse(&BOUNDARY.replace("window = \"1s\"", "window = \"1s")).unwrap_err();
+        assert!(e.starts_with("s.toml:8:") && e.contains("`limit.window`"), "{e}");
+    }
+
+    #[test]
+    fn key_path_heuristic() {
+        let t = "a = 1\n[[x]]\nk = 2\n[[x]]\n\nk = [\n 3]\n[y]\nz = 4\n";
+        assert_eq!(key_path_at(t, 4).as_deref(), Some("a"));
+        assert_eq!(key_path_at(t, t.find("3]").unwrap()).as_deref(), Some("x[1].k"));
+        assert_eq!(key_path_at(t, t.find("4").unwrap()).as_deref(), Some("y.z"));
+        assert_eq!(key_path_at(t, 0), None);
+        assert_eq!(key_path_at("é = 1", 1).as_deref(), None);
     }
 
     #[test]
