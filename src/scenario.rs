@@ -8,7 +8,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::limiter::{Limit, LimiterSpec, WindowAlign};
-use crate::time::{Nanos, TimeUnit, parse_duration};
+use crate::time::{Nanos, TimeUnit, format_duration, parse_duration};
 use crate::trace::CsvOptions;
 
 /// A scenario that passed every check.
@@ -351,6 +351,21 @@ impl Scenario {
         }
 
         let bin = raw.output.bin.as_ref().map(|b| ctx.positive_duration("output.bin", b)).transpose()?;
+        if let (Some(b), Some(bin), Some(d)) = (&raw.output.bin, bin, duration) {
+            // The engine would refuse this at the first arrival; say so now.
+            let bins = (d.0 - 1) / bin.0 + 1;
+            if bins > crate::timeline::MAX_BINS {
+                return Err(ctx.at(
+                    b.span(),
+                    format!(
+                        "`output.bin` = \"{}\" cuts the {} run into {bins} bins; the most is {}: choose a wider `bin`",
+                        b.get_ref(),
+                        format_duration(d),
+                        crate::timeline::MAX_BINS
+                    ),
+                ));
+            }
+        }
 
         Ok(Scenario {
             path: path.to_path_buf(),
@@ -482,10 +497,18 @@ fn validate_traffic(
                 }
             };
             if end <= start {
-                let span = r.end.as_ref().map_or(t.span(), |e| e.span());
-                return Err(
-                    ctx.at(span, format!("`{}` ({end} s) must be after `start` ({start} s)", key("end")))
-                );
+                return Err(match &r.end {
+                    Some(e) => {
+                        ctx.at(e.span(), format!("`{}` ({end} s) must be after `start` ({start} s)", key("end")))
+                    }
+                    None => ctx.at(
+                        r.start.as_ref().map_or(t.span(), |s| s.span()),
+                        format!(
+                            "`{}` ({start} s) must be before the scenario's `duration` ({end} s), where this source ends",
+                            key("start")
+                        ),
+                    ),
+                });
             }
             let (rate, rate_span, rate_key) = match (&r.rate, &r.load) {
                 (Some(_), Some(l)) => {

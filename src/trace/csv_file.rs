@@ -164,6 +164,11 @@ impl<R: Read> CsvTrace<R> {
                         if self.record.len() == 1 { "" } else { "s" }
                     ))));
                 };
+                if field.contains(&b'\n') {
+                    return Some(Err(self.row_error(format!(
+                        "field `{col}` runs over several lines: a quote `\"` opened here is never closed"
+                    ))));
+                }
                 let text = match std::str::from_utf8(field) {
                     Ok(t) => t,
                     Err(_) => return Some(Err(self.row_error(format!("field `{col}` is not UTF-8 text")))),
