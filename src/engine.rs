@@ -124,7 +124,6 @@ pub fn run(
     if let Some(end) = config.end {
         timeline.reserve_until(Nanos(end.0.saturating_sub(1)))?;
     }
-    let end = config.end.unwrap_or(Nanos::MAX);
     let mut seq: u64 = 0;
     let mut first = None;
     let mut last = None;
@@ -134,7 +133,8 @@ pub fn run(
     for arrival in arrivals {
         let arrival = arrival?;
         let t = arrival.time;
-        if t >= end {
+        // Not `unwrap_or(Nanos::MAX)`: with no end, an arrival at u64::MAX counts.
+        if config.end.is_some_and(|end| t >= end) {
             break;
         }
         first.get_or_insert(t);

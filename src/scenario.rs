@@ -172,8 +172,13 @@ impl Ctx<'_> {
 
 /// serde's Rust type names in words people use.
 fn plain_types(message: &str) -> String {
+    if let Some(n) = message
+        .strip_prefix("invalid type: integer `")
+        .and_then(|r| r.strip_suffix("` as i128, expected i64"))
+    {
+        return format!("{n} is too large: expected a whole number up to 9223372036854775807");
+    }
     message
-        .replace(" as i128, expected i64", ", expected a whole number up to 9223372036854775807")
         .replace("expected i64", "expected a whole number")
         .replace("expected f64", "expected a number")
         .replace("expected a sequence", "expected a list, like [2, 10]")

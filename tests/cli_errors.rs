@@ -92,6 +92,7 @@ impl Case {
         for w in words {
             assert!(out.stderr.contains(w), "{args:?}: missing {w:?} in:\n{}", out.stderr);
         }
+        dump(args, code, &out.stderr);
         out.stderr
     }
 
@@ -113,6 +114,17 @@ impl Case {
             "{a}\n---\n{b}"
         );
     }
+}
+
+/// With `RATESIM_ERRORS_DUMP=FILE`, appends `test \t args \t code \t stderr`
+/// lines: the raw material of docs/errors.md, so the table shows real output.
+fn dump(args: &[&str], code: i32, stderr: &str) {
+    use std::io::Write;
+    let Ok(path) = std::env::var("RATESIM_ERRORS_DUMP") else { return };
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    let line = format!("{test}\t{}\t{code}\t{}\n", args.join(" "), stderr.trim_end().replace('\n', "\\n"));
+    let mut f = fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+    f.write_all(line.as_bytes()).unwrap();
 }
 
 fn with(old: &str, new: &str) -> String {
@@ -224,8 +236,7 @@ fn s11_requests_zero() {
 fn s12_integer_too_large() {
     Case::new(&with("requests = 10", "requests = 99999999999999999999")).refused(&[
         "s.toml:5:12:",
-        "`limit.requests`",
-        "expected a whole number up to 9223372036854775807",
+        "`limit.requests`: 99999999999999999999 is too large: expected a whole number up to 9223372036854775807",
     ]);
 }
 

@@ -74,7 +74,7 @@ impl OutputDir {
             _ => PathBuf::from("."),
         };
         fs::create_dir_all(&parent).map_err(|source| OutputError::Create { path: parent.clone(), source })?;
-        remove_stale_staging(&parent, &name);
+        remove_stale_staging(&parent, &name, target);
         let staging = parent.join(format!(".{name}.tmp-{}", std::process::id()));
         if staging.exists() {
             let _ = fs::remove_dir_all(&staging);
@@ -131,9 +131,11 @@ impl OutputDir {
     }
 }
 
-/// Removes `.<name>.tmp-<pid>` (and `.<name>.tmp-<pid>.old`) directories left
-/// by runs that were killed, when `/proc` shows their process is gone.
-fn remove_stale_staging(parent: &Path, name: &str) {
+/// Removes `.<name>.tmp-<pid>` directories left by runs that were killed,
+/// when `/proc` shows their process is gone. A `.<name>.tmp-<pid>.old` is the
+/// previous results of a run killed between the two renames of its commit:
+/// it is moved back into place if the target is missing, else removed.
+fn remove_stale_staging(parent: &Path, name: &str, target: &Path) {
     if !Path::new("/proc/self").exists() {
         return; // no way to tell a live run from a dead one: leave them
     }
@@ -147,7 +149,11 @@ fn remove_stale_staging(parent: &Path, name: &str) {
             continue;
         }
         if pid != std::process::id().to_string() && !Path::new("/proc").join(pid).exists() {
-            let _ = fs::remove_dir_all(entry.path());
+            if rest.ends_with(".old") && !target.exists() {
+                let _ = fs::rename(entry.path(), target);
+            } else {
+                let _ = fs::remove_dir_all(entry.path());
+            }
         }
     }
 }
@@ -225,5 +231,20 @@ mod more_tests {
         assert!(!dead.exists() && !dead_old.exists());
         assert!(live.exists() && other.exists());
         drop(staged);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn results_moved_aside_by_a_killed_commit_are_restored() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out");
+        let old = root.path().join(".out.tmp-4294967295.old");
+        fs::create_dir(&old).unwrap();
+        fs::write(old.join("summary.csv"), "previous").unwrap();
+        let staged = OutputDir::stage(&target).unwrap();
+        assert_eq!(fs::read_to_string(target.join("summary.csv")).unwrap(), "previous");
+        assert!(!old.exists());
+        drop(staged);
+        assert_eq!(fs::read_to_string(target.join("summary.csv")).unwrap(), "previous");
     }
 }
