@@ -628,6 +628,19 @@ fn o03_out_in_an_unwritable_place() {
     );
 }
 
+#[test]
+fn o05_out_names_no_folder() {
+    let c = Case::new(BASE);
+    for out in [".", "..", "/", "sub/.."] {
+        c.fails(
+            &["run", "s.toml", "--out", out],
+            1,
+            &[&format!("output path `{out}` names no folder"), "like out/run1"],
+        );
+    }
+    assert!(!c.path("summary.csv").exists());
+}
+
 /// A bad row after good ones fails the run; the previous results stay.
 #[test]
 fn o04_failed_run_keeps_previous_results() {

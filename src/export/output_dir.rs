@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 pub enum OutputError {
     #[error("output path {0} is a file, not a directory")]
     NotADirectory(PathBuf),
+    #[error("output path `{0}` names no folder that could be replaced: give one, like out/run1")]
+    NoName(PathBuf),
     #[error("cannot write output to {target}: {file} is a file, not a directory")]
     UnderAFile { target: PathBuf, file: PathBuf },
     #[error("cannot write output to {target}: creating {staging} beside it failed")]
@@ -67,8 +69,11 @@ impl OutputDir {
         {
             return Err(OutputError::UnderAFile { target: target.to_path_buf(), file: file.to_path_buf() });
         }
-        let name =
-            target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "output".into());
+        // `.`, `..`, `/` and `` cannot be renamed into place.
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| OutputError::NoName(target.to_path_buf()))?;
         let parent = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
