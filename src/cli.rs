@@ -29,6 +29,14 @@ pub enum Command {
     /// Run a scenario and write its tables to the output folder.
     #[command(after_help = EXAMPLES)]
     Run(RunArgs),
+    /// Validate a scenario and read its CSV traces in full, without running.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -149,7 +149,9 @@ impl Hasher for KeyHasher {
 
 struct Reader<I> {
     arrivals: I,
-    end: Nanos,
+    /// Arrivals at or after this are not read. Not `Nanos::MAX` for "no end":
+    /// an arrival at u64::MAX counts then.
+    end: Option<Nanos>,
     ids: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
     keys: Vec<u64>,
     last: Option<(u64, u32)>,
@@ -171,7 +173,7 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
                 break;
             };
             let a = a?;
-            if a.time >= self.end {
+            if self.end.is_some_and(|end| a.time >= end) {
                 self.done = true;
                 break;
             }
@@ -378,7 +380,7 @@ pub fn run(
     }
     let mut reader = Reader {
         arrivals,
-        end: config.end.unwrap_or(Nanos::MAX),
+        end: config.end,
         ids: HashMap::default(),
         keys: Vec::new(),
         last: None,
@@ -417,7 +419,7 @@ pub fn run(
 
     let run_end = match config.end {
         Some(e) => e,
-        None => reader.last_time.map_or(Nanos::ZERO, |t| Nanos(t.0 + 1)),
+        None => reader.last_time.map_or(Nanos::ZERO, |t| Nanos(t.0.saturating_add(1))),
     };
     for lane in &mut lanes {
         lane.finish(run_end)?;

@@ -5,6 +5,7 @@
 //! formats. It knows nothing of argument parsing, progress bars or terminals.
 //! What every number means is fixed in SEMANTICS.md.
 
+pub mod check;
 pub mod engine;
 pub mod export;
 pub mod limiter;

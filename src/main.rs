@@ -40,7 +40,18 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) => run(args),
+        Command::Check(args) => check(&args.scenario),
     }
+}
+
+/// `ratesim check`: see [`ratesim::check`].
+fn check(path: &Path) -> Result<()> {
+    let scenario = Scenario::load(path)?;
+    let traces = ratesim::check::check_traces(&scenario)?;
+    let mut out = io::stdout().lock();
+    out.write_all(ratesim::check::summary(&scenario, &traces).as_bytes())?;
+    out.flush()?;
+    Ok(())
 }
 
 /// A progress bar that appears only when a run takes a while and stderr is a

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::limiter::{Limit, LimiterSpec, WindowAlign};
-use crate::time::{Nanos, TimeUnit, parse_duration};
+use crate::time::{Nanos, TimeUnit, format_duration, parse_duration};
 use crate::trace::CsvOptions;
 
 /// A scenario that passed every check.
@@ -113,6 +113,7 @@ struct RawTraffic {
     key_column: Option<Spanned<String>>,
     clients: Option<Spanned<i64>>,
     skew: Option<Spanned<f64>>,
+    sort: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize)]
@@ -142,7 +143,10 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
         let before = &self.text[..offset];
         let line = before.matches('\n').count() + 1;
         let col = before.rfind('\n').map_or(before.chars().count(), |i| before[i + 1..].chars().count()) + 1;
@@ -180,6 +184,72 @@ impl Ctx<'_> {
             return Err(self.at(v.span(), format!("`{key}` must be a finite number above 0, got {r}")));
         }
         Ok(r)
+    }
+}
+
+/// serde's Rust type names in words people use.
+fn plain_types(message: &str) -> String {
+    if let Some(n) = message
+        .strip_prefix("invalid type: integer `")
+        .and_then(|r| r.strip_suffix("` as i128, expected i64"))
+    {
+        return format!("{n} is too large: expected a whole number up to 9223372036854775807");
+    }
+    message
+        .replace("expected i64", "expected a whole number")
+        .replace("expected f64", "expected a number")
+        .replace("expected a sequence", "expected a list, like [2, 10]")
+        .replace("expected a boolean", "expected true or false")
+}
+
+/// The dotted key (`limit.window`, `traffic[1].rate`) whose value sits at
+/// `offset`, found from the table headers and `key =` lines before it. A
+/// heuristic for messages from the TOML parser, which name no key.
+fn key_path_at(text: &str, offset: usize) -> Option<String> {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let mut table: Option<String> = None;
+    let mut key: Option<String> = None;
+    let mut arrays: Vec<(String, usize)> = Vec::new();
+    let lines = text[..line_start].lines().map(|l| (l, false)).chain([(&text[line_start..line_end], true)]);
+    for (line, last) in lines {
+        let l = line.trim();
+        if let Some(name) = l.strip_prefix("[[").and_then(|r| r.split("]]").next()) {
+            let name = name.trim().to_string();
+            let n = match arrays.iter_mut().find(|(a, _)| *a == name) {
+                Some((_, n)) => {
+                    *n += 1;
+                    *n
+                }
+                None => {
+                    arrays.push((name.clone(), 0));
+                    0
+                }
+            };
+            table = Some(format!("{name}[{n}]"));
+            key = None;
+        } else if let Some(name) = l.strip_prefix('[').and_then(|r| r.split(']').next()) {
+            table = Some(name.trim().to_string());
+            key = None;
+        } else {
+            let upto = if last { &line[..offset - line_start] } else { line };
+            if let Some((k, _)) = upto.split_once('=') {
+                let k = k.trim();
+                if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || "_-.\"'".contains(c)) {
+                    key = Some(k.to_string());
+                }
+            }
+        }
+    }
+    match (table, key) {
+        (Some(t), Some(k)) => Some(format!("{t}.{k}")),
+        (None, Some(k)) => Some(k),
+        (Some(t), None) => Some(t),
+        (None, None) => None,
     }
 }
 
@@ -245,9 +315,16 @@ impl Scenario {
     pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
         let ctx = Ctx { path, text };
         let raw: RawScenario = toml::from_str(text).map_err(|e| {
-            let message = suggest(e.message());
+            let message = suggest(&plain_types(e.message()));
             match e.span() {
-                Some(span) => ctx.at(span, message),
+                Some(span) => {
+                    // serde names unknown keys itself; for the rest, say which key.
+                    let message = match key_path_at(text, span.start) {
+                        Some(key) if !message.starts_with("unknown field") => format!("`{key}`: {message}"),
+                        _ => message,
+                    };
+                    ctx.at(span, message)
+                }
                 None => ScenarioError::File { path: path.to_path_buf(), message },
             }
         })?;
@@ -296,6 +373,21 @@ impl Scenario {
         }
 
         let bin = raw.output.bin.as_ref().map(|b| ctx.positive_duration("output.bin", b)).transpose()?;
+        if let (Some(b), Some(bin), Some(d)) = (&raw.output.bin, bin, duration) {
+            // The engine would refuse this at the first arrival; say so now.
+            let bins = (d.0 - 1) / bin.0 + 1;
+            if bins > crate::timeline::MAX_BINS {
+                return Err(ctx.at(
+                    b.span(),
+                    format!(
+                        "`output.bin` = \"{}\" cuts the {} run into {bins} bins; the most is {}: choose a wider `bin`",
+                        b.get_ref(),
+                        format_duration(d),
+                        crate::timeline::MAX_BINS
+                    ),
+                ));
+            }
+        }
 
         Ok(Scenario {
             path: path.to_path_buf(),
@@ -345,6 +437,11 @@ pub fn default_limiters() -> Vec<LimiterSpec> {
     v
 }
 
+/// The most requests one generated source (burst, constant, poisson) may
+/// produce: a guard against typos such as `count = 1000000000000` that would
+/// run for hours. Recorded traces have no such limit.
+pub const MAX_GENERATED: u64 = 1_000_000_000;
+
 const TRAFFIC_KINDS: [&str; 4] = ["burst", "constant", "poisson", "csv"];
 const LIMITER_KINDS: [&str; 3] = ["fixed_window", "slot_counter", "sliding_log"];
 
@@ -364,10 +461,10 @@ fn validate_traffic(
         "burst" => &["start", "span", "count"],
         "constant" => &["start", "end", "rate", "load"],
         "poisson" => &["start", "end", "rate", "load", "clients", "skew"],
-        "csv" => &["path", "time_unit", "time_column", "key_column"],
+        "csv" => &["path", "time_unit", "time_column", "key_column", "sort"],
         _ => return Err(one_of(ctx, &key("kind"), &r.kind, &TRAFFIC_KINDS)),
     };
-    let present: [(&str, Option<Range<usize>>); 12] = [
+    let present: [(&str, Option<Range<usize>>); 13] = [
         ("start", r.start.as_ref().map(|v| v.span())),
         ("span", r.span.as_ref().map(|v| v.span())),
         ("end", r.end.as_ref().map(|v| v.span())),
@@ -380,6 +477,7 @@ fn validate_traffic(
         ("key_column", r.key_column.as_ref().map(|v| v.span())),
         ("clients", r.clients.as_ref().map(|v| v.span())),
         ("skew", r.skew.as_ref().map(|v| v.span())),
+        ("sort", r.sort.as_ref().map(|v| v.span())),
     ];
     for (name, span) in present {
         if let Some(span) = span
@@ -395,7 +493,17 @@ fn validate_traffic(
     let start = r.start.as_ref().map(|v| ctx.duration(&key("start"), v)).transpose()?.unwrap_or(Nanos::ZERO);
     match kind {
         "burst" => {
-            let count = ctx.at_least_one(&key("count"), r.count.as_ref().ok_or_else(|| missing("count"))?)?;
+            let count_raw = r.count.as_ref().ok_or_else(|| missing("count"))?;
+            let count = ctx.at_least_one(&key("count"), count_raw)?;
+            if count > MAX_GENERATED {
+                return Err(ctx.at(
+                    count_raw.span(),
+                    format!(
+                        "`{}` = {count} is too many: a generated source may produce at most {MAX_GENERATED} requests (use a CSV trace or several runs for more)",
+                        key("count")
+                    ),
+                ));
+            }
             let span =
                 r.span.as_ref().map(|v| ctx.duration(&key("span"), v)).transpose()?.unwrap_or(Nanos::ZERO);
             if start.checked_add(span).is_none() {
@@ -415,22 +523,47 @@ fn validate_traffic(
                 }
             };
             if end <= start {
-                let span = r.end.as_ref().map_or(t.span(), |e| e.span());
-                return Err(
-                    ctx.at(span, format!("`{}` ({end} s) must be after `start` ({start} s)", key("end")))
-                );
+                return Err(match &r.end {
+                    Some(e) => {
+                        ctx.at(e.span(), format!("`{}` ({end} s) must be after `start` ({start} s)", key("end")))
+                    }
+                    None => ctx.at(
+                        r.start.as_ref().map_or(t.span(), |s| s.span()),
+                        format!(
+                            "`{}` ({start} s) must be before the scenario's `duration` ({end} s), where this source ends",
+                            key("start")
+                        ),
+                    ),
+                });
             }
-            let rate = match (&r.rate, &r.load) {
+            let (rate, rate_span, rate_key) = match (&r.rate, &r.load) {
                 (Some(_), Some(l)) => {
                     return Err(ctx.at(l.span(), format!("give `{}` or `load`, not both", key("rate"))));
                 }
-                (Some(v), None) => ctx.rate(&key("rate"), v)?,
+                (Some(v), None) => (ctx.rate(&key("rate"), v)?, v.span(), key("rate")),
                 (None, Some(l)) => {
                     let load = ctx.rate(&key("load"), l)?;
-                    load * limit.requests as f64 / limit.window.as_secs_f64()
+                    (load * limit.requests as f64 / limit.window.as_secs_f64(), l.span(), key("load"))
                 }
                 (None, None) => return Err(missing("rate` or `load")),
             };
+            // Expected requests over [start, end); also catches a load whose
+            // rate overflows to infinity or underflows to 0.
+            let expected = rate * (end.0 - start.0) as f64 / 1e9;
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(ctx.at(
+                    rate_span,
+                    format!("`{rate_key}` gives a rate of {rate} requests/s: it must be finite and above 0"),
+                ));
+            }
+            if expected > MAX_GENERATED as f64 {
+                return Err(ctx.at(
+                    rate_span,
+                    format!(
+                        "`{rate_key}` gives {rate:e} requests/s, about {expected:e} requests over [{start} s, {end} s): a generated source may produce at most {MAX_GENERATED} requests"
+                    ),
+                ));
+            }
             if kind == "constant" {
                 return Ok(Traffic::Constant { start, end, rate });
             }
@@ -458,10 +591,11 @@ fn validate_traffic(
             let p = r.path.as_ref().ok_or_else(|| missing("path"))?;
             let path = base.join(p.get_ref());
             if !path.is_file() {
+                let what = if path.is_dir() { "is a directory, not a file" } else { "does not exist" };
                 return Err(ctx.at(
                     p.span(),
                     format!(
-                        "`{}`: trace file {} does not exist (paths are relative to the scenario file)",
+                        "`{}`: trace file {} {what} (paths are relative to the scenario file)",
                         key("path"),
                         path.display()
                     ),
@@ -474,7 +608,8 @@ fn validate_traffic(
             };
             let time_column = r.time_column.as_ref().map_or("time".to_string(), |c| c.get_ref().clone());
             let key_column = r.key_column.as_ref().map(|c| c.get_ref().clone());
-            Ok(Traffic::Csv(CsvOptions { path, time_unit, time_column, key_column }))
+            let sort = r.sort.as_ref().is_some_and(|s| *s.get_ref());
+            Ok(Traffic::Csv(CsvOptions { path, time_unit, time_column, key_column, sort }))
         }
         _ => unreachable!("kind checked above"),
     }
@@ -655,6 +790,28 @@ bin = "10ms"
         let labels: Vec<String> = s.limiters.iter().map(|l| l.label()).collect();
         assert_eq!(labels, ["fixed_window", "slot_counter(N=5)", "slot_counter(N=50)", "sliding_log"]);
         assert!(s.set_slots(&[0]).is_err());
+    }
+
+    #[test]
+    fn type_errors_name_the_key() {
+        let e = parse(&BOUNDARY.replace("requests = 100", "requests = \"ten\"")).unwrap_err();
+        assert_eq!(e, "s.toml:7:12: `limit.requests`: invalid type: string \"ten\", expected a whole number");
+        let e = parse(&BOUNDARY.replace("count = 100", "count = 2.5")).unwrap_err();
+        assert!(e.starts_with("s.toml:14:9: `traffic[0].count`: invalid type: floating point `2.5`"), "{e}");
+        let e = parse(&BOUNDARY.replace("slots = [2, 10, 100]", "slots = [\n  2,\n  \"x\",\n]")).unwrap_err();
+        assert!(e.starts_with("s.toml:23:3: `limiter[1].slots`: invalid type: string \"x\""), "{e}");
+        let e = parse(&BOUNDARY.replace("window = \"1s\"", "window = \"1s")).unwrap_err();
+        assert!(e.starts_with("s.toml:8:") && e.contains("`limit.window`"), "{e}");
+    }
+
+    #[test]
+    fn key_path_heuristic() {
+        let t = "a = 1\n[[x]]\nk = 2\n[[x]]\n\nk = [\n 3]\n[y]\nz = 4\n";
+        assert_eq!(key_path_at(t, 4).as_deref(), Some("a"));
+        assert_eq!(key_path_at(t, t.find("3]").unwrap()).as_deref(), Some("x[1].k"));
+        assert_eq!(key_path_at(t, t.find("4").unwrap()).as_deref(), Some("y.z"));
+        assert_eq!(key_path_at(t, 0), None);
+        assert_eq!(key_path_at("é = 1", 1).as_deref(), None);
     }
 
     #[test]

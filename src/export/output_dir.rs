@@ -1,6 +1,12 @@
 //! Staged output: files go to a temporary directory beside the target, which
 //! replaces the target only when the run succeeded. A failed or interrupted
 //! run leaves the previous results as they were.
+//!
+//! The staging directory is `.<name>.tmp-<pid>` beside the target. A run
+//! killed by a signal (Ctrl-C) runs no destructors and leaves its staging
+//! directory behind, never a half-written target; the next run into the same
+//! target removes staging directories whose process is gone (on Linux, where
+//! `/proc` tells).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -9,6 +15,17 @@ use std::path::{Path, PathBuf};
 pub enum OutputError {
     #[error("output path {0} is a file, not a directory")]
     NotADirectory(PathBuf),
+    #[error("output path `{0}` names no folder that could be replaced: give one, like out/run1")]
+    NoName(PathBuf),
+    #[error("cannot write output to {target}: {file} is a file, not a directory")]
+    UnderAFile { target: PathBuf, file: PathBuf },
+    #[error("cannot write output to {target}: creating {staging} beside it failed")]
+    Unwritable {
+        target: PathBuf,
+        staging: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot create output directory {path}")]
     Create {
         path: PathBuf,
@@ -41,21 +58,37 @@ impl OutputDir {
     /// Checks the target can be written and creates the staging directory
     /// beside it (same filesystem, so the final move is a rename).
     pub fn stage(target: &Path) -> Result<OutputDir, OutputError> {
-        if target.is_file() {
+        if target.exists() && !target.is_dir() {
             return Err(OutputError::NotADirectory(target.to_path_buf()));
         }
-        let name =
-            target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "output".into());
+        // A file anywhere above the target (`/etc/passwd/x`) is named as such.
+        if let Some(file) = target
+            .ancestors()
+            .skip(1)
+            .find(|a| !a.as_os_str().is_empty() && a.symlink_metadata().is_ok() && !a.is_dir())
+        {
+            return Err(OutputError::UnderAFile { target: target.to_path_buf(), file: file.to_path_buf() });
+        }
+        // `.`, `..`, `/` and `` cannot be renamed into place.
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| OutputError::NoName(target.to_path_buf()))?;
         let parent = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
         fs::create_dir_all(&parent).map_err(|source| OutputError::Create { path: parent.clone(), source })?;
+        remove_stale_staging(&parent, &name, target);
         let staging = parent.join(format!(".{name}.tmp-{}", std::process::id()));
         if staging.exists() {
             let _ = fs::remove_dir_all(&staging);
         }
-        fs::create_dir(&staging).map_err(|source| OutputError::Create { path: staging.clone(), source })?;
+        fs::create_dir(&staging).map_err(|source| OutputError::Unwritable {
+            target: target.to_path_buf(),
+            staging: staging.clone(),
+            source,
+        })?;
         Ok(OutputDir { target: target.to_path_buf(), staging, committed: false })
     }
 
@@ -103,6 +136,33 @@ impl OutputDir {
     }
 }
 
+/// Removes `.<name>.tmp-<pid>` directories left by runs that were killed,
+/// when `/proc` shows their process is gone. A `.<name>.tmp-<pid>.old` is the
+/// previous results of a run killed between the two renames of its commit:
+/// it is moved back into place if the target is missing, else removed.
+fn remove_stale_staging(parent: &Path, name: &str, target: &Path) {
+    if !Path::new("/proc/self").exists() {
+        return; // no way to tell a live run from a dead one: leave them
+    }
+    let prefix = format!(".{name}.tmp-");
+    let Ok(entries) = fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(rest) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else { continue };
+        let pid = rest.strip_suffix(".old").unwrap_or(rest);
+        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if pid != std::process::id().to_string() && !Path::new("/proc").join(pid).exists() {
+            if rest.ends_with(".old") && !target.exists() {
+                let _ = fs::rename(entry.path(), target);
+            } else {
+                let _ = fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+}
+
 impl Drop for OutputDir {
     fn drop(&mut self) {
         if !self.committed {
@@ -143,5 +203,53 @@ mod tests {
         let target = root.path().join("out");
         fs::write(&target, "x").unwrap();
         assert!(matches!(OutputDir::stage(&target), Err(OutputError::NotADirectory(_))));
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+
+    #[test]
+    fn a_file_above_the_target_is_named() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("f");
+        fs::write(&file, "x").unwrap();
+        let e = OutputDir::stage(&file.join("out")).unwrap_err().to_string();
+        assert!(e.contains("is a file, not a directory") && e.contains(&*file.to_string_lossy()), "{e}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn stale_staging_of_dead_runs_is_removed_live_ones_kept() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out");
+        // No live process has pid 4294967295; pid 1 is always alive.
+        let dead = root.path().join(".out.tmp-4294967295");
+        let dead_old = root.path().join(".out.tmp-4294967295.old");
+        let live = root.path().join(".out.tmp-1");
+        let other = root.path().join(".other.tmp-4294967295");
+        for d in [&dead, &dead_old, &live, &other] {
+            fs::create_dir(d).unwrap();
+        }
+        let staged = OutputDir::stage(&target).unwrap();
+        assert!(!dead.exists() && !dead_old.exists());
+        assert!(live.exists() && other.exists());
+        drop(staged);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn results_moved_aside_by_a_killed_commit_are_restored() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out");
+        let old = root.path().join(".out.tmp-4294967295.old");
+        fs::create_dir(&old).unwrap();
+        fs::write(old.join("summary.csv"), "previous").unwrap();
+        let staged = OutputDir::stage(&target).unwrap();
+        assert_eq!(fs::read_to_string(target.join("summary.csv")).unwrap(), "previous");
+        assert!(!old.exists());
+        drop(staged);
+        assert_eq!(fs::read_to_string(target.join("summary.csv")).unwrap(), "previous");
     }
 }

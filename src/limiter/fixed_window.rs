@@ -44,7 +44,7 @@ impl FixedWindow {
                 }
             }
             WindowAlign::FirstRequest => match self.start {
-                Some(s) if t < s + self.window => s,
+                Some(s) if t.saturating_sub(s) < self.window => s,
                 _ => t,
             },
         }

@@ -75,10 +75,10 @@ impl SlotCounter {
         }
         let k = self.slot_index(now);
         self.current = k;
-        self.next_slot_at = self.slot_start(k + 1);
+        self.next_slot_at = self.slot_start(k.saturating_add(1));
         // Slots k - N + 1 ..= k are in the window; anything older leaves.
         while let Some(&(slot, count)) = self.live.front() {
-            if slot + self.slots <= k {
+            if k - slot >= self.slots {
                 self.sum -= count;
                 self.live.pop_front();
             } else {

@@ -1,8 +1,12 @@
 //! A recorded trace: a CSV file with a header row and a `time` column, read as
-//! a stream (one reused record, never the whole file).
+//! a stream (one reused record, never the whole file) from any reader.
+//!
+//! Rows must be in time order. With `sort = true` the whole trace is read into
+//! memory first (16 bytes per row: time and key, up to 32 while the buffer
+//! grows) and sorted stably, so rows with equal times keep their file order.
 
 use std::fs::File;
-use std::io::BufReader;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::{Arrival, ArrivalResult, TraceError};
@@ -19,29 +23,62 @@ pub struct CsvOptions {
     /// Name of the client key column, if requests belong to clients. Key text
     /// is hashed to a number ([`super::key_hash`]).
     pub key_column: Option<String>,
+    /// Read every row into memory and sort by time (stable) instead of
+    /// refusing rows that go back in time.
+    pub sort: bool,
 }
 
-pub struct CsvTrace {
+impl CsvOptions {
+    /// Options for a file with the defaults: decimal seconds in `time`, no sort.
+    pub fn new(path: impl Into<PathBuf>) -> CsvOptions {
+        CsvOptions {
+            path: path.into(),
+            time_unit: TimeUnit::S,
+            time_column: "time".into(),
+            key_column: None,
+            sort: false,
+        }
+    }
+}
+
+/// Bytes of memory a sorted trace holds per row (a `u64` timestamp and key).
+pub const SORT_BYTES_PER_ROW: u64 = 16;
+
+pub struct CsvTrace<R: Read = File> {
     path: PathBuf,
-    reader: csv::Reader<BufReader<File>>,
+    reader: csv::Reader<R>,
     record: csv::ByteRecord,
     time_index: usize,
     key_index: Option<usize>,
+    time_column: String,
     unit: TimeUnit,
     last: Nanos,
     rows: u64,
+    /// Rows earlier than the row before them (only counted when sorting).
+    out_of_order: u64,
+    /// With `sort`, the sorted times still to hand out.
+    sorted: Option<std::vec::IntoIter<Arrival>>,
     done: bool,
 }
 
-impl CsvTrace {
-    /// Opens the file and reads its header.
-    pub fn open(options: &CsvOptions) -> Result<CsvTrace, TraceError> {
+impl CsvTrace<File> {
+    /// Opens the file and reads its header (and, with `sort`, every row).
+    pub fn open(options: &CsvOptions) -> Result<CsvTrace<File>, TraceError> {
+        let file = File::open(&options.path)
+            .map_err(|source| TraceError::Open { path: options.path.clone(), source })?;
+        CsvTrace::from_reader(file, options)
+    }
+}
+
+impl<R: Read> CsvTrace<R> {
+    /// Reads a trace from any reader; `options.path` only names it in errors.
+    pub fn from_reader(input: R, options: &CsvOptions) -> Result<CsvTrace<R>, TraceError> {
         let path = options.path.clone();
-        let file = File::open(&path).map_err(|source| TraceError::Open { path: path.clone(), source })?;
         let mut reader = csv::ReaderBuilder::new()
             .flexible(true)
             .has_headers(true)
-            .from_reader(BufReader::with_capacity(1 << 16, file));
+            .buffer_capacity(1 << 16)
+            .from_reader(input);
         let headers = reader.byte_headers().map_err(|e| csv_error(&path, e))?.clone();
         if headers.is_empty() || (headers.len() == 1 && headers[0].is_empty()) {
             return Err(TraceError::File {
@@ -64,21 +101,50 @@ impl CsvTrace {
         };
         let time_index = column(&options.time_column)?;
         let key_index = options.key_column.as_deref().map(column).transpose()?;
-        Ok(CsvTrace {
+        let mut trace = CsvTrace {
             path,
             reader,
             record: csv::ByteRecord::new(),
             time_index,
             key_index,
+            time_column: options.time_column.clone(),
             unit: options.time_unit,
             last: Nanos::ZERO,
             rows: 0,
+            out_of_order: 0,
+            sorted: None,
             done: false,
-        })
+        };
+        if options.sort {
+            let mut rows = Vec::new();
+            while let Some(r) = trace.read_one(false) {
+                rows.push(r?);
+            }
+            // Stable: rows with equal times keep their file order.
+            rows.sort_by_key(|a| a.time);
+            trace.done = false;
+            trace.sorted = Some(rows.into_iter());
+        }
+        Ok(trace)
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Data rows read so far (all of them once a sorted trace is open).
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Rows that came earlier than the row before them (sorted traces only).
+    pub fn out_of_order(&self) -> u64 {
+        self.out_of_order
+    }
+
+    /// Whether the trace was read into memory and sorted.
+    pub fn is_sorted_in_memory(&self) -> bool {
+        self.sorted.is_some()
     }
 
     fn row_error(&self, message: String) -> TraceError {
@@ -86,7 +152,8 @@ impl CsvTrace {
         TraceError::Row { path: self.path.clone(), line, message }
     }
 
-    fn read_one(&mut self) -> Option<ArrivalResult> {
+    /// Reads one row; `in_order` refuses a row earlier than the one before.
+    fn read_one(&mut self, in_order: bool) -> Option<ArrivalResult> {
         match self.reader.read_byte_record(&mut self.record) {
             Ok(false) => {
                 self.done = true;
@@ -100,26 +167,36 @@ impl CsvTrace {
             }
             Err(e) => Some(Err(csv_error(&self.path, e))),
             Ok(true) => {
+                let col = &self.time_column;
                 let Some(field) = self.record.get(self.time_index) else {
                     return Some(Err(self.row_error(format!(
-                        "field `time` (column {}) is missing: the row has {} fields",
+                        "field `{col}` (column {}) is missing: the row has {} field{}",
                         self.time_index + 1,
-                        self.record.len()
+                        self.record.len(),
+                        if self.record.len() == 1 { "" } else { "s" }
                     ))));
                 };
+                if field.contains(&b'\n') {
+                    return Some(Err(self.row_error(format!(
+                        "field `{col}` runs over several lines: a quote `\"` opened here is never closed"
+                    ))));
+                }
                 let text = match std::str::from_utf8(field) {
                     Ok(t) => t,
-                    Err(_) => return Some(Err(self.row_error("field `time` is not UTF-8 text".into()))),
+                    Err(_) => return Some(Err(self.row_error(format!("field `{col}` is not UTF-8 text")))),
                 };
                 let t = match self.unit.parse_timestamp(text) {
                     Ok(t) => t,
-                    Err(e) => return Some(Err(self.row_error(format!("field `time`: {e}")))),
+                    Err(e) => return Some(Err(self.row_error(format!("field `{col}`: {e}")))),
                 };
                 if t < self.last {
-                    return Some(Err(self.row_error(format!(
-                        "field `time`: {t} s is earlier than the row before ({} s); a trace must be in time order",
-                        self.last
-                    ))));
+                    if in_order {
+                        return Some(Err(self.row_error(format!(
+                            "field `{col}`: {t} s is earlier than the row before ({} s); a trace must be in time order (or set `sort = true` on the source to sort it in memory)",
+                            self.last
+                        ))));
+                    }
+                    self.out_of_order += 1;
                 }
                 let key = match self.key_index {
                     None => 0,
@@ -159,14 +236,17 @@ fn csv_error(path: &Path, e: csv::Error) -> TraceError {
     }
 }
 
-impl Iterator for CsvTrace {
+impl<R: Read> Iterator for CsvTrace<R> {
     type Item = ArrivalResult;
     #[inline]
     fn next(&mut self) -> Option<ArrivalResult> {
         if self.done {
             return None;
         }
-        let r = self.read_one();
+        if let Some(sorted) = &mut self.sorted {
+            return sorted.next().map(Ok);
+        }
+        let r = self.read_one(true);
         if matches!(r, Some(Err(_))) {
             self.done = true;
         }
@@ -177,46 +257,35 @@ impl Iterator for CsvTrace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
 
-    fn trace(text: &str) -> (tempfile::NamedTempFile, CsvOptions) {
-        let mut f = tempfile::NamedTempFile::new().unwrap();
-        f.write_all(text.as_bytes()).unwrap();
-        let opts = CsvOptions {
-            path: f.path().to_path_buf(),
-            time_unit: TimeUnit::S,
-            time_column: "time".into(),
-            key_column: None,
-        };
-        (f, opts)
+    #[test]
+    fn key_column_hashes_client_names_and_sorting_keeps_keys() {
+        let text = "time,client\n0.3,alice\n0.1,bob\n0.2, alice\n";
+        let opts = CsvOptions { key_column: Some("client".into()), sort: true, ..CsvOptions::new("t.csv") };
+        let rows: Vec<(u64, u64)> = CsvTrace::from_reader(text.as_bytes(), &opts)
+            .unwrap()
+            .map(|a| a.map(|a| (a.time.0, a.key)).unwrap())
+            .collect();
+        let (alice, bob) = (super::super::key_hash(b"alice"), super::super::key_hash(b"bob"));
+        assert_eq!(rows, [(100_000_000, bob), (200_000_000, alice), (300_000_000, alice)]);
+        let opts = CsvOptions { key_column: Some("user".into()), ..CsvOptions::new("t.csv") };
+        let e = CsvTrace::from_reader(text.as_bytes(), &opts).err().unwrap().to_string();
+        assert!(e.contains("no `user` column"), "{e}");
+    }
+
+    fn read(text: &str, sort: bool) -> Result<Vec<u64>, String> {
+        let opts = CsvOptions { sort, ..CsvOptions::new("t.csv") };
+        let t = CsvTrace::from_reader(text.as_bytes(), &opts).map_err(|e| e.to_string())?;
+        t.map(|r| r.map(|a| a.time.0).map_err(|e| e.to_string())).collect()
     }
 
     fn times(text: &str) -> Result<Vec<u64>, String> {
-        let (_f, opts) = trace(text);
-        let t = CsvTrace::open(&opts).map_err(|e| e.to_string())?;
-        t.map(|r| r.map(|a| a.time.0).map_err(|e| e.to_string())).collect()
+        read(text, false)
     }
 
     #[test]
     fn reads_decimal_seconds_and_ignores_extra_columns() {
         assert_eq!(times("id,time,path\n1,0.995,/a\n2,12,/b\n"), Ok(vec![995_000_000, 12_000_000_000]));
-    }
-
-    #[test]
-    fn key_column_hashes_client_names() {
-        let (_f, mut opts) = trace("time,client\n0.1,alice\n0.2,bob\n0.3, alice\n");
-        opts.key_column = Some("client".into());
-        let keys: Vec<u64> = CsvTrace::open(&opts).unwrap().map(|a| a.unwrap().key).collect();
-        assert_eq!(
-            keys,
-            [
-                super::super::key_hash(b"alice"),
-                super::super::key_hash(b"bob"),
-                super::super::key_hash(b"alice")
-            ]
-        );
-        opts.key_column = Some("user".into());
-        assert!(CsvTrace::open(&opts).err().unwrap().to_string().contains("no `user` column"));
     }
 
     #[test]
@@ -238,5 +307,75 @@ mod tests {
         assert!(e.contains("empty"), "{e}");
         let e = times("time\n-1\n").unwrap_err();
         assert!(e.contains("line 2") && e.contains("negative"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn key_column_hashes_client_names_and_sorting_keeps_keys() {
+        let text = "time,client\n0.3,alice\n0.1,bob\n0.2, alice\n";
+        let opts = CsvOptions { key_column: Some("client".into()), sort: true, ..CsvOptions::new("t.csv") };
+        let rows: Vec<(u64, u64)> = CsvTrace::from_reader(text.as_bytes(), &opts)
+            .unwrap()
+            .map(|a| a.map(|a| (a.time.0, a.key)).unwrap())
+            .collect();
+        let (alice, bob) = (super::super::key_hash(b"alice"), super::super::key_hash(b"bob"));
+        assert_eq!(rows, [(100_000_000, bob), (200_000_000, alice), (300_000_000, alice)]);
+        let opts = CsvOptions { key_column: Some("user".into()), ..CsvOptions::new("t.csv") };
+        let e = CsvTrace::from_reader(text.as_bytes(), &opts).err().unwrap().to_string();
+        assert!(e.contains("no `user` column"), "{e}");
+    }
+
+    fn read(text: &str, sort: bool) -> Result<Vec<u64>, String> {
+        let opts = CsvOptions { sort, ..CsvOptions::new("t.csv") };
+        let t = CsvTrace::from_reader(text.as_bytes(), &opts).map_err(|e| e.to_string())?;
+        t.map(|r| r.map(|a| a.time.0).map_err(|e| e.to_string())).collect()
+    }
+
+    #[test]
+    fn sort_orders_rows_in_memory_and_counts_the_moves() {
+        let opts = CsvOptions { sort: true, ..CsvOptions::new("t.csv") };
+        let t = CsvTrace::from_reader(&b"time\n3\n1\n2\n1\n"[..], &opts).unwrap();
+        assert!(t.is_sorted_in_memory());
+        assert_eq!((t.rows(), t.out_of_order()), (4, 2));
+        let v: Vec<u64> = t.map(|r| r.unwrap().time.0 / 1_000_000_000).collect();
+        assert_eq!(v, [1, 1, 2, 3]);
+    }
+
+    #[test]
+    fn sort_still_reports_bad_rows_by_line() {
+        let e = read("time\n3\n1\nx\n", true).unwrap_err();
+        assert!(e.contains("t.csv, line 4") && e.contains("`x`"), "{e}");
+        let e = read("time\n", true).unwrap_err();
+        assert!(e.contains("no rows"), "{e}");
+    }
+
+    #[test]
+    fn backwards_without_sort_suggests_it() {
+        let e = read("time\n3\n1\n", false).unwrap_err();
+        assert!(e.contains("line 3") && e.contains("sort = true"), "{e}");
+    }
+
+    #[test]
+    fn custom_time_column_is_named_in_errors() {
+        let opts = CsvOptions { time_column: "ts".into(), ..CsvOptions::new("t.csv") };
+        let t = CsvTrace::from_reader(&b"id,ts\n1,0.5\n2\n"[..], &opts).unwrap();
+        let r: Vec<_> = t.collect();
+        let e = r[1].as_ref().unwrap_err().to_string();
+        assert!(e.contains("line 3") && e.contains("field `ts` (column 2) is missing"), "{e}");
+    }
+
+    #[test]
+    fn open_reads_a_real_file() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(b"time\n0.25\n").unwrap();
+        let t = CsvTrace::open(&CsvOptions::new(f.path())).unwrap();
+        assert_eq!(t.map(|r| r.unwrap().time.0).collect::<Vec<_>>(), [250_000_000]);
+        let e = CsvTrace::open(&CsvOptions::new("/nonexistent/t.csv")).err().unwrap();
+        assert!(e.to_string().contains("cannot open trace /nonexistent/t.csv"), "{e}");
     }
 }

@@ -8,7 +8,7 @@ mod poisson;
 
 pub use burst::Burst;
 pub use constant::Constant;
-pub use csv_file::{CsvOptions, CsvTrace};
+pub use csv_file::{CsvOptions, CsvTrace, SORT_BYTES_PER_ROW};
 pub use merge::Merge;
 pub use poisson::Poisson;
 

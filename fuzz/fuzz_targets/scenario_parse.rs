@@ -1,0 +1,32 @@
+//! Any text given as a scenario file is either a scenario or an error, never
+//! a panic; and a scenario that passes has the values validation promises.
+#![no_main]
+
+use std::path::Path;
+
+use libfuzzer_sys::fuzz_target;
+use ratesim::scenario::{MAX_GENERATED, Scenario, Traffic};
+
+fuzz_target!(|data: &[u8]| {
+    // Scenario::load refuses non-UTF-8 files before parsing.
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(s) = Scenario::parse(text, Path::new("fuzz/s.toml")) else { return };
+    assert!(s.limit.requests >= 1 && s.limit.window.0 >= 1);
+    for l in &s.limiters {
+        if let Some(n) = l.slots() {
+            assert!(n >= 1 && n <= s.limit.window.0);
+        }
+    }
+    for t in &s.traffic {
+        match t {
+            Traffic::Burst { start, span, count } => {
+                assert!(start.checked_add(*span).is_some() && *count >= 1 && *count <= MAX_GENERATED)
+            }
+            Traffic::Constant { start, end, rate } | Traffic::Poisson { start, end, rate } => {
+                assert!(end > start && rate.is_finite() && *rate > 0.0)
+            }
+            Traffic::Csv(_) => {}
+        }
+    }
+    let _ = ratesim::check::summary(&s, &[]);
+});

@@ -1,0 +1,154 @@
+//! `ratesim check`: everything a run would refuse, found without running.
+//!
+//! The scenario is validated as for a run, and every CSV trace is read in
+//! full (streamed, in constant memory unless the source has `sort = true`), so
+//! a bad row on line 1 000 000 is reported by `check` too, with file and line.
+//! No limiter runs and nothing is written.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use crate::export::fmt_bytes;
+use crate::scenario::{Scenario, Traffic};
+use crate::time::{Nanos, format_duration};
+use crate::trace::{CsvTrace, SORT_BYTES_PER_ROW, TraceError};
+
+/// What a full read of one CSV trace found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceCheck {
+    pub path: PathBuf,
+    pub rows: u64,
+    pub first: Option<Nanos>,
+    pub last: Option<Nanos>,
+    /// `Some(rows that were out of order)` when the source sorts in memory.
+    pub sorted: Option<u64>,
+}
+
+impl TraceCheck {
+    /// Memory a run holds for this trace: the sorted times, or a fixed buffer.
+    pub fn memory_bytes(&self) -> u64 {
+        match self.sorted {
+            Some(_) => self.rows * SORT_BYTES_PER_ROW,
+            None => 1 << 16,
+        }
+    }
+}
+
+/// Reads every CSV trace of the scenario to its end; the first bad row is an error.
+pub fn check_traces(scenario: &Scenario) -> Result<Vec<TraceCheck>, TraceError> {
+    let mut out = Vec::new();
+    for t in &scenario.traffic {
+        let Traffic::Csv(opts) = t else { continue };
+        let mut trace = CsvTrace::open(opts)?;
+        let sorted = trace.is_sorted_in_memory();
+        let (mut first, mut last) = (None, None);
+        for arrival in trace.by_ref() {
+            let t = arrival?.time;
+            first.get_or_insert(t);
+            last = Some(t);
+        }
+        out.push(TraceCheck {
+            path: opts.path.clone(),
+            rows: trace.rows(),
+            first,
+            last,
+            sorted: sorted.then(|| trace.out_of_order()),
+        })
+    }
+    Ok(out)
+}
+
+/// The short OK summary `ratesim check` prints.
+pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "ok: {} is valid (nothing was run)", scenario.path.display());
+    let _ = writeln!(s, "scenario  {}", scenario.name);
+    let _ = writeln!(
+        s,
+        "limit     {} requests per {}",
+        scenario.limit.requests,
+        format_duration(scenario.limit.window)
+    );
+    if let Some(d) = scenario.duration {
+        let _ = writeln!(s, "duration  {}", format_duration(d));
+    }
+    let mut csv = traces.iter();
+    for (i, t) in scenario.traffic.iter().enumerate() {
+        let head = if i == 0 { "traffic  " } else { "         " };
+        let line = match t {
+            Traffic::Burst { start, span, count } => {
+                format!("burst: {count} requests from {start} s over {}", format_duration(*span))
+            }
+            Traffic::Constant { start, end, rate } => {
+                format!("constant: {rate} requests/s from {start} s to {end} s")
+            }
+            Traffic::Poisson { start, end, rate, clients } => {
+                let clients = match clients {
+                    Some((n, skew)) => format!(", {n} Zipf clients (skew {skew})"),
+                    None => String::new(),
+                };
+                format!("poisson: {rate} requests/s on average from {start} s to {end} s{clients}")
+            }
+            Traffic::Csv(opts) => {
+                let Some(c) = csv.next() else { continue };
+                let span = match (c.first, c.last) {
+                    (Some(a), Some(b)) => format!(", {a} s to {b} s"),
+                    _ => String::new(),
+                };
+                let mode = match c.sorted {
+                    Some(moved) => format!(
+                        "sorted in memory: {} ({SORT_BYTES_PER_ROW} bytes per row), {moved} row{} out of order",
+                        fmt_bytes(c.memory_bytes()),
+                        if moved == 1 { " was" } else { "s were" }
+                    ),
+                    None => "streamed, in time order".to_string(),
+                };
+                format!("csv {}: {} rows{span}; read in full, {mode}", opts.path.display(), c.rows)
+            }
+        };
+        let _ = writeln!(s, "{head} [{i}] {line}");
+    }
+    let labels: Vec<String> = scenario.limiters.iter().map(|l| l.label()).collect();
+    let _ = writeln!(s, "limiters  {}", labels.join(", "));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_reads_traces_in_full_and_summarises() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t.csv"), "time\n2\n1\n1.5\n").unwrap();
+        let text = r#"
+name = "x"
+[limit]
+requests = 2
+window = "1s"
+[[traffic]]
+kind = "csv"
+path = "t.csv"
+sort = true
+[[traffic]]
+kind = "burst"
+count = 3
+"#;
+        let s = Scenario::parse(text, &dir.path().join("s.toml")).unwrap();
+        let traces = check_traces(&s).unwrap();
+        assert_eq!(traces.len(), 1);
+        assert_eq!(traces[0].rows, 3);
+        assert_eq!(traces[0].first, Some(Nanos::from_secs(1)));
+        assert_eq!(traces[0].last, Some(Nanos::from_secs(2)));
+        assert_eq!(traces[0].sorted, Some(1));
+        let out = summary(&s, &traces);
+        assert!(out.contains("3 rows, 1 s to 2 s"), "{out}");
+        assert!(out.contains("sorted in memory: 48 B (16 bytes per row), 1 row was out of order"), "{out}");
+        assert!(out.contains("[1] burst: 3 requests from 0 s over 0s"), "{out}");
+
+        std::fs::write(dir.path().join("t.csv"), "time\n2\n1\n").unwrap();
+        let s = Scenario::parse(&text.replace("sort = true", ""), &dir.path().join("s.toml")).unwrap();
+        let e = check_traces(&s).unwrap_err().to_string();
+        assert!(e.contains("t.csv, line 3") && e.contains("earlier"), "{e}");
+    }
+}

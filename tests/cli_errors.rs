@@ -1,0 +1,769 @@
+//! Every row of docs/errors.md: a bad input, the exit code it gets and the
+//! words its message must contain. Scenario and trace errors are checked
+//! through both `ratesim check` and `ratesim run`, which must agree and must
+//! not create the output directory.
+
+use std::fs;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command as StdCommand, Stdio};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+const BASE: &str = r#"name = "t"
+duration = "2s"
+
+[limit]
+requests = 10
+window = "1s"
+
+[[traffic]]
+kind = "burst"
+start = "100ms"
+span = "10ms"
+count = 20
+
+[[limiter]]
+kind = "slot_counter"
+slots = [2, 10]
+"#;
+
+const CSV_BASE: &str = r#"name = "t"
+
+[limit]
+requests = 10
+window = "1s"
+
+[[traffic]]
+kind = "csv"
+path = "trace.csv"
+"#;
+
+/// A temporary folder holding `s.toml` and any other files.
+struct Case {
+    dir: TempDir,
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Case {
+    fn new(scenario: &str) -> Case {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("s.toml"), scenario).unwrap();
+        Case { dir }
+    }
+
+    fn file(self, name: &str, bytes: impl AsRef<[u8]>) -> Case {
+        fs::write(self.dir.path().join(name), bytes).unwrap();
+        self
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn run(&self, args: &[&str]) -> Out {
+        let out = Command::new(assert_cmd::cargo::cargo_bin!("ratesim"))
+            .current_dir(self.dir.path())
+            .args(args)
+            .env_remove("RUST_BACKTRACE")
+            .output()
+            .unwrap();
+        Out {
+            code: out.status.code().expect("exited, not killed"),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Runs and asserts a readable failure: exit code, `error:` first, the
+    /// words, no panic, no backtrace, nothing on stdout.
+    fn fails(&self, args: &[&str], code: i32, words: &[&str]) -> String {
+        let out = self.run(args);
+        assert_eq!(out.code, code, "exit code of {args:?}; stderr:\n{}", out.stderr);
+        assert!(out.stdout.is_empty(), "stdout of {args:?}: {}", out.stdout);
+        assert!(out.stderr.starts_with("error: ") || out.stderr.starts_with("error:"), "{}", out.stderr);
+        assert!(!out.stderr.contains("panicked") && !out.stderr.contains("backtrace"), "{}", out.stderr);
+        for w in words {
+            assert!(out.stderr.contains(w), "{args:?}: missing {w:?} in:\n{}", out.stderr);
+        }
+        dump(args, code, &out.stderr);
+        out.stderr
+    }
+
+    /// `check` and `run` both refuse with exit 1, and no output appears.
+    fn refused(&self, words: &[&str]) {
+        let a = self.fails(&["check", "s.toml"], 1, words);
+        let b = self.fails(&["run", "s.toml", "--out", "out"], 1, words);
+        assert!(!self.path("out").exists(), "a refused run wrote output");
+        // run adds context around a failed trace; the scenario message is the same.
+        assert!(
+            b.contains(
+                a.lines()
+                    .last()
+                    .unwrap()
+                    .trim_start_matches("error: ")
+                    .trim_start_matches("caused by: ")
+                    .trim()
+            ),
+            "{a}\n---\n{b}"
+        );
+    }
+}
+
+/// With `RATESIM_ERRORS_DUMP=FILE`, appends `test \t args \t code \t stderr`
+/// lines: the raw material of docs/errors.md, so the table shows real output.
+fn dump(args: &[&str], code: i32, stderr: &str) {
+    use std::io::Write;
+    let Ok(path) = std::env::var("RATESIM_ERRORS_DUMP") else { return };
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    let line = format!("{test}\t{}\t{code}\t{}\n", args.join(" "), stderr.trim_end().replace('\n', "\\n"));
+    let mut f = fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+    f.write_all(line.as_bytes()).unwrap();
+}
+
+fn with(old: &str, new: &str) -> String {
+    assert!(BASE.contains(old), "{old}");
+    BASE.replacen(old, new, 1)
+}
+
+const BURST: &str = "kind = \"burst\"\nstart = \"100ms\"\nspan = \"10ms\"\ncount = 20";
+
+fn with_traffic(new: &str) -> String {
+    with(BURST, new)
+}
+
+// ---- scenario errors --------------------------------------------------------
+
+#[test]
+fn s01_toml_syntax_error() {
+    Case::new(&with("window = \"1s\"", "window = \"1s")).refused(&[
+        "s.toml:6:",
+        "`limit.window`",
+        "invalid basic string",
+    ]);
+}
+
+#[test]
+fn s02_unknown_key_near_miss() {
+    Case::new(&with("requests = 10", "requsts = 10")).refused(&[
+        "s.toml:5:1:",
+        "unknown field `requsts`",
+        "did you mean `requests`?",
+    ]);
+}
+
+#[test]
+fn s03_unknown_table() {
+    Case::new(&with("[limit]", "[limt]")).refused(&[
+        "s.toml:4:2:",
+        "unknown field `limt`",
+        "did you mean `limit`?",
+    ]);
+}
+
+#[test]
+fn s04_key_of_another_kind() {
+    Case::new(&with("count = 20", "count = 20\nrate = 5.0")).refused(&[
+        "s.toml:13:8:",
+        "`traffic[0].rate` is not a key of kind \"burst\"",
+        "start, span, count",
+    ]);
+}
+
+#[test]
+fn s05_wrong_type_string_for_number() {
+    Case::new(&with("requests = 10", "requests = \"ten\"")).refused(&[
+        "s.toml:5:12:",
+        "`limit.requests`",
+        "invalid type: string \"ten\", expected a whole number",
+    ]);
+}
+
+#[test]
+fn s06_wrong_type_number_for_duration() {
+    Case::new(&with("window = \"1s\"", "window = 5")).refused(&[
+        "s.toml:6:10:",
+        "`limit.window`",
+        "invalid type: integer `5`, expected a string",
+    ]);
+}
+
+#[test]
+fn s07_wrong_type_fraction_for_count() {
+    Case::new(&with("count = 20", "count = 2.5")).refused(&[
+        "s.toml:12:9:",
+        "`traffic[0].count`",
+        "floating point `2.5`, expected a whole number",
+    ]);
+}
+
+#[test]
+fn s08_wrong_type_scalar_for_list() {
+    Case::new(&with("slots = [2, 10]", "slots = 3")).refused(&[
+        "s.toml:16:9:",
+        "`limiter[0].slots`",
+        "expected a list, like [2, 10]",
+    ]);
+}
+
+#[test]
+fn s09_duplicate_key() {
+    Case::new(&with("name = \"t\"", "name = \"t\"\nname = \"u\"")).refused(&[
+        "s.toml:2:1:",
+        "`name`",
+        "duplicate key",
+    ]);
+}
+
+#[test]
+fn s10_missing_required_key() {
+    Case::new(&with("name = \"t\"\n", "")).refused(&["s.toml:1:1:", "missing field `name`"]);
+}
+
+#[test]
+fn s11_requests_zero() {
+    Case::new(&with("requests = 10", "requests = 0"))
+        .refused(&["s.toml:5:12:", "`limit.requests` must be a whole number of at least 1, got 0"]);
+}
+
+#[test]
+fn s12_integer_too_large() {
+    Case::new(&with("requests = 10", "requests = 99999999999999999999")).refused(&[
+        "s.toml:5:12:",
+        "`limit.requests`: 99999999999999999999 is too large: expected a whole number up to 9223372036854775807",
+    ]);
+}
+
+#[test]
+fn s13_window_zero() {
+    Case::new(&with("window = \"1s\"", "window = \"0s\""))
+        .refused(&["s.toml:6:10:", "`limit.window` must be longer than 0, got \"0s\""]);
+}
+
+#[test]
+fn s14_window_negative() {
+    Case::new(&with("window = \"1s\"", "window = \"-1s\"")).refused(&[
+        "s.toml:6:10:",
+        "`limit.window`",
+        "`-1s` is negative",
+    ]);
+}
+
+#[test]
+fn s15_duration_unknown_unit() {
+    Case::new(&with("window = \"1s\"", "window = \"1 fortnight\"")).refused(&[
+        "s.toml:6:10:",
+        "`limit.window`",
+        "unknown unit `fortnight`",
+        "units: ns, us, ms, s, m, h",
+    ]);
+}
+
+#[test]
+fn s16_duration_without_unit() {
+    Case::new(&with("window = \"1s\"", "window = \"1000\"")).refused(&[
+        "s.toml:6:10:",
+        "`limit.window`",
+        "`1000` is not a duration",
+        "a number and a unit",
+    ]);
+}
+
+#[test]
+fn s17_duration_overflows() {
+    Case::new(&with("duration = \"2s\"", "duration = \"99999999999h\"")).refused(&[
+        "s.toml:2:12:",
+        "`duration`",
+        "too large",
+        "584 years",
+    ]);
+}
+
+#[test]
+fn s18_start_plus_span_overflows() {
+    Case::new(&with("start = \"100ms\"\nspan = \"10ms\"", "start = \"18446744073s\"\nspan = \"1s\""))
+        .refused(&["s.toml:8:1:", "`traffic[0].start` + `span` is past the end of time"]);
+}
+
+#[test]
+fn s19_slots_zero() {
+    Case::new(&with("slots = [2, 10]", "slots = [2, 0]"))
+        .refused(&["s.toml:16:13:", "`limiter[0].slots` must be a whole number of at least 1, got 0"]);
+}
+
+#[test]
+fn s20_slots_empty() {
+    Case::new(&with("slots = [2, 10]", "slots = []"))
+        .refused(&["s.toml:16:9:", "`limiter[0].slots` is empty"]);
+}
+
+#[test]
+fn s21_more_slots_than_nanoseconds() {
+    let text = with("window = \"1s\"", "window = \"10ns\"").replace("slots = [2, 10]", "slots = [2, 11]");
+    Case::new(&text).refused(&[
+        "s.toml:16:13:",
+        "`limiter[0].slots`: 11 slots is more than the window has nanoseconds (10)",
+    ]);
+}
+
+#[test]
+fn s22_rate_zero() {
+    Case::new(&with_traffic("kind = \"constant\"\nrate = 0.0"))
+        .refused(&["s.toml:10:8:", "`traffic[0].rate` must be a finite number above 0, got 0"]);
+}
+
+#[test]
+fn s23_rate_negative() {
+    Case::new(&with_traffic("kind = \"poisson\"\nrate = -3.0"))
+        .refused(&["s.toml:10:8:", "`traffic[0].rate` must be a finite number above 0, got -3"]);
+}
+
+#[test]
+fn s24_rate_nan() {
+    Case::new(&with_traffic("kind = \"constant\"\nrate = nan"))
+        .refused(&["s.toml:10:8:", "`traffic[0].rate` must be a finite number above 0, got NaN"]);
+}
+
+#[test]
+fn s25_rate_infinite() {
+    Case::new(&with_traffic("kind = \"poisson\"\nrate = inf"))
+        .refused(&["s.toml:10:8:", "`traffic[0].rate` must be a finite number above 0, got inf"]);
+}
+
+#[test]
+fn s26_load_too_high() {
+    Case::new(&with_traffic("kind = \"poisson\"\nload = 1e300")).refused(&[
+        "s.toml:10:8:",
+        "`traffic[0].load` gives 1e301 requests/s",
+        "at most 1000000000 requests",
+    ]);
+}
+
+#[test]
+fn s27_rate_would_run_forever() {
+    Case::new(&with_traffic("kind = \"constant\"\nrate = 1e12")).refused(&[
+        "s.toml:10:8:",
+        "`traffic[0].rate` gives 1e12 requests/s, about 2e12 requests",
+        "at most",
+    ]);
+}
+
+#[test]
+fn s28_count_too_large() {
+    Case::new(&with("count = 20", "count = 1000000000000")).refused(&[
+        "s.toml:12:9:",
+        "`traffic[0].count` = 1000000000000 is too many",
+        "at most 1000000000",
+    ]);
+}
+
+#[test]
+fn s29_end_before_start() {
+    Case::new(&with_traffic("kind = \"constant\"\nstart = \"1s\"\nend = \"500ms\"\nrate = 5.0"))
+        .refused(&["s.toml:11:7:", "`traffic[0].end` (0.5 s) must be after `start` (1 s)"]);
+}
+
+#[test]
+fn s30_start_after_duration() {
+    Case::new(&with_traffic("kind = \"constant\"\nstart = \"3s\"\nrate = 5.0")).refused(&[
+        "s.toml:10:9:",
+        "`traffic[0].start` (3 s) must be before the scenario's `duration` (2 s)",
+    ]);
+}
+
+#[test]
+fn s31_rate_without_end_or_duration() {
+    let text = with_traffic("kind = \"constant\"\nrate = 5.0").replace("duration = \"2s\"\n", "");
+    Case::new(&text)
+        .refused(&["s.toml:7:1:", "`traffic[0].end` is required when the scenario has no `duration`"]);
+}
+
+#[test]
+fn s32_unknown_traffic_kind() {
+    Case::new(&with("kind = \"burst\"", "kind = \"brust\"")).refused(&[
+        "s.toml:9:8:",
+        "`traffic[0].kind` = \"brust\" is not known",
+        "did you mean \"burst\"?",
+    ]);
+}
+
+#[test]
+fn s33_unknown_limiter_kind() {
+    Case::new(&with("kind = \"slot_counter\"", "kind = \"token_bucket\"")).refused(&[
+        "s.toml:15:8:",
+        "`limiter[0].kind` = \"token_bucket\" is not known",
+        "\"fixed_window\", \"slot_counter\", \"sliding_log\"",
+    ]);
+}
+
+#[test]
+fn s34_missing_trace_file() {
+    Case::new(&with_traffic("kind = \"csv\"\npath = \"nope.csv\"")).refused(&[
+        "s.toml:10:8:",
+        "`traffic[0].path`",
+        "nope.csv does not exist",
+        "relative to the scenario file",
+    ]);
+}
+
+#[test]
+fn s35_trace_path_is_a_directory() {
+    Case::new(&with_traffic("kind = \"csv\"\npath = \".\""))
+        .refused(&["s.toml:10:8:", "is a directory, not a file"]);
+}
+
+#[test]
+fn s36_no_traffic() {
+    let text = BASE.replace(&format!("[[traffic]]\n{BURST}\n"), "");
+    Case::new(&text).refused(&["s.toml: no [[traffic]] source"]);
+}
+
+#[test]
+fn s37_bin_too_fine() {
+    Case::new(&with("[[traffic]]", "[output]\nbin = \"1ns\"\n\n[[traffic]]")).refused(&[
+        "s.toml:9:7:",
+        "`output.bin` = \"1ns\" cuts the 2s run into 2000000000 bins; the most is 1000000",
+    ]);
+}
+
+#[test]
+fn s38_name_not_a_folder() {
+    Case::new(&with("name = \"t\"", "name = \"a/b\""))
+        .refused(&["s.toml:1:8:", "cannot name an output folder"]);
+}
+
+#[test]
+fn s39_negative_seed() {
+    Case::new(&with("name = \"t\"", "name = \"t\"\nseed = -1"))
+        .refused(&["s.toml:2:8:", "`seed` must be 0 or more"]);
+}
+
+#[test]
+fn s40_scenario_not_utf8() {
+    Case::new("")
+        .file("s.toml", b"name = \"\xff\"\n")
+        .refused(&["cannot read scenario s.toml", "caused by: stream did not contain valid UTF-8"]);
+}
+
+#[test]
+fn s41_scenario_missing() {
+    let c = Case::new(BASE);
+    c.fails(
+        &["check", "none.toml"],
+        1,
+        &["cannot read scenario none.toml", "caused by: No such file or directory"],
+    );
+    c.fails(
+        &["run", "none.toml"],
+        1,
+        &["cannot read scenario none.toml", "caused by: No such file or directory"],
+    );
+}
+
+#[test]
+fn s42_check_ok_summary() {
+    let c = Case::new(BASE);
+    let out = c.run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.starts_with("ok: s.toml is valid (nothing was run)"), "{}", out.stdout);
+    assert!(out.stdout.contains("[0] burst: 20 requests from 0.1 s over 10ms"), "{}", out.stdout);
+    assert!(out.stdout.contains("limiters  slot_counter(N=2), slot_counter(N=10)"), "{}", out.stdout);
+    assert!(!c.path("output").exists(), "check wrote output");
+}
+
+// ---- trace errors -----------------------------------------------------------
+
+fn trace(csv: impl AsRef<[u8]>) -> Case {
+    Case::new(CSV_BASE).file("trace.csv", csv)
+}
+
+#[test]
+fn t01_no_time_column() {
+    trace("when,id\n0.5,1\n").refused(&["trace.csv: no `time` column in the header (found: `when`, `id`)"]);
+}
+
+#[test]
+fn t02_field_not_a_number() {
+    trace("time\n0.1\nabc\n")
+        .refused(&["trace.csv, line 3: field `time`", "`abc` is not a decimal number of seconds"]);
+}
+
+#[test]
+fn t03_negative_time() {
+    trace("time\n-1\n").refused(&["trace.csv, line 2: field `time`", "`-1` is negative"]);
+}
+
+#[test]
+fn t04_backwards_timestamps() {
+    trace("time\n0.5\n0.7\n0.4\n").refused(&[
+        "trace.csv, line 4: field `time`: 0.4 s is earlier than the row before (0.7 s)",
+        "set `sort = true`",
+    ]);
+}
+
+#[test]
+fn t05_backwards_with_sort_is_sorted_in_memory() {
+    let c = Case::new(&format!("{CSV_BASE}sort = true\n")).file("trace.csv", "time\n0.5\n0.7\n0.4\n");
+    let out = c.run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("3 rows, 0.4 s to 0.7 s; read in full, sorted in memory: 48 B (16 bytes per row), 1 row was out of order"),
+        "{}",
+        out.stdout
+    );
+    let out = c.run(&["run", "s.toml", "--out", "out", "--quiet"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let summary = fs::read_to_string(c.path("out/summary.csv")).unwrap();
+    assert!(summary.lines().nth(1).unwrap().contains(",3,3,0,"), "{summary}");
+}
+
+#[test]
+fn t06_empty_file() {
+    trace("").refused(&["trace.csv: the file is empty: expected a header row with a `time` column"]);
+}
+
+#[test]
+fn t07_header_only() {
+    trace("time\n").refused(&["trace.csv: the trace has a header but no rows"]);
+}
+
+#[test]
+fn t08_row_without_the_time_field() {
+    trace("id,time\n1,0.5\n2\n")
+        .refused(&["trace.csv, line 3: field `time` (column 2) is missing: the row has 1 field"]);
+}
+
+#[test]
+fn t09_invalid_utf8() {
+    trace(b"time\n0.5\n\xff\xfe\n").refused(&["trace.csv, line 3: field `time` is not UTF-8 text"]);
+}
+
+#[test]
+fn t10_finer_than_a_nanosecond() {
+    trace("time\n0.0000000001\n").refused(&["trace.csv, line 2", "finer than one nanosecond"]);
+}
+
+#[test]
+fn t11_timestamp_too_large() {
+    trace("time\n99999999999999999999\n").refused(&["trace.csv, line 2", "too large"]);
+}
+
+#[test]
+fn t12_fraction_in_integer_unit() {
+    Case::new(&format!("{CSV_BASE}time_unit = \"ms\"\n"))
+        .file("trace.csv", "time\n1.5\n")
+        .refused(&["trace.csv, line 2: field `time`: `1.5` is not a whole number"]);
+}
+
+#[test]
+fn t13_unknown_time_unit() {
+    Case::new(&format!("{CSV_BASE}time_unit = \"sec\"\n")).file("trace.csv", "time\n1\n").refused(&[
+        "s.toml:10:13:",
+        "`traffic[0].time_unit` = \"sec\" is not known",
+        "did you mean \"s\"?",
+    ]);
+}
+
+/// BOM, CRLF line ends, blank lines and extra columns are all fine.
+#[test]
+fn t14_bom_crlf_blank_lines_extra_columns_are_accepted() {
+    let c = trace("\u{feff}id,time,path\r\n1,0.25,/a\r\n\r\n2,0.5,/b,extra\r\n\r\n");
+    let out = c.run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("trace.csv: 2 rows, 0.25 s to 0.5 s; read in full, streamed"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn t15_last_line_without_newline_is_read() {
+    let c = trace("time\n0.25\n0.5");
+    let out = c.run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("2 rows, 0.25 s to 0.5 s"), "{}", out.stdout);
+}
+
+#[test]
+fn t16_unterminated_quote() {
+    trace("time\n0.1\n\"0.5\n0.6\n").refused(&[
+        "trace.csv, line 3: field `time` runs over several lines",
+        "quote `\"` opened here is never closed",
+    ]);
+}
+
+// ---- outputs ----------------------------------------------------------------
+
+#[test]
+fn o01_out_is_a_file() {
+    let c = Case::new(BASE).file("taken", "precious");
+    c.fails(&["run", "s.toml", "--out", "taken"], 1, &["output path taken is a file, not a directory"]);
+    assert_eq!(fs::read_to_string(c.path("taken")).unwrap(), "precious");
+}
+
+#[test]
+fn o02_out_under_a_file() {
+    let c = Case::new(BASE).file("taken", "precious");
+    c.fails(&["run", "s.toml", "--out", "taken/x"], 1, &["cannot write output to taken/x: taken is a file"]);
+    // The same as /etc/passwd/x: fails even as root.
+    c.fails(&["run", "s.toml", "--out", "/etc/passwd/x"], 1, &["/etc/passwd is a file, not a directory"]);
+}
+
+/// /proc refuses new directories even to root, so this fails in CI containers too.
+#[cfg(target_os = "linux")]
+#[test]
+fn o03_out_in_an_unwritable_place() {
+    let c = Case::new(BASE);
+    c.fails(
+        &["run", "s.toml", "--out", "/proc/ratesim-out"],
+        1,
+        &["cannot write output to /proc/ratesim-out: creating /proc/.ratesim-out.tmp-", "caused by:"],
+    );
+}
+
+#[test]
+fn o05_out_names_no_folder() {
+    let c = Case::new(BASE);
+    for out in [".", "..", "/", "sub/.."] {
+        c.fails(
+            &["run", "s.toml", "--out", out],
+            1,
+            &[&format!("output path `{out}` names no folder"), "like out/run1"],
+        );
+    }
+    assert!(!c.path("summary.csv").exists());
+}
+
+/// A bad row after good ones fails the run; the previous results stay.
+#[test]
+fn o04_failed_run_keeps_previous_results() {
+    let c = trace("time\n0.1\n0.2\n");
+    let out = c.run(&["run", "s.toml", "--out", "out", "--quiet"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let before = fs::read(c.path("out/summary.csv")).unwrap();
+    fs::write(c.path("trace.csv"), "time\n0.1\n0.2\n0.3\nx\n").unwrap();
+    c.fails(
+        &["run", "s.toml", "--out", "out"],
+        1,
+        &["scenario s.toml failed; previous results were kept", "caused by: trace.csv, line 5: field `time`"],
+    );
+    assert_eq!(fs::read(c.path("out/summary.csv")).unwrap(), before);
+    let names: Vec<String> = fs::read_dir(c.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.contains(".tmp-")), "staging left behind: {names:?}");
+}
+
+// ---- usage and exit codes ---------------------------------------------------
+
+#[test]
+fn x01_no_arguments_is_usage_error() {
+    // clap prints the help (not an `error:` line) to stderr, and exits 2.
+    let out = Case::new(BASE).run(&[]);
+    assert_eq!(out.code, 2);
+    assert!(out.stdout.is_empty());
+    assert!(
+        out.stderr.contains("Usage: ratesim <COMMAND>") && out.stderr.contains("check"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn x02_unknown_subcommand() {
+    Case::new(BASE).fails(
+        &["runn", "s.toml"],
+        2,
+        &["unrecognized subcommand 'runn'", "tip: a similar subcommand exists: 'run'"],
+    );
+}
+
+#[test]
+fn x03_unknown_flag() {
+    Case::new(BASE).fails(
+        &["run", "s.toml", "--sloots", "2"],
+        2,
+        &["unexpected argument '--sloots'", "tip: a similar argument exists: '--slots'"],
+    );
+}
+
+#[test]
+fn x04_missing_scenario_argument() {
+    Case::new(BASE).fails(
+        &["check"],
+        2,
+        &["the following required arguments were not provided", "<SCENARIO>"],
+    );
+}
+
+#[test]
+fn x05_slots_zero_on_the_command_line() {
+    Case::new(BASE).fails(
+        &["run", "s.toml", "--slots", "2,0"],
+        2,
+        &["invalid value '0' for '--slots <LIST>'", "0 is not in 1.."],
+    );
+}
+
+#[test]
+fn x06_slots_more_than_nanoseconds_on_the_command_line() {
+    let c = Case::new(&with("window = \"1s\"", "window = \"10ns\""));
+    c.fails(&["run", "s.toml", "--slots", "11"], 1, &["--slots", "slot count 11 is out of range", "(10)"]);
+}
+
+#[test]
+fn x07_seed_not_a_number() {
+    Case::new(BASE).fails(
+        &["run", "s.toml", "--seed", "abc"],
+        2,
+        &["invalid value 'abc' for '--seed <SEED>'"],
+    );
+}
+
+#[test]
+fn x08_help_and_version_exit_0() {
+    let c = Case::new(BASE);
+    let out = c.run(&["--help"]);
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.contains("check") && out.stdout.contains("run"), "{}", out.stdout);
+    let out = c.run(&["--version"]);
+    assert_eq!((out.code, out.stdout.trim()), (0, "ratesim 0.1.0"));
+}
+
+#[test]
+fn x09_success_exits_0() {
+    let c = Case::new(BASE);
+    let out = c.run(&["run", "s.toml", "--out", "out"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("wrote out/ (summary.csv, summary.md, timeline.csv)"), "{}", out.stdout);
+    assert!(c.path("out/summary.csv").is_file());
+}
+
+/// `ratesim run ... | head -c 0`: the reader is gone before the table is
+/// printed. The run exits 0 and prints nothing on stderr.
+#[test]
+fn x10_closed_pipe_exits_quietly() {
+    let c = Case::new(BASE);
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin!("ratesim"))
+        .current_dir(c.dir.path())
+        .args(["run", "s.toml", "--out", "out"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // close the read end at once
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stderr, "");
+    assert!(c.path("out/summary.csv").is_file(), "results are committed before printing");
+}

@@ -1,0 +1,132 @@
+//! A run that fails or is killed midway leaves the previous results
+//! byte-identical. The big trace is generated here, never committed.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const GOOD_ROWS: u64 = 1_000_000;
+
+fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin!("ratesim").to_path_buf()
+}
+
+/// Every file under `dir`, by relative path.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// `rows` good rows, one every microsecond, then optionally a bad one.
+fn write_trace(path: &Path, rows: u64, bad: Option<&str>) {
+    let mut w = BufWriter::new(File::create(path).unwrap());
+    writeln!(w, "id,time").unwrap();
+    for i in 0..rows {
+        writeln!(w, "{i},{}.{:06}", i / 1_000_000, i % 1_000_000).unwrap();
+    }
+    if let Some(b) = bad {
+        writeln!(w, "{rows},{b}").unwrap();
+    }
+}
+
+fn scenario(dir: &Path, file: &str, trace: &str) {
+    let text = format!(
+        "name = \"big\"\n[limit]\nrequests = 100\nwindow = \"10ms\"\n[[traffic]]\nkind = \"csv\"\npath = \"{trace}\"\n"
+    );
+    fs::write(dir.join(file), text).unwrap();
+}
+
+fn run(dir: &Path, scenario: &str) -> std::process::Output {
+    Command::new(bin()).current_dir(dir).args(["run", scenario, "--out", "out", "--quiet"]).output().unwrap()
+}
+
+fn staging_dirs(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp-"))
+        .collect()
+}
+
+#[test]
+fn a_bad_row_at_line_1_000_002_keeps_previous_results_byte_identical() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_trace(&dir.join("small.csv"), 1000, None);
+    scenario(dir, "good.toml", "small.csv");
+    let first = run(dir, "good.toml");
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let before = snapshot(&dir.join("out"));
+    assert_eq!(before.keys().count(), 3, "{:?}", before.keys());
+
+    // One million good rows (header is line 1), then a bad row on line 1 000 002.
+    write_trace(&dir.join("big.csv"), GOOD_ROWS, Some("12x"));
+    scenario(dir, "bad.toml", "big.csv");
+    let started = Instant::now();
+    let second = run(dir, "bad.toml");
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("error: scenario bad.toml failed; previous results were kept"), "{stderr}");
+    assert!(
+        stderr.contains("caused by: big.csv, line 1000002: field `time`: `12x` is not a decimal number"),
+        "{stderr}"
+    );
+    assert_eq!(snapshot(&dir.join("out")), before, "previous results changed");
+    assert!(staging_dirs(dir).is_empty(), "{:?}", staging_dirs(dir));
+    eprintln!("the failing run over {GOOD_ROWS} rows took {took:?}");
+}
+
+/// SIGKILL runs no destructors: the staging directory stays behind, the
+/// target does not change, and the next run removes the stale staging.
+#[cfg(unix)]
+#[test]
+fn a_killed_run_keeps_previous_results_and_the_next_run_cleans_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_trace(&dir.join("small.csv"), 1000, None);
+    scenario(dir, "good.toml", "small.csv");
+    assert!(run(dir, "good.toml").status.success());
+    let before = snapshot(&dir.join("out"));
+
+    write_trace(&dir.join("big.csv"), GOOD_ROWS, None);
+    scenario(dir, "big.toml", "big.csv");
+    let mut child = Command::new(bin())
+        .current_dir(dir)
+        .args(["run", "big.toml", "--out", "out", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the run has staged its output, then kill it mid-trace.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while staging_dirs(dir).is_empty() {
+        assert!(Instant::now() < deadline, "no staging directory appeared");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the run finished before it was killed; make the trace bigger");
+    assert_eq!(snapshot(&dir.join("out")), before, "a killed run changed the results");
+    assert_eq!(staging_dirs(dir), [format!(".out.tmp-{}", child.id())]);
+
+    assert!(run(dir, "good.toml").status.success());
+    assert_eq!(snapshot(&dir.join("out")), before, "same scenario, same bytes");
+    #[cfg(target_os = "linux")]
+    assert!(staging_dirs(dir).is_empty(), "stale staging not removed: {:?}", staging_dirs(dir));
+}
