@@ -11,6 +11,7 @@ pub mod limiter;
 pub mod metrics;
 pub mod scenario;
 pub mod simulate;
+pub mod sweep;
 pub mod time;
 pub mod timeline;
 pub mod trace;
