@@ -75,6 +75,7 @@ impl Chart for LoadSweep<'_> {
                 .y_desc(if k == 0 { "over-admission (%)" } else { "peak / L" })
                 .axis_desc_style(font(LABEL_SIZE))
                 .label_style(font(TICK_SIZE))
+                .x_label_formatter(&tick)
                 .light_line_style(WHITE.mix(0.0))
                 .draw()
                 .map_err(err)?;

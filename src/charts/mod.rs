@@ -29,7 +29,7 @@ pub const FONT: &str = "sans-serif";
 pub const TITLE_SIZE: f64 = 30.0;
 pub const LABEL_SIZE: f64 = 22.0;
 pub const TICK_SIZE: f64 = 18.0;
-pub const LEGEND_SIZE: f64 = 18.0;
+pub const LEGEND_SIZE: f64 = 17.0;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -111,6 +111,8 @@ pub fn short_label(spec: &LimiterSpec) -> String {
     match spec {
         LimiterSpec::SlotCounter { slots: 1 } => "1 slot".into(),
         LimiterSpec::SlotCounter { slots } => format!("{slots} slots"),
+        LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest } => "first-request window".into(),
+        LimiterSpec::SlidingLog { count_rejected: true } => "log counting rejects".into(),
         other => other.label().replace('_', " "),
     }
 }
@@ -119,6 +121,7 @@ pub fn short_label(spec: &LimiterSpec) -> String {
 /// wide and first, so that N = 1 (identical by definition) shows on top of it.
 pub fn line_width(spec: &LimiterSpec) -> u32 {
     match spec {
+        LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest } => 4,
         LimiterSpec::FixedWindow { .. } => 7,
         LimiterSpec::SlidingLog { count_rejected: false } => 4,
         _ => 2,
@@ -153,19 +156,6 @@ pub fn svg_string(chart: &impl Chart) -> Result<String> {
         root.present().map_err(err)?;
     }
     Ok(s)
-}
-
-#[cfg(test)]
-/// Renders a chart to RGB pixels (`WIDTH * HEIGHT * 3` bytes).
-pub fn rgb_pixels(chart: &impl Chart) -> Result<Vec<u8>> {
-    let mut buf = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
-    {
-        let root = BitMapBackend::with_buffer(&mut buf, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        chart.draw(&root)?;
-        root.present().map_err(err)?;
-    }
-    Ok(buf)
 }
 
 /// Writes the chart in every format into the staged output; returns the
@@ -206,6 +196,11 @@ pub fn titled<DB: DrawingBackend>(
     let (top, rest) = root.split_vertically(50);
     top.draw_text(title, &bold(TITLE_SIZE), (20, 12)).map_err(err)?;
     Ok(rest)
+}
+
+/// A tick label without a needless `.0`: `10`, `2.5`.
+pub fn tick(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-9 { format!("{:.0}", v) } else { format!("{}", (v * 1e6).round() / 1e6) }
 }
 
 /// A time axis unit that keeps tick labels short: (divisor in ns, unit name).
@@ -250,7 +245,7 @@ impl LegendEntry {
     }
 }
 
-pub const LEGEND_WIDTH: u32 = 290;
+pub const LEGEND_WIDTH: u32 = 300;
 
 /// Splits a legend column off the right of an area.
 pub fn with_legend<DB: DrawingBackend>(
@@ -304,4 +299,30 @@ pub fn steps(values: impl Iterator<Item = (f64, f64, f64)>) -> Vec<(f64, f64)> {
         pts.push((x1, v));
     }
     pts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_limiter_has_its_own_colour_and_name() {
+        let mut specs = ratesim::sweep::default_limiters();
+        specs.push(LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest });
+        specs.push(LimiterSpec::SlidingLog { count_rejected: true });
+        let mut colours: Vec<(u8, u8, u8)> = specs.iter().map(|s| colour(s).rgb()).collect();
+        colours.sort();
+        colours.dedup();
+        assert_eq!(colours.len(), specs.len());
+        let mut names: Vec<String> = specs.iter().map(short_label).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), specs.len());
+    }
+
+    #[test]
+    fn ticks_drop_needless_decimals() {
+        assert_eq!(tick(&10.0), "10");
+        assert_eq!(tick(&2.5), "2.5");
+    }
 }

@@ -36,25 +36,40 @@ impl Chart for Timeline<'_> {
             bins.iter().flat_map(|row| row.iter().map(|b| b.offered)).max().unwrap_or(1).max(1) as f64;
         let area = titled(
             root,
-            &format!("{}: requests per {} bin", self.scenario, format_duration(r.timeline.width())),
+            &format!(
+                "{}: offered and admitted per {} bin",
+                self.scenario,
+                format_duration(r.timeline.width())
+            ),
         )?;
-        let (plot, legend) = with_legend(&area);
-        let mut chart = ChartBuilder::on(&plot)
-            .margin(10)
-            .x_label_area_size(60)
-            .y_label_area_size(90)
-            .build_cartesian_2d(0f64..x_end, 0f64..y_max * 1.08)
+        let (plots, legend) = with_legend(&area);
+        let n = r.limiters.len();
+        // One strip per limiter, same axes; time labels on the last only.
+        let (strips, bottom) = plots.split_vertically(plots.dim_in_pixel().1.saturating_sub(40));
+        bottom
+            .draw_text(
+                &format!("time ({unit})"),
+                &font(LABEL_SIZE).pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Top,
+                )),
+                (((bottom.dim_in_pixel().0 + 90) / 2) as i32, 6),
+            )
             .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(format!("time ({unit})"))
-            .y_desc(format!("requests per {} bin", format_duration(r.timeline.width())))
-            .axis_desc_style(font(LABEL_SIZE))
-            .label_style(font(TICK_SIZE))
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .light_line_style(WHITE.mix(0.0))
-            .draw()
-            .map_err(err)?;
+        let (ylab, strips) = strips.split_horizontally(30);
+        ylab.draw_text(
+            &format!("requests per {} bin", format_duration(r.timeline.width())),
+            &font(LABEL_SIZE).transform(FontTransform::Rotate270).pos(
+                plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Top,
+                ),
+            ),
+            (4, (ylab.dim_in_pixel().1 / 2) as i32),
+        )
+        .map_err(err)?;
+        let rows = strips.split_evenly((n, 1));
+        let grey = RGBColor(170, 170, 170);
         let series = |i: usize, f: &dyn Fn(&ratesim::timeline::Bin) -> u64| {
             steps(bins.iter().enumerate().map(|(b, row)| {
                 let x0 = (b as u64 * width) as f64 / div;
@@ -62,22 +77,51 @@ impl Chart for Timeline<'_> {
                 (x0, x1.min(x_end), f(&row[i]) as f64)
             }))
         };
-        let grey = RGBColor(150, 150, 150);
-        chart.draw_series(AreaSeries::new(series(0, &|b| b.offered), 0.0, grey.mix(0.35))).map_err(err)?;
-        let mut entries = vec![LegendEntry::new("offered (all limiters)", grey, Mark::Area)];
-        // The reference first, so the approximations draw over it.
-        let mut order: Vec<usize> = (0..r.limiters.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(line_width(&r.limiters[i].spec)));
-        for &i in &order {
-            let c = colour(&r.limiters[i].spec);
-            let w = line_width(&r.limiters[i].spec);
-            chart.draw_series(LineSeries::new(series(i, &|b| b.admitted), c.stroke_width(w))).map_err(err)?;
+        for (i, strip) in rows.iter().enumerate() {
+            let last = i + 1 == n;
+            let l = &r.limiters[i];
+            let mut chart = ChartBuilder::on(strip)
+                .margin_right(10)
+                .margin_top(4)
+                .x_label_area_size(if last { 30 } else { 0 })
+                .y_label_area_size(60)
+                .build_cartesian_2d(0f64..x_end, 0f64..y_max * 1.3)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .label_style(font(TICK_SIZE - 2.0))
+                .x_label_formatter(&tick)
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .y_labels(3)
+                .light_line_style(WHITE.mix(0.0))
+                .draw()
+                .map_err(err)?;
+            let c = colour(&l.spec);
+            chart
+                .draw_series(AreaSeries::new(series(i, &|b| b.offered), 0.0, grey.mix(0.45)))
+                .map_err(err)?;
+            chart
+                .draw_series(
+                    AreaSeries::new(series(i, &|b| b.admitted), 0.0, c.mix(0.75))
+                        .border_style(c.stroke_width(1)),
+                )
+                .map_err(err)?;
+            let text =
+                format!("{}: admitted {} of {}", short_label(&l.spec), l.counts.admitted, l.counts.offered);
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    text,
+                    (x_end * 0.01, y_max * 1.27),
+                    font(TICK_SIZE - 1.0),
+                )))
+                .map_err(err)?;
         }
+        let mut entries = vec![LegendEntry::new("offered", grey, Mark::Area)];
         for l in &r.limiters {
             entries.push(LegendEntry::new(
                 format!("admitted: {}", short_label(&l.spec)),
                 colour(&l.spec),
-                Mark::Line,
+                Mark::Area,
             ));
         }
         draw_legend(&legend, &entries)?;

@@ -58,6 +58,7 @@ impl Chart for WindowCount<'_> {
             .y_desc(format!("admitted in (t - {}, t]", format_duration(r.limit.window)))
             .axis_desc_style(font(LABEL_SIZE))
             .label_style(font(TICK_SIZE))
+            .x_label_formatter(&tick)
             .y_label_formatter(&|v| format!("{v:.0}"))
             .light_line_style(WHITE.mix(0.0))
             .draw()
@@ -84,11 +85,13 @@ impl Chart for WindowCount<'_> {
                 limit_colour.stroke_width(2),
             ))
             .map_err(err)?;
-        let mut entries =
-            vec![LegendEntry::new(format!("limit L = {}", r.limit.requests), limit_colour, Mark::Dashed)];
+        let mut entries = vec![
+            LegendEntry::new(format!("limit L = {}", r.limit.requests), limit_colour, Mark::Dashed),
+            LegendEntry::new("highest count (peak / L):", BLACK, Mark::Heading),
+        ];
         for l in &r.limiters {
             entries.push(LegendEntry::new(
-                format!("{} (peak {})", short_label(&l.spec), fmt_ratio_x(l.peak_ratio())),
+                format!("{} ({})", short_label(&l.spec), fmt_ratio_x(l.peak_ratio())),
                 colour(&l.spec),
                 Mark::Line,
             ));

@@ -113,6 +113,7 @@ impl Chart for WindowsDiagram {
             .x_desc(format!("time ({unit})"))
             .axis_desc_style(font(LABEL_SIZE))
             .label_style(font(TICK_SIZE))
+            .x_label_formatter(&tick)
             .disable_y_axis()
             .disable_mesh()
             .draw()
@@ -142,7 +143,7 @@ impl Chart for WindowsDiagram {
                 match lane.spec {
                     LimiterSpec::FixedWindow { .. } => a <= t_star && t_star < b,
                     LimiterSpec::SlotCounter { .. } => {
-                        b > t_star.saturating_sub(w).max(0) && a <= t_star && {
+                        b > t_star.saturating_sub(w) && a <= t_star && {
                             let n = self.slots as u128;
                             let k_star = (t_star as u128 * n) / w as u128;
                             let k_a = (a as u128 * n) / w as u128;
