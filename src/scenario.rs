@@ -719,6 +719,44 @@ bin = "10ms"
     }
 
     #[test]
+    fn sweep_table_takes_defaults_and_needs_no_traffic() {
+        let text = "name = \"s\"\n[limit]\nrequests = 100\nwindow = \"1s\"\n[sweep]\n";
+        let s = parse(text).unwrap();
+        let opts = s.sweep.unwrap();
+        assert_eq!(opts, SweepOptions::defaults(s.limit));
+        assert_eq!(opts.grid, 2000);
+        assert_eq!(opts.load_duration, Nanos::from_secs(100));
+        assert!(s.traffic.is_empty());
+        // The sweep's default limiters: fixed, N = 1 .. 1000, sliding log.
+        assert_eq!(s.limiters, crate::sweep::default_limiters());
+        let s = parse(&format!(
+            "{text}grid = 500\nloads = [1.0, 2.0]\nmap_slots = [2]\nload_duration = \"5s\"\n"
+        ))
+        .unwrap()
+        .sweep
+        .unwrap();
+        assert_eq!(
+            (s.grid, s.loads, s.map_slots, s.load_duration),
+            (500, vec![1.0, 2.0], vec![2], Nanos::from_secs(5))
+        );
+    }
+
+    #[test]
+    fn sweep_errors_are_located() {
+        let text = "name = \"s\"\n[limit]\nrequests = 100\nwindow = \"1s\"\n[sweep]\n";
+        let e = parse(&format!("{text}grid = 1\n")).unwrap_err();
+        assert!(e.starts_with("s.toml:6:8:") && e.contains("sweep.grid"), "{e}");
+        let e = parse(&format!("{text}loads = [1.0, -2.0]\n")).unwrap_err();
+        assert!(e.contains("sweep.loads") && e.contains("above 0"), "{e}");
+        let e = parse(&format!("{text}gird = 10\n")).unwrap_err();
+        assert!(e.contains("did you mean `grid`"), "{e}");
+        let e = parse("name = \"s\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n").unwrap_err();
+        assert!(e.contains("no [[traffic]] source and no [sweep]"), "{e}");
+        let e = parse(&format!("{text}[output]\nfont = \"nope.ttf\"\n")).unwrap_err();
+        assert!(e.contains("output.font") && e.contains("does not exist"), "{e}");
+    }
+
+    #[test]
     fn edit_distance_basics() {
         assert_eq!(edit_distance("requsts", "requests"), 1);
         assert_eq!(edit_distance("", "abc"), 3);

@@ -285,3 +285,26 @@ fn committed_outputs_are_up_to_date() {
         }
     }
 }
+
+#[test]
+fn sweep_command_runs_only_the_sweeps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("small_sweep.toml");
+    // A trace scenario: `sweep` ignores its traffic and uses its limit and limiters.
+    fs::write(&scenario, fs::read_to_string(root().join("scenarios/boundary_burst.toml")).unwrap()).unwrap();
+    let out = tmp.path().join("s");
+    // Default grid (2000) over 5 limiters; SVG only to keep it quick.
+    ratesim()
+        .args(["sweep", scenario.to_str().unwrap(), "-q", "--format", "svg", "--out", out.to_str().unwrap()])
+        .assert()
+        .success();
+    assert!(!out.join("summary.csv").exists());
+    let csv = read(&out, "error_vs_slots.csv");
+    assert_eq!(csv.lines().count(), 1 + 5);
+    assert!(
+        csv.contains("slot_counter(N=100),slot_counter,100,2000,0.01,0.01,0.00525,0.005,200,2,0.01\n"),
+        "{csv}"
+    );
+    assert!(csv.contains("sliding_log,sliding_log,,2000,0,0,0,0,100,1,\n"), "{csv}");
+    assert!(out.join("error_vs_slots.svg").is_file() && out.join("windows_diagram.svg").is_file());
+}

@@ -232,7 +232,10 @@ impl Chart for WindowsDiagram {
                 lane.in_window,
                 format_duration(self.limit.window),
                 if over {
-                    format!(", {:.1}×L", lane.in_window as f64 / self.limit.requests as f64)
+                    format!(
+                        ", {}",
+                        super::window_count::fmt_ratio_x(lane.in_window as f64 / self.limit.requests as f64)
+                    )
                 } else {
                     String::new()
                 }
