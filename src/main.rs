@@ -130,8 +130,20 @@ fn run(args: RunArgs, sweep_only: bool) -> Result<()> {
         },
     };
     if !chart_set.formats.is_empty() {
-        charts::init_fonts(args.font.as_deref().or(scenario.output.font.as_deref()))
-            .context("cannot load the chart font")?;
+        let font = args.font.as_deref().or(scenario.output.font.as_deref());
+        charts::init_fonts(font).context("cannot load the chart font")?;
+        // Chart titles carry the scenario name; warn when the embedded font
+        // cannot draw it (the seeds' scenarios may be named in Chinese).
+        if font.is_none() && !args.quiet && chart_set.formats.contains(&Format::Png) {
+            let missing = charts::missing_glyphs(&scenario.name);
+            if !missing.is_empty() {
+                let sample: String = missing.iter().take(8).collect();
+                eprintln!(
+                    "warning: the embedded chart font (DejaVu Sans) has no glyphs for \"{sample}\" in the \
+scenario name; PNG titles will show boxes. Pass --font FILE.ttf (or [output] font) with a font that has them."
+                );
+            }
+        }
     }
 
     // Check the destination before any work is done.

@@ -308,3 +308,25 @@ fn sweep_command_runs_only_the_sweeps() {
     assert!(csv.contains("sliding_log,sliding_log,,2000,0,0,0,0,100,1,\n"), "{csv}");
     assert!(out.join("error_vs_slots.svg").is_file() && out.join("windows_diagram.svg").is_file());
 }
+
+#[test]
+fn a_chinese_title_without_a_font_is_warned_about() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("zh.toml");
+    let text = fs::read_to_string(root().join("scenarios/boundary_burst.toml"))
+        .unwrap()
+        .replace("name = \"boundary_burst\"", "name = \"边界突发\"");
+    fs::write(&scenario, text).unwrap();
+    let out = tmp.path().join("o");
+    ratesim()
+        .args(["run", scenario.to_str().unwrap(), "--no-charts", "--out", out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stderr(predicate::str::is_empty());
+    ratesim()
+        .args(["run", scenario.to_str().unwrap(), "--format", "png", "--out", out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("边界突发").and(predicate::str::contains("--font")));
+    assert_png(&out, "window_count.png");
+}

@@ -72,6 +72,17 @@ pub fn init_fonts(custom: Option<&Path>) -> Result<()> {
     result
 }
 
+/// The characters of `text` that the embedded DejaVu Sans cannot draw (in a
+/// PNG they would show as boxes): the cue to pass `--font`.
+pub fn missing_glyphs(text: &str) -> Vec<char> {
+    use ab_glyph::Font;
+    let Ok(font) = ab_glyph::FontRef::try_from_slice(dejavu::sans::regular()) else { return Vec::new() };
+    let mut missing: Vec<char> =
+        text.chars().filter(|c| !c.is_whitespace() && font.glyph_id(*c).0 == 0).collect();
+    missing.dedup();
+    missing
+}
+
 /// The colour of a limiter, the same in every chart.
 pub fn colour(spec: &LimiterSpec) -> RGBColor {
     match spec {
@@ -318,6 +329,12 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), specs.len());
+    }
+
+    #[test]
+    fn missing_glyphs_finds_chinese_only() {
+        assert!(missing_glyphs("fixed window (2×L) ≈ 10 %").is_empty());
+        assert_eq!(missing_glyphs("边界 ok"), vec!['边', '界']);
     }
 
     #[test]
