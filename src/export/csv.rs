@@ -94,7 +94,7 @@ impl<W: Write> DecisionSink for DecisionsWriter<W> {
     }
 }
 
-pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio,seed_claim";
+pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,seed_claim,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio";
 pub const LOAD_SWEEP_HEADER: &str = "load,limiter,algorithm,slots,offered,admitted,peak,peak_ratio,excess,excess_share,over_admission,disagreement";
 
 fn opt(v: Option<f64>) -> String {
@@ -114,11 +114,11 @@ pub fn error_vs_slots(result: &BurstPairResult) -> String {
             result.grid.to_string(),
             fmt_ratio(r.band_width(result.grid)),
             opt(analytic.map(|a| a.0)),
+            opt(seed_claim(&r.spec)),
             fmt_ratio(r.violation_probability(result.grid)),
             opt(analytic.map(|a| a.1)),
             r.worst_peak.to_string(),
             fmt_ratio(r.worst_peak_ratio(result.limit.requests)),
-            opt(seed_claim(&r.spec)),
         ];
         out.push_str(&row.join(","));
         out.push('\n');

@@ -25,10 +25,11 @@ pub fn fmt_percent(v: f64, signed: bool) -> String {
     if signed && p > 0.0 { format!("+{p:.1} %") } else { format!("{p:.1} %") }
 }
 
-/// A fraction as a percentage with two decimals (`0.50 %`), for the sweeps'
-/// small figures.
+/// A fraction as a percentage for the sweeps' small figures: two decimals
+/// (`50.02 %`), three below 1 % (`0.525 %`) so that N = 1000 still shows.
 pub fn fmt_percent2(v: f64) -> String {
-    format!("{:.2} %", v * 100.0)
+    let p = v * 100.0;
+    if p != 0.0 && p.abs() < 1.0 { format!("{p:.3} %") } else { format!("{p:.2} %") }
 }
 
 /// `excess / admitted`: the share of admitted requests that were wrongly allowed.
