@@ -89,7 +89,7 @@ pub fn colour(spec: &LimiterSpec) -> RGBColor {
         LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest } => RGBColor(255, 127, 14),
         LimiterSpec::FixedWindow { .. } => RGBColor(214, 39, 40),
         LimiterSpec::SlidingLog { count_rejected: false } => RGBColor(20, 20, 20),
-        LimiterSpec::SlidingLog { count_rejected: true } => RGBColor(127, 127, 127),
+        LimiterSpec::SlidingLog { count_rejected: true } => RGBColor(200, 0, 120),
         LimiterSpec::SlotCounter { slots } => slot_colour(*slots),
     }
 }

@@ -257,6 +257,33 @@ mod tests {
         assert_eq!(first, 990);
     }
 
+    /// The default grid (2000 steps) still resolves N = 1000: its band is 2
+    /// steps, within one step of 1/N, and it reaches 2L too.
+    #[test]
+    fn default_grid_resolves_n_1000_band() {
+        let limiters = vec![LimiterSpec::SlotCounter { slots: 1000 }];
+        let r = run(&BurstPairConfig { limit: SEC, limiters, grid: DEFAULT_GRID }, &|_| {}).unwrap();
+        check_slots(&r, 1000);
+    }
+
+    /// Every finite N can be driven to 2L; the sliding log never passes L.
+    /// Over the default set, with 100 steps (N = 1000 is finer than the grid,
+    /// so only N <= 100 are asked to show a band here).
+    #[test]
+    fn worst_peak_is_two_l_for_every_finite_n() {
+        let limiters = crate::sweep::default_limiters();
+        let r = run(&BurstPairConfig { limit: SEC, limiters, grid: 100 }, &|_| {}).unwrap();
+        for row in &r.rows {
+            match row.spec {
+                LimiterSpec::SlidingLog { .. } => {
+                    assert_eq!((row.worst_peak_ratio(100), row.violations, row.vulnerable_gaps), (1.0, 0, 0));
+                }
+                LimiterSpec::SlotCounter { slots: 1000 } => {}
+                _ => assert_eq!(row.worst_peak_ratio(100), 2.0, "{}", row.label),
+            }
+        }
+    }
+
     #[test]
     fn fixed_window_is_slot_counter_with_one_slot() {
         let r = sweep(&[1], 100);
