@@ -111,6 +111,20 @@ and violation probability against N, with the analytic 1/N and 1/(2N); the slidi
                 })
                 .collect();
             chart.draw_series(DashedLineSeries::new(curve, 10, 6, BLACK.stroke_width(2))).map_err(err)?;
+            // Seed claims first, so the measured points sit on top of them.
+            if k == 0 {
+                for row in &r.rows {
+                    if let (Some(claim), Some(n)) = (seed_claim(&row.spec), row.spec.slots()) {
+                        chart
+                            .draw_series(std::iter::once(Cross::new(
+                                (n as f64, claim),
+                                12,
+                                BLACK.stroke_width(3),
+                            )))
+                            .map_err(err)?;
+                    }
+                }
+            }
             for (n, band, prob, c, label) in &pts {
                 let v = if k == 0 { *band } else { *prob };
                 if v > 0.0 {
@@ -122,19 +136,6 @@ and violation probability against N, with the analytic 1/N and 1/(2N); the slidi
                     } else {
                         chart
                             .draw_series(std::iter::once(Circle::new((*n, v), 8, c.filled())))
-                            .map_err(err)?;
-                    }
-                }
-            }
-            if k == 0 {
-                for row in &r.rows {
-                    if let (Some(claim), Some(n)) = (seed_claim(&row.spec), row.spec.slots()) {
-                        chart
-                            .draw_series(std::iter::once(Cross::new(
-                                (n as f64, claim),
-                                12,
-                                BLACK.stroke_width(3),
-                            )))
                             .map_err(err)?;
                     }
                 }

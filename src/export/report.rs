@@ -36,12 +36,36 @@ pub struct ReportInput<'a> {
     pub files: &'a [String],
 }
 
+/// Escapes the characters that Markdown would read as markup in alt text and
+/// captions (`]` would end the alt text, `*` would end the italics).
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '*' | '_' | '[' | ']' | '`' | '<' | '>') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn charts(out: &mut String, all: &[ChartRef], names: &[&str]) {
     for name in names {
         for c in all.iter().filter(|c| c.name == *name) {
-            let _ = writeln!(out, "![{}]({})\n", c.caption, c.file);
-            let _ = writeln!(out, "*{}*\n", c.caption);
+            let caption = escape(&c.caption);
+            let _ = writeln!(out, "![{caption}]({})\n", c.file);
+            let _ = writeln!(out, "*{caption}*\n");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captions_cannot_break_the_image_link() {
+        assert_eq!(escape("window (t* - W, t*] of a_b"), "window (t\\* - W, t\\*\\] of a\\_b");
     }
 }
 
