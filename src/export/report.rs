@@ -59,16 +59,6 @@ fn charts(out: &mut String, all: &[ChartRef], names: &[&str]) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn captions_cannot_break_the_image_link() {
-        assert_eq!(escape("window (t* - W, t*] of a_b"), "window (t\\* - W, t\\*\\] of a\\_b");
-    }
-}
-
 /// Renders `report.md`.
 pub fn report(input: &ReportInput) -> String {
     let mut out = String::new();
@@ -117,4 +107,14 @@ the sliding log is the exact reference.\n",
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captions_cannot_break_the_image_link() {
+        assert_eq!(escape("window (t* - W, t*] of a_b"), "window (t\\* - W, t\\*\\] of a\\_b");
+    }
 }
