@@ -42,13 +42,16 @@ impl Chart for BurstPairMap<'_> {
     }
 
     fn caption(&self) -> String {
-        "Where a burst pair breaks the limit: shaded (gap, offset) pairs admit 2L in one exact window".into()
+        "Where a burst pair breaks the limit: coloured (gap, offset) pairs admit 2L in one exact window, grey ones hold to L".into()
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.result;
         let w = format_duration(r.limit.window);
-        let title = format!("Where two bursts of {} break the limit (shaded), W = {w}", r.limit.requests);
+        let title = format!(
+            "Where two bursts of {} break the limit (coloured; grey: held to L), W = {w}",
+            r.limit.requests
+        );
         let area = titled(root, &title)?;
         let rows = self.rows();
         let (cols, lines) = match rows.len() {
@@ -69,6 +72,7 @@ impl Chart for BurstPairMap<'_> {
             );
             let mut chart = ChartBuilder::on(panel)
                 .margin(8)
+                .margin_right(30)
                 .caption(caption, font(TICK_SIZE + 2.0))
                 .x_label_area_size(if lines == 1 { 60 } else { 46 })
                 .y_label_area_size(70)
@@ -85,6 +89,9 @@ impl Chart for BurstPairMap<'_> {
                 .disable_mesh()
                 .draw()
                 .map_err(err)?;
+            // Pairs that stay within the limit: a light ground, so the shaded
+            // part reads as a region of the whole (gap, offset) square.
+            chart.plotting_area().fill(&RGBColor(242, 242, 242)).map_err(err)?;
             let gf = f64::from(g);
             let mut rects = Vec::new();
             let mut j = 0;
