@@ -337,6 +337,27 @@ mod tests {
         assert_eq!(missing_glyphs("边界 ok"), vec!['边', '界']);
     }
 
+    /// `--font` loads a font file and charts draw with it (here DejaVu Sans
+    /// Mono, written out from the embedded copy; a CJK font works the same).
+    #[test]
+    fn a_font_file_replaces_the_embedded_font() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mono.ttf");
+        std::fs::write(&path, dejavu::sans_mono::regular()).unwrap();
+        init_fonts(Some(&path)).unwrap();
+        let result = ratesim::sweep::burst_pair::run(
+            &ratesim::sweep::BurstPairConfig {
+                limit: ratesim::Limit { requests: 10, window: ratesim::Nanos::from_secs(1) },
+                limiters: ratesim::sweep::default_limiters(),
+                grid: 20,
+            },
+            &|_| {},
+        )
+        .unwrap();
+        let svg = svg_string(&error_vs_slots::ErrorVsSlots { result: &result }).unwrap();
+        assert!(svg.contains("slots N (log scale)") && svg.contains("1000 slots"));
+    }
+
     #[test]
     fn ticks_drop_needless_decimals() {
         assert_eq!(tick(&10.0), "10");
