@@ -12,7 +12,11 @@ Examples:
   ratesim run scenarios/poisson.toml --slots 1,10,1000 --seed 7 --out /tmp/p
       Same scenario with other slot counts, another seed and output folder.
   ratesim run scenarios/replay_csv.toml --decisions
-      Replay a recorded trace and also write one row per request per limiter.";
+      Replay a recorded trace and also write one row per request per limiter.
+  ratesim run scenarios/error_vs_slots.toml
+      Burst-pair and load sweeps: error versus slot count, with charts.
+  ratesim sweep scenarios/boundary_burst.toml --format svg
+      The sweeps over another scenario's limit and limiters, SVG charts only.";
 
 /// Traffic simulator and rate-limiter comparator: replays arrival traces
 /// through limiters on a virtual clock and measures, exactly, what each lets
@@ -26,17 +30,28 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a scenario and write its tables to the output folder.
+    /// Run a scenario and write its tables, charts and report.md to the output folder.
     #[command(after_help = EXAMPLES)]
     Run(RunArgs),
     /// Validate a scenario and read its CSV traces in full, without running.
     Check(CheckArgs),
+    /// Run only the burst-pair and load sweeps over the scenario's limit and
+    /// limiters (its [sweep] table, or the defaults).
+    #[command(after_help = EXAMPLES)]
+    Sweep(RunArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Scenario file (TOML).
     pub scenario: PathBuf,
+}
+
+/// A chart file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChartFormat {
+    Svg,
+    Png,
 }
 
 #[derive(Debug, Args)]
@@ -55,6 +70,16 @@ pub struct RunArgs {
     /// Also write decisions.csv (one row per request per limiter).
     #[arg(long)]
     pub decisions: bool,
+    /// Write no charts.
+    #[arg(long)]
+    pub no_charts: bool,
+    /// Chart formats.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "svg,png")]
+    pub format: Vec<ChartFormat>,
+    /// TrueType font for chart text in PNGs (replaces the embedded DejaVu Sans,
+    /// e.g. for Chinese titles); overrides [output] font.
+    #[arg(long, value_name = "FILE")]
+    pub font: Option<PathBuf>,
     /// No progress bar and no table on the terminal.
     #[arg(long, short)]
     pub quiet: bool,

@@ -12,6 +12,7 @@ pub mod limiter;
 pub mod metrics;
 pub mod scenario;
 pub mod simulate;
+pub mod sweep;
 pub mod time;
 pub mod timeline;
 pub mod trace;

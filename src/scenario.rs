@@ -24,6 +24,34 @@ pub struct Scenario {
     pub traffic: Vec<Traffic>,
     pub limiters: Vec<LimiterSpec>,
     pub output: OutputOptions,
+    /// The `[sweep]` table: run the burst-pair and load sweeps.
+    pub sweep: Option<SweepOptions>,
+}
+
+/// The `[sweep]` table, validated (SEMANTICS.md, "Error versus slot count").
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepOptions {
+    /// Burst-pair grid points per axis (gap and offset).
+    pub grid: u32,
+    /// Load factors of the load sweep (multiples of `L / W`).
+    pub loads: Vec<f64>,
+    /// Length of each load-sweep run.
+    pub load_duration: Nanos,
+    /// Slot counts shown in the burst-pair heat map (1 = fixed window).
+    pub map_slots: Vec<u64>,
+}
+
+impl SweepOptions {
+    /// The defaults for a limit: grid 2000, loads 0.5 .. 3, 100 windows per
+    /// load, heat maps for the fixed window and N = 2, 5, 10.
+    pub fn defaults(limit: Limit) -> SweepOptions {
+        SweepOptions {
+            grid: crate::sweep::burst_pair::DEFAULT_GRID,
+            loads: crate::sweep::load::DEFAULT_LOADS.to_vec(),
+            load_duration: Nanos(limit.window.0.saturating_mul(crate::sweep::load::DEFAULT_WINDOWS)),
+            map_slots: vec![1, 2, 5, 10],
+        }
+    }
 }
 
 /// One traffic source, validated.
@@ -54,6 +82,8 @@ pub enum Traffic {
 pub struct OutputOptions {
     pub bin: Option<Nanos>,
     pub decisions: bool,
+    /// A TrueType font for chart text in PNGs (for scripts DejaVu lacks).
+    pub font: Option<PathBuf>,
 }
 
 /// A scenario problem, located.
@@ -87,6 +117,16 @@ struct RawScenario {
     limiter: Vec<Spanned<RawLimiter>>,
     #[serde(default)]
     output: RawOutput,
+    sweep: Option<Spanned<RawSweep>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSweep {
+    grid: Option<Spanned<i64>>,
+    loads: Option<Spanned<Vec<Spanned<f64>>>>,
+    load_duration: Option<Spanned<String>>,
+    map_slots: Option<Spanned<Vec<Spanned<i64>>>>,
 }
 
 #[derive(Deserialize)]
@@ -132,6 +172,7 @@ struct RawOutput {
     bin: Option<Spanned<String>>,
     #[serde(default)]
     decisions: bool,
+    font: Option<Spanned<String>>,
 }
 
 // ---- locating errors -------------------------------------------------------
@@ -351,10 +392,10 @@ impl Scenario {
         let window = ctx.positive_duration("limit.window", &limit_raw.window)?;
         let limit = Limit { requests, window };
 
-        if raw.traffic.is_empty() {
+        if raw.traffic.is_empty() && raw.sweep.is_none() {
             return Err(ScenarioError::File {
                 path: path.to_path_buf(),
-                message: "no [[traffic]] source: add at least one (kind = \"burst\", \"constant\", \"poisson\" or \"csv\")".into(),
+                message: "no [[traffic]] source and no [sweep]: add a source (kind = \"burst\", \"constant\", \"poisson\" or \"csv\") or a [sweep] table".into(),
             });
         }
         let traffic = raw
@@ -369,8 +410,26 @@ impl Scenario {
             validate_limiter(&ctx, i, l, window, &mut limiters)?;
         }
         if limiters.is_empty() {
-            limiters = default_limiters();
+            limiters =
+                if raw.sweep.is_some() { crate::sweep::default_limiters() } else { default_limiters() };
         }
+        let sweep = raw.sweep.as_ref().map(|s| validate_sweep(&ctx, s, limit)).transpose()?;
+        let font = match &raw.output.font {
+            None => None,
+            Some(f) => {
+                let p = base.join(f.get_ref());
+                if !p.is_file() {
+                    return Err(ctx.at(
+                        f.span(),
+                        format!(
+                            "`output.font`: font file {} does not exist (paths are relative to the scenario file)",
+                            p.display()
+                        ),
+                    ));
+                }
+                Some(p)
+            }
+        };
 
         let bin = raw.output.bin.as_ref().map(|b| ctx.positive_duration("output.bin", b)).transpose()?;
         if let (Some(b), Some(bin), Some(d)) = (&raw.output.bin, bin, duration) {
@@ -398,7 +457,8 @@ impl Scenario {
             limit,
             traffic,
             limiters,
-            output: OutputOptions { bin, decisions: raw.output.decisions },
+            output: OutputOptions { bin, decisions: raw.output.decisions, font },
+            sweep,
         })
     }
 
@@ -441,6 +501,46 @@ pub fn default_limiters() -> Vec<LimiterSpec> {
 /// produce: a guard against typos such as `count = 1000000000000` that would
 /// run for hours. Recorded traces have no such limit.
 pub const MAX_GENERATED: u64 = 1_000_000_000;
+
+fn validate_sweep(ctx: &Ctx, s: &Spanned<RawSweep>, limit: Limit) -> Result<SweepOptions, ScenarioError> {
+    let r = s.get_ref();
+    let mut out = SweepOptions::defaults(limit);
+    if let Some(g) = &r.grid {
+        let max = (limit.window.0 / 2).min(u64::from(u32::MAX));
+        let v = *g.get_ref();
+        if v < 2 || v as u64 > max {
+            return Err(
+                ctx.at(g.span(), format!("`sweep.grid` must be between 2 and {max} (W / 2 ns), got {v}"))
+            );
+        }
+        out.grid = v as u32;
+    }
+    if let Some(loads) = &r.loads {
+        if loads.get_ref().is_empty() {
+            return Err(ctx.at(loads.span(), "`sweep.loads` is empty: give at least one load factor"));
+        }
+        out.loads = loads.get_ref().iter().map(|l| ctx.rate("sweep.loads", l)).collect::<Result<_, _>>()?;
+    }
+    if let Some(d) = &r.load_duration {
+        out.load_duration = ctx.positive_duration("sweep.load_duration", d)?;
+    }
+    if let Some(m) = &r.map_slots {
+        out.map_slots = m
+            .get_ref()
+            .iter()
+            .map(|n| {
+                let v = ctx.at_least_one("sweep.map_slots", n)?;
+                if v > limit.window.0 {
+                    return Err(
+                        ctx.at(n.span(), "`sweep.map_slots`: more slots than the window has nanoseconds")
+                    );
+                }
+                Ok(v)
+            })
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(out)
+}
 
 const TRAFFIC_KINDS: [&str; 4] = ["burst", "constant", "poisson", "csv"];
 const LIMITER_KINDS: [&str; 3] = ["fixed_window", "slot_counter", "sliding_log"];
@@ -812,6 +912,44 @@ bin = "10ms"
         assert_eq!(key_path_at(t, t.find("4").unwrap()).as_deref(), Some("y.z"));
         assert_eq!(key_path_at(t, 0), None);
         assert_eq!(key_path_at("é = 1", 1).as_deref(), None);
+    }
+
+    #[test]
+    fn sweep_table_takes_defaults_and_needs_no_traffic() {
+        let text = "name = \"s\"\n[limit]\nrequests = 100\nwindow = \"1s\"\n[sweep]\n";
+        let s = parse(text).unwrap();
+        let opts = s.sweep.unwrap();
+        assert_eq!(opts, SweepOptions::defaults(s.limit));
+        assert_eq!(opts.grid, 2000);
+        assert_eq!(opts.load_duration, Nanos::from_secs(100));
+        assert!(s.traffic.is_empty());
+        // The sweep's default limiters: fixed, N = 1 .. 1000, sliding log.
+        assert_eq!(s.limiters, crate::sweep::default_limiters());
+        let s = parse(&format!(
+            "{text}grid = 500\nloads = [1.0, 2.0]\nmap_slots = [2]\nload_duration = \"5s\"\n"
+        ))
+        .unwrap()
+        .sweep
+        .unwrap();
+        assert_eq!(
+            (s.grid, s.loads, s.map_slots, s.load_duration),
+            (500, vec![1.0, 2.0], vec![2], Nanos::from_secs(5))
+        );
+    }
+
+    #[test]
+    fn sweep_errors_are_located() {
+        let text = "name = \"s\"\n[limit]\nrequests = 100\nwindow = \"1s\"\n[sweep]\n";
+        let e = parse(&format!("{text}grid = 1\n")).unwrap_err();
+        assert!(e.starts_with("s.toml:6:8:") && e.contains("sweep.grid"), "{e}");
+        let e = parse(&format!("{text}loads = [1.0, -2.0]\n")).unwrap_err();
+        assert!(e.contains("sweep.loads") && e.contains("above 0"), "{e}");
+        let e = parse(&format!("{text}gird = 10\n")).unwrap_err();
+        assert!(e.contains("did you mean `grid`"), "{e}");
+        let e = parse("name = \"s\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n").unwrap_err();
+        assert!(e.contains("no [[traffic]] source and no [sweep]"), "{e}");
+        let e = parse(&format!("{text}[output]\nfont = \"nope.ttf\"\n")).unwrap_err();
+        assert!(e.contains("output.font") && e.contains("does not exist"), "{e}");
     }
 
     #[test]

@@ -743,7 +743,11 @@ fn x09_success_exits_0() {
     let c = Case::new(BASE);
     let out = c.run(&["run", "s.toml", "--out", "out"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("wrote out/ (summary.csv, summary.md, timeline.csv)"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("wrote out/ (summary.csv, summary.md, timeline.csv, report.md and 3 charts)"),
+        "{}",
+        out.stdout
+    );
     assert!(c.path("out/summary.csv").is_file());
 }
 

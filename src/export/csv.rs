@@ -2,8 +2,9 @@
 
 use std::io::Write;
 
-use super::fmt_ratio;
+use super::{excess_share, fmt_ratio};
 use crate::engine::{DecisionRecord, DecisionSink, RunReport};
+use crate::sweep::{BurstPairResult, LoadPoint, analytic_burst_pair, seed_claim};
 use crate::time::Nanos;
 
 pub const SUMMARY_HEADER: &str = "limiter,algorithm,slots,offered,admitted,rejected,peak,peak_ratio,excess,false_rejects,over_admission,disagreement,state_peak,state_bytes";
@@ -91,4 +92,65 @@ impl<W: Write> DecisionSink for DecisionsWriter<W> {
             r.window_count
         )
     }
+}
+
+pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,seed_claim,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio";
+pub const LOAD_SWEEP_HEADER: &str = "load,limiter,algorithm,slots,offered,admitted,peak,peak_ratio,excess,excess_share,over_admission,disagreement";
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or(String::new(), fmt_ratio)
+}
+
+/// `error_vs_slots.csv`: the burst-pair sweep, one row per limiter; fractions.
+pub fn error_vs_slots(result: &BurstPairResult) -> String {
+    let mut out = String::from(ERROR_VS_SLOTS_HEADER);
+    out.push('\n');
+    for r in &result.rows {
+        let analytic = analytic_burst_pair(&r.spec);
+        let row = [
+            field(&r.label),
+            r.spec.algorithm().to_string(),
+            r.spec.slots().map_or(String::new(), |n| n.to_string()),
+            result.grid.to_string(),
+            fmt_ratio(r.band_width(result.grid)),
+            opt(analytic.map(|a| a.0)),
+            opt(seed_claim(&r.spec)),
+            fmt_ratio(r.violation_probability(result.grid)),
+            opt(analytic.map(|a| a.1)),
+            r.worst_peak.to_string(),
+            fmt_ratio(r.worst_peak_ratio(result.limit.requests)),
+        ];
+        out.push_str(&row.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// `load_sweep.csv`: one row per load factor per limiter; fractions.
+/// `excess_share` is `excess / admitted`.
+pub fn load_sweep(points: &[LoadPoint]) -> String {
+    let mut out = String::from(LOAD_SWEEP_HEADER);
+    out.push('\n');
+    for p in points {
+        for l in &p.report.limiters {
+            let c = &l.counts;
+            let row = [
+                fmt_ratio(p.load),
+                field(&l.label),
+                l.spec.algorithm().to_string(),
+                l.spec.slots().map_or(String::new(), |n| n.to_string()),
+                c.offered.to_string(),
+                c.admitted.to_string(),
+                c.peak.to_string(),
+                fmt_ratio(l.peak_ratio()),
+                c.excess.to_string(),
+                opt(excess_share(l)),
+                opt(l.over_admission()),
+                opt(l.disagreement()),
+            ];
+            out.push_str(&row.join(","));
+            out.push('\n');
+        }
+    }
+    out
 }

@@ -3,8 +3,9 @@
 use std::fmt::Write;
 
 use super::table::{Align, Table, pad};
-use super::{fmt_bytes, fmt_percent};
+use super::{excess_share, fmt_bytes, fmt_percent, fmt_percent2, fmt_ratio};
 use crate::engine::RunReport;
+use crate::sweep::{BurstPairResult, LoadPoint, analytic_burst_pair, seed_claim};
 use crate::time::format_duration;
 
 /// Renders a table as GitHub-flavoured Markdown, columns aligned in the source too.
@@ -79,5 +80,124 @@ pub fn summary(title: &str, report: &RunReport) -> String {
         report.end
     );
     out.push_str(&render_table(&summary_table(report)));
+    out
+}
+
+/// The burst-pair table: measured band and violation next to the analysis
+/// and seed 004's claim.
+pub fn error_vs_slots_table(result: &BurstPairResult) -> Table {
+    use Align::*;
+    let mut t = Table::new(&[
+        ("limiter", Left),
+        ("band (measured)", Right),
+        ("band (analytic 1/N)", Right),
+        ("seed 004 claim", Right),
+        ("violation (measured)", Right),
+        ("violation (analytic ≈ 1/(2N))", Right),
+        ("worst peak/L", Right),
+    ]);
+    let dash = || "–".to_string();
+    for r in &result.rows {
+        let a = analytic_burst_pair(&r.spec);
+        t.push(vec![
+            r.label.clone(),
+            fmt_percent2(r.band_width(result.grid)),
+            a.map_or_else(dash, |a| fmt_percent2(a.0)),
+            seed_claim(&r.spec).map_or_else(dash, |c| format!("≈ {:.0} %", c * 100.0)),
+            fmt_percent2(r.violation_probability(result.grid)),
+            a.map_or_else(dash, |a| fmt_percent2(a.1)),
+            fmt_ratio(r.worst_peak_ratio(result.limit.requests)),
+        ]);
+    }
+    t
+}
+
+/// How the burst-pair sweep is defined, for the Markdown files and the report.
+pub fn burst_pair_method(result: &BurstPairResult) -> String {
+    let w = format_duration(result.limit.window);
+    let step = format_duration(crate::time::Nanos(result.limit.window.0 / u64::from(result.grid)));
+    format!(
+        "Two bursts of L = {l} requests, each at a single instant, the second a gap g after the first; \
+the first at offset p against the {w} window grid. g and p each take {g} values (cell midpoints, \
+a step of {step} = W/{g}), {pairs} pairs per limiter. **Band**: the share of gaps g for which some \
+offset p admits more than L in one exact window (t - W, t]; **violation**: the share of (g, p) pairs \
+that do. Measured values are within one grid step (1/{g} = {gs}) of the analysis; with {g} steps a \
+band of 1/N holds {g}/N steps, so N up to {g} is resolved, coarsely near that end.",
+        l = result.limit.requests,
+        g = result.grid,
+        pairs = u64::from(result.grid) * u64::from(result.grid),
+        gs = fmt_percent2(1.0 / f64::from(result.grid)),
+    )
+}
+
+/// `error_vs_slots.md`.
+pub fn error_vs_slots(result: &BurstPairResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "### Error versus slot count: burst pairs, L = {} per {}\n",
+        result.limit.requests,
+        format_duration(result.limit.window)
+    );
+    let _ = writeln!(out, "{}\n", burst_pair_method(result));
+    out.push_str(&render_table(&error_vs_slots_table(result)));
+    out
+}
+
+/// The load-sweep table: one row per load factor per limiter.
+pub fn load_sweep_table(points: &[LoadPoint]) -> Table {
+    use Align::*;
+    let mut t = Table::new(&[
+        ("load", Right),
+        ("limiter", Left),
+        ("offered", Right),
+        ("admitted", Right),
+        ("peak/L", Right),
+        ("excess", Right),
+        ("excess share", Right),
+        ("over-admission", Right),
+        ("disagreement", Right),
+    ]);
+    for p in points {
+        for l in &p.report.limiters {
+            t.push(vec![
+                fmt_ratio(p.load),
+                l.label.clone(),
+                l.counts.offered.to_string(),
+                l.counts.admitted.to_string(),
+                fmt_ratio(l.peak_ratio()),
+                l.counts.excess.to_string(),
+                excess_share(l).map_or("n/a".into(), fmt_percent2),
+                l.over_admission().map_or("n/a".into(), |v| {
+                    if v > 0.0 { format!("+{}", fmt_percent2(v)) } else { fmt_percent2(v) }
+                }),
+                l.disagreement().map_or("n/a".into(), fmt_percent2),
+            ]);
+        }
+    }
+    t
+}
+
+/// One sentence on how the load sweep was run.
+pub fn load_sweep_method(points: &[LoadPoint], seed: u64) -> String {
+    let Some(first) = points.first() else { return String::new() };
+    let r = &first.report;
+    format!(
+        "Poisson arrivals at each load factor times L / W ({} per {}), {} s per load, seed {seed}. \
+**excess share**: admitted requests that found L or more already in their exact window, over all \
+admitted; **over-admission**: admitted / admitted by the sliding log - 1; **disagreement**: requests \
+decided differently from the sliding log.",
+        r.limit.requests,
+        format_duration(r.limit.window),
+        r.end,
+    )
+}
+
+/// `load_sweep.md`.
+pub fn load_sweep(points: &[LoadPoint], seed: u64) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "### Load sweep: Poisson arrivals at several load factors\n");
+    let _ = writeln!(out, "{}\n", load_sweep_method(points, seed));
+    out.push_str(&render_table(&load_sweep_table(points)));
     out
 }

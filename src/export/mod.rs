@@ -5,6 +5,7 @@
 pub mod csv;
 pub mod markdown;
 mod output_dir;
+pub mod report;
 pub mod table;
 pub mod text;
 
@@ -22,6 +23,18 @@ pub fn fmt_percent(v: f64, signed: bool) -> String {
     let p = v * 100.0;
     let p = if p.abs() < 0.05 { 0.0 } else { p };
     if signed && p > 0.0 { format!("+{p:.1} %") } else { format!("{p:.1} %") }
+}
+
+/// A fraction as a percentage for the sweeps' small figures: two decimals
+/// (`50.02 %`), three below 1 % (`0.525 %`) so that N = 1000 still shows.
+pub fn fmt_percent2(v: f64) -> String {
+    let p = v * 100.0;
+    if p != 0.0 && p.abs() < 1.0 { format!("{p:.3} %") } else { format!("{p:.2} %") }
+}
+
+/// `excess / admitted`: the share of admitted requests that were wrongly allowed.
+pub fn excess_share(l: &crate::metrics::LimiterReport) -> Option<f64> {
+    (l.counts.admitted > 0).then(|| l.counts.excess as f64 / l.counts.admitted as f64)
 }
 
 /// Bytes in B, KiB, MiB, GiB.

@@ -1,0 +1,111 @@
+//! `burst_pair_map`: for a few N, where over (gap, offset) a burst pair breaks
+//! the limit.
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::*;
+use ratesim::export::fmt_percent2;
+use ratesim::sweep::{BurstPairResult, BurstPairRow};
+use ratesim::time::format_duration;
+
+pub struct BurstPairMap<'a> {
+    pub result: &'a BurstPairResult,
+    /// Slot counts to show; 1 shows the fixed window.
+    pub slots: &'a [u64],
+}
+
+/// Most rows drawn per panel (runs of neighbouring offsets are merged).
+const MAX_ROWS: u32 = 200;
+
+impl BurstPairMap<'_> {
+    fn rows(&self) -> Vec<&BurstPairRow> {
+        self.slots
+            .iter()
+            .filter_map(|&n| {
+                let fixed = || {
+                    self.result.rows.iter().find(|r| {
+                        matches!(r.spec, LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset } } if offset.0 == 0)
+                    })
+                };
+                let slot = || self.result.rows.iter().find(|r| r.spec.slots() == Some(n));
+                if n == 1 { fixed().or_else(slot) } else { slot() }
+            })
+            .collect()
+    }
+}
+
+impl Chart for BurstPairMap<'_> {
+    fn name(&self) -> &'static str {
+        "burst_pair_map"
+    }
+
+    fn caption(&self) -> String {
+        "Where a burst pair breaks the limit: coloured (gap, offset) pairs admit 2L in one exact window, grey ones hold to L".into()
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        let r = self.result;
+        let w = format_duration(r.limit.window);
+        let title = format!(
+            "Where two bursts of {} break the limit (coloured; grey: held to L), W = {w}",
+            r.limit.requests
+        );
+        let area = titled(root, &title)?;
+        let rows = self.rows();
+        let (cols, lines) = match rows.len() {
+            0..=2 => (rows.len().max(1), 1),
+            3..=4 => (2, 2),
+            _ => (3, rows.len().div_ceil(3)),
+        };
+        let panels = area.split_evenly((lines, cols));
+        let g = r.grid;
+        let group = g.div_ceil(MAX_ROWS);
+        for (row, panel) in rows.iter().zip(&panels) {
+            let c = colour(&row.spec);
+            let caption = format!(
+                "{}: band {}, {} of pairs",
+                short_label(&row.spec),
+                fmt_percent2(row.band_width(g)),
+                fmt_percent2(row.violation_probability(g))
+            );
+            let mut chart = ChartBuilder::on(panel)
+                .margin(8)
+                .margin_right(30)
+                .caption(caption, font(TICK_SIZE + 2.0))
+                .x_label_area_size(if lines == 1 { 60 } else { 46 })
+                .y_label_area_size(70)
+                .build_cartesian_2d(0f64..1f64, 0f64..1f64)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_desc(format!("gap g (share of W = {w})"))
+                .y_desc("offset p (share of W)")
+                .axis_desc_style(font(TICK_SIZE))
+                .label_style(font(TICK_SIZE - 2.0))
+                .x_labels(6)
+                .y_labels(6)
+                .disable_mesh()
+                .draw()
+                .map_err(err)?;
+            // Pairs that stay within the limit: a light ground, so the shaded
+            // part reads as a region of the whole (gap, offset) square.
+            chart.plotting_area().fill(&RGBColor(242, 242, 242)).map_err(err)?;
+            let gf = f64::from(g);
+            let mut rects = Vec::new();
+            let mut j = 0;
+            while j < g {
+                let y0 = f64::from(j) / gf;
+                let y1 = f64::from((j + group).min(g)) / gf;
+                for &(a, b) in &row.runs[j as usize] {
+                    rects
+                        .push(Rectangle::new([(f64::from(a) / gf, y0), (f64::from(b) / gf, y1)], c.filled()));
+                }
+                j += group;
+            }
+            chart.draw_series(rects).map_err(err)?;
+        }
+        Ok(())
+    }
+}

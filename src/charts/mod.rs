@@ -1,0 +1,366 @@
+//! Charts, drawn with plotters as SVG and PNG (binary side only: the library
+//! never sees plotters). Every chart is 1200 x 600 with a title, axis titles
+//! with units and a legend; each limiter has the same colour in every chart.
+
+pub mod burst_pair_map;
+pub mod error_vs_slots;
+pub mod load_sweep;
+pub mod timeline;
+pub mod window_count;
+pub mod windows_diagram;
+
+use std::path::Path;
+use std::sync::Once;
+
+use anyhow::{Context, Result, anyhow};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+use ratesim::LimiterSpec;
+use ratesim::export::OutputDir;
+use ratesim::limiter::WindowAlign;
+
+pub const WIDTH: u32 = 1200;
+pub const HEIGHT: u32 = 600;
+/// The font family every chart uses; registered from DejaVu Sans (embedded)
+/// or from the user's font.
+pub const FONT: &str = "sans-serif";
+pub const TITLE_SIZE: f64 = 30.0;
+pub const LABEL_SIZE: f64 = 22.0;
+pub const TICK_SIZE: f64 = 18.0;
+pub const LEGEND_SIZE: f64 = 17.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Svg,
+    Png,
+}
+
+impl Format {
+    pub fn ext(self) -> &'static str {
+        match self {
+            Format::Svg => "svg",
+            Format::Png => "png",
+        }
+    }
+}
+
+/// Makes the chart font available. DejaVu Sans is compiled in, so no system
+/// font library is needed; `custom` replaces it (for scripts DejaVu lacks,
+/// such as Chinese). Only the first call has an effect.
+pub fn init_fonts(custom: Option<&Path>) -> Result<()> {
+    static ONCE: Once = Once::new();
+    let mut result = Ok(());
+    ONCE.call_once(|| {
+        result = (|| {
+            let (regular, bold): (&'static [u8], &'static [u8]) = match custom {
+                Some(path) => {
+                    let bytes = std::fs::read(path)
+                        .with_context(|| format!("cannot read font {}", path.display()))?;
+                    let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                    (bytes, bytes)
+                }
+                None => (dejavu::sans::regular(), dejavu::sans::bold()),
+            };
+            let bad = |_| anyhow!("not a usable TrueType/OpenType font");
+            plotters::style::register_font(FONT, FontStyle::Normal, regular).map_err(bad)?;
+            plotters::style::register_font(FONT, FontStyle::Bold, bold).map_err(bad)?;
+            Ok(())
+        })();
+    });
+    result
+}
+
+/// The characters of `text` that the embedded DejaVu Sans cannot draw (in a
+/// PNG they would show as boxes): the cue to pass `--font`.
+pub fn missing_glyphs(text: &str) -> Vec<char> {
+    use ab_glyph::Font;
+    let Ok(font) = ab_glyph::FontRef::try_from_slice(dejavu::sans::regular()) else { return Vec::new() };
+    let mut missing: Vec<char> =
+        text.chars().filter(|c| !c.is_whitespace() && font.glyph_id(*c).0 == 0).collect();
+    missing.dedup();
+    missing
+}
+
+/// The colour of a limiter, the same in every chart.
+pub fn colour(spec: &LimiterSpec) -> RGBColor {
+    match spec {
+        LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest } => RGBColor(255, 127, 14),
+        LimiterSpec::FixedWindow { .. } => RGBColor(214, 39, 40),
+        LimiterSpec::SlidingLog { count_rejected: false } => RGBColor(20, 20, 20),
+        LimiterSpec::SlidingLog { count_rejected: true } => RGBColor(200, 0, 120),
+        LimiterSpec::SlotCounter { slots } => slot_colour(*slots),
+    }
+}
+
+pub fn slot_colour(n: u64) -> RGBColor {
+    match n {
+        1 => RGBColor(148, 103, 189),
+        2 => RGBColor(140, 86, 75),
+        5 => RGBColor(227, 119, 194),
+        10 => RGBColor(31, 119, 180),
+        20 => RGBColor(23, 190, 207),
+        50 => RGBColor(188, 189, 34),
+        100 => RGBColor(44, 160, 44),
+        1000 => RGBColor(57, 59, 121),
+        _ => {
+            const OTHER: [RGBColor; 5] = [
+                RGBColor(0, 128, 128),
+                RGBColor(205, 133, 63),
+                RGBColor(106, 61, 154),
+                RGBColor(31, 180, 100),
+                RGBColor(102, 102, 204),
+            ];
+            OTHER[(n % OTHER.len() as u64) as usize]
+        }
+    }
+}
+
+/// A short name for legends: `fixed window`, `10 slots`, `sliding log`.
+pub fn short_label(spec: &LimiterSpec) -> String {
+    match spec {
+        LimiterSpec::SlotCounter { slots: 1 } => "1 slot".into(),
+        LimiterSpec::SlotCounter { slots } => format!("{slots} slots"),
+        LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest } => "first-request window".into(),
+        LimiterSpec::SlidingLog { count_rejected: true } => "log counting rejects".into(),
+        other => other.label().replace('_', " "),
+    }
+}
+
+/// Line width for a limiter in line charts: the aligned fixed window is drawn
+/// wide and first, so that N = 1 (identical by definition) shows on top of it.
+pub fn line_width(spec: &LimiterSpec) -> u32 {
+    match spec {
+        LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest } => 4,
+        LimiterSpec::FixedWindow { .. } => 7,
+        LimiterSpec::SlidingLog { count_rejected: false } => 4,
+        _ => 2,
+    }
+}
+
+/// Which charts, in which formats.
+#[derive(Clone, Debug)]
+pub struct ChartSet {
+    pub formats: Vec<Format>,
+}
+
+/// A chart's drawing, generic over the backend.
+pub trait Chart {
+    /// File name without extension.
+    fn name(&self) -> &'static str;
+    fn caption(&self) -> String;
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>;
+}
+
+pub fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
+    anyhow!("chart drawing failed: {e:?}")
+}
+
+/// Renders a chart to an SVG string.
+pub fn svg_string(chart: &impl Chart) -> Result<String> {
+    let mut s = String::new();
+    {
+        let root = SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        chart.draw(&root)?;
+        root.present().map_err(err)?;
+    }
+    Ok(s)
+}
+
+/// Writes the chart in every format into the staged output; returns the
+/// file names written.
+pub fn write(staged: &OutputDir, set: &ChartSet, chart: &impl Chart) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    for f in &set.formats {
+        let file = format!("{}.{}", chart.name(), f.ext());
+        match f {
+            Format::Svg => staged.write(&file, svg_string(chart)?)?,
+            Format::Png => {
+                let path = staged.path(&file);
+                let root = BitMapBackend::new(&path, (WIDTH, HEIGHT)).into_drawing_area();
+                root.fill(&WHITE).map_err(err)?;
+                chart.draw(&root)?;
+                root.present().map_err(err).with_context(|| format!("cannot write {}", path.display()))?;
+            }
+        }
+        files.push(file);
+    }
+    Ok(files)
+}
+
+pub fn font(size: f64) -> TextStyle<'static> {
+    (FONT, size).into_font().into()
+}
+
+pub fn bold(size: f64) -> TextStyle<'static> {
+    (FONT, size, FontStyle::Bold).into_font().into()
+}
+
+/// Splits off a title band at the top of the root and draws the title there;
+/// returns the rest.
+pub fn titled<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+) -> Result<DrawingArea<DB, Shift>> {
+    let (top, rest) = root.split_vertically(50);
+    top.draw_text(title, &bold(TITLE_SIZE), (20, 12)).map_err(err)?;
+    Ok(rest)
+}
+
+/// A tick label without a needless `.0`: `10`, `2.5`.
+pub fn tick(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-9 { format!("{:.0}", v) } else { format!("{}", (v * 1e6).round() / 1e6) }
+}
+
+/// A time axis unit that keeps tick labels short: (divisor in ns, unit name).
+pub fn time_unit(span_ns: u64) -> (f64, &'static str) {
+    if span_ns >= 180_000_000_000 {
+        (60e9, "min")
+    } else if span_ns >= 2_000_000_000 {
+        (1e9, "s")
+    } else if span_ns >= 2_000_000 {
+        (1e6, "ms")
+    } else if span_ns >= 2_000 {
+        (1e3, "µs")
+    } else {
+        (1.0, "ns")
+    }
+}
+
+/// How a legend entry is marked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    Line,
+    Dashed,
+    Dot,
+    Area,
+    Cross,
+    /// A ring, for a point drawn under another of the same place.
+    Ring,
+    /// No mark: a heading.
+    Heading,
+}
+
+#[derive(Clone, Debug)]
+pub struct LegendEntry {
+    pub label: String,
+    pub colour: RGBColor,
+    pub mark: Mark,
+}
+
+impl LegendEntry {
+    pub fn new(label: impl Into<String>, colour: RGBColor, mark: Mark) -> LegendEntry {
+        LegendEntry { label: label.into(), colour, mark }
+    }
+}
+
+pub const LEGEND_WIDTH: u32 = 300;
+
+/// Splits a legend column off the right of an area.
+pub fn with_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>) {
+    let w = area.dim_in_pixel().0;
+    area.split_horizontally(w.saturating_sub(LEGEND_WIDTH))
+}
+
+/// Draws a legend down a column, beside (never over) the plot.
+pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[LegendEntry]) -> Result<()> {
+    let style = font(LEGEND_SIZE);
+    let row = 28;
+    for (k, e) in entries.iter().enumerate() {
+        let y = 30 + row * k as i32;
+        let c = e.colour;
+        match e.mark {
+            Mark::Line => area.draw(&PathElement::new(vec![(8, y), (44, y)], c.stroke_width(3))),
+            Mark::Dashed => {
+                area.draw(&PathElement::new(vec![(8, y), (18, y)], c.stroke_width(3))).and_then(|_| {
+                    area.draw(&PathElement::new(vec![(26, y), (36, y)], c.stroke_width(3)))?;
+                    area.draw(&PathElement::new(vec![(42, y), (44, y)], c.stroke_width(3)))
+                })
+            }
+            Mark::Dot => area.draw(&Circle::new((26, y), 6, c.filled())),
+            Mark::Area => area.draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.mix(0.35).filled())),
+            Mark::Cross => area.draw(&Cross::new((26, y), 7, c.stroke_width(3))),
+            Mark::Ring => area.draw(&Circle::new((26, y), 9, c.stroke_width(3))),
+            Mark::Heading => Ok(()),
+        }
+        .map_err(err)?;
+        let x = if e.mark == Mark::Heading { 8 } else { 54 };
+        area.draw_text(
+            &e.label,
+            &style.pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Left,
+                plotters::style::text_anchor::VPos::Center,
+            )),
+            (x, y),
+        )
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Points of a step line over bins: each value held over its bin.
+pub fn steps(values: impl Iterator<Item = (f64, f64, f64)>) -> Vec<(f64, f64)> {
+    let mut pts = Vec::new();
+    for (x0, x1, v) in values {
+        pts.push((x0, v));
+        pts.push((x1, v));
+    }
+    pts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_limiter_has_its_own_colour_and_name() {
+        let mut specs = ratesim::sweep::default_limiters();
+        specs.push(LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest });
+        specs.push(LimiterSpec::SlidingLog { count_rejected: true });
+        let mut colours: Vec<(u8, u8, u8)> = specs.iter().map(|s| colour(s).rgb()).collect();
+        colours.sort();
+        colours.dedup();
+        assert_eq!(colours.len(), specs.len());
+        let mut names: Vec<String> = specs.iter().map(short_label).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), specs.len());
+    }
+
+    #[test]
+    fn missing_glyphs_finds_chinese_only() {
+        assert!(missing_glyphs("fixed window (2×L) ≈ 10 %").is_empty());
+        assert_eq!(missing_glyphs("边界 ok"), vec!['边', '界']);
+    }
+
+    /// `--font` loads a font file and charts draw with it (here DejaVu Sans
+    /// Mono, written out from the embedded copy; a CJK font works the same).
+    #[test]
+    fn a_font_file_replaces_the_embedded_font() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mono.ttf");
+        std::fs::write(&path, dejavu::sans_mono::regular()).unwrap();
+        init_fonts(Some(&path)).unwrap();
+        let result = ratesim::sweep::burst_pair::run(
+            &ratesim::sweep::BurstPairConfig {
+                limit: ratesim::Limit { requests: 10, window: ratesim::Nanos::from_secs(1) },
+                limiters: ratesim::sweep::default_limiters(),
+                grid: 20,
+            },
+            &|_| {},
+        )
+        .unwrap();
+        let svg = svg_string(&error_vs_slots::ErrorVsSlots { result: &result }).unwrap();
+        assert!(svg.contains("slots N (log scale)") && svg.contains("1000 slots"));
+    }
+
+    #[test]
+    fn ticks_drop_needless_decimals() {
+        assert_eq!(tick(&10.0), "10");
+        assert_eq!(tick(&2.5), "2.5");
+    }
+}

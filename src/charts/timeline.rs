@@ -1,0 +1,130 @@
+//! `timeline`: offered and admitted requests per bin, one line per limiter.
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::*;
+use ratesim::RunReport;
+use ratesim::time::format_duration;
+
+pub struct Timeline<'a> {
+    pub scenario: &'a str,
+    pub report: &'a RunReport,
+}
+
+impl Chart for Timeline<'_> {
+    fn name(&self) -> &'static str {
+        "timeline"
+    }
+
+    fn caption(&self) -> String {
+        format!(
+            "Offered and admitted requests per {} bin, {}",
+            format_duration(self.report.timeline.width()),
+            self.scenario
+        )
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        let r = self.report;
+        let width = r.timeline.width().0;
+        let bins = r.timeline.bins();
+        let (div, unit) = time_unit(r.end.0);
+        let x_end = r.end.0 as f64 / div;
+        let y_max =
+            bins.iter().flat_map(|row| row.iter().map(|b| b.offered)).max().unwrap_or(1).max(1) as f64;
+        let area = titled(
+            root,
+            &format!(
+                "{}: offered and admitted per {} bin",
+                self.scenario,
+                format_duration(r.timeline.width())
+            ),
+        )?;
+        let (plots, legend) = with_legend(&area);
+        let n = r.limiters.len();
+        // One strip per limiter, same axes; time labels on the last only.
+        let (strips, bottom) = plots.split_vertically(plots.dim_in_pixel().1.saturating_sub(40));
+        bottom
+            .draw_text(
+                &format!("time ({unit})"),
+                &font(LABEL_SIZE).pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Top,
+                )),
+                (((bottom.dim_in_pixel().0 + 90) / 2) as i32, 6),
+            )
+            .map_err(err)?;
+        let (ylab, strips) = strips.split_horizontally(30);
+        ylab.draw_text(
+            &format!("requests per {} bin", format_duration(r.timeline.width())),
+            &font(LABEL_SIZE).transform(FontTransform::Rotate270).pos(
+                plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Top,
+                ),
+            ),
+            (4, (ylab.dim_in_pixel().1 / 2) as i32),
+        )
+        .map_err(err)?;
+        let rows = strips.split_evenly((n, 1));
+        let grey = RGBColor(170, 170, 170);
+        let series = |i: usize, f: &dyn Fn(&ratesim::timeline::Bin) -> u64| {
+            steps(bins.iter().enumerate().map(|(b, row)| {
+                let x0 = (b as u64 * width) as f64 / div;
+                let x1 = ((b as u64 + 1) * width) as f64 / div;
+                (x0, x1.min(x_end), f(&row[i]) as f64)
+            }))
+        };
+        for (i, strip) in rows.iter().enumerate() {
+            let last = i + 1 == n;
+            let l = &r.limiters[i];
+            let mut chart = ChartBuilder::on(strip)
+                .margin_right(10)
+                .margin_top(4)
+                .x_label_area_size(if last { 30 } else { 0 })
+                .y_label_area_size(60)
+                .build_cartesian_2d(0f64..x_end, 0f64..y_max * 1.3)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .label_style(font(TICK_SIZE - 2.0))
+                .x_label_formatter(&tick)
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .y_labels(3)
+                .light_line_style(WHITE.mix(0.0))
+                .draw()
+                .map_err(err)?;
+            let c = colour(&l.spec);
+            chart
+                .draw_series(AreaSeries::new(series(i, &|b| b.offered), 0.0, grey.mix(0.45)))
+                .map_err(err)?;
+            chart
+                .draw_series(
+                    AreaSeries::new(series(i, &|b| b.admitted), 0.0, c.mix(0.75))
+                        .border_style(c.stroke_width(1)),
+                )
+                .map_err(err)?;
+            let text =
+                format!("{}: admitted {} of {}", short_label(&l.spec), l.counts.admitted, l.counts.offered);
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    text,
+                    (x_end * 0.01, y_max * 1.27),
+                    font(TICK_SIZE - 1.0),
+                )))
+                .map_err(err)?;
+        }
+        let mut entries = vec![LegendEntry::new("offered", grey, Mark::Area)];
+        for l in &r.limiters {
+            entries.push(LegendEntry::new(
+                format!("admitted: {}", short_label(&l.spec)),
+                colour(&l.spec),
+                Mark::Area,
+            ));
+        }
+        draw_legend(&legend, &entries)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,107 @@
+//! `window_count`: the exact sliding-window count `(t - W, t]` over time for
+//! each limiter, against the limit: the picture of the 2x boundary spike.
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::*;
+use ratesim::RunReport;
+use ratesim::time::format_duration;
+
+pub struct WindowCount<'a> {
+    pub scenario: &'a str,
+    pub report: &'a RunReport,
+}
+
+impl Chart for WindowCount<'_> {
+    fn name(&self) -> &'static str {
+        "window_count"
+    }
+
+    fn caption(&self) -> String {
+        format!(
+            "Admitted requests in the exact window (t - {w}, t] (highest in each {b} bin) against the limit L = {l}, {s}",
+            w = format_duration(self.report.limit.window),
+            b = format_duration(self.report.timeline.width()),
+            l = self.report.limit.requests,
+            s = self.scenario
+        )
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        let r = self.report;
+        let width = r.timeline.width().0;
+        let bins = r.timeline.bins();
+        let (div, unit) = time_unit(r.end.0);
+        let x_end = r.end.0 as f64 / div;
+        let limit = r.limit.requests as f64;
+        let peak = r.limiters.iter().map(|l| l.counts.peak).max().unwrap_or(0) as f64;
+        let y_max = peak.max(limit) * 1.12;
+        let title = format!(
+            "{}: requests in the exact window of {} (limit {})",
+            self.scenario,
+            format_duration(r.limit.window),
+            r.limit.requests
+        );
+        let area = titled(root, &title)?;
+        let (plot, legend) = with_legend(&area);
+        let mut chart = ChartBuilder::on(&plot)
+            .margin(10)
+            .x_label_area_size(60)
+            .y_label_area_size(90)
+            .build_cartesian_2d(0f64..x_end, 0f64..y_max)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(format!("time t ({unit})"))
+            .y_desc(format!("admitted in (t - {}, t]", format_duration(r.limit.window)))
+            .axis_desc_style(font(LABEL_SIZE))
+            .label_style(font(TICK_SIZE))
+            .x_label_formatter(&tick)
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()
+            .map_err(err)?;
+        let mut order: Vec<usize> = (0..r.limiters.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(line_width(&r.limiters[i].spec)));
+        for &i in &order {
+            let pts = steps(bins.iter().enumerate().map(|(b, row)| {
+                let x0 = (b as u64 * width) as f64 / div;
+                let x1 = ((b as u64 + 1) * width) as f64 / div;
+                (x0, x1.min(x_end), row[i].window_peak as f64)
+            }));
+            let w = line_width(&r.limiters[i].spec);
+            chart
+                .draw_series(LineSeries::new(pts, colour(&r.limiters[i].spec).stroke_width(w)))
+                .map_err(err)?;
+        }
+        let limit_colour = RGBColor(200, 0, 0);
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(0.0, limit), (x_end, limit)],
+                12,
+                8,
+                limit_colour.stroke_width(2),
+            ))
+            .map_err(err)?;
+        let mut entries = vec![
+            LegendEntry::new(format!("limit L = {}", r.limit.requests), limit_colour, Mark::Dashed),
+            LegendEntry::new("highest count (peak / L):", BLACK, Mark::Heading),
+        ];
+        for l in &r.limiters {
+            entries.push(LegendEntry::new(
+                format!("{} ({})", short_label(&l.spec), fmt_ratio_x(l.peak_ratio())),
+                colour(&l.spec),
+                Mark::Line,
+            ));
+        }
+        draw_legend(&legend, &entries)?;
+        Ok(())
+    }
+}
+
+/// `2x`, `1.37x`.
+pub fn fmt_ratio_x(v: f64) -> String {
+    format!("{}×L", ratesim::export::fmt_ratio((v * 100.0).round() / 100.0))
+}

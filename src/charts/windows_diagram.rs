@@ -1,0 +1,270 @@
+//! `windows_diagram`: how the three algorithms cut the time axis (fixed
+//! windows, N slots, the exact sliding window at one instant), with the
+//! requests as marks: admitted in the algorithm's colour, rejected in grey.
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::*;
+use ratesim::limiter::{Limit, Limiter};
+use ratesim::metrics::WindowTracker;
+use ratesim::time::{Nanos, format_duration};
+
+pub struct WindowsDiagram {
+    pub title: String,
+    pub limit: Limit,
+    /// Slot count of the middle lane.
+    pub slots: u64,
+    /// Every arrival from time 0 to the end of the view, sorted.
+    pub arrivals: Vec<Nanos>,
+    /// The instant whose windows are shown.
+    pub instant: Nanos,
+    pub view: (Nanos, Nanos),
+}
+
+struct Lane {
+    spec: LimiterSpec,
+    name: String,
+    admitted: Vec<bool>,
+    /// Admitted requests in the exact window (t* - W, t*].
+    in_window: u64,
+}
+
+impl WindowsDiagram {
+    /// The view and instant for a trace: the instant where the fixed window's
+    /// exact-window count is highest, with 1.5 W before it and 0.5 W after.
+    pub fn around_worst(title: String, limit: Limit, slots: u64, arrivals: Vec<Nanos>) -> WindowsDiagram {
+        let mut fixed =
+            LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::ZERO } }.build(limit);
+        let mut tracker = WindowTracker::new(limit.window);
+        let (mut best, mut at) = (0, arrivals.first().copied().unwrap_or(Nanos::ZERO));
+        for &t in &arrivals {
+            if fixed.decide(t, 1).admitted() {
+                tracker.admit(t);
+            }
+            let c = tracker.count_at(t);
+            if c > best {
+                best = c;
+                at = t;
+            }
+        }
+        let w = limit.window.0;
+        let start = at.0.saturating_sub(w + w / 2);
+        let view = (Nanos(start), Nanos(start + 2 * w));
+        let arrivals = arrivals.into_iter().filter(|t| *t < view.1).collect();
+        WindowsDiagram { title, limit, slots, arrivals, instant: at, view }
+    }
+
+    fn lanes(&self) -> Vec<Lane> {
+        let specs = [
+            (
+                LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::ZERO } },
+                "fixed window".to_string(),
+            ),
+            (LimiterSpec::SlotCounter { slots: self.slots }, format!("{} slots", self.slots)),
+            (LimiterSpec::reference(), "sliding log (exact)".to_string()),
+        ];
+        specs
+            .into_iter()
+            .map(|(spec, name)| {
+                let mut l = spec.build(self.limit);
+                let admitted: Vec<bool> = self.arrivals.iter().map(|&t| l.decide(t, 1).admitted()).collect();
+                let lo = self.instant.0.saturating_sub(self.limit.window.0);
+                let in_window = self
+                    .arrivals
+                    .iter()
+                    .zip(&admitted)
+                    .filter(|(t, a)| **a && t.0 > lo && t.0 <= self.instant.0 && (t.0 > 0 || lo == 0))
+                    .count() as u64;
+                Lane { spec, name, admitted, in_window }
+            })
+            .collect()
+    }
+}
+
+impl Chart for WindowsDiagram {
+    fn name(&self) -> &'static str {
+        "windows_diagram"
+    }
+
+    fn caption(&self) -> String {
+        format!(
+            "How each algorithm cuts time: fixed windows, {} slots, and the exact window (t* - W, t*] at one instant t*",
+            self.slots
+        )
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        let w = self.limit.window.0;
+        let (v0, v1) = (self.view.0.0, self.view.1.0);
+        let (div, unit) = time_unit(v1 - v0);
+        let x = |t: u64| t as f64 / div;
+        let area = titled(root, &self.title)?;
+        let (plot, legend) = with_legend(&area);
+        let mut chart = ChartBuilder::on(&plot)
+            .margin(10)
+            .x_label_area_size(60)
+            .y_label_area_size(10)
+            .build_cartesian_2d(x(v0)..x(v1), 0f64..3.3f64)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(format!("time ({unit})"))
+            .axis_desc_style(font(LABEL_SIZE))
+            .label_style(font(TICK_SIZE))
+            .x_label_formatter(&tick)
+            .disable_y_axis()
+            .disable_mesh()
+            .draw()
+            .map_err(err)?;
+        let t_star = self.instant.0;
+        // The instant t*.
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(x(t_star), 0.0), (x(t_star), 3.0)],
+                8,
+                6,
+                RGBColor(90, 90, 90).stroke_width(1),
+            ))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(Text::new("t*", (x(t_star), 3.22), font(TICK_SIZE))))
+            .map_err(err)?;
+        let lanes = self.lanes();
+        let grey = RGBColor(190, 190, 190);
+        for (k, lane) in lanes.iter().enumerate() {
+            // Lane k occupies y in [2 - k, 3 - k) (top to bottom), cells in
+            // the lower 60 %, marks in the upper part.
+            let y0 = 2.0 - k as f64;
+            let (cell0, cell1) = (y0 + 0.08, y0 + 0.48);
+            let c = colour(&lane.spec);
+            let counted = |a: u64, b: u64| -> bool {
+                match lane.spec {
+                    LimiterSpec::FixedWindow { .. } => a <= t_star && t_star < b,
+                    LimiterSpec::SlotCounter { .. } => {
+                        b > t_star.saturating_sub(w) && a <= t_star && {
+                            let n = self.slots as u128;
+                            let k_star = (t_star as u128 * n) / w as u128;
+                            let k_a = (a as u128 * n) / w as u128;
+                            k_a + n > k_star
+                        }
+                    }
+                    _ => false,
+                }
+            };
+            // Cells: windows or slots that cover the view.
+            let cell = match lane.spec {
+                LimiterSpec::SlotCounter { slots } => w / slots,
+                _ => w,
+            };
+            if !matches!(lane.spec, LimiterSpec::SlidingLog { .. }) {
+                let mut a = v0 / cell * cell;
+                let mut alt = (v0 / cell) % 2 == 0;
+                while a < v1 {
+                    let b = a + cell;
+                    let fill = if counted(a, b) {
+                        c.mix(0.45)
+                    } else if alt {
+                        RGBColor(235, 235, 235).mix(1.0)
+                    } else {
+                        RGBColor(250, 250, 250).mix(1.0)
+                    };
+                    chart
+                        .draw_series(std::iter::once(Rectangle::new(
+                            [(x(a.max(v0)), cell0), (x(b.min(v1)), cell1)],
+                            fill.filled(),
+                        )))
+                        .map_err(err)?;
+                    chart
+                        .draw_series(std::iter::once(PathElement::new(
+                            vec![(x(a.max(v0)), cell0), (x(a.max(v0)), cell1)],
+                            RGBColor(120, 120, 120).stroke_width(1),
+                        )))
+                        .map_err(err)?;
+                    a = b;
+                    alt = !alt;
+                }
+            } else {
+                let a = t_star.saturating_sub(w);
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(x(a.max(v0)), cell0), (x(t_star), cell1)],
+                        c.mix(0.35).filled(),
+                    )))
+                    .map_err(err)?;
+            }
+            // Request marks.
+            let mut ticks = Vec::new();
+            for (t, adm) in self.arrivals.iter().zip(&lane.admitted) {
+                if t.0 < v0 || t.0 >= v1 {
+                    continue;
+                }
+                let col = if *adm { c } else { grey };
+                ticks.push(PathElement::new(
+                    vec![(x(t.0), y0 + 0.52), (x(t.0), y0 + 0.78)],
+                    col.stroke_width(3),
+                ));
+            }
+            chart.draw_series(ticks).map_err(err)?;
+            // Requests at one instant: say how many.
+            let mut k = 0;
+            while k < self.arrivals.len() {
+                let t = self.arrivals[k];
+                let same = self.arrivals[k..].iter().take_while(|u| **u == t).count();
+                if same > 1 && t.0 >= v0 && t.0 < v1 {
+                    let admitted = lane.admitted[k..k + same].iter().filter(|a| **a).count();
+                    let label = format!("{admitted} of {same} admitted");
+                    chart
+                        .draw_series(std::iter::once(Text::new(
+                            label,
+                            (x(t.0) + (x(v1) - x(v0)) * 0.005, y0 + 0.6),
+                            font(TICK_SIZE - 2.0),
+                        )))
+                        .map_err(err)?;
+                }
+                k += same;
+            }
+            let over = lane.in_window > self.limit.requests;
+            let text = format!(
+                "{}: {} admitted in (t* - {}, t*]{}",
+                lane.name,
+                lane.in_window,
+                format_duration(self.limit.window),
+                if over {
+                    format!(
+                        ", {}",
+                        super::window_count::fmt_ratio_x(lane.in_window as f64 / self.limit.requests as f64)
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            let style = if over { bold(TICK_SIZE).color(&RGBColor(180, 0, 0)) } else { font(TICK_SIZE) };
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    text,
+                    (x(v0) + (x(v1) - x(v0)) * 0.01, y0 + 0.93),
+                    style,
+                )))
+                .map_err(err)?;
+        }
+        let mut entries = Vec::new();
+        for lane in &lanes {
+            entries.push(LegendEntry::new(
+                format!("{}: admitted", lane.name),
+                colour(&lane.spec),
+                Mark::Line,
+            ));
+        }
+        entries.push(LegendEntry::new("rejected (any)", grey, Mark::Line));
+        entries.push(LegendEntry::new("shaded: counted at t*", BLACK, Mark::Heading));
+        entries.push(LegendEntry::new(
+            format!("limit: L = {} per {}", self.limit.requests, format_duration(self.limit.window)),
+            BLACK,
+            Mark::Heading,
+        ));
+        draw_legend(&legend, &entries)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,120 @@
+//! `report.md`: the scenario, its limit, its tables and its charts (relative
+//! links), ready to drop into docs.
+
+use std::fmt::Write;
+
+use super::markdown::{
+    burst_pair_method, error_vs_slots_table, load_sweep_method, load_sweep_table, render_table, summary_table,
+};
+use crate::engine::RunReport;
+use crate::limiter::Limit;
+use crate::sweep::{BurstPairResult, LoadPoint};
+use crate::time::format_duration;
+
+/// A chart written beside the report: its name (`timeline`, ...), its file
+/// (relative to the report) and a caption.
+#[derive(Clone, Debug)]
+pub struct ChartRef {
+    pub name: String,
+    pub file: String,
+    pub caption: String,
+}
+
+/// Everything the report shows; missing parts are left out.
+pub struct ReportInput<'a> {
+    pub name: &'a str,
+    pub description: Option<&'a str>,
+    /// The scenario file as the user named it.
+    pub scenario_file: &'a str,
+    pub seed: u64,
+    pub limit: Limit,
+    pub run: Option<&'a RunReport>,
+    pub burst_pair: Option<&'a BurstPairResult>,
+    pub load: Option<&'a [LoadPoint]>,
+    pub charts: &'a [ChartRef],
+    /// Data files written beside the report.
+    pub files: &'a [String],
+}
+
+/// Escapes the characters that Markdown would read as markup in alt text and
+/// captions (`]` would end the alt text, `*` would end the italics).
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '*' | '_' | '[' | ']' | '`' | '<' | '>') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn charts(out: &mut String, all: &[ChartRef], names: &[&str]) {
+    for name in names {
+        for c in all.iter().filter(|c| c.name == *name) {
+            let caption = escape(&c.caption);
+            let _ = writeln!(out, "![{caption}]({})\n", c.file);
+            let _ = writeln!(out, "*{caption}*\n");
+        }
+    }
+}
+
+/// Renders `report.md`.
+pub fn report(input: &ReportInput) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}\n", input.name);
+    if let Some(d) = input.description {
+        let _ = writeln!(out, "{d}\n");
+    }
+    let _ = writeln!(
+        out,
+        "Scenario `{}`, seed {}. Limit: **{} requests per {}**, judged on the exact window (t - W, t]; \
+the sliding log is the exact reference.\n",
+        input.scenario_file,
+        input.seed,
+        input.limit.requests,
+        format_duration(input.limit.window)
+    );
+    let _ = writeln!(out, "Regenerate with `ratesim run {}`.\n", input.scenario_file);
+    if let Some(run) = input.run {
+        let _ = writeln!(out, "## Run\n");
+        let _ = writeln!(out, "Trace: {} requests over {} s.\n", run.arrivals, run.end);
+        out.push_str(&render_table(&summary_table(run)));
+        out.push('\n');
+        charts(&mut out, input.charts, &["window_count", "timeline", "windows_diagram"]);
+    }
+    if let Some(bp) = input.burst_pair {
+        let _ = writeln!(out, "## Error versus slot count\n");
+        let _ = writeln!(out, "{}\n", burst_pair_method(bp));
+        out.push_str(&render_table(&error_vs_slots_table(bp)));
+        out.push('\n');
+        charts(&mut out, input.charts, &["error_vs_slots", "burst_pair_map"]);
+        if input.run.is_none() {
+            charts(&mut out, input.charts, &["windows_diagram"]);
+        }
+    }
+    if let Some(points) = input.load {
+        let _ = writeln!(out, "## Load sweep\n");
+        let _ = writeln!(out, "{}\n", load_sweep_method(points, input.seed));
+        out.push_str(&render_table(&load_sweep_table(points)));
+        out.push('\n');
+        charts(&mut out, input.charts, &["load_sweep"]);
+    }
+    if !input.files.is_empty() {
+        let _ = writeln!(out, "## Files\n");
+        for f in input.files {
+            let _ = writeln!(out, "- [{f}]({f})");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captions_cannot_break_the_image_link() {
+        assert_eq!(escape("window (t* - W, t*] of a_b"), "window (t\\* - W, t\\*\\] of a\\_b");
+    }
+}

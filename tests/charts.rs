@@ -1,0 +1,342 @@
+//! The charts and sweep outputs of `ratesim run`, checked for content: valid
+//! SVG with the legend labels and axis titles, PNGs of the expected size that
+//! are not blank, and the tables and report that go with them.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn ratesim() -> Command {
+    let mut c = Command::cargo_bin("ratesim").unwrap();
+    c.current_dir(root());
+    c
+}
+
+/// A small sweep scenario: the issue's defaults but a coarse grid and short
+/// load runs, so the test stays fast.
+const SMALL_SWEEP: &str = r#"
+name = "small_sweep"
+description = "每秒 100 个请求：突发对扫描"
+seed = 3
+
+[limit]
+requests = 100
+window = "1s"
+
+[sweep]
+grid = 200
+loads = [0.8, 1.5, 3.0]
+load_duration = "10s"
+map_slots = [1, 10]
+"#;
+
+fn read(dir: &Path, file: &str) -> String {
+    fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+/// A well-formed SVG document of the chart size that holds every text.
+fn assert_svg(dir: &Path, file: &str, texts: &[&str]) {
+    let svg = read(dir, file);
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{file} is not an SVG document");
+    assert!(svg.contains(r#"width="1200""#) && svg.contains(r#"height="600""#), "{file}: size");
+    assert_eq!(svg.matches("<text").count(), svg.matches("</text>").count(), "{file}: unbalanced text");
+    for t in texts {
+        assert!(svg.contains(t), "{file} lacks {t:?}");
+    }
+}
+
+/// A 1200 x 600 PNG with a real picture: many non-white pixels, several colours.
+fn assert_png(dir: &Path, file: &str) {
+    let decoder = png::Decoder::new(fs::File::open(dir.join(file)).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (1200, 600), "{file}");
+    let channels = info.line_size / info.width as usize;
+    let pixels: Vec<&[u8]> = buf[..info.buffer_size()].chunks(channels).collect();
+    let ink = pixels.iter().filter(|p| p[..3].iter().any(|&c| c < 200)).count();
+    assert!(ink > pixels.len() / 100, "{file} is nearly blank: {ink} dark pixels");
+    let mut colours: Vec<[u8; 3]> = pixels.iter().map(|p| [p[0], p[1], p[2]]).collect();
+    colours.sort();
+    colours.dedup();
+    assert!(colours.len() > 8, "{file} has only {} colours", colours.len());
+}
+
+#[test]
+fn sweep_scenario_writes_tables_charts_and_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("small_sweep.toml");
+    fs::write(&scenario, SMALL_SWEEP).unwrap();
+    let out = tmp.path().join("out");
+    ratesim()
+        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("slot_counter(N=100)").and(predicate::str::contains("≈ 10 %")));
+
+    let csv = read(&out, "error_vs_slots.csv");
+    assert!(csv.starts_with("limiter,algorithm,slots,grid,band_width,"));
+    assert_eq!(csv.lines().count(), 11, "header + 10 default limiters");
+    assert!(csv.contains("slot_counter(N=10),slot_counter,10,200,0.1,0.1,0.1,0.0525,0.05,200,2\n"), "{csv}");
+    let md = read(&out, "error_vs_slots.md");
+    assert!(md.contains("| slot_counter(N=100)") && md.contains("≈ 1 %") && md.contains("single instant"));
+    let load = read(&out, "load_sweep.csv");
+    assert_eq!(load.lines().count(), 1 + 3 * 10);
+    assert!(read(&out, "load_sweep.md").contains("over-admission"));
+
+    assert_svg(
+        &out,
+        "error_vs_slots.svg",
+        &[
+            "slots N (log scale)",
+            "vulnerable band",
+            "violation probability",
+            "fixed window",
+            "10 slots",
+            "1000 slots",
+            "analytic 1/N",
+            "seed 004 claim",
+            "sliding log",
+        ],
+    );
+    assert_svg(
+        &out,
+        "burst_pair_map.svg",
+        &[
+            "gap g (share of W = 1s)",
+            "offset p (share of W)",
+            "fixed window: band 100.00 %",
+            "10 slots: band 10.00 %, 5.25 % of pairs",
+        ],
+    );
+    assert_svg(
+        &out,
+        "load_sweep.svg",
+        &[
+            "load factor (× L / W)",
+            "over-admission (%)",
+            "peak / L",
+            "fixed window",
+            "100 slots",
+            "sliding log",
+        ],
+    );
+    assert_svg(
+        &out,
+        "windows_diagram.svg",
+        &["time (s)", "t*", "fixed window: 200 admitted", "sliding log (exact): 100 admitted", "5 slots"],
+    );
+    for png in ["error_vs_slots.png", "burst_pair_map.png", "load_sweep.png", "windows_diagram.png"] {
+        assert_png(&out, png);
+    }
+
+    let report = read(&out, "report.md");
+    assert!(report.starts_with("# small_sweep\n"));
+    assert!(report.contains("每秒 100 个请求"), "non-ASCII description kept");
+    for link in [
+        "](error_vs_slots.svg)",
+        "](burst_pair_map.svg)",
+        "](load_sweep.svg)",
+        "](windows_diagram.svg)",
+        "](error_vs_slots.csv)",
+    ] {
+        assert!(report.contains(link), "report lacks {link}");
+    }
+}
+
+#[test]
+fn run_draws_the_trace_charts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("bb");
+    ratesim()
+        .args(["run", "scenarios/boundary_burst.toml", "-q", "--out", out.to_str().unwrap()])
+        .assert()
+        .success();
+    for f in ["summary.csv", "summary.md", "timeline.csv", "report.md"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    assert_svg(
+        &out,
+        "window_count.svg",
+        &[
+            "time t (s)",
+            "admitted in (t - 1s, t]",
+            "limit L = 100",
+            "highest count (peak / L):",
+            "fixed window (2×L)",
+            "10 slots (1×L)",
+            "sliding log (1×L)",
+        ],
+    );
+    assert_svg(
+        &out,
+        "timeline.svg",
+        &[
+            "time (s)",
+            "requests per 10ms bin",
+            "offered",
+            "fixed window: admitted 200 of 200",
+            "admitted: 100 slots",
+        ],
+    );
+    assert_svg(&out, "windows_diagram.svg", &["fixed window: 200 admitted", "10 slots: 100 admitted", "t*"]);
+    for png in ["window_count.png", "timeline.png", "windows_diagram.png"] {
+        assert_png(&out, png);
+    }
+    let report = read(&out, "report.md");
+    assert!(
+        report.contains("![") && report.contains("](window_count.svg)") && report.contains("| fixed_window")
+    );
+}
+
+#[test]
+fn format_and_no_charts_choose_what_is_drawn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let svg_only = tmp.path().join("svg");
+    ratesim()
+        .args([
+            "run",
+            "scenarios/boundary_burst.toml",
+            "-q",
+            "--format",
+            "svg",
+            "--out",
+            svg_only.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    assert!(svg_only.join("timeline.svg").is_file() && !svg_only.join("timeline.png").exists());
+    let none = tmp.path().join("none");
+    ratesim()
+        .args(["run", "scenarios/boundary_burst.toml", "-q", "--no-charts", "--out", none.to_str().unwrap()])
+        .assert()
+        .success();
+    let names: Vec<String> =
+        fs::read_dir(&none).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(names.iter().all(|n| !n.ends_with(".svg") && !n.ends_with(".png")), "{names:?}");
+    assert!(!read(&none, "report.md").contains("!["));
+}
+
+#[test]
+fn a_bad_font_is_refused_before_any_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    ratesim()
+        .args([
+            "run",
+            "scenarios/boundary_burst.toml",
+            "--font",
+            "Cargo.toml",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("cannot load the chart font"));
+    assert!(!out.exists());
+}
+
+/// The committed `output/` of every shipped scenario is what the code makes
+/// now: text outputs (CSV, Markdown, SVG) byte for byte, and no stale files.
+/// Regenerate with `for s in scenarios/*.toml; do ratesim run $s -q; done`.
+#[test]
+fn committed_outputs_are_up_to_date() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut scenarios: Vec<PathBuf> = fs::read_dir(root().join("scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    scenarios.sort();
+    assert!(scenarios.len() >= 5);
+    let text = |p: &Path| p.extension().is_some_and(|e| e == "csv" || e == "md" || e == "svg");
+    let listing = |dir: &Path| -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.unwrap().path())
+            .filter(|p| text(p))
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    // The scenarios run side by side (the sweep dominates; the rest overlap it).
+    std::thread::scope(|scope| {
+        for s in &scenarios {
+            let stem = s.file_stem().unwrap().to_string_lossy().into_owned();
+            let fresh = tmp.path().join(&stem);
+            scope.spawn(move || {
+                let rel = format!("scenarios/{stem}.toml");
+                ratesim()
+                    .args(["run", &rel, "-q", "--format", "svg", "--out", fresh.to_str().unwrap()])
+                    .assert()
+                    .success();
+            });
+        }
+    });
+    for s in &scenarios {
+        let stem = s.file_stem().unwrap().to_string_lossy().into_owned();
+        let rel = format!("scenarios/{stem}.toml");
+        let fresh = tmp.path().join(&stem);
+        let committed = root().join("output").join(&stem);
+        let files = listing(&fresh);
+        assert_eq!(listing(&committed), files, "{stem}: committed file list differs; regenerate output/");
+        for f in files {
+            assert!(
+                fs::read(committed.join(&f)).unwrap() == fs::read(fresh.join(&f)).unwrap(),
+                "output/{stem}/{f} is stale: run `ratesim run {rel}` and commit the result"
+            );
+        }
+    }
+}
+
+#[test]
+fn sweep_command_runs_only_the_sweeps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("small_sweep.toml");
+    // A trace scenario: `sweep` ignores its traffic and uses its limit and limiters.
+    fs::write(&scenario, fs::read_to_string(root().join("scenarios/boundary_burst.toml")).unwrap()).unwrap();
+    let out = tmp.path().join("s");
+    // Default grid (2000) over 5 limiters; SVG only to keep it quick.
+    ratesim()
+        .args(["sweep", scenario.to_str().unwrap(), "-q", "--format", "svg", "--out", out.to_str().unwrap()])
+        .assert()
+        .success();
+    assert!(!out.join("summary.csv").exists());
+    let csv = read(&out, "error_vs_slots.csv");
+    assert_eq!(csv.lines().count(), 1 + 5);
+    assert!(
+        csv.contains("slot_counter(N=100),slot_counter,100,2000,0.01,0.01,0.01,0.00525,0.005,200,2\n"),
+        "{csv}"
+    );
+    assert!(csv.contains("sliding_log,sliding_log,,2000,0,0,,0,0,100,1\n"), "{csv}");
+    assert!(out.join("error_vs_slots.svg").is_file() && out.join("windows_diagram.svg").is_file());
+}
+
+#[test]
+fn a_chinese_title_without_a_font_is_warned_about() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("zh.toml");
+    let text = fs::read_to_string(root().join("scenarios/boundary_burst.toml"))
+        .unwrap()
+        .replace("name = \"boundary_burst\"", "name = \"边界突发\"");
+    fs::write(&scenario, text).unwrap();
+    let out = tmp.path().join("o");
+    ratesim()
+        .args(["run", scenario.to_str().unwrap(), "--no-charts", "--out", out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stderr(predicate::str::is_empty());
+    ratesim()
+        .args(["run", scenario.to_str().unwrap(), "--format", "png", "--out", out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("边界突发").and(predicate::str::contains("--font")));
+    assert_png(&out, "window_count.png");
+}
