@@ -8,6 +8,7 @@
 #   scripts/bench.sh --criterion  criterion benches only (cargo bench)
 #   scripts/bench.sh --big        also replay a 100M-row CSV (~1.6 GB, memory target)
 #   scripts/bench.sh --huge       also run a synthetic 10^9-arrival scenario (minutes)
+#   scripts/bench.sh --memory-only --big --huge   only the memory cases
 #   scripts/bench.sh --runs 5     best of 5 runs per case (default 3)
 #
 # Wall time is the best of --runs runs (the least disturbed by other load);
@@ -22,14 +23,16 @@ DO_E2E=1
 DO_CRITERION=1
 BIG=0
 HUGE=0
+STANDARD=1
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --e2e) DO_CRITERION=0 ;;
         --criterion) DO_E2E=0 ;;
         --big) BIG=1 ;;
         --huge) HUGE=1 ;;
+        --memory-only) STANDARD=0; DO_CRITERION=0 ;;
         --runs) RUNS="$2"; shift ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
         *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -143,9 +146,18 @@ gen_csv() { # gen_csv FILE ROWS
 
 run_e2e() {
     log "building release binary and examples"
-    cargo build --release --quiet --bin ratesim --example gen_trace --example bare_csv --example csv_iter
+    cargo build --release --quiet --bin ratesim --example gen_trace --example bare_csv --example csv_iter --example poisson_iter
+    local R="$BIN/ratesim" OUT="$DATA/out" n
+    ((STANDARD)) && run_standard
+    run_memory
+}
+
+run_standard() {
     local R="$BIN/ratesim" OUT="$DATA/out" n
 
+    # (a) 10M Poisson arrivals from the source alone: the floor under (a).
+    measure "Poisson 10M: source only, no engine (floor)" 10000000 "" \
+        "$BIN/examples/poisson_iter" 1500 6667
     # (a) 10M Poisson arrivals: L = 1000 per 1 s at load 1.5 (1500/s) for 6667 s.
     scenario "$DATA/poisson_10m.toml" poisson_10m 1000 1s 6667s "$(poisson 1500)" "$ALL_LIMITERS"
     scenario "$DATA/poisson_10m_log.toml" poisson_10m_log 1000 1s 6667s "$(poisson 1500)" "$LOG_ONLY"
@@ -190,6 +202,10 @@ run_e2e() {
         done
     done
 
+}
+
+run_memory() {
+    local R="$BIN/ratesim" OUT="$DATA/out"
     if ((BIG)); then
         local big="$DATA/trace_100m.csv"
         gen_csv "$big" 100000000
