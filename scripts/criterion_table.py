@@ -61,12 +61,17 @@ def limiters_table(r):
 def csv_table(r):
     bare = r.get(("csv_read", "bare_csv_byte_record", ""))
     trace = r.get(("csv_read", "ratesim_csv_trace", ""))
+    parse = r.get(("csv_read", "bare_csv_plus_minimal_parse", ""))
     if bare is None and trace is None:
         return
     print("CSV read, ns per row (criterion median, 200 000-row file in page cache)\n")
     print("| reader | ns/row | rows/s | vs bare |")
     print("|---|---:|---:|---:|")
-    for name, v in (("bare csv crate (ByteRecord)", bare), ("ratesim CsvTrace", trace)):
+    for name, v in (
+        ("bare csv crate (ByteRecord)", bare),
+        ("bare + minimal decimal-seconds parse", parse),
+        ("ratesim CsvTrace", trace),
+    ):
         rate = "—" if v is None else f"{1e9 / v / 1e6:.1f} M"
         print(f"| {name} | {fmt(v)} | {rate} | {ratio(v, bare)} |")
     print()
