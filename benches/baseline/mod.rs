@@ -1,0 +1,142 @@
+//! Baselines for `benches/limiters.rs`. They live here, not in the library:
+//! they exist only to be measured against.
+//!
+//! - [`NaiveSlotCounter`]: what the seed articles' code does (seed 001): a ring
+//!   of `N` counters, each stamped with the slot it counts; the current slot is
+//!   reset when it is stale, then **all `N` counters are summed** on every
+//!   request. O(N) per request.
+//! - `bare_*`: the least code that makes the same decision as each library
+//!   limiter (cost 1, aligned windows, no state accounting). The library limiter
+//!   should be within 2x of its bare loop.
+//!
+//! Every function takes the whole pre-generated trace and returns the number
+//! of admitted requests, so nothing can be optimized away.
+
+use std::collections::VecDeque;
+use std::hint::black_box;
+
+/// Seed 001's slot counter: `N` counters with slot stamps, summed in full.
+pub struct NaiveSlotCounter {
+    limit: u64,
+    window: u64,
+    slots: u64,
+    counts: Vec<u64>,
+    /// The slot index each counter currently holds.
+    stamps: Vec<u64>,
+}
+
+impl NaiveSlotCounter {
+    pub fn new(limit: u64, window: u64, slots: u64) -> NaiveSlotCounter {
+        NaiveSlotCounter {
+            limit,
+            window,
+            slots,
+            counts: vec![0; slots as usize],
+            // u64::MAX: "holds no slot", never inside any window.
+            stamps: vec![u64::MAX; slots as usize],
+        }
+    }
+
+    #[inline]
+    pub fn decide(&mut self, t: u64) -> bool {
+        // u64 arithmetic: the bench traces keep t * N far below 2^64.
+        let k = t * self.slots / self.window;
+        let i = (k % self.slots) as usize;
+        if self.stamps[i] != k {
+            self.stamps[i] = k;
+            self.counts[i] = 0;
+        }
+        // Sum every counter whose slot is one of k - N + 1 ..= k.
+        let oldest = (k + 1).saturating_sub(self.slots);
+        let mut total = 0;
+        for (c, s) in self.counts.iter().zip(&self.stamps) {
+            if *s >= oldest && *s != u64::MAX {
+                total += *c;
+            }
+        }
+        if total < self.limit {
+            self.counts[i] += 1;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+pub fn naive_slot_counter(trace: &[u64], limit: u64, window: u64, slots: u64) -> u64 {
+    let mut l = NaiveSlotCounter::new(limit, window, slots);
+    let mut admitted = 0;
+    for &t in black_box(trace) {
+        admitted += u64::from(l.decide(t));
+    }
+    admitted
+}
+
+/// Fixed window, aligned: `k = t / W`, reset on a new `k`, admit iff `count < L`.
+pub fn bare_fixed_window(trace: &[u64], limit: u64, window: u64) -> u64 {
+    let mut cur = u64::MAX;
+    let mut count = 0;
+    let mut admitted = 0;
+    for &t in black_box(trace) {
+        let k = t / window;
+        if k != cur {
+            cur = k;
+            count = 0;
+        }
+        if count < limit {
+            count += 1;
+            admitted += 1;
+        }
+    }
+    admitted
+}
+
+/// Slot counter as a queue of non-empty slots with a running sum (the O(1)
+/// amortised representation), with one division per request.
+pub fn bare_slot_counter(trace: &[u64], limit: u64, window: u64, slots: u64) -> u64 {
+    let mut live: VecDeque<(u64, u64)> = VecDeque::new();
+    let mut sum = 0;
+    let mut admitted = 0;
+    for &t in black_box(trace) {
+        // u64 arithmetic: the bench traces keep t * N far below 2^64.
+        let k = t * slots / window;
+        while let Some(&(s, c)) = live.front() {
+            if s + slots <= k {
+                sum -= c;
+                live.pop_front();
+            } else {
+                break;
+            }
+        }
+        if sum < limit {
+            sum += 1;
+            admitted += 1;
+            match live.back_mut() {
+                Some((s, c)) if *s == k => *c += 1,
+                _ => live.push_back((k, 1)),
+            }
+        }
+    }
+    admitted
+}
+
+/// Sliding log: a `VecDeque<u64>` of admitted timestamps, drop `<= t - W`.
+pub fn bare_sliding_log(trace: &[u64], limit: u64, window: u64) -> u64 {
+    let mut log: VecDeque<u64> = VecDeque::new();
+    let mut admitted = 0;
+    for &t in black_box(trace) {
+        let cutoff = t.saturating_sub(window);
+        while let Some(&f) = log.front() {
+            if t >= window && f <= cutoff {
+                log.pop_front();
+            } else {
+                break;
+            }
+        }
+        if (log.len() as u64) < limit {
+            log.push_back(t);
+            admitted += 1;
+        }
+    }
+    admitted
+}

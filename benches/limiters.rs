@@ -1,0 +1,158 @@
+//! Per-decision cost of every limiter, next to its baselines, in one run.
+//!
+//! `cargo bench --bench limiters` (filter with e.g. `-- sparse/slot_counter`).
+//!
+//! Two pre-generated traces (Poisson, seeded, generated outside the timed
+//! loop), L = 100 per W = 1 s:
+//!
+//! - **dense**: 10 x the limit (1 000 arrivals/s, mean gap W / (10 L) = 1 ms):
+//!   the limiters are saturated, slots with small N hold many arrivals and the
+//!   log holds L entries.
+//! - **sparse**: 2 arrivals per window on average (mean gap W / 2): with
+//!   N = 100 000 each request is ~50 000 slots after the previous one, so a ring
+//!   cleared slot by slot would do ~50 000 steps per request; an O(1) amortised
+//!   counter must not notice.
+//!
+//! For each trace, side by side:
+//! - `lib/...`: the library limiters through `Limiter::decide`;
+//! - `bare/...`: the least code that makes the same decision (target: the
+//!   library within 2x of it);
+//! - `naive/slot_counter/N`: seed 001's counter that sums all N slots per
+//!   request, at N = 10, 100, 1 000, 10 000 (the O(N) the library avoids).
+//!
+//! Throughput is per arrival (one decision), so criterion prints decisions/s
+//! and the time per iteration divided by the trace length is ns per decision.
+
+mod baseline;
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use ratesim::limiter::{FixedWindow, Limit, Limiter, SlidingLog, SlotCounter, WindowAlign};
+use ratesim::time::Nanos;
+
+const LIMIT: u64 = 100;
+const WINDOW: u64 = 1_000_000_000;
+/// Arrivals per trace (per timed iteration).
+const ARRIVALS: usize = 1 << 16;
+/// The naive counter at large N costs O(N) per decision: a shorter prefix
+/// keeps its iterations short; throughput is still per decision.
+const NAIVE_ARRIVALS_LARGE_N: usize = 1 << 12;
+
+const LIB_SLOTS: [u64; 5] = [10, 100, 1_000, 10_000, 100_000];
+const NAIVE_SLOTS: [u64; 4] = [10, 100, 1_000, 10_000];
+
+/// Seeded Poisson arrival times (splitmix64 + inverse CDF), sorted by
+/// construction. Deterministic so every run measures the same trace.
+fn poisson_trace(n: usize, mean_gap_ns: f64, seed: u64) -> Vec<u64> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut t = 0u64;
+    (0..n)
+        .map(|_| {
+            // u in (0, 1]: never ln(0).
+            let u = ((next() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+            t += (-u.ln() * mean_gap_ns).round() as u64;
+            t
+        })
+        .collect()
+}
+
+fn run_lib(mut l: impl Limiter, trace: &[u64]) -> u64 {
+    let mut admitted = 0;
+    for &t in black_box(trace) {
+        admitted += u64::from(l.decide(Nanos(t), 1).admitted());
+    }
+    admitted
+}
+
+fn limit() -> Limit {
+    Limit { requests: LIMIT, window: Nanos(WINDOW) }
+}
+
+fn fixed() -> FixedWindow {
+    FixedWindow::new(limit(), WindowAlign::Epoch { offset: Nanos::ZERO })
+}
+
+/// The library and the baselines must make the same decisions, or the
+/// comparison means nothing. Checked once, outside the timed loops.
+fn check_agreement(name: &str, trace: &[u64]) {
+    use baseline::*;
+    // The baselines compute slot indices in u64 (least code): no overflow here.
+    let last = *trace.last().unwrap();
+    assert!(last.checked_mul(LIB_SLOTS[LIB_SLOTS.len() - 1]).is_some(), "{name}: trace too long");
+    assert_eq!(run_lib(fixed(), trace), bare_fixed_window(trace, LIMIT, WINDOW), "{name}: fixed window");
+    assert_eq!(
+        run_lib(SlidingLog::new(limit(), false), trace),
+        bare_sliding_log(trace, LIMIT, WINDOW),
+        "{name}: sliding log"
+    );
+    for n in LIB_SLOTS {
+        let lib = run_lib(SlotCounter::new(limit(), n), trace);
+        assert_eq!(lib, bare_slot_counter(trace, LIMIT, WINDOW, n), "{name}: bare slot counter N={n}");
+        if NAIVE_SLOTS.contains(&n) {
+            let short = &trace[..NAIVE_ARRIVALS_LARGE_N];
+            assert_eq!(
+                run_lib(SlotCounter::new(limit(), n), short),
+                naive_slot_counter(short, LIMIT, WINDOW, n),
+                "{name}: naive slot counter N={n}"
+            );
+        }
+    }
+}
+
+fn bench_trace(c: &mut Criterion, name: &str, trace: &[u64]) {
+    check_agreement(name, trace);
+    let mut g = c.benchmark_group(name);
+    g.warm_up_time(Duration::from_millis(500));
+    g.measurement_time(Duration::from_secs(2));
+    g.sample_size(20);
+    g.throughput(Throughput::Elements(trace.len() as u64));
+
+    g.bench_function("lib/fixed_window", |b| b.iter(|| run_lib(fixed(), trace)));
+    g.bench_function("bare/fixed_window", |b| {
+        b.iter(|| baseline::bare_fixed_window(trace, LIMIT, black_box(WINDOW)))
+    });
+
+    for n in LIB_SLOTS {
+        g.bench_with_input(BenchmarkId::new("lib/slot_counter", n), &n, |b, &n| {
+            b.iter(|| run_lib(SlotCounter::new(limit(), n), trace))
+        });
+    }
+    for n in LIB_SLOTS {
+        g.bench_with_input(BenchmarkId::new("bare/slot_counter", n), &n, |b, &n| {
+            b.iter(|| baseline::bare_slot_counter(trace, LIMIT, WINDOW, black_box(n)))
+        });
+    }
+
+    g.bench_function("lib/sliding_log", |b| b.iter(|| run_lib(SlidingLog::new(limit(), false), trace)));
+    g.bench_function("bare/sliding_log", |b| {
+        b.iter(|| baseline::bare_sliding_log(trace, LIMIT, black_box(WINDOW)))
+    });
+
+    for n in NAIVE_SLOTS {
+        let t = if n >= 1_000 { &trace[..NAIVE_ARRIVALS_LARGE_N] } else { trace };
+        g.throughput(Throughput::Elements(t.len() as u64));
+        g.bench_with_input(BenchmarkId::new("naive/slot_counter", n), &n, |b, &n| {
+            b.iter(|| baseline::naive_slot_counter(t, LIMIT, WINDOW, black_box(n)))
+        });
+    }
+    g.finish();
+}
+
+fn limiters(c: &mut Criterion) {
+    let dense = poisson_trace(ARRIVALS, WINDOW as f64 / (10 * LIMIT) as f64, 1);
+    let sparse = poisson_trace(ARRIVALS, WINDOW as f64 / 2.0, 2);
+    bench_trace(c, "dense", &dense);
+    bench_trace(c, "sparse", &sparse);
+}
+
+criterion_group!(benches, limiters);
+criterion_main!(benches);
