@@ -10,6 +10,7 @@ pub mod engine;
 pub mod export;
 pub mod limiter;
 pub mod metrics;
+pub mod ring;
 pub mod scenario;
 pub mod simulate;
 pub mod sweep;

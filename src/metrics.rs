@@ -2,27 +2,22 @@
 //! the decisions.
 
 use crate::limiter::{LimiterSpec, StateSize};
+use crate::ring::Ring;
 use crate::time::Nanos;
 
 /// The admitted timestamps of one limiter inside the exact window, so that
 /// every request can be told how many admitted requests lie in `(t - W, t)`.
 /// Its size is bounded by the limiter's peak (at most `2L` for every
 /// windowed limiter), not by the trace length.
-///
-/// A ring of power-of-two capacity with free-running head and tail indices:
-/// cheaper per request than a `VecDeque`, which this loop runs for every
-/// limiter on every arrival.
 #[derive(Clone, Debug)]
 pub struct WindowTracker {
     window: u64,
-    ring: Vec<u64>,
-    head: usize,
-    tail: usize,
+    admitted: Ring<u64>,
 }
 
 impl WindowTracker {
     pub fn new(window: Nanos) -> WindowTracker {
-        WindowTracker { window: window.0, ring: Vec::new(), head: 0, tail: 0 }
+        WindowTracker { window: window.0, admitted: Ring::new() }
     }
 
     /// Admitted requests in `(t - W, t]` seen so far (those at `t` included).
@@ -31,36 +26,19 @@ impl WindowTracker {
     pub fn count_at(&mut self, t: Nanos) -> u64 {
         if t.0 >= self.window {
             let cutoff = t.0 - self.window;
-            let mask = self.ring.len().wrapping_sub(1);
-            while self.head != self.tail && self.ring[self.head & mask] <= cutoff {
-                self.head = self.head.wrapping_add(1);
+            while let Some(&front) = self.admitted.front() {
+                if front > cutoff {
+                    break;
+                }
+                self.admitted.pop_front();
             }
         }
-        self.tail.wrapping_sub(self.head) as u64
+        self.admitted.len() as u64
     }
 
     #[inline]
     pub fn admit(&mut self, t: Nanos) {
-        let len = self.tail.wrapping_sub(self.head);
-        if len == self.ring.len() {
-            self.grow();
-        }
-        let mask = self.ring.len() - 1;
-        self.ring[self.tail & mask] = t.0;
-        self.tail = self.tail.wrapping_add(1);
-    }
-
-    #[cold]
-    fn grow(&mut self) {
-        let len = self.tail.wrapping_sub(self.head);
-        let old_mask = self.ring.len().wrapping_sub(1);
-        let mut bigger = vec![0; (self.ring.len() * 2).max(4)];
-        for (i, slot) in bigger.iter_mut().enumerate().take(len) {
-            *slot = self.ring[self.head.wrapping_add(i) & old_mask];
-        }
-        self.ring = bigger;
-        self.head = 0;
-        self.tail = len;
+        self.admitted.push_back(t.0);
     }
 }
 

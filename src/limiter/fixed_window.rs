@@ -1,6 +1,6 @@
 //! Fixed window counter: one counter that resets when the window changes.
 
-use super::{Decision, Limit, Limiter, StateSize};
+use super::{Decision, FastDiv, Limit, Limiter, StateSize};
 use crate::time::Nanos;
 
 /// Where fixed windows start.
@@ -18,35 +18,47 @@ pub struct FixedWindow {
     limit: u64,
     window: u64,
     align: WindowAlign,
-    /// Start of the current window (epoch: grid-aligned; first-request: the
-    /// request that opened it). `None` before the first request.
-    start: Option<u64>,
+    /// Epoch alignment: the offset reduced modulo W.
+    phase: u64,
+    by_window: FastDiv,
+    /// End (exclusive) of the current window; 0 before the first request. A
+    /// request before it needs no arithmetic. u128 so a window that would
+    /// end past the last nanosecond never ends.
+    end: u128,
     count: u64,
 }
 
 impl FixedWindow {
     pub fn new(limit: Limit, align: WindowAlign) -> FixedWindow {
         assert!(limit.window.0 > 0, "window must be positive");
-        FixedWindow { limit: limit.requests, window: limit.window.0, align, start: None, count: 0 }
+        let phase = match align {
+            WindowAlign::Epoch { offset } => offset.0 % limit.window.0,
+            WindowAlign::FirstRequest => 0,
+        };
+        FixedWindow {
+            limit: limit.requests,
+            window: limit.window.0,
+            align,
+            phase,
+            by_window: FastDiv::new(limit.window.0),
+            end: 0,
+            count: 0,
+        }
     }
 
-    /// Start of the window that holds `t`.
+    /// End (exclusive) of the window a request at `t` opens or falls in,
+    /// given that `t` is past the current window.
     #[inline]
-    fn window_start(&self, t: u64) -> u64 {
+    fn next_end(&self, t: u64) -> u128 {
         match self.align {
-            WindowAlign::Epoch { offset } => {
-                let phase = offset.0 % self.window;
-                if t < phase {
-                    // The window straddling 0 is the one that started at phase - W.
-                    0
-                } else {
-                    t - (t - phase) % self.window
-                }
+            // The window straddling 0 is the one that started at phase - W.
+            WindowAlign::Epoch { .. } if t < self.phase => u128::from(self.phase),
+            WindowAlign::Epoch { .. } => {
+                let into = self.by_window.div_rem(t - self.phase).1;
+                u128::from(t - into) + u128::from(self.window)
             }
-            WindowAlign::FirstRequest => match self.start {
-                Some(s) if t.saturating_sub(s) < self.window => s,
-                _ => t,
-            },
+            // t >= start + W opens a new window at t.
+            WindowAlign::FirstRequest => u128::from(t) + u128::from(self.window),
         }
     }
 }
@@ -54,9 +66,8 @@ impl FixedWindow {
 impl Limiter for FixedWindow {
     #[inline]
     fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
-        let start = self.window_start(now.0);
-        if self.start != Some(start) {
-            self.start = Some(start);
+        if u128::from(now.0) >= self.end {
+            self.end = self.next_end(now.0);
             self.count = 0;
         }
         let cost = u64::from(cost);

@@ -1,8 +1,7 @@
 //! Sliding log: the timestamps of admitted requests. The exact rule.
 
-use std::collections::VecDeque;
-
 use super::{Decision, Limit, Limiter, StateSize};
+use crate::ring::Ring;
 use crate::time::Nanos;
 
 #[derive(Clone, Debug)]
@@ -10,7 +9,7 @@ pub struct SlidingLog {
     limit: u64,
     window: u64,
     /// Log entries in time order: (timestamp, permits).
-    log: VecDeque<(u64, u64)>,
+    log: Ring<(u64, u64)>,
     sum: u64,
     /// Log rejected requests too (some deployments do).
     count_rejected: bool,
@@ -22,7 +21,7 @@ impl SlidingLog {
         SlidingLog {
             limit: limit.requests,
             window: limit.window.0,
-            log: VecDeque::new(),
+            log: Ring::new(),
             sum: 0,
             count_rejected,
             peak_entries: 0,

@@ -11,9 +11,8 @@
 //! two requests one by one costs O(elapsed slots) on sparse traffic, and summing
 //! all `N` slots per request (the seed articles' code) costs O(N).
 
-use std::collections::VecDeque;
-
-use super::{Decision, Limit, Limiter, StateSize};
+use super::{Decision, FastDiv, Limit, Limiter, StateSize};
+use crate::ring::Ring;
 use crate::time::Nanos;
 
 #[derive(Clone, Debug)]
@@ -22,12 +21,15 @@ pub struct SlotCounter {
     window: u64,
     slots: u64,
     /// Non-empty slots in the window: (slot index, admitted count).
-    live: VecDeque<(u64, u64)>,
+    live: Ring<(u64, u64)>,
     sum: u64,
-    /// Slot index of the last request and the first instant of the next slot,
-    /// so most requests skip the division.
+    /// Slot index of the last request, and where the next slot starts in
+    /// scaled time `t * N` (that is `(current + 1) * W`): comparing `t * N`
+    /// with it needs a multiplication, not a division, and moving on one slot
+    /// is an addition.
     current: u64,
-    next_slot_at: u64,
+    next_scaled: u128,
+    by_window: FastDiv,
     peak_entries: u64,
 }
 
@@ -39,10 +41,11 @@ impl SlotCounter {
             limit: limit.requests,
             window: limit.window.0,
             slots,
-            live: VecDeque::new(),
+            live: Ring::new(),
             sum: 0,
             current: 0,
-            next_slot_at: 0,
+            next_scaled: u128::from(limit.window.0),
+            by_window: FastDiv::new(limit.window.0),
             peak_entries: 0,
         }
     }
@@ -57,8 +60,7 @@ impl SlotCounter {
     }
 
     /// First instant of slot `k`: `ceil(k * W / N)`.
-    #[inline]
-    fn slot_start(&self, k: u64) -> u64 {
+    pub fn slot_start(&self, k: u64) -> u64 {
         match k.checked_mul(self.window) {
             Some(num) => num.div_ceil(self.slots),
             None => {
@@ -70,12 +72,26 @@ impl SlotCounter {
 
     #[inline]
     fn advance(&mut self, now: u64) {
-        if now < self.next_slot_at {
+        let scaled = u128::from(now) * u128::from(self.slots);
+        if scaled < self.next_scaled {
             return;
         }
-        let k = self.slot_index(now);
-        self.current = k;
-        self.next_slot_at = self.slot_start(k.saturating_add(1));
+        let window = u128::from(self.window);
+        if scaled < self.next_scaled + window {
+            // Dense traffic: the next slot, by addition.
+            self.current += 1;
+            self.next_scaled += window;
+        } else {
+            // A longer gap: one division (u64 when it fits).
+            let k = match u64::try_from(scaled) {
+                Ok(s) => self.by_window.div(s),
+                Err(_) => (scaled / window) as u64,
+            };
+            self.current = k;
+            self.next_scaled = (u128::from(k) + 1) * window;
+        }
+        let k = self.current;
+        debug_assert_eq!(k, self.slot_index(now));
         // Slots k - N + 1 ..= k are in the window; anything older leaves.
         while let Some(&(slot, count)) = self.live.front() {
             if k - slot >= self.slots {

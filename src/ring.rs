@@ -1,0 +1,122 @@
+//! A FIFO ring of `Copy` values with power-of-two capacity and free-running
+//! indices: the queue under the exact-window tracker, the sliding log and the
+//! slot counter. Cheaper per operation than `VecDeque` (no wrap-around
+//! branches, no capacity re-reads), which matters because every limiter runs
+//! one on every arrival.
+
+#[derive(Clone, Debug)]
+pub struct Ring<T> {
+    buf: Vec<T>,
+    head: usize,
+    tail: usize,
+}
+
+impl<T: Copy + Default> Default for Ring<T> {
+    fn default() -> Self {
+        Ring::new()
+    }
+}
+
+impl<T: Copy + Default> Ring<T> {
+    pub const fn new() -> Ring<T> {
+        Ring { buf: Vec::new(), head: 0, tail: 0 }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.tail.wrapping_sub(self.head)
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head == self.tail
+    }
+
+    #[inline]
+    fn mask(&self) -> usize {
+        self.buf.len().wrapping_sub(1)
+    }
+
+    #[inline]
+    pub fn front(&self) -> Option<&T> {
+        if self.is_empty() { None } else { Some(&self.buf[self.head & self.mask()]) }
+    }
+
+    #[inline]
+    pub fn back_mut(&mut self) -> Option<&mut T> {
+        if self.is_empty() {
+            None
+        } else {
+            let i = self.tail.wrapping_sub(1) & self.mask();
+            Some(&mut self.buf[i])
+        }
+    }
+
+    #[inline]
+    pub fn pop_front(&mut self) -> Option<T> {
+        if self.is_empty() {
+            return None;
+        }
+        let v = self.buf[self.head & self.mask()];
+        self.head = self.head.wrapping_add(1);
+        Some(v)
+    }
+
+    #[inline]
+    pub fn push_back(&mut self, v: T) {
+        if self.len() == self.buf.len() {
+            self.grow();
+        }
+        let i = self.tail & self.mask();
+        self.buf[i] = v;
+        self.tail = self.tail.wrapping_add(1);
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let len = self.len();
+        let old_mask = self.mask();
+        let mut bigger = vec![T::default(); (self.buf.len() * 2).max(4)];
+        for (i, slot) in bigger.iter_mut().enumerate().take(len) {
+            *slot = self.buf[self.head.wrapping_add(i) & old_mask];
+        }
+        self.buf = bigger;
+        self.head = 0;
+        self.tail = len;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    #[test]
+    fn behaves_like_a_vecdeque() {
+        let mut ring: Ring<u64> = Ring::new();
+        let mut model: VecDeque<u64> = VecDeque::new();
+        // A deterministic mix of pushes and pops that wraps and grows.
+        let mut x: u64 = 1;
+        for step in 0..10_000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            if x >> 62 == 0 && !model.is_empty() {
+                assert_eq!(ring.pop_front(), model.pop_front());
+            } else if x >> 61 == 2 {
+                if let (Some(a), Some(b)) = (ring.back_mut(), model.back_mut()) {
+                    *a += 1;
+                    *b += 1;
+                }
+            } else {
+                ring.push_back(step);
+                model.push_back(step);
+            }
+            assert_eq!(ring.len(), model.len());
+            assert_eq!(ring.front(), model.front());
+        }
+        while let Some(v) = model.pop_front() {
+            assert_eq!(ring.pop_front(), Some(v));
+        }
+        assert_eq!(ring.pop_front(), None);
+        assert!(ring.back_mut().is_none());
+    }
+}
