@@ -302,6 +302,35 @@ mod lf_tests {
         assert_eq!(convert(b"", 3, 3), b"");
         assert_eq!(convert(b"\r", 1, 1), b"\n");
     }
+
+    /// The obvious whole-input rewrite, to compare against.
+    fn reference(input: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < input.len() {
+            if input[i] == b'\r' {
+                out.push(b'\n');
+                if input.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                }
+            } else {
+                out.push(input[i]);
+            }
+            i += 1;
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn matches_the_whole_input_rewrite(
+            input in proptest::collection::vec(proptest::sample::select(vec![b'\r', b'\n', b'a']), 0..64),
+            feed in 1usize..8,
+            chunk in 1usize..8,
+        ) {
+            proptest::prop_assert_eq!(convert(&input, feed, chunk), reference(&input));
+        }
+    }
 }
 
 fn trim_ascii(b: &[u8]) -> &[u8] {
