@@ -103,7 +103,8 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
                     ),
                     None => "streamed, in time order".to_string(),
                 };
-                format!("csv {}: {} rows{span}; read in full, {mode}", opts.path.display(), c.rows)
+                let rows = if c.rows == 1 { "1 row".to_string() } else { format!("{} rows", c.rows) };
+                format!("csv {}: {rows}{span}; read in full, {mode}", opts.path.display())
             }
         };
         let _ = writeln!(s, "{head} [{i}] {line}");

@@ -599,6 +599,14 @@ fn t16_unterminated_quote() {
     ]);
 }
 
+/// Line numbers are file lines: blank lines and CRLF ends count as written.
+#[test]
+fn t17_line_numbers_count_blank_lines() {
+    trace("time\r\n0.1\r\n\r\n\r\n0.2\r\nabc\r\n").refused(&["trace.csv, line 6: field `time`: `abc`"]);
+    // Old Mac line ends (CR only) are lines too.
+    trace("time\r0.1\r\r0.2\rabc\r").refused(&["trace.csv, line 5: field `time`: `abc`"]);
+}
+
 // ---- outputs ----------------------------------------------------------------
 
 #[test]

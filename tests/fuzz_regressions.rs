@@ -67,3 +67,42 @@ fn errors_next_to_multibyte_text() {
     let e = Scenario::parse(text, Path::new("s.toml")).unwrap_err().to_string();
     assert!(e.contains("s.toml:4:10:") && e.contains("unknown unit `ßß`"), "{e}");
 }
+
+/// The `run_trace` fuzz target's setup (fuzz/fuzz_targets/run_trace.rs), for
+/// replaying its inputs here.
+fn run_trace_target(data: &[u8]) -> Option<(u64, u64)> {
+    let (head, bytes) = data.split_at(4);
+    let requests = u64::from(head[0] % 8) + 1;
+    let window = u64::from(u16::from_le_bytes([head[1], head[2]])) + 1;
+    let slots = (u64::from(head[3] % 16) + 1).min(window);
+    let options = CsvOptions {
+        time_unit: if head[3] & 0x80 == 0 { TimeUnit::Ns } else { TimeUnit::S },
+        sort: head[3] & 0x40 != 0,
+        ..CsvOptions::new("fuzz.csv")
+    };
+    let trace = CsvTrace::from_reader(bytes, &options).ok()?;
+    let config = RunConfig {
+        limit: Limit { requests, window: Nanos(window) },
+        limiters: vec![
+            LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos(window / 3) } },
+            LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest },
+            LimiterSpec::SlotCounter { slots },
+            LimiterSpec::SlidingLog { count_rejected: head[0] & 0x80 != 0 },
+            LimiterSpec::reference(),
+        ],
+        end: None,
+        bin: None,
+    };
+    let report = engine::run(&config, trace, None, &mut |_| {}).ok()?;
+    let rows = CsvTrace::from_reader(bytes, &options).unwrap().count() as u64;
+    Some((report.arrivals, rows))
+}
+
+/// Found by `run_trace` (with the dictionary) in 40 s when the dropped-arrival
+/// bug was put back on purpose: one row at 18446744073.7095516150 s, which is
+/// u64::MAX ns, with NUL bytes and extra columns around it.
+#[test]
+fn fuzz_input_with_a_row_at_the_end_of_time() {
+    let data = b"\x03\xe8\x03\x84id,time,pat\x00\x00\x00\x00\x00\x00\x00\x00\x00;\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00h\x0a0,18446744073.7095516150,5\x00\x00\xfc\xff\xff\xff\x00\x00\x00\x00\x00\x00\x00\x00\x000";
+    assert_eq!(run_trace_target(data), Some((1, 1)));
+}

@@ -46,7 +46,7 @@ pub const SORT_BYTES_PER_ROW: u64 = 16;
 
 pub struct CsvTrace<R: Read = File> {
     path: PathBuf,
-    reader: csv::Reader<R>,
+    reader: csv::Reader<LfLines<R>>,
     record: csv::ByteRecord,
     time_index: usize,
     key_index: Option<usize>,
@@ -78,7 +78,7 @@ impl<R: Read> CsvTrace<R> {
             .flexible(true)
             .has_headers(true)
             .buffer_capacity(1 << 16)
-            .from_reader(input);
+            .from_reader(LfLines::new(input));
         let headers = reader.byte_headers().map_err(|e| csv_error(&path, e))?.clone();
         if headers.is_empty() || (headers.len() == 1 && headers[0].is_empty()) {
             return Err(TraceError::File {
@@ -215,6 +215,145 @@ impl<R: Read> CsvTrace<R> {
                 self.rows += 1;
                 Some(Ok(Arrival { time: t, key }))
             }
+        }
+    }
+}
+
+/// Turns CRLF and lone CR line ends into LF on the way to the CSV parser.
+///
+/// The parser accepts all three, but counts lines by LF only and miscounts
+/// blank CRLF lines, so errors in Windows exports named the wrong line. Only
+/// the `time` field is read and a field spanning lines is an error anyway, so
+/// rewriting CRs inside quoted fields changes nothing that matters.
+pub struct LfLines<R> {
+    inner: R,
+    buf: Box<[u8]>,
+    pos: usize,
+    len: usize,
+    eof: bool,
+}
+
+impl<R: Read> LfLines<R> {
+    pub fn new(inner: R) -> LfLines<R> {
+        LfLines { inner, buf: vec![0; 1 << 16].into_boxed_slice(), pos: 0, len: 0, eof: false }
+    }
+
+    /// Keeps unread bytes, reads more after them; sets `eof` at the end.
+    fn refill(&mut self) -> std::io::Result<()> {
+        self.buf.copy_within(self.pos..self.len, 0);
+        self.len -= self.pos;
+        self.pos = 0;
+        loop {
+            match self.inner.read(&mut self.buf[self.len..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.len += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            return Ok(());
+        }
+    }
+}
+
+impl<R: Read> Read for LfLines<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        // Two bytes buffered (or the end), so a CR's next byte is known.
+        while self.len - self.pos < 2 && !self.eof {
+            self.refill()?;
+        }
+        let mut n = 0;
+        while n < out.len() && self.pos < self.len {
+            if self.buf[self.pos] == b'\r' {
+                if self.pos + 1 == self.len && !self.eof {
+                    break; // decided on the next call, after a refill
+                }
+                self.pos += 1;
+                if self.pos < self.len && self.buf[self.pos] == b'\n' {
+                    continue; // CRLF: drop the CR, copy the LF
+                }
+                out[n] = b'\n'; // a lone CR
+                n += 1;
+            } else {
+                let avail = &self.buf[self.pos..self.len];
+                let run = avail.iter().position(|&b| b == b'\r').unwrap_or(avail.len()).min(out.len() - n);
+                out[n..n + run].copy_from_slice(&avail[..run]);
+                n += run;
+                self.pos += run;
+            }
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod lf_tests {
+    use super::*;
+
+    /// Reads through `LfLines` with reads of `chunk` bytes from a source
+    /// that itself returns at most `feed` bytes per read.
+    fn convert(input: &[u8], feed: usize, chunk: usize) -> Vec<u8> {
+        struct Trickle<'a>(&'a [u8], usize);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+                let k = self.0.len().min(self.1).min(out.len());
+                out[..k].copy_from_slice(&self.0[..k]);
+                self.0 = &self.0[k..];
+                Ok(k)
+            }
+        }
+        let mut r = LfLines::new(Trickle(input, feed));
+        let mut got = Vec::new();
+        let mut buf = vec![0; chunk];
+        loop {
+            let k = r.read(&mut buf).unwrap();
+            if k == 0 {
+                return got;
+            }
+            got.extend_from_slice(&buf[..k]);
+        }
+    }
+
+    #[test]
+    fn crlf_and_lone_cr_become_lf_at_any_read_size() {
+        let input = b"a\r\nb\rc\r\r\nd\n\r";
+        for feed in 1..6 {
+            for chunk in 1..6 {
+                assert_eq!(convert(input, feed, chunk), b"a\nb\nc\n\nd\n\n", "feed {feed} chunk {chunk}");
+            }
+        }
+        assert_eq!(convert(b"", 3, 3), b"");
+        assert_eq!(convert(b"\r", 1, 1), b"\n");
+    }
+
+    /// The obvious whole-input rewrite, to compare against.
+    fn reference(input: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < input.len() {
+            if input[i] == b'\r' {
+                out.push(b'\n');
+                if input.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                }
+            } else {
+                out.push(input[i]);
+            }
+            i += 1;
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn matches_the_whole_input_rewrite(
+            input in proptest::collection::vec(proptest::sample::select(vec![b'\r', b'\n', b'a']), 0..64),
+            feed in 1usize..8,
+            chunk in 1usize..8,
+        ) {
+            proptest::prop_assert_eq!(convert(&input, feed, chunk), reference(&input));
         }
     }
 }
