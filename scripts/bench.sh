@@ -161,12 +161,12 @@ run_standard() {
     # (a) 10M Poisson arrivals: L = 1000 per 1 s at load 1.5 (1500/s) for 6667 s.
     scenario "$DATA/poisson_10m.toml" poisson_10m 1000 1s 6667s "$(poisson 1500)" "$ALL_LIMITERS"
     scenario "$DATA/poisson_10m_log.toml" poisson_10m_log 1000 1s 6667s "$(poisson 1500)" "$LOG_ONLY"
-    "$R" run --quiet "$DATA/poisson_10m.toml" --out "$OUT/a"
+    "$R" run --quiet --no-charts "$DATA/poisson_10m.toml" --out "$OUT/a"
     n=$(offered "$OUT/a")
     measure "Poisson 10M: fixed, N=2/10/100, sliding log, exact metrics" "$n" ">= 20 M/s" \
-        "$R" run --quiet "$DATA/poisson_10m.toml" --out "$OUT/a"
+        "$R" run --quiet --no-charts "$DATA/poisson_10m.toml" --out "$OUT/a"
     measure "Poisson 10M: sliding log only" "$n" "" \
-        "$R" run --quiet "$DATA/poisson_10m_log.toml" --out "$OUT/a"
+        "$R" run --quiet --no-charts "$DATA/poisson_10m_log.toml" --out "$OUT/a"
 
     # (b) CSV replay of 10M rows against a bare csv-crate read of the same file.
     local csv="$DATA/trace_10m.csv"
@@ -176,9 +176,9 @@ run_standard() {
     measure "CSV 10M rows: bare csv crate read (floor)" 10000000 "" "$BIN/examples/bare_csv" "$csv"
     measure "CSV 10M rows: CsvTrace iterate (parse, no limiters)" 10000000 "" "$BIN/examples/csv_iter" "$csv"
     measure "CSV 10M rows: ratesim run, 5 limiters" 10000000 "<= 2x bare" \
-        "$R" run --quiet "$DATA/csv_10m.toml" --out "$OUT/b"
+        "$R" run --quiet --no-charts "$DATA/csv_10m.toml" --out "$OUT/b"
     measure "CSV 10M rows: ratesim run, sliding log only" 10000000 "<= 2x bare" \
-        "$R" run --quiet "$DATA/csv_10m_log.toml" --out "$OUT/b"
+        "$R" run --quiet --no-charts "$DATA/csv_10m_log.toml" --out "$OUT/b"
 
     # (c) slot counter N = 10 vs N = 100 000 (each next to the sliding log
     # reference the engine always adds), L = 100 per 1 s, 10M Poisson arrivals:
@@ -192,13 +192,13 @@ run_standard() {
         scenario "$DATA/sparse_$n.toml" "sparse_$n" 100 1s 5000000s "$sparse" "$(slots_only $n)"
     done
     for kind in dense sparse; do
-        "$R" run --quiet "$DATA/${kind}_10.toml" --out "$OUT/c"
+        "$R" run --quiet --no-charts "$DATA/${kind}_10.toml" --out "$OUT/c"
         n=$(offered "$OUT/c")
         for slots in 10 100000; do
             local tgt=""
             [[ $slots == 100000 ]] && tgt="<= 1.3x N=10"
             measure "$kind 10M: slot_counter N=$slots (+ sliding log)" "$n" "$tgt" \
-                "$R" run --quiet "$DATA/${kind}_$slots.toml" --out "$OUT/c"
+                "$R" run --quiet --no-charts "$DATA/${kind}_$slots.toml" --out "$OUT/c"
         done
     done
 
@@ -214,7 +214,7 @@ run_memory() {
         RUNS=1
         measure "CSV 100M rows: bare csv crate read (floor)" 100000000 "" "$BIN/examples/bare_csv" "$big"
         measure "CSV 100M rows: ratesim run, 5 limiters" 100000000 "RSS < 100 MB" \
-            "$R" run --quiet "$DATA/csv_100m.toml" --out "$OUT/big"
+            "$R" run --quiet --no-charts "$DATA/csv_100m.toml" --out "$OUT/big"
         RUNS=$saved
     fi
     if ((HUGE)); then
@@ -223,7 +223,7 @@ run_memory() {
         local saved=$RUNS
         RUNS=1
         measure "Poisson 10^9: fixed, N=2/10/100, sliding log" 1000000000 "flat RSS" \
-            "$R" run --quiet "$DATA/poisson_1g.toml" --out "$OUT/huge"
+            "$R" run --quiet --no-charts "$DATA/poisson_1g.toml" --out "$OUT/huge"
         RUNS=$saved
     fi
 }
@@ -241,7 +241,7 @@ echo
 
 if ((DO_E2E)); then
     run_e2e
-    echo "### End to end (\`ratesim run --quiet\`, decisions output off; best of $RUNS runs)"
+    echo "### End to end (\`ratesim run --quiet --no-charts\`: the simulation, all exact metrics and the tables, decisions output off; best of $RUNS runs)"
     echo
     print_table
     echo

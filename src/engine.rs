@@ -61,7 +61,7 @@ pub struct Progress {
 }
 
 /// Arrivals read and decided per step.
-pub const CHUNK: usize = 1 << 14;
+pub const CHUNK: usize = 1 << 16;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {

@@ -26,12 +26,7 @@ impl WindowTracker {
     pub fn count_at(&mut self, t: Nanos) -> u64 {
         if t.0 >= self.window {
             let cutoff = t.0 - self.window;
-            while let Some(&front) = self.admitted.front() {
-                if front > cutoff {
-                    break;
-                }
-                self.admitted.pop_front();
-            }
+            self.admitted.pop_while(|&a| a <= cutoff);
         }
         self.admitted.len() as u64
     }

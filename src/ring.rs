@@ -52,6 +52,25 @@ impl<T: Copy + Default> Ring<T> {
         }
     }
 
+    /// Drops leading values while `expired` holds. The first two checks are
+    /// branch-free (a comparison added to the head index), because whether
+    /// the oldest value has just left the window is a coin toss the branch
+    /// predictor loses; only a third expiry at one instant takes the loop.
+    #[inline]
+    pub fn pop_while(&mut self, expired: impl Fn(&T) -> bool) {
+        if self.buf.is_empty() {
+            return;
+        }
+        let mask = self.mask();
+        for _ in 0..2 {
+            let pop = self.head != self.tail && expired(&self.buf[self.head & mask]);
+            self.head += usize::from(pop);
+        }
+        while self.head != self.tail && expired(&self.buf[self.head & mask]) {
+            self.head += 1;
+        }
+    }
+
     #[inline]
     pub fn pop_front(&mut self) -> Option<T> {
         if self.is_empty() {
@@ -113,6 +132,14 @@ mod tests {
             assert_eq!(ring.len(), model.len());
             assert_eq!(ring.front(), model.front());
         }
+        // pop_while drops exactly the leading run that matches.
+        let cut = model.len() / 2;
+        let limit = model[cut];
+        ring.pop_while(|v| *v < limit);
+        while model.front().is_some_and(|v| *v < limit) {
+            model.pop_front();
+        }
+        assert_eq!(ring.len(), model.len());
         while let Some(v) = model.pop_front() {
             assert_eq!(ring.pop_front(), Some(v));
         }

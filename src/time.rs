@@ -116,6 +116,48 @@ impl TimeUnit {
         })
     }
 
+    /// The common case without allocation or UTF-8 checks: ASCII digits, and
+    /// for seconds at most one `.` followed by at most 9 digits. `None` for
+    /// anything else (including overflow), which [`Self::parse_timestamp`]
+    /// then parses or explains; both agree wherever this returns `Some`.
+    #[inline]
+    pub fn parse_plain(self, bytes: &[u8]) -> Option<Nanos> {
+        let (whole, frac) = match self {
+            TimeUnit::S => match bytes.iter().position(|&b| b == b'.') {
+                Some(dot) => (&bytes[..dot], &bytes[dot + 1..]),
+                None => (bytes, &[][..]),
+            },
+            _ => (bytes, &[][..]),
+        };
+        if (whole.is_empty() && frac.is_empty()) || whole.len() > 19 || frac.len() > 9 {
+            return None;
+        }
+        let mut w: u64 = 0;
+        for &b in whole {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            w = w * 10 + u64::from(d);
+        }
+        let mut f: u64 = 0;
+        for &b in frac {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            f = f * 10 + u64::from(d);
+        }
+        let scale = match self {
+            TimeUnit::Ns => 1,
+            TimeUnit::Us => 1_000,
+            TimeUnit::Ms => 1_000_000,
+            TimeUnit::S => Nanos::PER_SECOND,
+        };
+        let frac_ns = f * 10u64.pow(9 - frac.len() as u32);
+        w.checked_mul(scale)?.checked_add(frac_ns).map(Nanos)
+    }
+
     /// Parses one timestamp in this unit.
     pub fn parse_timestamp(self, text: &str) -> Result<Nanos, TimeParseError> {
         match self {
@@ -299,6 +341,52 @@ mod tests {
         assert_eq!(TimeUnit::Ns.parse_timestamp("3"), Ok(Nanos(3)));
         assert!(TimeUnit::Ms.parse_timestamp("1.5").is_err());
         assert!(TimeUnit::Ms.parse_timestamp("-1").is_err());
+    }
+
+    #[test]
+    fn plain_fast_path_agrees_with_the_full_parser() {
+        for unit in [TimeUnit::S, TimeUnit::Ms, TimeUnit::Us, TimeUnit::Ns] {
+            for text in [
+                "0",
+                "12",
+                "0.995",
+                ".5",
+                "5.",
+                "1.000000001",
+                "1.0000000001",
+                "18446744073",
+                "18446744074",
+                "18446744073709551615",
+                "18446744073709551616",
+                "99999999999999999999",
+                "-1",
+                "+1",
+                " 1",
+                "1e3",
+                "",
+                ".",
+                "1.2.3",
+                "0.1234567890",
+            ] {
+                if let Some(fast) = unit.parse_plain(text.as_bytes()) {
+                    assert_eq!(unit.parse_timestamp(text), Ok(fast), "{unit:?} {text}");
+                }
+            }
+        }
+        assert_eq!(TimeUnit::S.parse_plain(b"0.995"), Some(Nanos(995_000_000)));
+        assert_eq!(TimeUnit::Ms.parse_plain(b"995"), Some(Nanos(995_000_000)));
+        assert_eq!(TimeUnit::Ms.parse_plain(b"1.5"), None);
+        assert_eq!(TimeUnit::S.parse_plain(b"18446744074"), None); // overflows: full parser explains
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn plain_fast_path_never_disagrees(text in "[0-9.]{0,24}", unit in 0usize..4) {
+            let unit = [TimeUnit::S, TimeUnit::Ms, TimeUnit::Us, TimeUnit::Ns][unit];
+            if let Some(fast) = unit.parse_plain(text.as_bytes()) {
+                proptest::prop_assert_eq!(unit.parse_timestamp(&text), Ok(fast));
+            }
+        }
     }
 
     #[test]

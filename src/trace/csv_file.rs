@@ -181,13 +181,22 @@ impl<R: Read> CsvTrace<R> {
                         "field `{col}` runs over several lines: a quote `\"` opened here is never closed"
                     ))));
                 }
-                let text = match std::str::from_utf8(field) {
-                    Ok(t) => t,
-                    Err(_) => return Some(Err(self.row_error(format!("field `{col}` is not UTF-8 text")))),
-                };
-                let t = match self.unit.parse_timestamp(text) {
-                    Ok(t) => t,
-                    Err(e) => return Some(Err(self.row_error(format!("field `{col}`: {e}")))),
+                // Plain digits take the fast path; anything else (spaces, signs,
+                // bad text) goes through the full parser and its messages.
+                let t = match self.unit.parse_plain(field) {
+                    Some(t) => t,
+                    None => {
+                        let text = match std::str::from_utf8(field) {
+                            Ok(t) => t,
+                            Err(_) => {
+                                return Some(Err(self.row_error(format!("field `{col}` is not UTF-8 text"))));
+                            }
+                        };
+                        match self.unit.parse_timestamp(text) {
+                            Ok(t) => t,
+                            Err(e) => return Some(Err(self.row_error(format!("field `{col}`: {e}")))),
+                        }
+                    }
                 };
                 if t < self.last {
                     if in_order {
