@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
             Traffic::Burst { start, span, count } => {
                 assert!(start.checked_add(*span).is_some() && *count >= 1 && *count <= MAX_GENERATED)
             }
-            Traffic::Constant { start, end, rate } | Traffic::Poisson { start, end, rate } => {
+            Traffic::Constant { start, end, rate } | Traffic::Poisson { start, end, rate, .. } => {
                 assert!(end > start && rate.is_finite() && *rate > 0.0)
             }
             Traffic::Csv(_) => {}

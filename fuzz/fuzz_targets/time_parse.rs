@@ -1,5 +1,6 @@
-//! Duration and timestamp parsers never panic, and what they accept formats
-//! back to the same number of nanoseconds.
+//! Duration and timestamp parsers never panic, what they accept formats
+//! back to the same number of nanoseconds, and the plain-digits fast path
+//! agrees with the full parser.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -13,7 +14,11 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(t) = parse_decimal_seconds(text) {
         assert_eq!(parse_decimal_seconds(&t.to_string()), Ok(t), "{text:?}");
     }
-    for unit in [TimeUnit::Ns, TimeUnit::Us, TimeUnit::Ms] {
-        let _ = unit.parse_timestamp(text);
+    for unit in [TimeUnit::Ns, TimeUnit::Us, TimeUnit::Ms, TimeUnit::S] {
+        let full = unit.parse_timestamp(text);
+        // The trace reader's fast path must agree wherever it answers.
+        if let Some(fast) = unit.parse_plain(data) {
+            assert_eq!(full, Ok(fast), "{unit:?} {text:?}");
+        }
     }
 });

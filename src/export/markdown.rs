@@ -65,19 +65,29 @@ pub fn summary_table(report: &RunReport) -> Table {
     t
 }
 
+/// "Trace: 206 requests, first at 0.07 s, last at 11.9 s" (and the client
+/// keys when there are several), for the Markdown outputs.
+pub fn trace_sentence(report: &RunReport) -> String {
+    let keys = if report.keys > 1 { format!(" from {} client keys", report.keys) } else { String::new() };
+    let span = match (report.first_arrival, report.last_arrival) {
+        (Some(a), Some(b)) => format!(", first at {a} s, last at {b} s"),
+        _ => String::new(),
+    };
+    format!("Trace: {} requests{keys}{span}.", report.arrivals)
+}
+
 /// `summary.md`: a heading line on the run, then the table.
 pub fn summary(title: &str, report: &RunReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "### {title}\n");
+    let _ = writeln!(out, "### {title}
+");
     let _ = writeln!(
         out,
-        "Limit: {} requests per {}{}. Trace: {} requests{} over {} s. Reference: sliding log (exact).\n",
+        "Limit: {} requests per {}{}. {} Reference: sliding log (exact).\n",
         report.limit.requests,
         format_duration(report.limit.window),
         if report.keys > 1 { " per client key" } else { "" },
-        report.arrivals,
-        if report.keys > 1 { format!(" from {} client keys", report.keys) } else { String::new() },
-        report.end
+        trace_sentence(report)
     );
     out.push_str(&render_table(&summary_table(report)));
     out

@@ -78,7 +78,7 @@ the sliding log is the exact reference.\n",
     let _ = writeln!(out, "Regenerate with `ratesim run {}`.\n", input.scenario_file);
     if let Some(run) = input.run {
         let _ = writeln!(out, "## Run\n");
-        let _ = writeln!(out, "Trace: {} requests over {} s.\n", run.arrivals, run.end);
+        let _ = writeln!(out, "{}\n", super::markdown::trace_sentence(run));
         out.push_str(&render_table(&summary_table(run)));
         out.push('\n');
         charts(&mut out, input.charts, &["window_count", "timeline", "windows_diagram"]);
