@@ -176,16 +176,16 @@ impl<R: Read> CsvTrace<R> {
                         if self.record.len() == 1 { "" } else { "s" }
                     ))));
                 };
-                if field.contains(&b'\n') {
-                    return Some(Err(self.row_error(format!(
-                        "field `{col}` runs over several lines: a quote `\"` opened here is never closed"
-                    ))));
-                }
                 // Plain digits take the fast path; anything else (spaces, signs,
                 // bad text) goes through the full parser and its messages.
                 let t = match self.unit.parse_plain(field) {
                     Some(t) => t,
                     None => {
+                        if field.contains(&b'\n') {
+                            return Some(Err(self.row_error(format!(
+                                "field `{col}` runs over several lines: a quote `\"` opened here is never closed"
+                            ))));
+                        }
                         let text = match std::str::from_utf8(field) {
                             Ok(t) => t,
                             Err(_) => {
