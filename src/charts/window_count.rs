@@ -21,11 +21,12 @@ impl Chart for WindowCount<'_> {
 
     fn caption(&self) -> String {
         format!(
-            "Admitted requests in the exact window (t - {w}, t] (highest in each {b} bin) against the limit L = {l}, {s}",
+            "Admitted requests in the exact window (t - {w}, t] (highest in each {b} bin{k}) against the limit L = {l}, {s}",
             w = format_duration(self.report.limit.window),
             b = format_duration(self.report.timeline.width()),
             l = self.report.limit.requests,
-            s = self.scenario
+            s = self.scenario,
+            k = if self.report.keys > 1 { ", busiest client" } else { "" }
         )
     }
 
@@ -38,8 +39,10 @@ impl Chart for WindowCount<'_> {
         let limit = r.limit.requests as f64;
         let peak = r.limiters.iter().map(|l| l.counts.peak).max().unwrap_or(0) as f64;
         let y_max = peak.max(limit) * 1.12;
+        // With many clients each has its own window; a bin shows the busiest.
+        let whose = if r.keys > 1 { "the busiest client's " } else { "" };
         let title = format!(
-            "{}: requests in the exact window of {} (limit {})",
+            "{}: {whose}requests in the exact window of {} (limit {})",
             self.scenario,
             format_duration(r.limit.window),
             r.limit.requests
@@ -55,7 +58,11 @@ impl Chart for WindowCount<'_> {
         chart
             .configure_mesh()
             .x_desc(format!("time t ({unit})"))
-            .y_desc(format!("admitted in (t - {}, t]", format_duration(r.limit.window)))
+            .y_desc(format!(
+                "admitted in (t - {}, t]{}",
+                format_duration(r.limit.window),
+                if r.keys > 1 { ", one client" } else { "" }
+            ))
             .axis_desc_style(font(LABEL_SIZE))
             .label_style(font(TICK_SIZE))
             .x_label_formatter(&tick)

@@ -79,8 +79,11 @@ pub fn trace_sentence(report: &RunReport) -> String {
 /// `summary.md`: a heading line on the run, then the table.
 pub fn summary(title: &str, report: &RunReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "### {title}
-");
+    let _ = writeln!(
+        out,
+        "### {title}
+"
+    );
     let _ = writeln!(
         out,
         "Limit: {} requests per {}{}. {} Reference: sliding log (exact).\n",
