@@ -22,6 +22,19 @@ fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
+/// Every file of an output folder, by name, with its bytes.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name().to_string_lossy().into_owned(), fs::read(e.path()).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
 #[test]
 fn boundary_burst_writes_the_tables() {
     let dir = tempfile::tempdir().unwrap();
@@ -109,15 +122,7 @@ fn same_scenario_and_seed_give_byte_identical_outputs() {
                 .args(["--out", out.to_str().unwrap()])
                 .assert()
                 .success();
-            let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(&out)
-                .unwrap()
-                .map(|e| {
-                    let e = e.unwrap();
-                    (e.file_name().to_string_lossy().into_owned(), fs::read(e.path()).unwrap())
-                })
-                .collect();
-            files.sort();
-            outputs.push(files);
+            outputs.push(snapshot(&out));
         }
         assert!(outputs[0].len() >= 4, "{name}: {:?}", outputs[0].iter().map(|f| &f.0).collect::<Vec<_>>());
         assert!(outputs[0] == outputs[1], "{name}: outputs differ between two runs");
@@ -207,15 +212,7 @@ fn thread_count_does_not_change_outputs() {
             .args(["--out", out.to_str().unwrap()])
             .assert()
             .success();
-        let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(&out)
-            .unwrap()
-            .map(|e| {
-                let e = e.unwrap();
-                (e.file_name().to_string_lossy().into_owned(), fs::read(e.path()).unwrap())
-            })
-            .collect();
-        files.sort();
-        outputs.push(files);
+        outputs.push(snapshot(&out));
     }
     assert!(outputs[0] == outputs[1]);
 }

@@ -405,62 +405,6 @@ impl<R: Read> Iterator for CsvTrace<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn key_column_hashes_client_names_and_sorting_keeps_keys() {
-        let text = "time,client\n0.3,alice\n0.1,bob\n0.2, alice\n";
-        let opts = CsvOptions { key_column: Some("client".into()), sort: true, ..CsvOptions::new("t.csv") };
-        let rows: Vec<(u64, u64)> = CsvTrace::from_reader(text.as_bytes(), &opts)
-            .unwrap()
-            .map(|a| a.map(|a| (a.time.0, a.key)).unwrap())
-            .collect();
-        let (alice, bob) = (super::super::key_hash(b"alice"), super::super::key_hash(b"bob"));
-        assert_eq!(rows, [(100_000_000, bob), (200_000_000, alice), (300_000_000, alice)]);
-        let opts = CsvOptions { key_column: Some("user".into()), ..CsvOptions::new("t.csv") };
-        let e = CsvTrace::from_reader(text.as_bytes(), &opts).err().unwrap().to_string();
-        assert!(e.contains("no `user` column"), "{e}");
-    }
-
-    fn read(text: &str, sort: bool) -> Result<Vec<u64>, String> {
-        let opts = CsvOptions { sort, ..CsvOptions::new("t.csv") };
-        let t = CsvTrace::from_reader(text.as_bytes(), &opts).map_err(|e| e.to_string())?;
-        t.map(|r| r.map(|a| a.time.0).map_err(|e| e.to_string())).collect()
-    }
-
-    fn times(text: &str) -> Result<Vec<u64>, String> {
-        read(text, false)
-    }
-
-    #[test]
-    fn reads_decimal_seconds_and_ignores_extra_columns() {
-        assert_eq!(times("id,time,path\n1,0.995,/a\n2,12,/b\n"), Ok(vec![995_000_000, 12_000_000_000]));
-    }
-
-    #[test]
-    fn bom_crlf_and_blank_lines_are_fine() {
-        assert_eq!(times("\u{feff}time\r\n0.5\r\n\r\n1.5\r\n"), Ok(vec![500_000_000, 1_500_000_000]));
-    }
-
-    #[test]
-    fn errors_name_the_line_and_field() {
-        let e = times("time\n0.1\nabc\n").unwrap_err();
-        assert!(e.contains("line 3") && e.contains("`time`") && e.contains("abc"), "{e}");
-        let e = times("time\n0.5\n0.4\n").unwrap_err();
-        assert!(e.contains("line 3") && e.contains("earlier"), "{e}");
-        let e = times("when\n0.5\n").unwrap_err();
-        assert!(e.contains("no `time` column"), "{e}");
-        let e = times("time\n").unwrap_err();
-        assert!(e.contains("no rows"), "{e}");
-        let e = times("").unwrap_err();
-        assert!(e.contains("empty"), "{e}");
-        let e = times("time\n-1\n").unwrap_err();
-        assert!(e.contains("line 2") && e.contains("negative"), "{e}");
-    }
-}
-
-#[cfg(test)]
-mod more_tests {
-    use super::*;
     use std::io::Write;
 
     #[test]
@@ -525,5 +469,35 @@ mod more_tests {
         assert_eq!(t.map(|r| r.unwrap().time.0).collect::<Vec<_>>(), [250_000_000]);
         let e = CsvTrace::open(&CsvOptions::new("/nonexistent/t.csv")).err().unwrap();
         assert!(e.to_string().contains("cannot open trace /nonexistent/t.csv"), "{e}");
+    }
+
+    fn times(text: &str) -> Result<Vec<u64>, String> {
+        read(text, false)
+    }
+
+    #[test]
+    fn reads_decimal_seconds_and_ignores_extra_columns() {
+        assert_eq!(times("id,time,path\n1,0.995,/a\n2,12,/b\n"), Ok(vec![995_000_000, 12_000_000_000]));
+    }
+
+    #[test]
+    fn bom_crlf_and_blank_lines_are_fine() {
+        assert_eq!(times("\u{feff}time\r\n0.5\r\n\r\n1.5\r\n"), Ok(vec![500_000_000, 1_500_000_000]));
+    }
+
+    #[test]
+    fn errors_name_the_line_and_field() {
+        let e = times("time\n0.1\nabc\n").unwrap_err();
+        assert!(e.contains("line 3") && e.contains("`time`") && e.contains("abc"), "{e}");
+        let e = times("time\n0.5\n0.4\n").unwrap_err();
+        assert!(e.contains("line 3") && e.contains("earlier"), "{e}");
+        let e = times("when\n0.5\n").unwrap_err();
+        assert!(e.contains("no `time` column"), "{e}");
+        let e = times("time\n").unwrap_err();
+        assert!(e.contains("no rows"), "{e}");
+        let e = times("").unwrap_err();
+        assert!(e.contains("empty"), "{e}");
+        let e = times("time\n-1\n").unwrap_err();
+        assert!(e.contains("line 2") && e.contains("negative"), "{e}");
     }
 }
