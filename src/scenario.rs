@@ -682,8 +682,8 @@ fn validate_traffic(
                     ));
                 }
             };
-            if r.skew.is_some() && clients.is_none() {
-                return Err(ctx.at(t.span(), format!("`{}` needs `clients`", key("skew"))));
+            if let (Some(v), None) = (&r.skew, clients) {
+                return Err(ctx.at(v.span(), format!("`{}` needs `clients`", key("skew"))));
             }
             Ok(Traffic::Poisson { start, end, rate, clients: clients.map(|n| (n, skew)) })
         }

@@ -779,3 +779,45 @@ fn x10_closed_pipe_exits_quietly() {
     assert_eq!(stderr, "");
     assert!(c.path("out/summary.csv").is_file(), "results are committed before printing");
 }
+
+// ---- client keys (Poisson `clients`, CSV `key_column`) ----------------------
+
+const POISSON: &str = "kind = \"poisson\"\nrate = 100.0";
+
+#[test]
+fn k01_zero_clients() {
+    Case::new(&with_traffic(&format!("{POISSON}\nclients = 0")))
+        .refused(&["s.toml:", "`traffic[0].clients` must be a whole number of at least 1, got 0"]);
+}
+
+#[test]
+fn k02_negative_skew() {
+    Case::new(&with_traffic(&format!("{POISSON}\nclients = 10\nskew = -1.0")))
+        .refused(&["s.toml:", "`traffic[0].skew` must be a finite number of at least 0, got -1"]);
+}
+
+#[test]
+fn k03_skew_without_clients() {
+    Case::new(&with_traffic(&format!("{POISSON}\nskew = 1.1")))
+        .refused(&["`traffic[0].skew` needs `clients`"]);
+}
+
+#[test]
+fn k04_missing_key_column() {
+    Case::new(&format!("{CSV_BASE}key_column = \"client\"\n"))
+        .file("trace.csv", "time,user\n0.1,a\n")
+        .refused(&["trace.csv: no `client` column in the header (found: `time`, `user`)"]);
+}
+
+#[test]
+fn k05_row_without_its_key_field() {
+    Case::new(&format!("{CSV_BASE}key_column = \"client\"\n"))
+        .file("trace.csv", "time,client\n0.1,a\n0.2\n")
+        .refused(&["trace.csv, line 3: the key field (column 2) is missing: the row has 1 field"]);
+}
+
+#[test]
+fn k06_clients_on_a_burst() {
+    Case::new(&with(BURST, &format!("{BURST}\nclients = 5")))
+        .refused(&["`traffic[0].clients` is not a key of kind \"burst\""]);
+}

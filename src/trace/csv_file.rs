@@ -213,9 +213,10 @@ impl<R: Read> CsvTrace<R> {
                         Some(text) => super::key_hash(trim_ascii(text)),
                         None => {
                             return Some(Err(self.row_error(format!(
-                                "the key field (column {}) is missing: the row has {} fields",
+                                "the key field (column {}) is missing: the row has {} field{}",
                                 k + 1,
-                                self.record.len()
+                                self.record.len(),
+                                if self.record.len() == 1 { "" } else { "s" }
                             ))));
                         }
                     },
