@@ -23,12 +23,8 @@ pub struct SlotCounter {
     /// Non-empty slots in the window: (slot index, admitted count).
     live: Ring<(u64, u64)>,
     sum: u64,
-    /// Slot index of the last request, and where the next slot starts in
-    /// scaled time `t * N` (that is `(current + 1) * W`): comparing `t * N`
-    /// with it needs a multiplication, not a division, and moving on one slot
-    /// is an addition.
+    /// Slot index of the last request.
     current: u64,
-    next_scaled: u128,
     by_window: FastDiv,
     peak_entries: u64,
 }
@@ -44,7 +40,6 @@ impl SlotCounter {
             live: Ring::new(),
             sum: 0,
             current: 0,
-            next_scaled: u128::from(limit.window.0),
             by_window: FastDiv::new(limit.window.0),
             peak_entries: 0,
         }
@@ -72,25 +67,14 @@ impl SlotCounter {
 
     #[inline]
     fn advance(&mut self, now: u64) {
-        let scaled = u128::from(now) * u128::from(self.slots);
-        if scaled < self.next_scaled {
-            return;
-        }
-        let window = u128::from(self.window);
-        if scaled < self.next_scaled + window {
-            // Dense traffic: the next slot, by addition.
-            self.current += 1;
-            self.next_scaled += window;
-        } else {
-            // A longer gap: one division (u64 when it fits).
-            let k = match u64::try_from(scaled) {
-                Ok(s) => self.by_window.div(s),
-                Err(_) => (scaled / window) as u64,
-            };
-            self.current = k;
-            self.next_scaled = (u128::from(k) + 1) * window;
-        }
-        let k = self.current;
+        // The slot of every request by one multiplication and a division by
+        // a precomputed reciprocal: no branch on how far time moved, which
+        // is a coin toss when the slot width is near the gap between requests.
+        let k = match now.checked_mul(self.slots) {
+            Some(scaled) => self.by_window.div(scaled),
+            None => ((u128::from(now) * u128::from(self.slots)) / u128::from(self.window)) as u64,
+        };
+        self.current = k;
         debug_assert_eq!(k, self.slot_index(now));
         // Slots k - N + 1 ..= k are in the window; anything older leaves.
         while let Some(&(slot, count)) = self.live.front() {
