@@ -203,7 +203,21 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
 
 struct KeyState<L> {
     limiter: L,
+    /// Admitted timestamps in the exact window; unused (empty) when the
+    /// limiter itself holds exactly those (the sliding log).
     tracker: WindowTracker,
+}
+
+impl<L: Limiter> KeyState<L> {
+    /// Admitted requests in `(t - W, t]` so far.
+    #[inline]
+    fn window_count(&mut self, t: Nanos, self_tracking: bool) -> u64 {
+        if self_tracking {
+            self.limiter.exact_window_count(t).expect("self-tracking limiter")
+        } else {
+            self.tracker.count_at(t)
+        }
+    }
 }
 
 /// One limiter (one instance per key) with its metrics.
@@ -218,11 +232,15 @@ struct Lane<L> {
     admitted_bits: Vec<u64>,
     /// Window counts of the current chunk, kept only when decisions are written.
     window_counts: Option<Vec<u64>>,
+    /// The limiter reports its own exact window count (no tracker needed).
+    self_tracking: bool,
 }
 
 impl<L: Limiter + Clone> Lane<L> {
     fn new(prototype: L, limit: Limit, bin: Option<Nanos>, record: bool) -> Lane<L> {
+        let self_tracking = prototype.clone().exact_window_count(Nanos::ZERO).is_some();
         Lane {
+            self_tracking,
             prototype,
             window: limit.window,
             limit: limit.requests,
@@ -237,9 +255,9 @@ impl<L: Limiter + Clone> Lane<L> {
     /// The window count this lane carries into a new bin. With one key it is
     /// exact; with many keys a bin's peak is taken from its arrivals only
     /// (asking every key at every bin start would cost O(keys) per bin).
-    fn carry(keys: &mut [KeyState<L>], start: Nanos) -> u64 {
+    fn carry(keys: &mut [KeyState<L>], start: Nanos, self_tracking: bool) -> u64 {
         match keys {
-            [only] => only.tracker.count_at(start),
+            [only] => only.window_count(start, self_tracking),
             _ => 0,
         }
     }
@@ -265,16 +283,21 @@ impl<L: Limiter + Clone> Lane<L> {
                 if bin_index != usize::MAX {
                     self.timeline.add(bin_index, 0, &bin);
                 }
-                let keys = &mut self.keys;
-                bin_index = self.timeline.bin_for(t, |_, start| Self::carry(keys, start))?;
+                let (keys, own) = (&mut self.keys, self.self_tracking);
+                bin_index = self.timeline.bin_for(t, |_, start| Self::carry(keys, start, own))?;
                 bin_end = (bin_index as u64 + 1).saturating_mul(self.timeline.width().0);
                 bin = Bin::default();
             }
             let ks = &mut self.keys[id];
-            let before = ks.tracker.count_at(t);
+            let before = ks.window_count(t, self.self_tracking);
+            // Debug builds (the tests) keep the tracker for a self-tracking
+            // limiter too and check the two counts agree.
+            debug_assert!(!self.self_tracking || ks.tracker.count_at(t) == before);
             let admitted = ks.limiter.decide(t, 1).admitted();
             if admitted {
-                ks.tracker.admit(t);
+                if !self.self_tracking || cfg!(debug_assertions) {
+                    ks.tracker.admit(t);
+                }
                 bits |= 1 << (j % 64);
             }
             if j % 64 == 63 {
@@ -302,8 +325,8 @@ impl<L: Limiter + Clone> Lane<L> {
     }
 
     fn finish(&mut self, end: Nanos) -> Result<(), TooManyBins> {
-        let keys = &mut self.keys;
-        self.timeline.extend_to(end, |_, start| Self::carry(keys, start))
+        let (keys, own) = (&mut self.keys, self.self_tracking);
+        self.timeline.extend_to(end, |_, start| Self::carry(keys, start, own))
     }
 
     /// Sum over keys of each key's peak state.

@@ -84,6 +84,24 @@ proptest! {
         }
     }
 
+    /// The sliding log decides by the exact rule, checked against a brute-force
+    /// scan of every admitted timestamp (independent of the engine's metrics).
+    #[test]
+    fn sliding_log_matches_a_brute_force_scan(requests in 1u64..8, window in 1u64..1000, times in trace(1000)) {
+        let limit = Limit { requests, window: Nanos(window) };
+        let mut log = LimiterSpec::SlidingLog { count_rejected: false }.build(limit);
+        let mut admitted: Vec<u64> = Vec::new();
+        for &t in &times {
+            // Admitted requests in (t - W, t), earlier ones at t included.
+            let in_window = admitted.iter().filter(|&&a| a + window > t).count() as u64;
+            let exact = in_window < requests;
+            if exact {
+                admitted.push(t);
+            }
+            prop_assert_eq!(log.decide(Nanos(t), 1).admitted(), exact, "t = {}", t);
+        }
+    }
+
     /// `slot_counter` with N = 1 decides exactly like the aligned fixed window.
     #[test]
     fn one_slot_is_the_aligned_fixed_window(requests in 1u64..8, window in 1u64..1000, times in trace(1000)) {

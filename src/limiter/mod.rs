@@ -47,6 +47,14 @@ pub trait Limiter {
     fn decide(&mut self, now: Nanos, cost: u32) -> Decision;
     /// The largest state this limiter has held so far.
     fn peak_state(&self) -> StateSize;
+    /// Admitted permits in the exact window `(now - W, now]` so far, for a
+    /// limiter whose state is exactly that (the sliding log without
+    /// `count_rejected`); `None` for the others. Lets the engine skip the
+    /// window tracker it would otherwise keep beside the limiter. `now` must
+    /// not decrease between calls.
+    fn exact_window_count(&mut self, _now: Nanos) -> Option<u64> {
+        None
+    }
 }
 
 /// What kind of limiter to build; the parsed, validated form of a scenario's
@@ -131,6 +139,13 @@ impl Limiter for AnyLimiter {
             AnyLimiter::Fixed(l) => l.peak_state(),
             AnyLimiter::Slots(l) => l.peak_state(),
             AnyLimiter::Log(l) => l.peak_state(),
+        }
+    }
+    fn exact_window_count(&mut self, now: Nanos) -> Option<u64> {
+        match self {
+            AnyLimiter::Fixed(l) => l.exact_window_count(now),
+            AnyLimiter::Slots(l) => l.exact_window_count(now),
+            AnyLimiter::Log(l) => l.exact_window_count(now),
         }
     }
 }

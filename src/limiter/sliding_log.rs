@@ -28,6 +28,21 @@ impl SlidingLog {
         }
     }
 
+    /// Drops entries at or before `now - W`: the window is `(now - W, now]`.
+    #[inline]
+    fn prune(&mut self, now: u64) {
+        if now >= self.window {
+            let cutoff = now - self.window;
+            while let Some(&(t, c)) = self.log.front() {
+                if t > cutoff {
+                    break;
+                }
+                self.sum -= c;
+                self.log.pop_front();
+            }
+        }
+    }
+
     fn push(&mut self, now: u64, cost: u64) {
         self.sum += cost;
         self.log.push_back((now, cost));
@@ -38,19 +53,8 @@ impl SlidingLog {
 impl Limiter for SlidingLog {
     #[inline]
     fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
+        self.prune(now.0);
         let now = now.0;
-        // Drop entries at or before now - W: the window is (now - W, now].
-        if now >= self.window {
-            let cutoff = now - self.window;
-            while let Some(&(t, c)) = self.log.front() {
-                if t <= cutoff {
-                    self.sum -= c;
-                    self.log.pop_front();
-                } else {
-                    break;
-                }
-            }
-        }
         let cost = u64::from(cost);
         if self.sum + cost <= self.limit {
             self.push(now, cost);
@@ -65,6 +69,15 @@ impl Limiter for SlidingLog {
 
     fn peak_state(&self) -> StateSize {
         StateSize { entries: self.peak_entries, bytes: self.peak_entries * 8 }
+    }
+
+    #[inline]
+    fn exact_window_count(&mut self, now: Nanos) -> Option<u64> {
+        if self.count_rejected {
+            return None;
+        }
+        self.prune(now.0);
+        Some(self.sum)
     }
 }
 
