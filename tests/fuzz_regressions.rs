@@ -10,17 +10,25 @@ use ratesim::scenario::Scenario;
 use ratesim::time::{Nanos, TimeUnit};
 use ratesim::trace::{CsvOptions, CsvTrace};
 
+/// The limiters the run_trace fuzz target uses: both fixed windows, N slots,
+/// optionally a sliding log variant, and the reference.
+fn fuzz_limiters(window: u64, slots: u64, log: Option<bool>) -> Vec<LimiterSpec> {
+    let mut v = vec![
+        LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos(window / 3) } },
+        LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest },
+        LimiterSpec::SlotCounter { slots },
+    ];
+    v.extend(log.map(|count_rejected| LimiterSpec::SlidingLog { count_rejected }));
+    v.push(LimiterSpec::reference());
+    v
+}
+
 fn run_trace(csv: &str, unit: TimeUnit, requests: u64, window: u64, slots: u64) -> engine::RunReport {
     let options = CsvOptions { time_unit: unit, ..CsvOptions::new("r.csv") };
     let trace = CsvTrace::from_reader(csv.as_bytes(), &options).unwrap();
     let config = RunConfig {
         limit: Limit { requests, window: Nanos(window) },
-        limiters: vec![
-            LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos(window / 3) } },
-            LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest },
-            LimiterSpec::SlotCounter { slots },
-            LimiterSpec::reference(),
-        ],
+        limiters: fuzz_limiters(window, slots, None),
         end: None,
         bin: None,
     };
@@ -83,13 +91,7 @@ fn run_trace_target(data: &[u8]) -> Option<(u64, u64)> {
     let trace = CsvTrace::from_reader(bytes, &options).ok()?;
     let config = RunConfig {
         limit: Limit { requests, window: Nanos(window) },
-        limiters: vec![
-            LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos(window / 3) } },
-            LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest },
-            LimiterSpec::SlotCounter { slots },
-            LimiterSpec::SlidingLog { count_rejected: head[0] & 0x80 != 0 },
-            LimiterSpec::reference(),
-        ],
+        limiters: fuzz_limiters(window, slots, Some(head[0] & 0x80 != 0)),
         end: None,
         bin: None,
     };
