@@ -1,0 +1,73 @@
+//! Cost per arrival of the engine's lanes: `engine::run` on one thread over a
+//! pre-generated in-memory trace, so neither trace generation nor parsing is
+//! timed. Each case adds one limiter to the sliding-log reference (which
+//! every run carries), so `case - log_only` is that limiter's lane: its
+//! decision plus the exact-window tracker, the counters and the timeline.
+//!
+//! `cargo bench --bench engine`
+//!
+//! Trace: 1 048 576 Poisson arrivals at 1.5 x the limit (L = 1000 per 1 s,
+//! 1500/s), as in the end-to-end Poisson case of `scripts/bench.sh`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ratesim::engine::{self, RunConfig};
+use ratesim::limiter::{Limit, LimiterSpec, WindowAlign};
+use ratesim::time::Nanos;
+use ratesim::trace::Arrival;
+
+const ARRIVALS: usize = 1 << 20;
+
+/// Seeded Poisson arrival times (splitmix64 + inverse CDF), `rate` per second.
+fn poisson(n: usize, rate: f64, seed: u64) -> Vec<Arrival> {
+    let mut state = seed;
+    let mut t = 0u64;
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            let u = ((z >> 11) + 1) as f64 / (1u64 << 53) as f64;
+            t += (-u.ln() / rate * 1e9) as u64;
+            Arrival { time: Nanos(t), key: 0 }
+        })
+        .collect()
+}
+
+fn lanes(c: &mut Criterion) {
+    let trace = poisson(ARRIVALS, 1500.0, 7);
+    let limit = Limit { requests: 1000, window: Nanos(1_000_000_000) };
+    let fixed = LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos(0) } };
+    let slots = |n| LimiterSpec::SlotCounter { slots: n };
+    let cases: Vec<(&str, Vec<LimiterSpec>)> = vec![
+        ("log_only", vec![]),
+        ("fixed+log", vec![fixed.clone()]),
+        ("n2+log", vec![slots(2)]),
+        ("n100+log", vec![slots(100)]),
+        ("five", vec![fixed, slots(2), slots(10), slots(100)]),
+    ];
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("thread pool");
+    let mut group = c.benchmark_group("engine_1_thread");
+    group.throughput(Throughput::Elements(ARRIVALS as u64));
+    group.sample_size(20).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
+    for (name, limiters) in cases {
+        let config = RunConfig { limit, limiters, end: None, bin: None };
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                pool.install(|| {
+                    let report =
+                        engine::run(&config, trace.iter().map(|&a| Ok(a)), None, &mut |_| {}).expect("run");
+                    black_box(report.limiters.len())
+                })
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, lanes);
+criterion_main!(benches);
