@@ -4,6 +4,9 @@
 //! branches, no capacity re-reads), which matters because every limiter runs
 //! one on every arrival.
 
+/// Values [`Ring::pop_expired`] tests per round.
+const PROBES: usize = 4;
+
 #[derive(Clone, Debug)]
 pub struct Ring<T> {
     buf: Vec<T>,
@@ -52,10 +55,40 @@ impl<T: Copy + Default> Ring<T> {
         }
     }
 
-    /// Drops leading values while `expired` holds. The first two checks are
-    /// branch-free (a comparison added to the head index), because whether
-    /// the oldest value has just left the window is a coin toss the branch
-    /// predictor loses; only a third expiry at one instant takes the loop.
+    /// Drops the leading values for which `expired` holds and returns how
+    /// many it dropped. `expired` must hold for a prefix of the ring (the
+    /// values are in order).
+    ///
+    /// Four values are tested at once and the number dropped is the sum of
+    /// the tests: no branch on "has the oldest value left?" (a coin toss the
+    /// branch predictor loses), and the next call waits for one round of
+    /// loads, not a chain of them. Slots past the tail hold stale values;
+    /// they are read but never counted.
+    #[inline]
+    pub fn pop_expired(&mut self, expired: impl Fn(&T) -> bool) -> usize {
+        if self.buf.is_empty() {
+            return 0;
+        }
+        let mask = self.mask();
+        let start = self.head;
+        loop {
+            let head = self.head;
+            let live = self.tail.wrapping_sub(head);
+            let mut dropped = 0;
+            for i in 0..PROBES {
+                dropped += usize::from((i < live) & expired(&self.buf[head.wrapping_add(i) & mask]));
+            }
+            self.head = head.wrapping_add(dropped);
+            if dropped < PROBES {
+                return self.head.wrapping_sub(start);
+            }
+        }
+    }
+
+    /// Drops leading values while `expired` holds (it must hold for a
+    /// prefix). The first two checks are branch-free (a comparison added to
+    /// the head index); only a third drop at one call takes the loop. Cheaper
+    /// than [`Ring::pop_expired`] when values usually leave one at a time.
     #[inline]
     pub fn pop_while(&mut self, expired: impl Fn(&T) -> bool) {
         if self.buf.is_empty() {
@@ -89,6 +122,19 @@ impl<T: Copy + Default> Ring<T> {
         let i = self.tail & self.mask();
         self.buf[i] = v;
         self.tail = self.tail.wrapping_add(1);
+    }
+
+    /// Appends `v` when `keep` holds, without a branch on `keep`: the value
+    /// is written past the tail either way and the tail moves by `keep`.
+    /// For decisions that are a coin toss (admit or reject near the limit).
+    #[inline]
+    pub fn push_if(&mut self, keep: bool, v: T) {
+        if self.len() == self.buf.len() {
+            self.grow();
+        }
+        let i = self.tail & self.mask();
+        self.buf[i] = v;
+        self.tail = self.tail.wrapping_add(usize::from(keep));
     }
 
     #[cold]
@@ -132,18 +178,65 @@ mod tests {
             assert_eq!(ring.len(), model.len());
             assert_eq!(ring.front(), model.front());
         }
-        // pop_while drops exactly the leading run that matches.
+        // pop_while and pop_expired drop exactly the leading run that matches.
+        let mut other = ring.clone();
         let cut = model.len() / 2;
         let limit = model[cut];
         ring.pop_while(|v| *v < limit);
+        let mut dropped = 0;
         while model.front().is_some_and(|v| *v < limit) {
             model.pop_front();
+            dropped += 1;
         }
+        assert_eq!(other.pop_expired(|v| *v < limit), dropped);
+        assert_eq!(other.len(), model.len());
         assert_eq!(ring.len(), model.len());
         while let Some(v) = model.pop_front() {
             assert_eq!(ring.pop_front(), Some(v));
         }
         assert_eq!(ring.pop_front(), None);
         assert!(ring.back_mut().is_none());
+    }
+
+    #[test]
+    fn push_if_appends_only_when_asked() {
+        let mut ring: Ring<u64> = Ring::new();
+        let mut model: VecDeque<u64> = VecDeque::new();
+        for v in 0..100u64 {
+            let keep = v % 3 != 1;
+            ring.push_if(keep, v);
+            if keep {
+                model.push_back(v);
+            }
+            if v % 7 == 0 {
+                assert_eq!(ring.pop_front(), model.pop_front());
+            }
+            assert_eq!(ring.len(), model.len());
+        }
+        while let Some(v) = model.pop_front() {
+            assert_eq!(ring.pop_front(), Some(v));
+        }
+    }
+
+    #[test]
+    fn pop_expired_never_counts_stale_slots_past_the_tail() {
+        let mut ring: Ring<u64> = Ring::new();
+        for v in 0..10 {
+            ring.push_back(v);
+        }
+        // More than four at once: three rounds of probes.
+        assert_eq!(ring.pop_expired(|v| *v < 100), 10);
+        assert!(ring.is_empty());
+        // The slots still hold 0..9, all "expired"; only live values count.
+        ring.push_back(50);
+        ring.push_back(60);
+        assert_eq!(ring.pop_expired(|v| *v < 55), 1);
+        assert_eq!(ring.pop_expired(|v| *v < 55), 0);
+        assert_eq!(ring.front(), Some(&60));
+        // A value written by a push_if that did not keep it is not live.
+        ring.push_if(false, 1);
+        assert_eq!(ring.pop_expired(|v| *v < 55), 0);
+        assert_eq!(ring.len(), 1);
+        assert_eq!(Ring::<u64>::new().pop_expired(|_| true), 0);
     }
 }

@@ -102,6 +102,34 @@ proptest! {
         }
     }
 
+    /// With costs above 1 and with rejected requests logged too, the sliding
+    /// log still decides by the exact rule: admit iff the permits logged in
+    /// `(t - W, t]` plus this cost are at most L. (Every source sends cost 1
+    /// today; the log keeps running totals, and this checks they stay right.)
+    #[test]
+    fn weighted_sliding_log_matches_a_brute_force_scan(
+        requests in 1u64..12,
+        window in 1u64..1000,
+        count_rejected in any::<bool>(),
+        arrivals in trace(1000).prop_flat_map(|ts| {
+            let n = ts.len();
+            (Just(ts), prop::collection::vec(1u32..5, n))
+        }),
+    ) {
+        let (times, costs) = arrivals;
+        let limit = Limit { requests, window: Nanos(window) };
+        let mut log = LimiterSpec::SlidingLog { count_rejected }.build(limit);
+        let mut logged: Vec<(u64, u64)> = Vec::new();
+        for (&t, &cost) in times.iter().zip(&costs) {
+            let in_window: u64 = logged.iter().filter(|(a, _)| a + window > t).map(|(_, c)| c).sum();
+            let admit = in_window + u64::from(cost) <= requests;
+            if admit || count_rejected {
+                logged.push((t, u64::from(cost)));
+            }
+            prop_assert_eq!(log.decide(Nanos(t), cost).admitted(), admit, "t = {}, cost = {}", t, cost);
+        }
+    }
+
     /// `slot_counter` with N = 1 decides exactly like the aligned fixed window.
     #[test]
     fn one_slot_is_the_aligned_fixed_window(requests in 1u64..8, window in 1u64..1000, times in trace(1000)) {

@@ -8,9 +8,15 @@ use crate::time::Nanos;
 pub struct SlidingLog {
     limit: u64,
     window: u64,
-    /// Log entries in time order: (timestamp, permits).
+    /// Log entries in time order: (timestamp, permits logged before this
+    /// entry). The permits in the window are `logged` minus the oldest
+    /// entry's second field, so entries leave without a per-entry
+    /// subtraction and pruning needs no branch per entry.
     log: Ring<(u64, u64)>,
-    sum: u64,
+    /// Permits ever logged.
+    logged: u64,
+    /// The instant of the last prune (a second prune at it is a no-op).
+    pruned_at: u64,
     /// Log rejected requests too (some deployments do).
     count_rejected: bool,
     peak_entries: u64,
@@ -22,7 +28,8 @@ impl SlidingLog {
             limit: limit.requests,
             window: limit.window.0,
             log: Ring::new(),
-            sum: 0,
+            logged: 0,
+            pruned_at: u64::MAX,
             count_rejected,
             peak_entries: 0,
         }
@@ -31,21 +38,27 @@ impl SlidingLog {
     /// Drops entries at or before `now - W`: the window is `(now - W, now]`.
     #[inline]
     fn prune(&mut self, now: u64) {
-        if now >= self.window {
+        if now != self.pruned_at && now >= self.window {
             let cutoff = now - self.window;
-            while let Some(&(t, c)) = self.log.front() {
-                if t > cutoff {
-                    break;
-                }
-                self.sum -= c;
-                self.log.pop_front();
-            }
+            self.log.pop_expired(|&(t, _)| t <= cutoff);
+        }
+        self.pruned_at = now;
+    }
+
+    /// Permits in the window (after `prune`).
+    #[inline]
+    fn sum(&self) -> u64 {
+        match self.log.front() {
+            Some(&(_, before)) => self.logged - before,
+            None => 0,
         }
     }
 
-    fn push(&mut self, now: u64, cost: u64) {
-        self.sum += cost;
-        self.log.push_back((now, cost));
+    /// Logs `cost` permits at `now` when `keep` holds (no branch on it).
+    #[inline]
+    fn push_if(&mut self, keep: bool, now: u64, cost: u64) {
+        self.log.push_if(keep, (now, self.logged));
+        self.logged += cost * u64::from(keep);
         self.peak_entries = self.peak_entries.max(self.log.len() as u64);
     }
 }
@@ -56,15 +69,11 @@ impl Limiter for SlidingLog {
         self.prune(now.0);
         let now = now.0;
         let cost = u64::from(cost);
-        if self.sum + cost <= self.limit {
-            self.push(now, cost);
-            Decision::Admit
-        } else {
-            if self.count_rejected {
-                self.push(now, cost);
-            }
-            Decision::Reject
-        }
+        // Whether a request is admitted is a coin toss near the limit, so
+        // the log is updated without branching on it.
+        let admit = self.sum() + cost <= self.limit;
+        self.push_if(admit | self.count_rejected, now, cost);
+        if admit { Decision::Admit } else { Decision::Reject }
     }
 
     fn peak_state(&self) -> StateSize {
@@ -77,7 +86,7 @@ impl Limiter for SlidingLog {
             return None;
         }
         self.prune(now.0);
-        Some(self.sum)
+        Some(self.sum())
     }
 }
 
