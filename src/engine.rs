@@ -271,6 +271,9 @@ impl<L: Limiter + Clone> Lane<L> {
         let mut bin_index = usize::MAX;
         let mut bin_end = 0u64;
         let mut bin = Bin::default();
+        if let Some(wc) = &mut self.window_counts {
+            wc.clear();
+        }
         for (j, (&t, &id)) in chunk.times.iter().zip(&chunk.ids).enumerate() {
             let id = id as usize;
             if id == self.keys.len() {
@@ -535,6 +538,43 @@ mod tests {
         }
         // Sliding log state: each key held one timestamp at its peak.
         assert_eq!(r.limiters[1].state, StateSize { entries: 2, bytes: 16 });
+    }
+
+    /// Collects decisions in memory.
+    struct Collect(Vec<DecisionRecord>);
+    impl DecisionSink for Collect {
+        fn record(&mut self, record: &DecisionRecord) -> std::io::Result<()> {
+            self.0.push(*record);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn decision_window_counts_are_right_in_every_chunk() {
+        // Three chunks' worth of arrivals, one every 3 ns, L = 5 per 100 ns.
+        // Each decision's window_count must be that limiter's admitted
+        // requests in (t - W, t) before it, counted by brute force; the
+        // second and third chunks once repeated the first chunk's counts.
+        let n = CHUNK as u64 * 2 + 100;
+        let times: Vec<(u64, u64)> = (0..n).map(|i| (i * 3, 0)).collect();
+        let config = RunConfig {
+            limit: Limit { requests: 5, window: Nanos(100) },
+            limiters: vec![LimiterSpec::SlotCounter { slots: 4 }],
+            end: None,
+            bin: None,
+        };
+        let mut sink = Collect(Vec::new());
+        run(&config, arrivals(&times), Some(&mut sink), &mut |_| {}).unwrap();
+        assert_eq!(sink.0.len() as u64, 2 * n);
+        let mut admitted: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
+        for r in &sink.0 {
+            let log = &mut admitted[r.limiter];
+            let expect = log.iter().rev().take_while(|&&a| a + 100 > r.time.0).count() as u64;
+            assert_eq!(r.window_count, expect, "seq {} limiter {}", r.seq, r.limiter);
+            if r.admitted {
+                log.push(r.time.0);
+            }
+        }
     }
 
     #[test]
