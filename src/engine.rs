@@ -389,6 +389,13 @@ impl AnyLane {
 
 // ---- the run ---------------------------------------------------------------
 
+/// Work for one step of the run: read the next chunk, or decide the
+/// current one on a lane.
+enum Task<'a, I> {
+    Read(&'a mut Reader<I>, &'a mut Chunk, &'a mut Result<(), TraceError>),
+    Decide(&'a mut AnyLane),
+}
+
 /// Runs the arrivals through every limiter.
 pub fn run(
     config: &RunConfig,
@@ -421,11 +428,19 @@ pub fn run(
     reader.fill(&mut current)?;
     while !current.times.is_empty() {
         // Decide this chunk on every lane while the next one is read.
-        let (decided, read) = rayon::join(
-            || lanes.par_iter_mut().try_for_each(|lane| lane.process(&current)),
-            || reader.fill(&mut next),
-        );
-        decided?;
+        // One task per lane and one for the reader, handed out one at a time
+        // (reader first: it is the longest) so both threads stay busy.
+        let mut read = Ok(());
+        let mut tasks: Vec<Task<'_, _>> = Vec::with_capacity(lanes.len() + 1);
+        tasks.push(Task::Read(&mut reader, &mut next, &mut read));
+        tasks.extend(lanes.iter_mut().map(Task::Decide));
+        tasks.into_par_iter().with_max_len(1).try_for_each(|task| match task {
+            Task::Read(reader, next, out) => {
+                *out = reader.fill(next);
+                Ok(())
+            }
+            Task::Decide(lane) => lane.process(&current),
+        })?;
         let reference_bits = lanes[reference].bits().to_vec();
         for lane in &mut lanes {
             let differ: u32 =

@@ -64,7 +64,7 @@ impl FixedWindow {
 }
 
 impl Limiter for FixedWindow {
-    #[inline]
+    #[inline(always)]
     fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
         if u128::from(now.0) >= self.end {
             self.end = self.next_end(now.0);

@@ -64,7 +64,7 @@ impl SlidingLog {
 }
 
 impl Limiter for SlidingLog {
-    #[inline]
+    #[inline(always)]
     fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
         self.prune(now.0);
         let now = now.0;
@@ -80,7 +80,7 @@ impl Limiter for SlidingLog {
         StateSize { entries: self.peak_entries, bytes: self.peak_entries * 8 }
     }
 
-    #[inline]
+    #[inline(always)]
     fn exact_window_count(&mut self, now: Nanos) -> Option<u64> {
         if self.count_rejected {
             return None;

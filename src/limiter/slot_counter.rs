@@ -89,7 +89,7 @@ impl SlotCounter {
 }
 
 impl Limiter for SlotCounter {
-    #[inline]
+    #[inline(always)]
     fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
         self.advance(now.0);
         let cost = u64::from(cost);
