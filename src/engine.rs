@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use crate::limiter::{
     AnyLimiter, FixedWindow, Limit, Limiter, LimiterSpec, SlidingLog, SlotCounter, StateSize,
 };
-use crate::metrics::{Counts, LimiterReport, WindowTracker};
+use crate::metrics::{Counts, LimiterReport, WindowCounts, WindowTracker};
 use crate::time::Nanos;
 use crate::timeline::{Bin, Timeline, TooManyBins};
 use crate::trace::{ArrivalResult, TraceError};
@@ -125,6 +125,8 @@ struct Chunk {
     first_seq: u64,
     times: Vec<Nanos>,
     ids: Vec<u32>,
+    /// Distinct keys seen up to the end of this chunk (every id is below).
+    keys: usize,
 }
 
 /// A small, fixed multiplicative hasher for key ids (keys are already hashes
@@ -195,6 +197,7 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
             chunk.ids.push(id);
         }
         self.seq += chunk.times.len() as u64;
+        chunk.keys = self.keys.len();
         Ok(())
     }
 }
@@ -210,7 +213,7 @@ struct KeyState<L> {
 
 impl<L: Limiter> KeyState<L> {
     /// Admitted requests in `(t - W, t]` so far.
-    #[inline]
+    #[inline(always)]
     fn window_count(&mut self, t: Nanos, self_tracking: bool) -> u64 {
         if self_tracking {
             self.limiter.exact_window_count(t).expect("self-tracking limiter")
@@ -263,42 +266,65 @@ impl<L: Limiter + Clone> Lane<L> {
     }
 
     fn process(&mut self, chunk: &Chunk) -> Result<(), TooManyBins> {
-        // The hot loop keeps counters, the current bin and the current word of
-        // decision bits in locals and writes them back when they change.
-        let limit = self.limit;
-        let mut counts = std::mem::take(&mut self.counts);
-        let mut bits = 0u64;
-        let mut bin_index = usize::MAX;
-        let mut bin_end = 0u64;
-        let mut bin = Bin::default();
+        // Every key of the chunk gets its state up front, so the loop only
+        // indexes.
+        while self.keys.len() < chunk.keys {
+            self.keys
+                .push(KeyState { limiter: self.prototype.clone(), tracker: WindowTracker::new(self.window) });
+        }
         if let Some(wc) = &mut self.window_counts {
             wc.clear();
         }
+        // One loop per combination, so neither choice is a test per arrival.
+        match (self.self_tracking, self.window_counts.is_some()) {
+            (false, false) => self.decide_chunk::<false, false>(chunk),
+            (true, false) => self.decide_chunk::<true, false>(chunk),
+            (false, true) => self.decide_chunk::<false, true>(chunk),
+            (true, true) => self.decide_chunk::<true, true>(chunk),
+        }
+    }
+
+    /// Decides a chunk and updates the metrics. `OWN`: the limiter counts
+    /// its own exact window (no tracker); `RECORD`: keep each arrival's
+    /// window count for decisions.csv.
+    ///
+    /// The loop keeps counters, the current bin and the current word of
+    /// decision bits in locals, and does only what needs the arrival's
+    /// window count: offered, admitted and rejected come from the chunk's
+    /// length and its decision bits afterwards.
+    #[inline(always)]
+    fn decide_chunk<const OWN: bool, const RECORD: bool>(
+        &mut self,
+        chunk: &Chunk,
+    ) -> Result<(), TooManyBins> {
+        let limit = self.limit;
+        let mut window = WindowCounts { peak: self.counts.peak, ..WindowCounts::default() };
+        let mut bits = 0u64;
+        let mut bin_index = usize::MAX;
+        let mut bin_end = 0u64;
+        let mut bin_first = 0usize;
+        let mut bin = Bin::default();
+        let mut window_counts = if RECORD { self.window_counts.take() } else { None };
         for (j, (&t, &id)) in chunk.times.iter().zip(&chunk.ids).enumerate() {
-            let id = id as usize;
-            if id == self.keys.len() {
-                self.keys.push(KeyState {
-                    limiter: self.prototype.clone(),
-                    tracker: WindowTracker::new(self.window),
-                });
-            }
             if t.0 >= bin_end {
                 if bin_index != usize::MAX {
+                    bin.close(j - bin_first);
                     self.timeline.add(bin_index, 0, &bin);
                 }
-                let (keys, own) = (&mut self.keys, self.self_tracking);
-                bin_index = self.timeline.bin_for(t, |_, start| Self::carry(keys, start, own))?;
+                let keys = &mut self.keys;
+                bin_index = self.timeline.bin_for(t, |_, start| Self::carry(keys, start, OWN))?;
                 bin_end = (bin_index as u64 + 1).saturating_mul(self.timeline.width().0);
+                bin_first = j;
                 bin = Bin::default();
             }
-            let ks = &mut self.keys[id];
-            let before = ks.window_count(t, self.self_tracking);
+            let ks = &mut self.keys[id as usize];
+            let before = ks.window_count(t, OWN);
             // Debug builds (the tests) keep the tracker for a self-tracking
             // limiter too and check the two counts agree.
-            debug_assert!(!self.self_tracking || ks.tracker.count_at(t) == before);
+            debug_assert!(!OWN || ks.tracker.count_at(t) == before);
             let admitted = ks.limiter.decide(t, 1).admitted();
             if admitted {
-                if !self.self_tracking || cfg!(debug_assertions) {
+                if !OWN || cfg!(debug_assertions) {
                     ks.tracker.admit(t);
                 }
                 bits |= 1 << (j % 64);
@@ -307,9 +333,9 @@ impl<L: Limiter + Clone> Lane<L> {
                 self.admitted_bits[j / 64] = bits;
                 bits = 0;
             }
-            counts.record(limit, before, admitted);
-            bin.record(admitted, before + u64::from(admitted));
-            if let Some(wc) = &mut self.window_counts {
+            window.record(limit, before, admitted);
+            bin.record_admitted(admitted, before + u64::from(admitted));
+            if RECORD && let Some(wc) = &mut window_counts {
                 wc.push(before);
             }
         }
@@ -321,9 +347,14 @@ impl<L: Limiter + Clone> Lane<L> {
             *w = 0;
         }
         if bin_index != usize::MAX {
+            bin.close(n - bin_first);
             self.timeline.add(bin_index, 0, &bin);
         }
-        self.counts = counts;
+        let admitted: u64 = self.admitted_bits.iter().map(|w| u64::from(w.count_ones())).sum();
+        self.counts.add_chunk(n as u64, admitted, &window);
+        if RECORD {
+            self.window_counts = window_counts;
+        }
         Ok(())
     }
 

@@ -54,24 +54,46 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// Adds a chunk of `offered` decisions, `admitted` of them admitted,
+    /// with their window-count counters.
+    pub fn add_chunk(&mut self, offered: u64, admitted: u64, window: &WindowCounts) {
+        self.offered += offered;
+        self.admitted += admitted;
+        self.rejected += offered - admitted;
+        self.peak = self.peak.max(window.peak);
+        self.excess += window.excess;
+        self.false_rejects += window.false_rejects;
+    }
+
     /// Records one decision; `window_count` is the admitted requests already
-    /// in the exact window (before this one). Disagreements with the reference
-    /// are counted separately, a chunk at a time.
-    #[inline]
+    /// in the exact window (before this one). Disagreements with the
+    /// reference are counted separately, a chunk at a time.
     pub fn record(&mut self, limit: u64, window_count: u64, admitted: bool) {
-        self.offered += 1;
-        if admitted {
-            self.admitted += 1;
-            self.peak = self.peak.max(window_count + 1);
-            if window_count >= limit {
-                self.excess += 1;
-            }
-        } else {
-            self.rejected += 1;
-            if window_count < limit {
-                self.false_rejects += 1;
-            }
-        }
+        let mut window = WindowCounts::default();
+        window.record(limit, window_count, admitted);
+        self.add_chunk(1, u64::from(admitted), &window);
+    }
+}
+
+/// The counters that need each request's exact window count, for one chunk
+/// of arrivals (the rest follow from how many arrived and were admitted).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WindowCounts {
+    pub peak: u64,
+    pub excess: u64,
+    pub false_rejects: u64,
+}
+
+impl WindowCounts {
+    /// Records one decision; `window_count` is the admitted requests already
+    /// in the exact window (before this one). Arithmetic, not branches:
+    /// admit or reject is a coin toss near the limit.
+    #[inline(always)]
+    pub fn record(&mut self, limit: u64, window_count: u64, admitted: bool) {
+        let a = u64::from(admitted);
+        self.peak = self.peak.max((window_count + 1) * a);
+        self.excess += a & u64::from(window_count >= limit);
+        self.false_rejects += (1 - a) & u64::from(window_count < limit);
     }
 }
 

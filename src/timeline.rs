@@ -34,6 +34,21 @@ impl Bin {
         self.window_peak = self.window_peak.max(window_count_after);
     }
 
+    /// Records one decision but leaves `offered` and `rejected` to
+    /// [`Bin::close`] (the engine's loop knows how many arrived in the bin).
+    #[inline(always)]
+    pub fn record_admitted(&mut self, admitted: bool, window_count_after: u64) {
+        self.admitted += u64::from(admitted);
+        self.window_peak = self.window_peak.max(window_count_after);
+    }
+
+    /// Sets `offered` to the `arrivals` in the bin (recorded with
+    /// [`Bin::record_admitted`]) and `rejected` to the rest of them.
+    pub fn close(&mut self, arrivals: usize) {
+        self.offered = arrivals as u64;
+        self.rejected = self.offered - self.admitted;
+    }
+
     fn merge(&mut self, other: &Bin) {
         self.offered += other.offered;
         self.admitted += other.admitted;
