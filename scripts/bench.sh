@@ -179,6 +179,7 @@ run_standard() {
         "$R" run --quiet --no-charts "$DATA/csv_10m.toml" --out "$OUT/b"
     measure "CSV 10M rows: ratesim run, sliding log only" 10000000 "<= 2x bare" \
         "$R" run --quiet --no-charts "$DATA/csv_10m_log.toml" --out "$OUT/b"
+    csv_ratio "$csv" "$OUT/b"
 
     # (c) slot counter N = 10 vs N = 100 000 (each next to the sliding log
     # reference the engine always adds), L = 100 per 1 s, 10M Poisson arrivals:
@@ -202,6 +203,44 @@ run_standard() {
         done
     done
 
+}
+
+RATIO_OUT=()
+# csv_ratio FILE OUT: the CSV target as a ratio. Rounds of (bare read, run
+# with 5 limiters, run with the sliding log only) back to back, so each
+# ratio compares runs made under the same load; the median over rounds is
+# what a noisy machine cannot fake in either direction.
+csv_ratio() {
+    local csv="$1" out="$2" i b f l
+    local -a bare=() five=() logr=()
+    for ((i = 0; i < RUNS; i++)); do
+        read -r b _ < <(run_once "$BIN/examples/bare_csv" "$csv")
+        read -r f _ < <(run_once "$BIN/ratesim" run --quiet --no-charts "$DATA/csv_10m.toml" --out "$out")
+        read -r l _ < <(run_once "$BIN/ratesim" run --quiet --no-charts "$DATA/csv_10m_log.toml" --out "$out")
+        bare+=("$b") five+=("$f") logr+=("$l")
+    done
+    local row
+    for which in five logr; do
+        local -n runs=$which
+        local name="5 limiters"
+        [[ $which == logr ]] && name="sliding log only"
+        row=$(paste <(printf '%s\n' "${bare[@]}") <(printf '%s\n' "${runs[@]}") | awk -v n="$name" '
+            { q[NR] = $2 / $1; if (NR == 1 || $1 < bb) bb = $1; if (NR == 1 || $2 < br) br = $2 }
+            END {
+                m = NR
+                for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (q[j] < q[i]) { t = q[i]; q[i] = q[j]; q[j] = t }
+                med = (m % 2) ? q[(m + 1) / 2] : (q[m / 2] + q[m / 2 + 1]) / 2
+                printf "| CSV 10M rows: ratesim run, %s | %d | %.3f | %.3f | %.2fx | %.2fx | %.2fx-%.2fx |", n, m, bb, br, br / bb, med, q[1], q[m]
+            }')
+        RATIO_OUT+=("$row")
+        log "$row"
+    done
+}
+
+print_ratio_table() {
+    echo "| case | rounds | best bare read (s) | best run (s) | best / best | median of per-round ratios | range |"
+    echo "|---|---:|---:|---:|---:|---:|---|"
+    printf '%s\n' "${RATIO_OUT[@]}"
 }
 
 run_memory() {
@@ -245,11 +284,17 @@ if ((DO_E2E)); then
     echo
     print_table
     echo
+    if ((${#RATIO_OUT[@]})); then
+        echo "### CSV replay against the bare csv-crate read (target <= 2x), $RUNS interleaved rounds"
+        echo
+        print_ratio_table
+        echo
+    fi
 fi
 
 if ((DO_CRITERION)); then
-    log "cargo bench (criterion: benches/limiters.rs, benches/csv_read.rs)"
-    cargo bench --quiet --bench limiters --bench csv_read >&2
+    log "cargo bench (criterion: benches/limiters.rs, benches/csv_read.rs, benches/engine.rs)"
+    cargo bench --quiet --bench limiters --bench csv_read --bench engine >&2
     echo "### Per decision (criterion, \`cargo bench\`)"
     echo
     if command -v python3 >/dev/null; then

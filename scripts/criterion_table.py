@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Prints the criterion results of benches/limiters.rs and benches/csv_read.rs
-as Markdown tables: ns per decision (median) and ratios to the baselines.
+"""Prints the criterion results of benches/limiters.rs, benches/csv_read.rs and
+benches/engine.rs as Markdown tables: ns per decision or arrival (median) and
+ratios to the baselines.
 
 Usage: scripts/criterion_table.py [CRITERION_DIR]
 (default: $CARGO_TARGET_DIR/criterion or target/criterion)
@@ -77,6 +78,23 @@ def csv_table(r):
     print()
 
 
+def engine_table(r):
+    cases = ("log_only", "fixed+log", "n2+log", "n100+log", "five")
+    got = {c: r.get(("engine_1_thread", c, "")) for c in cases}
+    if all(v is None for v in got.values()):
+        return
+    base = got["log_only"]
+    print("Engine lanes on one thread, ns per arrival (criterion median, 1M in-memory Poisson")
+    print("arrivals at 1.5x the limit; every case carries the sliding-log reference)\n")
+    print("| case | ns/arrival | minus log_only (the added lanes) |")
+    print("|---|---:|---:|")
+    for c in cases:
+        v = got[c]
+        extra = "—" if v is None or base is None or c == "log_only" else fmt(v - base)
+        print(f"| {c} | {fmt(v)} | {extra} |")
+    print()
+
+
 def main():
     if len(sys.argv) > 1:
         root = Path(sys.argv[1])
@@ -87,6 +105,7 @@ def main():
         sys.exit(f"no criterion results under {root}: run `cargo bench` first")
     limiters_table(r)
     csv_table(r)
+    engine_table(r)
 
 
 if __name__ == "__main__":
