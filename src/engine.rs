@@ -191,10 +191,12 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
                     id
                 }
             };
-            self.first.get_or_insert(a.time);
-            self.last_time = Some(a.time);
             chunk.times.push(a.time);
             chunk.ids.push(id);
+        }
+        if let (Some(&first), Some(&last)) = (chunk.times.first(), chunk.times.last()) {
+            self.first.get_or_insert(first);
+            self.last_time = Some(last);
         }
         self.seq += chunk.times.len() as u64;
         chunk.keys = self.keys.len();
