@@ -490,7 +490,7 @@ mod lf_tests {
     }
 }
 
-fn trim_ascii(b: &[u8]) -> &[u8] {
+pub(super) fn trim_ascii(b: &[u8]) -> &[u8] {
     b.trim_ascii()
 }
 
