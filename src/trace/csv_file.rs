@@ -44,10 +44,19 @@ impl CsvOptions {
 /// Bytes of memory a sorted trace holds per row (a `u64` timestamp and key).
 pub const SORT_BYTES_PER_ROW: u64 = 16;
 
+/// Bytes asked of the input per read. The buffer only grows past this for a
+/// line (or quoted record) longer than it.
+const BLOCK: usize = 1 << 18;
+
+/// The UTF-8 byte order mark, skipped at the start of the input.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// `Buffer::quote` when no `"` has been seen.
+const NO_QUOTE: usize = usize::MAX;
+
 pub struct CsvTrace<R: Read = File> {
     path: PathBuf,
-    reader: csv::Reader<LfLines<R>>,
-    record: csv::ByteRecord,
+    input: Input<R>,
     time_index: usize,
     key_index: Option<usize>,
     time_column: String,
@@ -73,13 +82,28 @@ impl CsvTrace<File> {
 impl<R: Read> CsvTrace<R> {
     /// Reads a trace from any reader; `options.path` only names it in errors.
     pub fn from_reader(input: R, options: &CsvOptions) -> Result<CsvTrace<R>, TraceError> {
+        CsvTrace::with_input(Input::new(input), options)
+    }
+
+    /// [`CsvTrace::from_reader`] with every record read by the general
+    /// (csv_core) parser, as if the input began with a quote. For tests that
+    /// compare the two paths.
+    #[doc(hidden)]
+    pub fn from_reader_general_only(input: R, options: &CsvOptions) -> Result<CsvTrace<R>, TraceError> {
+        let mut input = Input::new(input);
+        input.buf.quote = 0;
+        CsvTrace::with_input(input, options)
+    }
+
+    fn with_input(mut input: Input<R>, options: &CsvOptions) -> Result<CsvTrace<R>, TraceError> {
         let path = options.path.clone();
-        let mut reader = csv::ReaderBuilder::new()
-            .flexible(true)
-            .has_headers(true)
-            .buffer_capacity(1 << 16)
-            .from_reader(LfLines::new(input));
-        let headers = reader.byte_headers().map_err(|e| csv_error(&path, e))?.clone();
+        let headers: Vec<Vec<u8>> = match input.next_record() {
+            Ok(Some((_, fields))) => {
+                (0..fields.len()).map(|i| fields.get(i).unwrap_or_default().to_vec()).collect()
+            }
+            Ok(None) => Vec::new(),
+            Err(e) => return Err(read_failed(&path, &e)),
+        };
         if headers.is_empty() || (headers.len() == 1 && headers[0].is_empty()) {
             return Err(TraceError::File {
                 path,
@@ -103,8 +127,7 @@ impl<R: Read> CsvTrace<R> {
         let key_index = options.key_column.as_deref().map(column).transpose()?;
         let mut trace = CsvTrace {
             path,
-            reader,
-            record: csv::ByteRecord::new(),
+            input,
             time_index,
             key_index,
             time_column: options.time_column.clone(),
@@ -147,15 +170,12 @@ impl<R: Read> CsvTrace<R> {
         self.sorted.is_some()
     }
 
-    fn row_error(&self, message: String) -> TraceError {
-        let line = self.record.position().map_or(0, |p| p.line());
-        TraceError::Row { path: self.path.clone(), line, message }
-    }
-
     /// Reads one row; `in_order` refuses a row earlier than the one before.
+    #[inline]
     fn read_one(&mut self, in_order: bool) -> Option<ArrivalResult> {
-        match self.reader.read_byte_record(&mut self.record) {
-            Ok(false) => {
+        let (line, record) = match self.input.next_record() {
+            Ok(Some(r)) => r,
+            Ok(None) => {
                 self.done = true;
                 if self.rows == 0 {
                     return Some(Err(TraceError::File {
@@ -163,67 +183,293 @@ impl<R: Read> CsvTrace<R> {
                         message: "the trace has a header but no rows".into(),
                     }));
                 }
-                None
+                return None;
             }
-            Err(e) => Some(Err(csv_error(&self.path, e))),
-            Ok(true) => {
-                let col = &self.time_column;
-                let Some(field) = self.record.get(self.time_index) else {
-                    return Some(Err(self.row_error(format!(
-                        "field `{col}` (column {}) is missing: the row has {} field{}",
-                        self.time_index + 1,
-                        self.record.len(),
-                        if self.record.len() == 1 { "" } else { "s" }
-                    ))));
-                };
-                // Plain digits take the fast path; anything else (spaces, signs,
-                // bad text) goes through the full parser and its messages.
-                let t = match self.unit.parse_plain(field) {
-                    Some(t) => t,
-                    None => {
-                        if field.contains(&b'\n') {
-                            return Some(Err(self.row_error(format!(
-                                "field `{col}` runs over several lines: a quote `\"` opened here is never closed"
-                            ))));
-                        }
-                        let text = match std::str::from_utf8(field) {
-                            Ok(t) => t,
-                            Err(_) => {
-                                return Some(Err(self.row_error(format!("field `{col}` is not UTF-8 text"))));
-                            }
-                        };
-                        match self.unit.parse_timestamp(text) {
-                            Ok(t) => t,
-                            Err(e) => return Some(Err(self.row_error(format!("field `{col}`: {e}")))),
-                        }
-                    }
-                };
-                if t < self.last {
-                    if in_order {
-                        return Some(Err(self.row_error(format!(
-                            "field `{col}`: {t} s is earlier than the row before ({} s); a trace must be in time order (or set `sort = true` on the source to sort it in memory)",
-                            self.last
-                        ))));
-                    }
-                    self.out_of_order += 1;
+            Err(e) => return Some(Err(read_failed(&self.path, &e))),
+        };
+        let row_error =
+            |message: String| Some(Err(TraceError::Row { path: self.path.clone(), line, message }));
+        let col = &self.time_column;
+        let Some(field) = record.get(self.time_index) else {
+            let len = record.len();
+            return row_error(format!(
+                "field `{col}` (column {}) is missing: the row has {len} field{}",
+                self.time_index + 1,
+                if len == 1 { "" } else { "s" }
+            ));
+        };
+        // Plain digits take the fast path; anything else (spaces, signs,
+        // bad text) goes through the full parser and its messages.
+        let t = match self.unit.parse_plain(field) {
+            Some(t) => t,
+            None => {
+                if field.contains(&b'\n') {
+                    return row_error(format!(
+                        "field `{col}` runs over several lines: a quote `\"` opened here is never closed"
+                    ));
                 }
-                let key = match self.key_index {
-                    None => 0,
-                    Some(k) => match self.record.get(k) {
-                        Some(text) => super::key_hash(trim_ascii(text)),
-                        None => {
-                            return Some(Err(self.row_error(format!(
-                                "the key field (column {}) is missing: the row has {} field{}",
-                                k + 1,
-                                self.record.len(),
-                                if self.record.len() == 1 { "" } else { "s" }
-                            ))));
-                        }
-                    },
+                let text = match std::str::from_utf8(field) {
+                    Ok(t) => t,
+                    Err(_) => return row_error(format!("field `{col}` is not UTF-8 text")),
                 };
-                self.last = t;
-                self.rows += 1;
-                Some(Ok(Arrival { time: t, key }))
+                match self.unit.parse_timestamp(text) {
+                    Ok(t) => t,
+                    Err(e) => return row_error(format!("field `{col}`: {e}")),
+                }
+            }
+        };
+        if t < self.last {
+            if in_order {
+                return row_error(format!(
+                    "field `{col}`: {t} s is earlier than the row before ({} s); a trace must be in time order (or set `sort = true` on the source to sort it in memory)",
+                    self.last
+                ));
+            }
+            self.out_of_order += 1;
+        }
+        let key = match self.key_index {
+            None => 0,
+            Some(k) => match record.get(k) {
+                Some(text) => super::key_hash(trim_ascii(text)),
+                None => {
+                    let len = record.len();
+                    return row_error(format!(
+                        "the key field (column {}) is missing: the row has {len} field{}",
+                        k + 1,
+                        if len == 1 { "" } else { "s" }
+                    ));
+                }
+            },
+        };
+        self.last = t;
+        self.rows += 1;
+        Some(Ok(Arrival { time: t, key }))
+    }
+}
+
+fn read_failed(path: &Path, err: &std::io::Error) -> TraceError {
+    TraceError::File { path: path.to_path_buf(), message: format!("read failed: {err}") }
+}
+
+/// The input cut into records exactly as the csv crate (default dialect,
+/// `flexible`) cuts the output of [`LfLines`], with the line numbers it
+/// gives them.
+///
+/// Until the first `"`, every line is one record (an empty line is none) and
+/// commas split it into fields: lines are found with `memchr` in a large
+/// buffer and handed out as slices of it. From the line holding the first
+/// `"` on (a record boundary, since no quote came before), a `csv_core`
+/// parser reads the rest: quoting only changes anything after a quote.
+struct Input<R> {
+    buf: Buffer<R>,
+    /// `csv_core::Reader::line` for the bytes consumed so far: one plus
+    /// their LFs.
+    lines: u64,
+    /// The line the csv crate gives the next record: `lines` when the
+    /// record before it ended (blank lines before a record do not count).
+    record_line: u64,
+    /// The parser, once a quote has been seen.
+    general: Option<Box<General>>,
+}
+
+struct Buffer<R> {
+    src: LfLines<R>,
+    buf: Vec<u8>,
+    /// Unconsumed bytes are `buf[pos..end]`.
+    pos: usize,
+    end: usize,
+    /// The source said end of input.
+    eof: bool,
+    /// Anything asked of the source yet (the BOM is only looked for in the
+    /// first read, as csv_core looks for it only in its first input).
+    started: bool,
+    /// Index in `buf` of the first `"` (at or after `pos` while the fast path
+    /// runs), or [`NO_QUOTE`].
+    quote: usize,
+}
+
+struct General {
+    core: csv_core::Reader,
+    /// Whether `core` has had its first input (in which it would strip a
+    /// BOM: the input's BOM, if any, is already skipped).
+    started: bool,
+    data: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+/// The fields of one record.
+enum Fields<'a> {
+    /// A line without quotes or its LF: fields are split at commas.
+    Line(&'a [u8]),
+    /// Parsed by csv_core: field `i` ends at `ends[i]` in `data`.
+    Parsed { data: &'a [u8], ends: &'a [usize] },
+}
+
+impl<'a> Fields<'a> {
+    #[inline]
+    fn get(&self, i: usize) -> Option<&'a [u8]> {
+        match *self {
+            Fields::Line(mut line) => {
+                for _ in 0..i {
+                    line = &line[memchr::memchr(b',', line)? + 1..];
+                }
+                Some(&line[..memchr::memchr(b',', line).unwrap_or(line.len())])
+            }
+            Fields::Parsed { data, ends } => {
+                let end = *ends.get(i)?;
+                let start = if i == 0 { 0 } else { ends[i - 1] };
+                Some(&data[start..end])
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match *self {
+            Fields::Line(line) => memchr::memchr_iter(b',', line).count() + 1,
+            Fields::Parsed { ends, .. } => ends.len(),
+        }
+    }
+}
+
+impl<R: Read> Buffer<R> {
+    /// Moves the unconsumed bytes to the front (growing the buffer if they
+    /// fill it) and reads more after them; sets `eof` at the end of input.
+    fn fill(&mut self) -> std::io::Result<()> {
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            if self.quote != NO_QUOTE {
+                self.quote = self.quote.saturating_sub(self.pos);
+            }
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.end == self.buf.len() {
+            let len = (2 * self.buf.len()).max(BLOCK);
+            self.buf.resize(len, 0);
+        }
+        let first = !std::mem::replace(&mut self.started, true);
+        let n = self.src.read(&mut self.buf[self.end..])?;
+        if n == 0 {
+            self.eof = true;
+            return Ok(());
+        }
+        let new = self.end..self.end + n;
+        if self.quote == NO_QUOTE
+            && let Some(i) = memchr::memchr(b'"', &self.buf[new.clone()])
+        {
+            self.quote = new.start + i;
+        }
+        self.end = new.end;
+        if first && self.buf[..n].starts_with(BOM) {
+            self.pos = BOM.len();
+            // csv_core strips the BOM from its first input and, when
+            // nothing is left, takes the empty rest for the end of the input.
+            self.eof = n == BOM.len();
+        }
+        Ok(())
+    }
+}
+
+impl<R: Read> Input<R> {
+    fn new(src: R) -> Input<R> {
+        Input {
+            buf: Buffer {
+                src: LfLines::new(src),
+                buf: Vec::new(),
+                pos: 0,
+                end: 0,
+                eof: false,
+                started: false,
+                quote: NO_QUOTE,
+            },
+            lines: 1,
+            record_line: 1,
+            general: None,
+        }
+    }
+
+    /// The next record and its line, or `None` at the end of the input.
+    #[inline]
+    fn next_record(&mut self) -> std::io::Result<Option<(u64, Fields<'_>)>> {
+        if self.general.is_none() {
+            // Indices, not slices, out of the loop: a slice returned from
+            // inside it would keep `buf` borrowed across `fill`.
+            let b = &mut self.buf;
+            let (line, start, end) = loop {
+                match memchr::memchr(b'\n', &b.buf[b.pos..b.end]) {
+                    Some(i) => {
+                        let (start, lf) = (b.pos, b.pos + i);
+                        if b.quote < lf {
+                            break (0, 0, 0);
+                        }
+                        b.pos = lf + 1;
+                        self.lines += 1;
+                        if i == 0 {
+                            continue; // a blank line is no record
+                        }
+                        break (std::mem::replace(&mut self.record_line, self.lines), start, lf);
+                    }
+                    None if b.quote < b.end => break (0, 0, 0),
+                    None if b.eof => {
+                        if b.pos == b.end {
+                            return Ok(None);
+                        }
+                        // The last line, without an LF.
+                        break (self.record_line, std::mem::replace(&mut b.pos, b.end), b.end);
+                    }
+                    None => b.fill()?,
+                }
+            };
+            if line != 0 {
+                return Ok(Some((line, Fields::Line(&self.buf.buf[start..end]))));
+            }
+            // A quote in the line at `pos`: csv_core reads from here on.
+            let mut core = csv_core::Reader::new();
+            core.set_line(self.lines);
+            self.general =
+                Some(Box::new(General { core, started: false, data: vec![0; 1024], ends: vec![0; 32] }));
+        }
+        self.next_general()
+    }
+
+    /// The next record from csv_core, read as `csv::Reader` reads one.
+    #[cold]
+    fn next_general(&mut self) -> std::io::Result<Option<(u64, Fields<'_>)>> {
+        use csv_core::ReadRecordResult::*;
+        let g = self.general.as_deref_mut().expect("the general parser is set up");
+        let b = &mut self.buf;
+        let line = self.record_line;
+        let (mut nout, mut nend) = (0, 0);
+        loop {
+            if b.pos == b.end && !b.eof {
+                b.fill()?;
+                continue;
+            }
+            let mut input = &b.buf[b.pos..b.end];
+            if !std::mem::replace(&mut g.started, true) {
+                // Too short for csv_core to take it for a BOM.
+                input = &input[..input.len().min(1)];
+            }
+            let (res, nin, o, e) = g.core.read_record(input, &mut g.data[nout..], &mut g.ends[nend..]);
+            b.pos += nin;
+            nout += o;
+            nend += e;
+            match res {
+                InputEmpty => {}
+                OutputFull => {
+                    let len = 2 * g.data.len();
+                    g.data.resize(len, 0);
+                }
+                OutputEndsFull => {
+                    let len = 2 * g.ends.len();
+                    g.ends.resize(len, 0);
+                }
+                Record => {
+                    self.lines = g.core.line();
+                    self.record_line = self.lines;
+                    return Ok(Some((line, Fields::Parsed { data: &g.data[..nout], ends: &g.ends[..nend] })));
+                }
+                End => return Ok(None),
             }
         }
     }
@@ -492,19 +738,6 @@ mod lf_tests {
 
 pub(super) fn trim_ascii(b: &[u8]) -> &[u8] {
     b.trim_ascii()
-}
-
-fn csv_error(path: &Path, e: csv::Error) -> TraceError {
-    let line = e.position().map(|p| p.line());
-    let message = match e.kind() {
-        csv::ErrorKind::Io(err) => format!("read failed: {err}"),
-        csv::ErrorKind::Utf8 { err, .. } => format!("invalid UTF-8: {err}"),
-        _ => e.to_string(),
-    };
-    match line {
-        Some(line) => TraceError::Row { path: path.to_path_buf(), line, message },
-        None => TraceError::File { path: path.to_path_buf(), message },
-    }
 }
 
 impl<R: Read> Iterator for CsvTrace<R> {
