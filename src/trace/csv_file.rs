@@ -54,20 +54,29 @@ const BOM: &[u8] = b"\xef\xbb\xbf";
 /// `Buffer::quote` when no `"` has been seen.
 const NO_QUOTE: usize = usize::MAX;
 
+/// `RowRules::key_index` without a key column: no field has this index.
+const NO_KEY: usize = usize::MAX;
+
 pub struct CsvTrace<R: Read = File> {
-    path: PathBuf,
     input: Input<R>,
+    rules: RowRules,
+    /// With `sort`, the sorted times still to hand out.
+    sorted: Option<std::vec::IntoIter<Arrival>>,
+    done: bool,
+}
+
+/// What a row must hold, and what the rows so far held.
+struct RowRules {
+    path: PathBuf,
     time_index: usize,
-    key_index: Option<usize>,
+    /// The key column's index, or [`NO_KEY`].
+    key_index: usize,
     time_column: String,
     unit: TimeUnit,
     last: Nanos,
     rows: u64,
     /// Rows earlier than the row before them (only counted when sorting).
     out_of_order: u64,
-    /// With `sort`, the sorted times still to hand out.
-    sorted: Option<std::vec::IntoIter<Arrival>>,
-    done: bool,
 }
 
 impl CsvTrace<File> {
@@ -124,17 +133,19 @@ impl<R: Read> CsvTrace<R> {
             })
         };
         let time_index = column(&options.time_column)?;
-        let key_index = options.key_column.as_deref().map(column).transpose()?;
+        let key_index = options.key_column.as_deref().map(column).transpose()?.unwrap_or(NO_KEY);
         let mut trace = CsvTrace {
-            path,
             input,
-            time_index,
-            key_index,
-            time_column: options.time_column.clone(),
-            unit: options.time_unit,
-            last: Nanos::ZERO,
-            rows: 0,
-            out_of_order: 0,
+            rules: RowRules {
+                path,
+                time_index,
+                key_index,
+                time_column: options.time_column.clone(),
+                unit: options.time_unit,
+                last: Nanos::ZERO,
+                rows: 0,
+                out_of_order: 0,
+            },
             sorted: None,
             done: false,
         };
@@ -152,17 +163,17 @@ impl<R: Read> CsvTrace<R> {
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.rules.path
     }
 
     /// Data rows read so far (all of them once a sorted trace is open).
     pub fn rows(&self) -> u64 {
-        self.rows
+        self.rules.rows
     }
 
     /// Rows that came earlier than the row before them (sorted traces only).
     pub fn out_of_order(&self) -> u64 {
-        self.out_of_order
+        self.rules.out_of_order
     }
 
     /// Whether the trace was read into memory and sorted.
@@ -173,29 +184,62 @@ impl<R: Read> CsvTrace<R> {
     /// Reads one row; `in_order` refuses a row earlier than the one before.
     #[inline]
     fn read_one(&mut self, in_order: bool) -> Option<ArrivalResult> {
-        let (line, record) = match self.input.next_record() {
-            Ok(Some(r)) => r,
+        let rules = &mut self.rules;
+        let read = if self.input.general.is_none() {
+            match self.input.next_line(rules.time_index, rules.key_index) {
+                Line::Row(row) => {
+                    let field = |range: Option<(usize, usize)>| range.map(|(a, b)| &self.input.buf.buf[a..b]);
+                    return Some(rules.row(row.line, field(row.time), field(row.key), row.fields, in_order));
+                }
+                Line::End => Ok(None),
+                Line::Failed(e) => Err(e),
+                Line::Quote => {
+                    self.input.start_general();
+                    self.input.next_general()
+                }
+            }
+        } else {
+            self.input.next_record()
+        };
+        match read {
+            Ok(Some((line, record))) => {
+                let key = if rules.key_index == NO_KEY { None } else { record.get(rules.key_index) };
+                Some(rules.row(line, record.get(rules.time_index), key, record.len(), in_order))
+            }
             Ok(None) => {
                 self.done = true;
-                if self.rows == 0 {
+                if rules.rows == 0 {
                     return Some(Err(TraceError::File {
-                        path: self.path.clone(),
+                        path: rules.path.clone(),
                         message: "the trace has a header but no rows".into(),
                     }));
                 }
-                return None;
+                None
             }
-            Err(e) => return Some(Err(read_failed(&self.path, &e))),
-        };
-        let row_error =
-            |message: String| Some(Err(TraceError::Row { path: self.path.clone(), line, message }));
+            Err(e) => Some(Err(read_failed(&rules.path, &e))),
+        }
+    }
+}
+
+impl RowRules {
+    /// The arrival in a record of `fields` fields read at `line`, given its
+    /// time and key fields (`None` if the record is too short for them).
+    #[inline]
+    fn row(
+        &mut self,
+        line: u64,
+        time: Option<&[u8]>,
+        key: Option<&[u8]>,
+        fields: usize,
+        in_order: bool,
+    ) -> ArrivalResult {
+        let row_error = |message: String| Err(TraceError::Row { path: self.path.clone(), line, message });
         let col = &self.time_column;
-        let Some(field) = record.get(self.time_index) else {
-            let len = record.len();
+        let Some(field) = time else {
             return row_error(format!(
-                "field `{col}` (column {}) is missing: the row has {len} field{}",
+                "field `{col}` (column {}) is missing: the row has {fields} field{}",
                 self.time_index + 1,
-                if len == 1 { "" } else { "s" }
+                if fields == 1 { "" } else { "s" }
             ));
         };
         // Plain digits take the fast path; anything else (spaces, signs,
@@ -227,23 +271,23 @@ impl<R: Read> CsvTrace<R> {
             }
             self.out_of_order += 1;
         }
-        let key = match self.key_index {
-            None => 0,
-            Some(k) => match record.get(k) {
+        let key = if self.key_index == NO_KEY {
+            0
+        } else {
+            match key {
                 Some(text) => super::key_hash(trim_ascii(text)),
                 None => {
-                    let len = record.len();
                     return row_error(format!(
-                        "the key field (column {}) is missing: the row has {len} field{}",
-                        k + 1,
-                        if len == 1 { "" } else { "s" }
+                        "the key field (column {}) is missing: the row has {fields} field{}",
+                        self.key_index + 1,
+                        if fields == 1 { "" } else { "s" }
                     ));
                 }
-            },
+            }
         };
         self.last = t;
         self.rows += 1;
-        Some(Ok(Arrival { time: t, key }))
+        Ok(Arrival { time: t, key })
     }
 }
 
@@ -256,10 +300,11 @@ fn read_failed(path: &Path, err: &std::io::Error) -> TraceError {
 /// gives them.
 ///
 /// Until the first `"`, every line is one record (an empty line is none) and
-/// commas split it into fields: lines are found with `memchr` in a large
-/// buffer and handed out as slices of it. From the line holding the first
-/// `"` on (a record boundary, since no quote came before), a `csv_core`
-/// parser reads the rest: quoting only changes anything after a quote.
+/// commas split it into fields: lines and fields are found eight bytes at a
+/// time in a large buffer and handed out as ranges of it. From the line
+/// holding the first `"` on (a record boundary, since no quote came before),
+/// a `csv_core` parser reads the rest: quoting only changes anything after a
+/// quote.
 struct Input<R> {
     buf: Buffer<R>,
     /// `csv_core::Reader::line` for the bytes consumed so far: one plus
@@ -286,6 +331,10 @@ struct Buffer<R> {
     /// Index in `buf` of the first `"` (at or after `pos` while the fast path
     /// runs), or [`NO_QUOTE`].
     quote: usize,
+    /// The separator scan: `mask` marks (in the high bit of each byte) the
+    /// LFs and commas not yet handed out in the eight bytes from `word`.
+    word: usize,
+    mask: u64,
 }
 
 struct General {
@@ -297,6 +346,27 @@ struct General {
     ends: Vec<usize>,
 }
 
+/// One line from the fast path.
+enum Line {
+    Row(FastRow),
+    End,
+    /// The line at `pos` holds a quote: the general parser reads from here.
+    Quote,
+    Failed(std::io::Error),
+}
+
+/// A record from the fast path: where its time and key fields are in the
+/// buffer (`None`: the record has no such field) and how many fields it has.
+struct FastRow {
+    line: u64,
+    /// The line, without its LF.
+    start: usize,
+    end: usize,
+    time: Option<(usize, usize)>,
+    key: Option<(usize, usize)>,
+    fields: usize,
+}
+
 /// The fields of one record.
 enum Fields<'a> {
     /// A line without quotes or its LF: fields are split at commas.
@@ -306,15 +376,9 @@ enum Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
-    #[inline]
     fn get(&self, i: usize) -> Option<&'a [u8]> {
         match *self {
-            Fields::Line(mut line) => {
-                for _ in 0..i {
-                    line = &line[memchr::memchr(b',', line)? + 1..];
-                }
-                Some(&line[..memchr::memchr(b',', line).unwrap_or(line.len())])
-            }
+            Fields::Line(line) => line.split(|&b| b == b',').nth(i),
             Fields::Parsed { data, ends } => {
                 let end = *ends.get(i)?;
                 let start = if i == 0 { 0 } else { ends[i - 1] };
@@ -325,15 +389,26 @@ impl<'a> Fields<'a> {
 
     fn len(&self) -> usize {
         match *self {
-            Fields::Line(line) => memchr::memchr_iter(b',', line).count() + 1,
+            Fields::Line(line) => line.split(|&b| b == b',').count(),
             Fields::Parsed { ends, .. } => ends.len(),
         }
     }
 }
 
+/// The high bit of each byte of `word` that equals `byte`.
+#[inline(always)]
+fn bytes_equal(word: u64, byte: u8) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let x = word ^ (u64::from(byte) * 0x0101_0101_0101_0101);
+    // The high bit is set in every byte of `x` that is not zero; no carries
+    // cross bytes.
+    !(((x & LOW7) + LOW7) | x) & !LOW7
+}
+
 impl<R: Read> Buffer<R> {
     /// Moves the unconsumed bytes to the front (growing the buffer if they
     /// fill it) and reads more after them; sets `eof` at the end of input.
+    /// Restarts the separator scan at `pos`.
     fn fill(&mut self) -> std::io::Result<()> {
         if self.pos > 0 {
             self.buf.copy_within(self.pos..self.end, 0);
@@ -348,11 +423,8 @@ impl<R: Read> Buffer<R> {
             self.buf.resize(len, 0);
         }
         let first = !std::mem::replace(&mut self.started, true);
-        let n = self.src.read(&mut self.buf[self.end..])?;
-        if n == 0 {
-            self.eof = true;
-            return Ok(());
-        }
+        let read = self.src.read(&mut self.buf[self.end..]);
+        let n = *read.as_ref().unwrap_or(&0);
         let new = self.end..self.end + n;
         if self.quote == NO_QUOTE
             && let Some(i) = memchr::memchr(b'"', &self.buf[new.clone()])
@@ -360,13 +432,52 @@ impl<R: Read> Buffer<R> {
             self.quote = new.start + i;
         }
         self.end = new.end;
+        self.eof = n == 0 && read.is_ok();
         if first && self.buf[..n].starts_with(BOM) {
             self.pos = BOM.len();
             // csv_core strips the BOM from its first input and, when
             // nothing is left, takes the empty rest for the end of the input.
             self.eof = n == BOM.len();
         }
-        Ok(())
+        self.rescan();
+        read.map(|_| ())
+    }
+
+    /// Restarts the separator scan at `pos`.
+    fn rescan(&mut self) {
+        self.word = self.pos;
+        self.mask = self.separators(self.pos);
+    }
+
+    /// The LFs and commas in the eight bytes from `at` (those up to `end`).
+    #[inline(always)]
+    fn separators(&self, at: usize) -> u64 {
+        let word = match self.buf.get(at..at + 8) {
+            Some(w) if at + 8 <= self.end => u64::from_le_bytes(w.try_into().unwrap()),
+            _ => {
+                let mut w = [0u8; 8];
+                let have = self.end.saturating_sub(at);
+                w[..have].copy_from_slice(&self.buf[at..self.end]);
+                u64::from_le_bytes(w)
+            }
+        };
+        bytes_equal(word, b'\n') | bytes_equal(word, b',')
+    }
+
+    /// The next LF or comma at or after the scan's position, or `None` when
+    /// there is none before `end`.
+    #[inline(always)]
+    fn next_separator(&mut self) -> Option<usize> {
+        while self.mask == 0 {
+            if self.word + 8 >= self.end {
+                return None;
+            }
+            self.word += 8;
+            self.mask = self.separators(self.word);
+        }
+        let at = self.word + (self.mask.trailing_zeros() / 8) as usize;
+        self.mask &= self.mask - 1;
+        Some(at)
     }
 }
 
@@ -381,6 +492,8 @@ impl<R: Read> Input<R> {
                 eof: false,
                 started: false,
                 quote: NO_QUOTE,
+                word: 0,
+                mask: 0,
             },
             lines: 1,
             record_line: 1,
@@ -388,48 +501,89 @@ impl<R: Read> Input<R> {
         }
     }
 
-    /// The next record and its line, or `None` at the end of the input.
+    /// The next record of the fast path, with the ranges of fields
+    /// `time_index` and `key_index` in it. Blank lines are skipped.
     #[inline]
-    fn next_record(&mut self) -> std::io::Result<Option<(u64, Fields<'_>)>> {
-        if self.general.is_none() {
-            // Indices, not slices, out of the loop: a slice returned from
-            // inside it would keep `buf` borrowed across `fill`.
-            let b = &mut self.buf;
-            let (line, start, end) = loop {
-                match memchr::memchr(b'\n', &b.buf[b.pos..b.end]) {
-                    Some(i) => {
-                        let (start, lf) = (b.pos, b.pos + i);
-                        if b.quote < lf {
-                            break (0, 0, 0);
+    fn next_line(&mut self, time_index: usize, key_index: usize) -> Line {
+        let b = &mut self.buf;
+        'line: loop {
+            let start = b.pos;
+            let (mut field, mut index) = (start, 0);
+            let (mut time, mut key) = (None, None);
+            let end = loop {
+                let Some(at) = b.next_separator() else {
+                    if !b.eof {
+                        if let Err(e) = b.fill() {
+                            return Line::Failed(e);
                         }
-                        b.pos = lf + 1;
-                        self.lines += 1;
-                        if i == 0 {
-                            continue; // a blank line is no record
-                        }
-                        break (std::mem::replace(&mut self.record_line, self.lines), start, lf);
+                        continue 'line;
                     }
-                    None if b.quote < b.end => break (0, 0, 0),
-                    None if b.eof => {
-                        if b.pos == b.end {
-                            return Ok(None);
-                        }
-                        // The last line, without an LF.
-                        break (self.record_line, std::mem::replace(&mut b.pos, b.end), b.end);
+                    if start == b.end {
+                        return Line::End;
                     }
-                    None => b.fill()?,
+                    break b.end;
+                };
+                if index == time_index {
+                    time = Some((field, at));
+                }
+                if index == key_index {
+                    key = Some((field, at));
+                }
+                index += 1;
+                field = at + 1;
+                if b.buf[at] == b'\n' {
+                    break at;
                 }
             };
-            if line != 0 {
-                return Ok(Some((line, Fields::Line(&self.buf.buf[start..end]))));
+            if b.quote < end {
+                b.pos = start;
+                b.rescan();
+                return Line::Quote;
             }
-            // A quote in the line at `pos`: csv_core reads from here on.
-            let mut core = csv_core::Reader::new();
-            core.set_line(self.lines);
-            self.general =
-                Some(Box::new(General { core, started: false, data: vec![0; 1024], ends: vec![0; 32] }));
+            if end == b.end {
+                // The last line, without an LF: the field it ends.
+                if index == time_index {
+                    time = Some((field, end));
+                }
+                if index == key_index {
+                    key = Some((field, end));
+                }
+                index += 1;
+                b.pos = end;
+                return Line::Row(FastRow { line: self.record_line, start, end, time, key, fields: index });
+            }
+            b.pos = end + 1;
+            self.lines += 1;
+            if end == start {
+                continue; // a blank line is no record
+            }
+            let line = std::mem::replace(&mut self.record_line, self.lines);
+            return Line::Row(FastRow { line, start, end, time, key, fields: index });
+        }
+    }
+
+    /// The next record and its line, or `None` at the end of the input.
+    fn next_record(&mut self) -> std::io::Result<Option<(u64, Fields<'_>)>> {
+        if self.general.is_none() {
+            match self.next_line(NO_KEY, NO_KEY) {
+                Line::Row(row) => {
+                    return Ok(Some((row.line, Fields::Line(&self.buf.buf[row.start..row.end]))));
+                }
+                Line::End => return Ok(None),
+                Line::Failed(e) => return Err(e),
+                Line::Quote => self.start_general(),
+            }
         }
         self.next_general()
+    }
+
+    /// Hands the input, from `pos` on, to csv_core.
+    #[cold]
+    fn start_general(&mut self) {
+        let mut core = csv_core::Reader::new();
+        core.set_line(self.lines);
+        self.general =
+            Some(Box::new(General { core, started: false, data: vec![0; 1024], ends: vec![0; 32] }));
     }
 
     /// The next record from csv_core, read as `csv::Reader` reads one.
