@@ -1,10 +1,35 @@
 //! Any bytes read as a CSV trace give arrivals in time order or one located
-//! error, never a panic. The first byte picks the options.
+//! error, never a panic, and exactly what the csv-crate reader it replaced
+//! (`ReferenceCsvTrace`) gives, on the fast path and on the general one. The
+//! first byte picks the options; bit 5 feeds the input in small pieces.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use ratesim::time::TimeUnit;
-use ratesim::trace::{CsvOptions, CsvTrace, TraceError};
+use ratesim::trace::{ArrivalResult, CsvOptions, CsvTrace, ReferenceCsvTrace, TraceError};
+
+/// Hands out its bytes 1 to 7 at a time.
+struct Pieces<'a>(&'a [u8], usize);
+
+impl std::io::Read for Pieces<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        self.1 = self.1 % 7 + 1;
+        let k = self.0.len().min(self.1).min(out.len());
+        out[..k].copy_from_slice(&self.0[..k]);
+        self.0 = &self.0[k..];
+        Ok(k)
+    }
+}
+
+/// Everything a reader gives: the opening error, or its counts and items.
+fn outcome<I: Iterator<Item = ArrivalResult>>(
+    opened: Result<I, TraceError>,
+    counts: impl Fn(&I) -> (u64, u64),
+) -> Result<((u64, u64), Vec<Result<(u64, u64), String>>), String> {
+    let mut t = opened.map_err(|e| e.to_string())?;
+    let c = counts(&t);
+    Ok((c, t.by_ref().map(|r| r.map(|a| (a.time.0, a.key)).map_err(|e| e.to_string())).collect()))
+}
 
 fuzz_target!(|data: &[u8]| {
     let Some((&opt, bytes)) = data.split_first() else { return };
@@ -16,6 +41,27 @@ fuzz_target!(|data: &[u8]| {
         key_column: if opt & 16 == 0 { None } else { Some("key".into()) },
         sort: opt & 8 != 0,
     };
+    let pieces = opt & 32 != 0;
+    let reference = if pieces {
+        outcome(ReferenceCsvTrace::from_reader(Pieces(bytes, 0), &options), |t| (t.rows(), t.out_of_order()))
+    } else {
+        outcome(ReferenceCsvTrace::from_reader(bytes, &options), |t| (t.rows(), t.out_of_order()))
+    };
+    let fast = if pieces {
+        outcome(CsvTrace::from_reader(Pieces(bytes, 0), &options), |t| (t.rows(), t.out_of_order()))
+    } else {
+        outcome(CsvTrace::from_reader(bytes, &options), |t| (t.rows(), t.out_of_order()))
+    };
+    assert_eq!(fast, reference, "fast path");
+    let general = if pieces {
+        outcome(CsvTrace::from_reader_general_only(Pieces(bytes, 0), &options), |t| {
+            (t.rows(), t.out_of_order())
+        })
+    } else {
+        outcome(CsvTrace::from_reader_general_only(bytes, &options), |t| (t.rows(), t.out_of_order()))
+    };
+    assert_eq!(general, reference, "general path");
+
     let trace = match CsvTrace::from_reader(bytes, &options) {
         Ok(t) => t,
         Err(e) => {

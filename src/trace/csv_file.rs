@@ -44,21 +44,39 @@ impl CsvOptions {
 /// Bytes of memory a sorted trace holds per row (a `u64` timestamp and key).
 pub const SORT_BYTES_PER_ROW: u64 = 16;
 
+/// Bytes asked of the input per read. The buffer only grows past this for a
+/// line (or quoted record) longer than it.
+const BLOCK: usize = 1 << 18;
+
+/// The UTF-8 byte order mark, skipped at the start of the input.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// `Buffer::quote` when no `"` has been seen.
+const NO_QUOTE: usize = usize::MAX;
+
+/// `RowRules::key_index` without a key column: no field has this index.
+const NO_KEY: usize = usize::MAX;
+
 pub struct CsvTrace<R: Read = File> {
+    input: Input<R>,
+    rules: RowRules,
+    /// With `sort`, the sorted times still to hand out.
+    sorted: Option<std::vec::IntoIter<Arrival>>,
+    done: bool,
+}
+
+/// What a row must hold, and what the rows so far held.
+struct RowRules {
     path: PathBuf,
-    reader: csv::Reader<LfLines<R>>,
-    record: csv::ByteRecord,
     time_index: usize,
-    key_index: Option<usize>,
+    /// The key column's index, or [`NO_KEY`].
+    key_index: usize,
     time_column: String,
     unit: TimeUnit,
     last: Nanos,
     rows: u64,
     /// Rows earlier than the row before them (only counted when sorting).
     out_of_order: u64,
-    /// With `sort`, the sorted times still to hand out.
-    sorted: Option<std::vec::IntoIter<Arrival>>,
-    done: bool,
 }
 
 impl CsvTrace<File> {
@@ -73,13 +91,28 @@ impl CsvTrace<File> {
 impl<R: Read> CsvTrace<R> {
     /// Reads a trace from any reader; `options.path` only names it in errors.
     pub fn from_reader(input: R, options: &CsvOptions) -> Result<CsvTrace<R>, TraceError> {
+        CsvTrace::with_input(Input::new(input), options)
+    }
+
+    /// [`CsvTrace::from_reader`] with every record read by the general
+    /// (csv_core) parser, as if the input began with a quote. For tests that
+    /// compare the two paths.
+    #[doc(hidden)]
+    pub fn from_reader_general_only(input: R, options: &CsvOptions) -> Result<CsvTrace<R>, TraceError> {
+        let mut input = Input::new(input);
+        input.buf.quote = 0;
+        CsvTrace::with_input(input, options)
+    }
+
+    fn with_input(mut input: Input<R>, options: &CsvOptions) -> Result<CsvTrace<R>, TraceError> {
         let path = options.path.clone();
-        let mut reader = csv::ReaderBuilder::new()
-            .flexible(true)
-            .has_headers(true)
-            .buffer_capacity(1 << 16)
-            .from_reader(LfLines::new(input));
-        let headers = reader.byte_headers().map_err(|e| csv_error(&path, e))?.clone();
+        let headers: Vec<Vec<u8>> = match input.next_record() {
+            Ok(Some((_, fields))) => {
+                (0..fields.len()).map(|i| fields.get(i).unwrap_or_default().to_vec()).collect()
+            }
+            Ok(None) => Vec::new(),
+            Err(e) => return Err(read_failed(&path, &e)),
+        };
         if headers.is_empty() || (headers.len() == 1 && headers[0].is_empty()) {
             return Err(TraceError::File {
                 path,
@@ -100,18 +133,19 @@ impl<R: Read> CsvTrace<R> {
             })
         };
         let time_index = column(&options.time_column)?;
-        let key_index = options.key_column.as_deref().map(column).transpose()?;
+        let key_index = options.key_column.as_deref().map(column).transpose()?.unwrap_or(NO_KEY);
         let mut trace = CsvTrace {
-            path,
-            reader,
-            record: csv::ByteRecord::new(),
-            time_index,
-            key_index,
-            time_column: options.time_column.clone(),
-            unit: options.time_unit,
-            last: Nanos::ZERO,
-            rows: 0,
-            out_of_order: 0,
+            input,
+            rules: RowRules {
+                path,
+                time_index,
+                key_index,
+                time_column: options.time_column.clone(),
+                unit: options.time_unit,
+                last: Nanos::ZERO,
+                rows: 0,
+                out_of_order: 0,
+            },
             sorted: None,
             done: false,
         };
@@ -129,17 +163,17 @@ impl<R: Read> CsvTrace<R> {
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.rules.path
     }
 
     /// Data rows read so far (all of them once a sorted trace is open).
     pub fn rows(&self) -> u64 {
-        self.rows
+        self.rules.rows
     }
 
     /// Rows that came earlier than the row before them (sorted traces only).
     pub fn out_of_order(&self) -> u64 {
-        self.out_of_order
+        self.rules.out_of_order
     }
 
     /// Whether the trace was read into memory and sorted.
@@ -147,83 +181,449 @@ impl<R: Read> CsvTrace<R> {
         self.sorted.is_some()
     }
 
-    fn row_error(&self, message: String) -> TraceError {
-        let line = self.record.position().map_or(0, |p| p.line());
-        TraceError::Row { path: self.path.clone(), line, message }
-    }
-
     /// Reads one row; `in_order` refuses a row earlier than the one before.
+    #[inline]
     fn read_one(&mut self, in_order: bool) -> Option<ArrivalResult> {
-        match self.reader.read_byte_record(&mut self.record) {
-            Ok(false) => {
+        let rules = &mut self.rules;
+        let read = if self.input.general.is_none() {
+            match self.input.next_line(rules.time_index, rules.key_index) {
+                Line::Row(row) => {
+                    let field = |range: Option<(usize, usize)>| range.map(|(a, b)| &self.input.buf.buf[a..b]);
+                    return Some(rules.row(row.line, field(row.time), field(row.key), row.fields, in_order));
+                }
+                Line::End => Ok(None),
+                Line::Failed(e) => Err(e),
+                Line::Quote => {
+                    self.input.start_general();
+                    self.input.next_general()
+                }
+            }
+        } else {
+            self.input.next_record()
+        };
+        match read {
+            Ok(Some((line, record))) => {
+                let key = if rules.key_index == NO_KEY { None } else { record.get(rules.key_index) };
+                Some(rules.row(line, record.get(rules.time_index), key, record.len(), in_order))
+            }
+            Ok(None) => {
                 self.done = true;
-                if self.rows == 0 {
+                if rules.rows == 0 {
                     return Some(Err(TraceError::File {
-                        path: self.path.clone(),
+                        path: rules.path.clone(),
                         message: "the trace has a header but no rows".into(),
                     }));
                 }
                 None
             }
-            Err(e) => Some(Err(csv_error(&self.path, e))),
-            Ok(true) => {
-                let col = &self.time_column;
-                let Some(field) = self.record.get(self.time_index) else {
-                    return Some(Err(self.row_error(format!(
-                        "field `{col}` (column {}) is missing: the row has {} field{}",
-                        self.time_index + 1,
-                        self.record.len(),
-                        if self.record.len() == 1 { "" } else { "s" }
-                    ))));
-                };
-                // Plain digits take the fast path; anything else (spaces, signs,
-                // bad text) goes through the full parser and its messages.
-                let t = match self.unit.parse_plain(field) {
-                    Some(t) => t,
-                    None => {
-                        if field.contains(&b'\n') {
-                            return Some(Err(self.row_error(format!(
-                                "field `{col}` runs over several lines: a quote `\"` opened here is never closed"
-                            ))));
-                        }
-                        let text = match std::str::from_utf8(field) {
-                            Ok(t) => t,
-                            Err(_) => {
-                                return Some(Err(self.row_error(format!("field `{col}` is not UTF-8 text"))));
-                            }
-                        };
-                        match self.unit.parse_timestamp(text) {
-                            Ok(t) => t,
-                            Err(e) => return Some(Err(self.row_error(format!("field `{col}`: {e}")))),
-                        }
-                    }
-                };
-                if t < self.last {
-                    if in_order {
-                        return Some(Err(self.row_error(format!(
-                            "field `{col}`: {t} s is earlier than the row before ({} s); a trace must be in time order (or set `sort = true` on the source to sort it in memory)",
-                            self.last
-                        ))));
-                    }
-                    self.out_of_order += 1;
+            Err(e) => Some(Err(read_failed(&rules.path, &e))),
+        }
+    }
+}
+
+impl RowRules {
+    /// The arrival in a record of `fields` fields read at `line`, given its
+    /// time and key fields (`None` if the record is too short for them).
+    #[inline]
+    fn row(
+        &mut self,
+        line: u64,
+        time: Option<&[u8]>,
+        key: Option<&[u8]>,
+        fields: usize,
+        in_order: bool,
+    ) -> ArrivalResult {
+        let row_error = |message: String| Err(TraceError::Row { path: self.path.clone(), line, message });
+        let col = &self.time_column;
+        let Some(field) = time else {
+            return row_error(format!(
+                "field `{col}` (column {}) is missing: the row has {fields} field{}",
+                self.time_index + 1,
+                if fields == 1 { "" } else { "s" }
+            ));
+        };
+        // Plain digits take the fast path; anything else (spaces, signs,
+        // bad text) goes through the full parser and its messages.
+        let t = match self.unit.parse_plain(field) {
+            Some(t) => t,
+            None => {
+                if field.contains(&b'\n') {
+                    return row_error(format!(
+                        "field `{col}` runs over several lines: a quote `\"` opened here is never closed"
+                    ));
                 }
-                let key = match self.key_index {
-                    None => 0,
-                    Some(k) => match self.record.get(k) {
-                        Some(text) => super::key_hash(trim_ascii(text)),
-                        None => {
-                            return Some(Err(self.row_error(format!(
-                                "the key field (column {}) is missing: the row has {} field{}",
-                                k + 1,
-                                self.record.len(),
-                                if self.record.len() == 1 { "" } else { "s" }
-                            ))));
-                        }
-                    },
+                let text = match std::str::from_utf8(field) {
+                    Ok(t) => t,
+                    Err(_) => return row_error(format!("field `{col}` is not UTF-8 text")),
                 };
-                self.last = t;
-                self.rows += 1;
-                Some(Ok(Arrival { time: t, key }))
+                match self.unit.parse_timestamp(text) {
+                    Ok(t) => t,
+                    Err(e) => return row_error(format!("field `{col}`: {e}")),
+                }
+            }
+        };
+        if t < self.last {
+            if in_order {
+                return row_error(format!(
+                    "field `{col}`: {t} s is earlier than the row before ({} s); a trace must be in time order (or set `sort = true` on the source to sort it in memory)",
+                    self.last
+                ));
+            }
+            self.out_of_order += 1;
+        }
+        let key = if self.key_index == NO_KEY {
+            0
+        } else {
+            match key {
+                Some(text) => super::key_hash(trim_ascii(text)),
+                None => {
+                    return row_error(format!(
+                        "the key field (column {}) is missing: the row has {fields} field{}",
+                        self.key_index + 1,
+                        if fields == 1 { "" } else { "s" }
+                    ));
+                }
+            }
+        };
+        self.last = t;
+        self.rows += 1;
+        Ok(Arrival { time: t, key })
+    }
+}
+
+fn read_failed(path: &Path, err: &std::io::Error) -> TraceError {
+    TraceError::File { path: path.to_path_buf(), message: format!("read failed: {err}") }
+}
+
+/// The input cut into records exactly as the csv crate (default dialect,
+/// `flexible`) cuts the output of [`LfLines`], with the line numbers it
+/// gives them.
+///
+/// Until the first `"`, every line is one record (an empty line is none) and
+/// commas split it into fields: lines and fields are found eight bytes at a
+/// time in a large buffer and handed out as ranges of it. From the line
+/// holding the first `"` on (a record boundary, since no quote came before),
+/// a `csv_core` parser reads the rest: quoting only changes anything after a
+/// quote.
+struct Input<R> {
+    buf: Buffer<R>,
+    /// `csv_core::Reader::line` for the bytes consumed so far: one plus
+    /// their LFs.
+    lines: u64,
+    /// The line the csv crate gives the next record: `lines` when the
+    /// record before it ended (blank lines before a record do not count).
+    record_line: u64,
+    /// The parser, once a quote has been seen.
+    general: Option<Box<General>>,
+}
+
+struct Buffer<R> {
+    src: LfLines<R>,
+    buf: Vec<u8>,
+    /// Unconsumed bytes are `buf[pos..end]`.
+    pos: usize,
+    end: usize,
+    /// The source said end of input.
+    eof: bool,
+    /// Anything asked of the source yet (the BOM is only looked for in the
+    /// first read, as csv_core looks for it only in its first input).
+    started: bool,
+    /// Index in `buf` of the first `"` (at or after `pos` while the fast path
+    /// runs), or [`NO_QUOTE`].
+    quote: usize,
+    /// The separator scan: `mask` marks (in the high bit of each byte) the
+    /// LFs and commas not yet handed out in the eight bytes from `word`.
+    word: usize,
+    mask: u64,
+}
+
+struct General {
+    core: csv_core::Reader,
+    /// Whether `core` has had its first input (in which it would strip a
+    /// BOM: the input's BOM, if any, is already skipped).
+    started: bool,
+    data: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+/// One line from the fast path.
+enum Line {
+    Row(FastRow),
+    End,
+    /// The line at `pos` holds a quote: the general parser reads from here.
+    Quote,
+    Failed(std::io::Error),
+}
+
+/// A record from the fast path: where its time and key fields are in the
+/// buffer (`None`: the record has no such field) and how many fields it has.
+struct FastRow {
+    line: u64,
+    /// The line, without its LF.
+    start: usize,
+    end: usize,
+    time: Option<(usize, usize)>,
+    key: Option<(usize, usize)>,
+    fields: usize,
+}
+
+/// The fields of one record.
+enum Fields<'a> {
+    /// A line without quotes or its LF: fields are split at commas.
+    Line(&'a [u8]),
+    /// Parsed by csv_core: field `i` ends at `ends[i]` in `data`.
+    Parsed { data: &'a [u8], ends: &'a [usize] },
+}
+
+impl<'a> Fields<'a> {
+    fn get(&self, i: usize) -> Option<&'a [u8]> {
+        match *self {
+            Fields::Line(line) => line.split(|&b| b == b',').nth(i),
+            Fields::Parsed { data, ends } => {
+                let end = *ends.get(i)?;
+                let start = if i == 0 { 0 } else { ends[i - 1] };
+                Some(&data[start..end])
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match *self {
+            Fields::Line(line) => line.split(|&b| b == b',').count(),
+            Fields::Parsed { ends, .. } => ends.len(),
+        }
+    }
+}
+
+/// The high bit of each byte of `word` that equals `byte`.
+#[inline(always)]
+fn bytes_equal(word: u64, byte: u8) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let x = word ^ (u64::from(byte) * 0x0101_0101_0101_0101);
+    // The high bit is set in every byte of `x` that is not zero; no carries
+    // cross bytes.
+    !(((x & LOW7) + LOW7) | x) & !LOW7
+}
+
+impl<R: Read> Buffer<R> {
+    /// Moves the unconsumed bytes to the front (growing the buffer if they
+    /// fill it) and reads more after them; sets `eof` at the end of input.
+    /// Restarts the separator scan at `pos`.
+    fn fill(&mut self) -> std::io::Result<()> {
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            if self.quote != NO_QUOTE {
+                self.quote = self.quote.saturating_sub(self.pos);
+            }
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.end == self.buf.len() {
+            let len = (2 * self.buf.len()).max(BLOCK);
+            self.buf.resize(len, 0);
+        }
+        let first = !std::mem::replace(&mut self.started, true);
+        let read = self.src.read(&mut self.buf[self.end..]);
+        let n = *read.as_ref().unwrap_or(&0);
+        let new = self.end..self.end + n;
+        if self.quote == NO_QUOTE
+            && let Some(i) = memchr::memchr(b'"', &self.buf[new.clone()])
+        {
+            self.quote = new.start + i;
+        }
+        self.end = new.end;
+        self.eof = n == 0 && read.is_ok();
+        if first && self.buf[..n].starts_with(BOM) {
+            self.pos = BOM.len();
+            // csv_core strips the BOM from its first input and, when
+            // nothing is left, takes the empty rest for the end of the input.
+            self.eof = n == BOM.len();
+        }
+        self.rescan();
+        read.map(|_| ())
+    }
+
+    /// Restarts the separator scan at `pos`.
+    fn rescan(&mut self) {
+        self.word = self.pos;
+        self.mask = self.separators(self.pos);
+    }
+
+    /// The LFs and commas in the eight bytes from `at` (those up to `end`).
+    #[inline(always)]
+    fn separators(&self, at: usize) -> u64 {
+        let word = match self.buf.get(at..at + 8) {
+            Some(w) if at + 8 <= self.end => u64::from_le_bytes(w.try_into().unwrap()),
+            _ => {
+                let mut w = [0u8; 8];
+                let have = self.end.saturating_sub(at);
+                w[..have].copy_from_slice(&self.buf[at..self.end]);
+                u64::from_le_bytes(w)
+            }
+        };
+        bytes_equal(word, b'\n') | bytes_equal(word, b',')
+    }
+
+    /// The next LF or comma at or after the scan's position, or `None` when
+    /// there is none before `end`.
+    #[inline(always)]
+    fn next_separator(&mut self) -> Option<usize> {
+        while self.mask == 0 {
+            if self.word + 8 >= self.end {
+                return None;
+            }
+            self.word += 8;
+            self.mask = self.separators(self.word);
+        }
+        let at = self.word + (self.mask.trailing_zeros() / 8) as usize;
+        self.mask &= self.mask - 1;
+        Some(at)
+    }
+}
+
+impl<R: Read> Input<R> {
+    fn new(src: R) -> Input<R> {
+        Input {
+            buf: Buffer {
+                src: LfLines::new(src),
+                buf: Vec::new(),
+                pos: 0,
+                end: 0,
+                eof: false,
+                started: false,
+                quote: NO_QUOTE,
+                word: 0,
+                mask: 0,
+            },
+            lines: 1,
+            record_line: 1,
+            general: None,
+        }
+    }
+
+    /// The next record of the fast path, with the ranges of fields
+    /// `time_index` and `key_index` in it. Blank lines are skipped.
+    #[inline]
+    fn next_line(&mut self, time_index: usize, key_index: usize) -> Line {
+        let b = &mut self.buf;
+        'line: loop {
+            let start = b.pos;
+            let (mut field, mut index) = (start, 0);
+            let (mut time, mut key) = (None, None);
+            let end = loop {
+                let Some(at) = b.next_separator() else {
+                    if !b.eof {
+                        if let Err(e) = b.fill() {
+                            return Line::Failed(e);
+                        }
+                        continue 'line;
+                    }
+                    if start == b.end {
+                        return Line::End;
+                    }
+                    break b.end;
+                };
+                if index == time_index {
+                    time = Some((field, at));
+                }
+                if index == key_index {
+                    key = Some((field, at));
+                }
+                index += 1;
+                field = at + 1;
+                if b.buf[at] == b'\n' {
+                    break at;
+                }
+            };
+            if b.quote < end {
+                b.pos = start;
+                b.rescan();
+                return Line::Quote;
+            }
+            if end == b.end {
+                // The last line, without an LF: the field it ends.
+                if index == time_index {
+                    time = Some((field, end));
+                }
+                if index == key_index {
+                    key = Some((field, end));
+                }
+                index += 1;
+                b.pos = end;
+                return Line::Row(FastRow { line: self.record_line, start, end, time, key, fields: index });
+            }
+            b.pos = end + 1;
+            self.lines += 1;
+            if end == start {
+                continue; // a blank line is no record
+            }
+            let line = std::mem::replace(&mut self.record_line, self.lines);
+            return Line::Row(FastRow { line, start, end, time, key, fields: index });
+        }
+    }
+
+    /// The next record and its line, or `None` at the end of the input.
+    fn next_record(&mut self) -> std::io::Result<Option<(u64, Fields<'_>)>> {
+        if self.general.is_none() {
+            match self.next_line(NO_KEY, NO_KEY) {
+                Line::Row(row) => {
+                    return Ok(Some((row.line, Fields::Line(&self.buf.buf[row.start..row.end]))));
+                }
+                Line::End => return Ok(None),
+                Line::Failed(e) => return Err(e),
+                Line::Quote => self.start_general(),
+            }
+        }
+        self.next_general()
+    }
+
+    /// Hands the input, from `pos` on, to csv_core.
+    #[cold]
+    fn start_general(&mut self) {
+        let mut core = csv_core::Reader::new();
+        core.set_line(self.lines);
+        self.general =
+            Some(Box::new(General { core, started: false, data: vec![0; 1024], ends: vec![0; 32] }));
+    }
+
+    /// The next record from csv_core, read as `csv::Reader` reads one.
+    #[cold]
+    fn next_general(&mut self) -> std::io::Result<Option<(u64, Fields<'_>)>> {
+        use csv_core::ReadRecordResult::*;
+        let g = self.general.as_deref_mut().expect("the general parser is set up");
+        let b = &mut self.buf;
+        let line = self.record_line;
+        let (mut nout, mut nend) = (0, 0);
+        loop {
+            if b.pos == b.end && !b.eof {
+                b.fill()?;
+                continue;
+            }
+            let mut input = &b.buf[b.pos..b.end];
+            if !std::mem::replace(&mut g.started, true) {
+                // Too short for csv_core to take it for a BOM.
+                input = &input[..input.len().min(1)];
+            }
+            let (res, nin, o, e) = g.core.read_record(input, &mut g.data[nout..], &mut g.ends[nend..]);
+            b.pos += nin;
+            nout += o;
+            nend += e;
+            match res {
+                InputEmpty => {}
+                OutputFull => {
+                    let len = 2 * g.data.len();
+                    g.data.resize(len, 0);
+                }
+                OutputEndsFull => {
+                    let len = 2 * g.ends.len();
+                    g.ends.resize(len, 0);
+                }
+                Record => {
+                    self.lines = g.core.line();
+                    self.record_line = self.lines;
+                    return Ok(Some((line, Fields::Parsed { data: &g.data[..nout], ends: &g.ends[..nend] })));
+                }
+                End => return Ok(None),
             }
         }
     }
@@ -490,21 +890,8 @@ mod lf_tests {
     }
 }
 
-fn trim_ascii(b: &[u8]) -> &[u8] {
+pub(super) fn trim_ascii(b: &[u8]) -> &[u8] {
     b.trim_ascii()
-}
-
-fn csv_error(path: &Path, e: csv::Error) -> TraceError {
-    let line = e.position().map(|p| p.line());
-    let message = match e.kind() {
-        csv::ErrorKind::Io(err) => format!("read failed: {err}"),
-        csv::ErrorKind::Utf8 { err, .. } => format!("invalid UTF-8: {err}"),
-        _ => e.to_string(),
-    };
-    match line {
-        Some(line) => TraceError::Row { path: path.to_path_buf(), line, message },
-        None => TraceError::File { path: path.to_path_buf(), message },
-    }
 }
 
 impl<R: Read> Iterator for CsvTrace<R> {

@@ -1,0 +1,217 @@
+//! The trace reader as it was before the unquoted fast path: the csv crate
+//! (one reused `ByteRecord`) over [`LfLines`]. Kept, unchanged in behaviour,
+//! as the reference that `CsvTrace` must agree with exactly (results, errors,
+//! line numbers): the differential tests and the `csv_trace` fuzz target
+//! compare the two. Not for use in the program.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::csv_file::{CsvOptions, LfLines, trim_ascii};
+use super::{Arrival, ArrivalResult, TraceError};
+use crate::time::{Nanos, TimeUnit};
+
+pub struct ReferenceCsvTrace<R: Read> {
+    path: PathBuf,
+    reader: csv::Reader<LfLines<R>>,
+    record: csv::ByteRecord,
+    time_index: usize,
+    key_index: Option<usize>,
+    time_column: String,
+    unit: TimeUnit,
+    last: Nanos,
+    rows: u64,
+    /// Rows earlier than the row before them (only counted when sorting).
+    out_of_order: u64,
+    /// With `sort`, the sorted times still to hand out.
+    sorted: Option<std::vec::IntoIter<Arrival>>,
+    done: bool,
+}
+impl<R: Read> ReferenceCsvTrace<R> {
+    /// Reads a trace from any reader; `options.path` only names it in errors.
+    pub fn from_reader(input: R, options: &CsvOptions) -> Result<ReferenceCsvTrace<R>, TraceError> {
+        let path = options.path.clone();
+        let mut reader = csv::ReaderBuilder::new()
+            .flexible(true)
+            .has_headers(true)
+            .buffer_capacity(1 << 16)
+            .from_reader(LfLines::new(input));
+        let headers = reader.byte_headers().map_err(|e| csv_error(&path, e))?.clone();
+        if headers.is_empty() || (headers.len() == 1 && headers[0].is_empty()) {
+            return Err(TraceError::File {
+                path,
+                message: "the file is empty: expected a header row with a `time` column".into(),
+            });
+        }
+        let column = |name: &str| {
+            headers.iter().position(|h| trim_ascii(h) == name.as_bytes()).ok_or_else(|| TraceError::File {
+                path: path.clone(),
+                message: format!(
+                    "no `{name}` column in the header (found: {})",
+                    headers
+                        .iter()
+                        .map(|h| format!("`{}`", String::from_utf8_lossy(h)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+        };
+        let time_index = column(&options.time_column)?;
+        let key_index = options.key_column.as_deref().map(column).transpose()?;
+        let mut trace = ReferenceCsvTrace {
+            path,
+            reader,
+            record: csv::ByteRecord::new(),
+            time_index,
+            key_index,
+            time_column: options.time_column.clone(),
+            unit: options.time_unit,
+            last: Nanos::ZERO,
+            rows: 0,
+            out_of_order: 0,
+            sorted: None,
+            done: false,
+        };
+        if options.sort {
+            let mut rows = Vec::new();
+            while let Some(r) = trace.read_one(false) {
+                rows.push(r?);
+            }
+            // Stable: rows with equal times keep their file order.
+            rows.sort_by_key(|a| a.time);
+            trace.done = false;
+            trace.sorted = Some(rows.into_iter());
+        }
+        Ok(trace)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Data rows read so far (all of them once a sorted trace is open).
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Rows that came earlier than the row before them (sorted traces only).
+    pub fn out_of_order(&self) -> u64 {
+        self.out_of_order
+    }
+
+    /// Whether the trace was read into memory and sorted.
+    pub fn is_sorted_in_memory(&self) -> bool {
+        self.sorted.is_some()
+    }
+
+    fn row_error(&self, message: String) -> TraceError {
+        let line = self.record.position().map_or(0, |p| p.line());
+        TraceError::Row { path: self.path.clone(), line, message }
+    }
+
+    /// Reads one row; `in_order` refuses a row earlier than the one before.
+    fn read_one(&mut self, in_order: bool) -> Option<ArrivalResult> {
+        match self.reader.read_byte_record(&mut self.record) {
+            Ok(false) => {
+                self.done = true;
+                if self.rows == 0 {
+                    return Some(Err(TraceError::File {
+                        path: self.path.clone(),
+                        message: "the trace has a header but no rows".into(),
+                    }));
+                }
+                None
+            }
+            Err(e) => Some(Err(csv_error(&self.path, e))),
+            Ok(true) => {
+                let col = &self.time_column;
+                let Some(field) = self.record.get(self.time_index) else {
+                    return Some(Err(self.row_error(format!(
+                        "field `{col}` (column {}) is missing: the row has {} field{}",
+                        self.time_index + 1,
+                        self.record.len(),
+                        if self.record.len() == 1 { "" } else { "s" }
+                    ))));
+                };
+                // Plain digits take the fast path; anything else (spaces, signs,
+                // bad text) goes through the full parser and its messages.
+                let t = match self.unit.parse_plain(field) {
+                    Some(t) => t,
+                    None => {
+                        if field.contains(&b'\n') {
+                            return Some(Err(self.row_error(format!(
+                                "field `{col}` runs over several lines: a quote `\"` opened here is never closed"
+                            ))));
+                        }
+                        let text = match std::str::from_utf8(field) {
+                            Ok(t) => t,
+                            Err(_) => {
+                                return Some(Err(self.row_error(format!("field `{col}` is not UTF-8 text"))));
+                            }
+                        };
+                        match self.unit.parse_timestamp(text) {
+                            Ok(t) => t,
+                            Err(e) => return Some(Err(self.row_error(format!("field `{col}`: {e}")))),
+                        }
+                    }
+                };
+                if t < self.last {
+                    if in_order {
+                        return Some(Err(self.row_error(format!(
+                            "field `{col}`: {t} s is earlier than the row before ({} s); a trace must be in time order (or set `sort = true` on the source to sort it in memory)",
+                            self.last
+                        ))));
+                    }
+                    self.out_of_order += 1;
+                }
+                let key = match self.key_index {
+                    None => 0,
+                    Some(k) => match self.record.get(k) {
+                        Some(text) => super::key_hash(trim_ascii(text)),
+                        None => {
+                            return Some(Err(self.row_error(format!(
+                                "the key field (column {}) is missing: the row has {} field{}",
+                                k + 1,
+                                self.record.len(),
+                                if self.record.len() == 1 { "" } else { "s" }
+                            ))));
+                        }
+                    },
+                };
+                self.last = t;
+                self.rows += 1;
+                Some(Ok(Arrival { time: t, key }))
+            }
+        }
+    }
+}
+fn csv_error(path: &Path, e: csv::Error) -> TraceError {
+    let line = e.position().map(|p| p.line());
+    let message = match e.kind() {
+        csv::ErrorKind::Io(err) => format!("read failed: {err}"),
+        csv::ErrorKind::Utf8 { err, .. } => format!("invalid UTF-8: {err}"),
+        _ => e.to_string(),
+    };
+    match line {
+        Some(line) => TraceError::Row { path: path.to_path_buf(), line, message },
+        None => TraceError::File { path: path.to_path_buf(), message },
+    }
+}
+
+impl<R: Read> Iterator for ReferenceCsvTrace<R> {
+    type Item = ArrivalResult;
+    #[inline]
+    fn next(&mut self) -> Option<ArrivalResult> {
+        if self.done {
+            return None;
+        }
+        if let Some(sorted) = &mut self.sorted {
+            return sorted.next().map(Ok);
+        }
+        let r = self.read_one(true);
+        if matches!(r, Some(Err(_))) {
+            self.done = true;
+        }
+        r
+    }
+}
