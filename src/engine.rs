@@ -61,7 +61,7 @@ pub struct Progress {
 }
 
 /// Arrivals read and decided per step.
-pub const CHUNK: usize = 1 << 16;
+pub const CHUNK: usize = 1 << 18;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -652,7 +652,7 @@ mod tests {
                     *c += 1;
                     expect_fixed += 1;
                 }
-                let in_window = log.iter().filter(|&&a| a + 100 > t).count();
+                let in_window = log.iter().rev().take_while(|&&a| a + 100 > t).count();
                 if in_window < 5 {
                     log.push(t);
                     expect_log += 1;
