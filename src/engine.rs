@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use rayon::prelude::*;
+use std::sync::{Condvar, Mutex, MutexGuard, RwLock};
 
 use crate::limiter::{
     AnyLimiter, FixedWindow, Limit, Limiter, LimiterSpec, SlidingLog, SlotCounter, StateSize,
@@ -127,6 +127,8 @@ struct Chunk {
     ids: Vec<u32>,
     /// Distinct keys seen up to the end of this chunk (every id is below).
     keys: usize,
+    /// Each arrival's key, kept only when decisions are written.
+    key_values: Vec<u64>,
 }
 
 /// A small, fixed multiplicative hasher for key ids (keys are already hashes
@@ -161,6 +163,8 @@ struct Reader<I> {
     first: Option<Nanos>,
     last_time: Option<Nanos>,
     done: bool,
+    /// Keep each arrival's key in the chunk (for decisions.csv).
+    record_keys: bool,
 }
 
 impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
@@ -168,6 +172,7 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
     fn fill(&mut self, chunk: &mut Chunk) -> Result<(), TraceError> {
         chunk.times.clear();
         chunk.ids.clear();
+        chunk.key_values.clear();
         chunk.first_seq = self.seq;
         while !self.done && chunk.times.len() < CHUNK {
             let Some(a) = self.arrivals.next() else {
@@ -193,6 +198,9 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
             };
             chunk.times.push(a.time);
             chunk.ids.push(id);
+            if self.record_keys {
+                chunk.key_values.push(a.key);
+            }
         }
         if let (Some(&first), Some(&last)) = (chunk.times.first(), chunk.times.last()) {
             self.first.get_or_insert(first);
@@ -233,16 +241,26 @@ struct Lane<L> {
     keys: Vec<KeyState<L>>,
     counts: Counts,
     timeline: Timeline,
-    /// Decisions of the current chunk, one bit per arrival.
-    admitted_bits: Vec<u64>,
-    /// Window counts of the current chunk, kept only when decisions are written.
-    window_counts: Option<Vec<u64>>,
     /// The limiter reports its own exact window count (no tracker needed).
     self_tracking: bool,
 }
 
+/// What a lane hands back for one chunk, besides its own counters.
+struct LaneOut {
+    /// One bit per arrival: admitted or not.
+    bits: Vec<u64>,
+    /// Each arrival's exact window count, kept only when decisions are written.
+    window_counts: Option<Vec<u64>>,
+}
+
+impl LaneOut {
+    fn new(record: bool) -> LaneOut {
+        LaneOut { bits: vec![0; CHUNK / 64], window_counts: record.then(|| Vec::with_capacity(CHUNK)) }
+    }
+}
+
 impl<L: Limiter + Clone> Lane<L> {
-    fn new(prototype: L, limit: Limit, bin: Option<Nanos>, record: bool) -> Lane<L> {
+    fn new(prototype: L, limit: Limit, bin: Option<Nanos>) -> Lane<L> {
         let self_tracking = prototype.clone().exact_window_count(Nanos::ZERO).is_some();
         Lane {
             self_tracking,
@@ -252,8 +270,6 @@ impl<L: Limiter + Clone> Lane<L> {
             keys: Vec::new(),
             counts: Counts::default(),
             timeline: Timeline::new(bin, 1),
-            admitted_bits: vec![0; CHUNK / 64],
-            window_counts: record.then(|| Vec::with_capacity(CHUNK)),
         }
     }
 
@@ -267,22 +283,22 @@ impl<L: Limiter + Clone> Lane<L> {
         }
     }
 
-    fn process(&mut self, chunk: &Chunk) -> Result<(), TooManyBins> {
+    fn process(&mut self, chunk: &Chunk, out: &mut LaneOut) -> Result<(), TooManyBins> {
         // Every key of the chunk gets its state up front, so the loop only
         // indexes.
         while self.keys.len() < chunk.keys {
             self.keys
                 .push(KeyState { limiter: self.prototype.clone(), tracker: WindowTracker::new(self.window) });
         }
-        if let Some(wc) = &mut self.window_counts {
+        if let Some(wc) = &mut out.window_counts {
             wc.clear();
         }
         // One loop per combination, so neither choice is a test per arrival.
-        match (self.self_tracking, self.window_counts.is_some()) {
-            (false, false) => self.decide_chunk::<false, false>(chunk),
-            (true, false) => self.decide_chunk::<true, false>(chunk),
-            (false, true) => self.decide_chunk::<false, true>(chunk),
-            (true, true) => self.decide_chunk::<true, true>(chunk),
+        match (self.self_tracking, out.window_counts.is_some()) {
+            (false, false) => self.decide_chunk::<false, false>(chunk, out),
+            (true, false) => self.decide_chunk::<true, false>(chunk, out),
+            (false, true) => self.decide_chunk::<false, true>(chunk, out),
+            (true, true) => self.decide_chunk::<true, true>(chunk, out),
         }
     }
 
@@ -298,6 +314,7 @@ impl<L: Limiter + Clone> Lane<L> {
     fn decide_chunk<const OWN: bool, const RECORD: bool>(
         &mut self,
         chunk: &Chunk,
+        out: &mut LaneOut,
     ) -> Result<(), TooManyBins> {
         let limit = self.limit;
         let mut window = WindowCounts { peak: self.counts.peak, ..WindowCounts::default() };
@@ -306,7 +323,7 @@ impl<L: Limiter + Clone> Lane<L> {
         let mut bin_end = 0u64;
         let mut bin_first = 0usize;
         let mut bin = Bin::default();
-        let mut window_counts = if RECORD { self.window_counts.take() } else { None };
+        let mut window_counts = if RECORD { out.window_counts.take() } else { None };
         for (j, (&t, &id)) in chunk.times.iter().zip(&chunk.ids).enumerate() {
             if t.0 >= bin_end {
                 if bin_index != usize::MAX {
@@ -332,7 +349,7 @@ impl<L: Limiter + Clone> Lane<L> {
                 bits |= 1 << (j % 64);
             }
             if j % 64 == 63 {
-                self.admitted_bits[j / 64] = bits;
+                out.bits[j / 64] = bits;
                 bits = 0;
             }
             window.record(limit, before, admitted);
@@ -343,19 +360,19 @@ impl<L: Limiter + Clone> Lane<L> {
         }
         let n = chunk.times.len();
         if !n.is_multiple_of(64) {
-            self.admitted_bits[n / 64] = bits;
+            out.bits[n / 64] = bits;
         }
-        for w in &mut self.admitted_bits[n.div_ceil(64)..] {
+        for w in &mut out.bits[n.div_ceil(64)..] {
             *w = 0;
         }
         if bin_index != usize::MAX {
             bin.close(n - bin_first);
             self.timeline.add(bin_index, 0, &bin);
         }
-        let admitted: u64 = self.admitted_bits.iter().map(|w| u64::from(w.count_ones())).sum();
+        let admitted: u64 = out.bits.iter().map(|w| u64::from(w.count_ones())).sum();
         self.counts.add_chunk(n as u64, admitted, &window);
         if RECORD {
-            self.window_counts = window_counts;
+            out.window_counts = window_counts;
         }
         Ok(())
     }
@@ -393,27 +410,21 @@ macro_rules! each_lane {
 }
 
 impl AnyLane {
-    fn new(spec: &LimiterSpec, limit: Limit, bin: Option<Nanos>, record: bool) -> AnyLane {
+    fn new(spec: &LimiterSpec, limit: Limit, bin: Option<Nanos>) -> AnyLane {
         match spec.build(limit) {
-            AnyLimiter::Fixed(l) => AnyLane::Fixed(Lane::new(l, limit, bin, record)),
-            AnyLimiter::Slots(l) => AnyLane::Slots(Lane::new(l, limit, bin, record)),
-            AnyLimiter::Log(l) => AnyLane::Log(Lane::new(l, limit, bin, record)),
+            AnyLimiter::Fixed(l) => AnyLane::Fixed(Lane::new(l, limit, bin)),
+            AnyLimiter::Slots(l) => AnyLane::Slots(Lane::new(l, limit, bin)),
+            AnyLimiter::Log(l) => AnyLane::Log(Lane::new(l, limit, bin)),
         }
     }
-    fn process(&mut self, chunk: &Chunk) -> Result<(), TooManyBins> {
-        each_lane!(self, l => l.process(chunk))
+    fn process(&mut self, chunk: &Chunk, out: &mut LaneOut) -> Result<(), TooManyBins> {
+        each_lane!(self, l => l.process(chunk, out))
     }
     fn finish(&mut self, end: Nanos) -> Result<(), TooManyBins> {
         each_lane!(self, l => l.finish(end))
     }
-    fn bits(&self) -> &[u64] {
-        each_lane!(self, l => &l.admitted_bits)
-    }
     fn counts_mut(&mut self) -> &mut Counts {
         each_lane!(self, l => &mut l.counts)
-    }
-    fn window_counts(&self) -> Option<&[u64]> {
-        each_lane!(self, l => l.window_counts.as_deref())
     }
     fn into_parts(self) -> (Counts, Timeline, StateSize) {
         each_lane!(self, l => { let s = l.state(); (l.counts, l.timeline, s) })
@@ -422,14 +433,150 @@ impl AnyLane {
 
 // ---- the run ---------------------------------------------------------------
 
-/// Work for one step of the run: read the next chunk, or decide the
-/// current one on a lane.
-enum Task<'a, I> {
-    Read(&'a mut Reader<I>, &'a mut Chunk, &'a mut Result<(), TraceError>),
-    Decide(&'a mut AnyLane),
+/// Chunks in flight: one being read, the others being decided or waiting
+/// to be reported. With three, the reader can run a chunk ahead and lanes
+/// can work on two chunks at once, so no thread waits for the slowest lane
+/// of a chunk.
+const SLOTS: usize = 3;
+
+/// One chunk buffer with each lane's output for it.
+struct Slot {
+    chunk: RwLock<Chunk>,
+    outs: Vec<Mutex<LaneOut>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SlotState {
+    Free,
+    Reading,
+    /// Chunk `k` is read; `left` lanes have not decided it yet.
+    Ready {
+        k: u64,
+        left: usize,
+    },
+    /// Every lane has decided chunk `k`; it waits to be reported.
+    Decided {
+        k: u64,
+    },
+}
+
+/// A piece of work for a thread.
+enum Job {
+    Read {
+        slot: usize,
+        k: u64,
+    },
+    Decide {
+        lane: usize,
+        slot: usize,
+        k: u64,
+    },
+    /// Count disagreements, write decisions and report progress for chunk
+    /// `k`, in chunk order, on the calling thread (the sinks are not `Send`).
+    Report {
+        slot: usize,
+        k: u64,
+    },
+}
+
+/// Who does what next. Each lane decides its chunks in order and chunks are
+/// reported in order, so the results do not depend on which thread ran what.
+struct Schedule {
+    slots: [SlotState; SLOTS],
+    next_read: u64,
+    reading: bool,
+    /// The number of chunks, once a read has come back empty.
+    total: Option<u64>,
+    lane_next: Vec<u64>,
+    lane_busy: Vec<bool>,
+    next_report: u64,
+    /// The first failure and the chunk it belongs to: a lane's failure on
+    /// chunk `k` is returned before chunk `k` is reported, a read failure
+    /// for chunk `k` after chunk `k - 1` is.
+    error: Option<(u64, RunError)>,
+    stop: bool,
+}
+
+impl Schedule {
+    fn new(lanes: usize) -> Schedule {
+        Schedule {
+            slots: [SlotState::Free; SLOTS],
+            next_read: 0,
+            reading: false,
+            total: None,
+            lane_next: vec![0; lanes],
+            lane_busy: vec![false; lanes],
+            next_report: 0,
+            error: None,
+            stop: false,
+        }
+    }
+
+    fn fail(&mut self, k: u64, e: RunError) {
+        if self.error.as_ref().is_none_or(|(at, _)| k < *at) {
+            self.error = Some((k, e));
+        }
+    }
+
+    /// The next job for any thread: read ahead first, then the lane that
+    /// is furthest behind.
+    fn pick(&mut self) -> Option<Job> {
+        let limit = self.error.as_ref().map_or(u64::MAX, |(k, _)| *k);
+        if !self.reading
+            && self.total.is_none()
+            && self.next_read < limit
+            && let Some(slot) = self.slots.iter().position(|s| *s == SlotState::Free)
+        {
+            self.slots[slot] = SlotState::Reading;
+            self.reading = true;
+            return Some(Job::Read { slot, k: self.next_read });
+        }
+        let mut best: Option<(u64, usize, usize)> = None;
+        for (lane, (&k, &busy)) in self.lane_next.iter().zip(&self.lane_busy).enumerate() {
+            if busy || k >= limit || best.is_some_and(|(bk, _, _)| bk <= k) {
+                continue;
+            }
+            let ready =
+                self.slots.iter().position(|s| matches!(*s, SlotState::Ready { k: sk, .. } if sk == k));
+            if let Some(slot) = ready {
+                best = Some((k, lane, slot));
+            }
+        }
+        let (k, lane, slot) = best?;
+        self.lane_busy[lane] = true;
+        Some(Job::Decide { lane, slot, k })
+    }
+
+    /// What the calling thread, which alone reports chunks, does next.
+    fn next_for_caller(&mut self) -> Next {
+        let k = self.next_report;
+        if self.error.as_ref().is_some_and(|(at, _)| *at <= k) {
+            return Next::Failed;
+        }
+        if self.total == Some(k) {
+            return Next::Done;
+        }
+        if let Some(slot) = self.slots.iter().position(|s| *s == SlotState::Decided { k }) {
+            return Next::Job(Job::Report { slot, k });
+        }
+        self.pick().map_or(Next::Wait, Next::Job)
+    }
+}
+
+/// See [`Schedule::next_for_caller`].
+enum Next {
+    Job(Job),
+    Wait,
+    Done,
+    Failed,
 }
 
 /// Runs the arrivals through every limiter.
+///
+/// The calling thread and `rayon::current_num_threads() - 1` helpers (none
+/// when called from inside a rayon pool, as the sweeps do) take jobs from
+/// one [`Schedule`]: read the next chunk, decide a chunk on a lane, and (the
+/// calling thread only) report a decided chunk.
 pub fn run(
     config: &RunConfig,
     arrivals: impl Iterator<Item = ArrivalResult> + Send,
@@ -439,12 +586,13 @@ pub fn run(
     let (specs, reference) = with_reference(&config.limiters);
     let limit = config.limit;
     let record = decisions.is_some();
-    let mut lanes: Vec<AnyLane> = specs.iter().map(|s| AnyLane::new(s, limit, config.bin, record)).collect();
+    let lanes: Vec<Mutex<AnyLane>> =
+        specs.iter().map(|s| Mutex::new(AnyLane::new(s, limit, config.bin))).collect();
     if let Some(end) = config.end {
         // Refuse a too-fine explicit bin before any work is done.
         Timeline::new(config.bin, 1).reserve_until(Nanos(end.0.saturating_sub(1)))?;
     }
-    let mut reader = Reader {
+    let reader = Mutex::new(Reader {
         arrivals,
         end: config.end,
         ids: HashMap::default(),
@@ -454,48 +602,142 @@ pub fn run(
         first: None,
         last_time: None,
         done: false,
+        record_keys: record,
+    });
+    let slots: Vec<Slot> = (0..SLOTS)
+        .map(|_| Slot {
+            chunk: RwLock::new(Chunk::default()),
+            outs: (0..lanes.len()).map(|_| Mutex::new(LaneOut::new(record))).collect(),
+        })
+        .collect();
+    let schedule = Mutex::new(Schedule::new(lanes.len()));
+    let wake = Condvar::new();
+    let mut disagreements = vec![0u64; lanes.len()];
+
+    // Runs one job that is not a report and records how it went.
+    let work = |job: Job| {
+        let done = match job {
+            Job::Read { slot, k } => {
+                let mut chunk = slots[slot].chunk.write().expect("chunk lock");
+                let read = lock(&reader).fill(&mut chunk);
+                let empty = chunk.times.is_empty();
+                drop(chunk);
+                let mut s = lock(&schedule);
+                s.reading = false;
+                match read {
+                    Ok(()) if empty => {
+                        s.total = Some(k);
+                        s.slots[slot] = SlotState::Free;
+                    }
+                    Ok(()) => {
+                        s.next_read = k + 1;
+                        s.slots[slot] = SlotState::Ready { k, left: lanes.len() };
+                    }
+                    Err(e) => {
+                        s.slots[slot] = SlotState::Free;
+                        s.fail(k, e.into());
+                    }
+                }
+                s
+            }
+            Job::Decide { lane, slot, k } => {
+                let chunk = slots[slot].chunk.read().expect("chunk lock");
+                let decided = lock(&lanes[lane]).process(&chunk, &mut lock(&slots[slot].outs[lane]));
+                drop(chunk);
+                let mut s = lock(&schedule);
+                s.lane_busy[lane] = false;
+                s.lane_next[lane] = k + 1;
+                if let SlotState::Ready { k, left } = s.slots[slot] {
+                    s.slots[slot] = if left == 1 {
+                        SlotState::Decided { k }
+                    } else {
+                        SlotState::Ready { k, left: left - 1 }
+                    };
+                }
+                if let Err(e) = decided {
+                    s.fail(k, e.into());
+                }
+                s
+            }
+            Job::Report { .. } => unreachable!("reports run on the calling thread"),
+        };
+        drop(done);
+        wake.notify_all();
     };
 
-    let mut current = Chunk::default();
-    let mut next = Chunk::default();
-    reader.fill(&mut current)?;
-    while !current.times.is_empty() {
-        // Decide this chunk on every lane while the next one is read.
-        // One task per lane and one for the reader, handed out one at a time
-        // (reader first: it is the longest) so both threads stay busy.
-        let mut read = Ok(());
-        let mut tasks: Vec<Task<'_, _>> = Vec::with_capacity(lanes.len() + 1);
-        tasks.push(Task::Read(&mut reader, &mut next, &mut read));
-        tasks.extend(lanes.iter_mut().map(Task::Decide));
-        tasks.into_par_iter().with_max_len(1).try_for_each(|task| match task {
-            Task::Read(reader, next, out) => {
-                *out = reader.fill(next);
-                Ok(())
+    let helpers = if rayon::current_thread_index().is_some() { 0 } else { rayon::current_num_threads() - 1 };
+    let outcome = std::thread::scope(|scope| {
+        for _ in 0..helpers {
+            scope.spawn(|| {
+                loop {
+                    let mut s = lock(&schedule);
+                    let job = loop {
+                        if s.stop {
+                            return;
+                        }
+                        if let Some(job) = s.pick() {
+                            break job;
+                        }
+                        s = wake.wait(s).expect("schedule lock");
+                    };
+                    drop(s);
+                    work(job);
+                }
+            });
+        }
+        let result = (|| loop {
+            let mut s = lock(&schedule);
+            let job = loop {
+                match s.next_for_caller() {
+                    Next::Job(job) => break job,
+                    Next::Wait => s = wake.wait(s).expect("schedule lock"),
+                    Next::Done => return Ok(()),
+                    Next::Failed => return Err(s.error.take().expect("a failure").1),
+                }
+            };
+            drop(s);
+            match job {
+                Job::Report { slot, k } => {
+                    let chunk = slots[slot].chunk.read().expect("chunk lock");
+                    let outs: Vec<_> = slots[slot].outs.iter().map(lock).collect();
+                    let reference_bits = &outs[reference].bits;
+                    for (count, out) in disagreements.iter_mut().zip(&outs) {
+                        let differ: u32 =
+                            out.bits.iter().zip(reference_bits).map(|(a, b)| (a ^ b).count_ones()).sum();
+                        *count += u64::from(differ);
+                    }
+                    if let Some(sink) = decisions.as_deref_mut() {
+                        write_decisions(sink, &chunk, &outs)?;
+                    }
+                    progress(Progress {
+                        arrivals: chunk.first_seq + chunk.times.len() as u64,
+                        now: *chunk.times.last().expect("chunk is not empty"),
+                    });
+                    drop(outs);
+                    drop(chunk);
+                    let mut s = lock(&schedule);
+                    s.slots[slot] = SlotState::Free;
+                    s.next_report = k + 1;
+                    drop(s);
+                    wake.notify_all();
+                }
+                other => work(other),
             }
-            Task::Decide(lane) => lane.process(&current),
-        })?;
-        let reference_bits = lanes[reference].bits().to_vec();
-        for lane in &mut lanes {
-            let differ: u32 =
-                lane.bits().iter().zip(&reference_bits).map(|(a, b)| (a ^ b).count_ones()).sum();
-            lane.counts_mut().disagreements += u64::from(differ);
-        }
-        if let Some(sink) = decisions.as_deref_mut() {
-            write_decisions(sink, &current, &reader.keys, &lanes)?;
-        }
-        progress(Progress {
-            arrivals: current.first_seq + current.times.len() as u64,
-            now: *current.times.last().expect("chunk is not empty"),
-        });
-        read?;
-        std::mem::swap(&mut current, &mut next);
-    }
+        })();
+        lock(&schedule).stop = true;
+        wake.notify_all();
+        result
+    });
+    outcome?;
 
+    let reader = reader.into_inner().expect("reader lock");
+    let mut lanes: Vec<AnyLane> = lanes.into_iter().map(|l| l.into_inner().expect("lane lock")).collect();
     let run_end = match config.end {
         Some(e) => e,
         None => reader.last_time.map_or(Nanos::ZERO, |t| Nanos(t.0.saturating_add(1))),
     };
-    for lane in &mut lanes {
+    for (lane, differ) in lanes.iter_mut().zip(&disagreements) {
+        lane.counts_mut().disagreements += differ;
         lane.finish(run_end)?;
     }
     progress(Progress { arrivals: reader.seq, now: run_end });
@@ -535,22 +777,25 @@ pub fn run(
     })
 }
 
+/// Locks a mutex; a poisoned lock means a thread panicked, which is a bug.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().expect("a run thread panicked")
+}
+
 fn write_decisions(
     sink: &mut dyn DecisionSink,
     chunk: &Chunk,
-    keys: &[u64],
-    lanes: &[AnyLane],
+    outs: &[MutexGuard<'_, LaneOut>],
 ) -> Result<(), RunError> {
-    for (j, (&time, &id)) in chunk.times.iter().zip(&chunk.ids).enumerate() {
-        for (i, lane) in lanes.iter().enumerate() {
-            let window_count = lane.window_counts().map_or(0, |w| w[j]);
+    for (j, (&time, &key)) in chunk.times.iter().zip(&chunk.key_values).enumerate() {
+        for (i, out) in outs.iter().enumerate() {
             let record = DecisionRecord {
                 seq: chunk.first_seq + j as u64,
                 time,
-                key: keys[id as usize],
+                key,
                 limiter: i,
-                admitted: lane.bits()[j / 64] >> (j % 64) & 1 == 1,
-                window_count,
+                admitted: out.bits[j / 64] >> (j % 64) & 1 == 1,
+                window_count: out.window_counts.as_ref().map_or(0, |w| w[j]),
             };
             sink.record(&record).map_err(RunError::Decisions)?;
         }
