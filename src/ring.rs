@@ -124,19 +124,6 @@ impl<T: Copy + Default> Ring<T> {
         self.tail = self.tail.wrapping_add(1);
     }
 
-    /// Appends `v` when `keep` holds, without a branch on `keep`: the value
-    /// is written past the tail either way and the tail moves by `keep`.
-    /// For decisions that are a coin toss (admit or reject near the limit).
-    #[inline]
-    pub fn push_if(&mut self, keep: bool, v: T) {
-        if self.len() == self.buf.len() {
-            self.grow();
-        }
-        let i = self.tail & self.mask();
-        self.buf[i] = v;
-        self.tail = self.tail.wrapping_add(usize::from(keep));
-    }
-
     #[cold]
     fn grow(&mut self) {
         let len = self.len();
@@ -199,26 +186,6 @@ mod tests {
     }
 
     #[test]
-    fn push_if_appends_only_when_asked() {
-        let mut ring: Ring<u64> = Ring::new();
-        let mut model: VecDeque<u64> = VecDeque::new();
-        for v in 0..100u64 {
-            let keep = v % 3 != 1;
-            ring.push_if(keep, v);
-            if keep {
-                model.push_back(v);
-            }
-            if v % 7 == 0 {
-                assert_eq!(ring.pop_front(), model.pop_front());
-            }
-            assert_eq!(ring.len(), model.len());
-        }
-        while let Some(v) = model.pop_front() {
-            assert_eq!(ring.pop_front(), Some(v));
-        }
-    }
-
-    #[test]
     fn pop_expired_never_counts_stale_slots_past_the_tail() {
         let mut ring: Ring<u64> = Ring::new();
         for v in 0..10 {
@@ -233,10 +200,6 @@ mod tests {
         assert_eq!(ring.pop_expired(|v| *v < 55), 1);
         assert_eq!(ring.pop_expired(|v| *v < 55), 0);
         assert_eq!(ring.front(), Some(&60));
-        // A value written by a push_if that did not keep it is not live.
-        ring.push_if(false, 1);
-        assert_eq!(ring.pop_expired(|v| *v < 55), 0);
-        assert_eq!(ring.len(), 1);
         assert_eq!(Ring::<u64>::new().pop_expired(|_| true), 0);
     }
 }
