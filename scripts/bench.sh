@@ -257,8 +257,9 @@ run_memory() {
         RUNS=$saved
     fi
     if ((HUGE)); then
-        # 10^9 arrivals: L = 1000 per 1 s at 1500/s for 666 667 s.
-        scenario "$DATA/poisson_1g.toml" poisson_1g 1000 1s 666667s "$(poisson 1500)" "$ALL_LIMITERS"
+        # About 10^9 arrivals: L = 1000 per 1 s at 1500/s for 666 666 s (the cap
+        # on a generated source is 10^9 expected requests).
+        scenario "$DATA/poisson_1g.toml" poisson_1g 1000 1s 666666s "$(poisson 1500)" "$ALL_LIMITERS"
         local saved=$RUNS
         RUNS=1
         measure "Poisson 10^9: fixed, N=2/10/100, sliding log" 1000000000 "flat RSS" \
