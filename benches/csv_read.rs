@@ -86,7 +86,7 @@ fn bare_read_parse(path: &Path) -> u64 {
 fn trace_read(options: &CsvOptions) -> u64 {
     let mut sum = 0u64;
     for a in CsvTrace::open(options).unwrap() {
-        sum = sum.wrapping_add(a.unwrap().time.0);
+        sum = sum.wrapping_add(a.unwrap().time.get());
     }
     sum
 }

@@ -33,15 +33,15 @@ fn poisson(n: usize, rate: f64, seed: u64) -> Vec<Arrival> {
             z ^= z >> 31;
             let u = ((z >> 11) + 1) as f64 / (1u64 << 53) as f64;
             t += (-u.ln() / rate * 1e9) as u64;
-            Arrival { time: Nanos(t), key: 0 }
+            Arrival { time: Nanos::new(t), key: 0 }
         })
         .collect()
 }
 
 fn lanes(c: &mut Criterion) {
     let trace = poisson(ARRIVALS, 1500.0, 7);
-    let limit = Limit { requests: 1000, window: Nanos(1_000_000_000) };
-    let fixed = LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos(0) } };
+    let limit = Limit { requests: 1000, window: Nanos::new(1_000_000_000) };
+    let fixed = LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::new(0) } };
     let slots = |n| LimiterSpec::SlotCounter { slots: n };
     let cases: Vec<(&str, Vec<LimiterSpec>)> = vec![
         ("log_only", vec![]),

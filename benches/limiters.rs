@@ -68,13 +68,13 @@ fn poisson_trace(n: usize, mean_gap_ns: f64, seed: u64) -> Vec<u64> {
 fn run_lib(mut l: impl Limiter, trace: &[u64]) -> u64 {
     let mut admitted = 0;
     for &t in black_box(trace) {
-        admitted += u64::from(l.decide(Nanos(t), 1).admitted());
+        admitted += u64::from(l.decide(Nanos::new(t), 1).admitted());
     }
     admitted
 }
 
 fn limit() -> Limit {
-    Limit { requests: LIMIT, window: Nanos(WINDOW) }
+    Limit { requests: LIMIT, window: Nanos::new(WINDOW) }
 }
 
 fn fixed() -> FixedWindow {

@@ -12,7 +12,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rows: u64 = 0;
     let mut last: u64 = 0;
     for arrival in CsvTrace::open(&options)? {
-        last = arrival?.time.0;
+        last = arrival?.time.get();
         rows += 1;
     }
     println!("{rows} rows, last at {last} ns");

@@ -20,7 +20,7 @@ fn main() {
     let mut last = 0;
     for a in Poisson::new(seed, 0, Nanos::ZERO, Nanos::from_secs(secs), rate) {
         n += 1;
-        last = a.time.0;
+        last = a.time.get();
     }
     println!("{n} arrivals, last at {last} ns");
 }

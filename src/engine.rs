@@ -325,14 +325,14 @@ impl<L: Limiter + Clone> Lane<L> {
         let mut bin = Bin::default();
         let mut window_counts = if RECORD { out.window_counts.take() } else { None };
         for (j, (&t, &id)) in chunk.times.iter().zip(&chunk.ids).enumerate() {
-            if t.0 >= bin_end {
+            if t.get() >= bin_end {
                 if bin_index != usize::MAX {
                     bin.close(j - bin_first);
                     self.timeline.add(bin_index, 0, &bin);
                 }
                 let keys = &mut self.keys;
                 bin_index = self.timeline.bin_for(t, |_, start| Self::carry(keys, start, OWN))?;
-                bin_end = (bin_index as u64 + 1).saturating_mul(self.timeline.width().0);
+                bin_end = (bin_index as u64 + 1).saturating_mul(self.timeline.width().get());
                 bin_first = j;
                 bin = Bin::default();
             }
@@ -590,7 +590,7 @@ pub fn run(
         specs.iter().map(|s| Mutex::new(AnyLane::new(s, limit, config.bin))).collect();
     if let Some(end) = config.end {
         // Refuse a too-fine explicit bin before any work is done.
-        Timeline::new(config.bin, 1).reserve_until(Nanos(end.0.saturating_sub(1)))?;
+        Timeline::new(config.bin, 1).reserve_until(Nanos::new(end.get().saturating_sub(1)))?;
     }
     let reader = Mutex::new(Reader {
         arrivals,
@@ -734,7 +734,7 @@ pub fn run(
     let mut lanes: Vec<AnyLane> = lanes.into_iter().map(|l| l.into_inner().expect("lane lock")).collect();
     let run_end = match config.end {
         Some(e) => e,
-        None => reader.last_time.map_or(Nanos::ZERO, |t| Nanos(t.0.saturating_add(1))),
+        None => reader.last_time.map_or(Nanos::ZERO, |t| Nanos::new(t.get().saturating_add(1))),
     };
     for (lane, differ) in lanes.iter_mut().zip(&disagreements) {
         lane.counts_mut().disagreements += differ;
@@ -809,14 +809,14 @@ mod tests {
     use crate::trace::Arrival;
 
     fn arrivals(v: &[(u64, u64)]) -> impl Iterator<Item = ArrivalResult> + Send + use<> {
-        v.iter().map(|&(t, key)| Ok(Arrival { time: Nanos(t), key })).collect::<Vec<_>>().into_iter()
+        v.iter().map(|&(t, key)| Ok(Arrival { time: Nanos::new(t), key })).collect::<Vec<_>>().into_iter()
     }
 
     #[test]
     fn each_key_has_its_own_limiter() {
         // L = 1 per 10 ns. Keys 7 and 9 each get one request through per window.
         let config = RunConfig {
-            limit: Limit { requests: 1, window: Nanos(10) },
+            limit: Limit { requests: 1, window: Nanos::new(10) },
             limiters: vec![LimiterSpec::SlotCounter { slots: 2 }],
             end: None,
             bin: None,
@@ -851,7 +851,7 @@ mod tests {
         let n = CHUNK as u64 * 2 + 100;
         let times: Vec<(u64, u64)> = (0..n).map(|i| (i * 3, 0)).collect();
         let config = RunConfig {
-            limit: Limit { requests: 5, window: Nanos(100) },
+            limit: Limit { requests: 5, window: Nanos::new(100) },
             limiters: vec![LimiterSpec::SlotCounter { slots: 4 }],
             end: None,
             bin: None,
@@ -862,10 +862,10 @@ mod tests {
         let mut admitted: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
         for r in &sink.0 {
             let log = &mut admitted[r.limiter];
-            let expect = log.iter().rev().take_while(|&&a| a + 100 > r.time.0).count() as u64;
+            let expect = log.iter().rev().take_while(|&&a| a + 100 > r.time.get()).count() as u64;
             assert_eq!(r.window_count, expect, "seq {} limiter {}", r.seq, r.limiter);
             if r.admitted {
-                log.push(r.time.0);
+                log.push(r.time.get());
             }
         }
     }
@@ -875,12 +875,12 @@ mod tests {
         // More arrivals than one chunk, with decisions crossing chunk edges.
         let times: Vec<(u64, u64)> = (0..(CHUNK as u64 * 2 + 17)).map(|i| (i * 3, i % 3)).collect();
         let config = RunConfig {
-            limit: Limit { requests: 5, window: Nanos(100) },
+            limit: Limit { requests: 5, window: Nanos::new(100) },
             limiters: vec![LimiterSpec::FixedWindow {
-                align: crate::limiter::WindowAlign::Epoch { offset: Nanos(0) },
+                align: crate::limiter::WindowAlign::Epoch { offset: Nanos::new(0) },
             }],
             end: None,
-            bin: Some(Nanos(1000)),
+            bin: Some(Nanos::new(1000)),
         };
         let r = run(&config, arrivals(&times), None, &mut |_| {}).unwrap();
         // Per key: one request every 9 ns, 5 per 100 ns window admitted.

@@ -100,7 +100,7 @@ impl RunProgress {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
         }
         if let Some(end) = self.end_ns {
-            self.bar.set_position(p.now.0.min(end));
+            self.bar.set_position(p.now.get().min(end));
         }
         self.bar.set_message(format!("{} arrivals, t = {:.1} s", p.arrivals, p.now.as_secs_f64()));
     }
@@ -173,7 +173,7 @@ scenario name; PNG titles will show boxes. Pass --font FILE.ttf (or [output] fon
             None
         };
 
-        let mut progress = RunProgress::new(args.quiet, simulate::known_end(&scenario).map(|n| n.0));
+        let mut progress = RunProgress::new(args.quiet, simulate::known_end(&scenario).map(|n| n.get()));
         let report = simulate::run_scenario(
             &scenario,
             decisions.as_mut().map(|d| d as &mut dyn engine::DecisionSink),
@@ -333,19 +333,19 @@ fn run_diagram(scenario: &Scenario, report: &ratesim::RunReport) -> Result<Windo
 fn pair_diagram(scenario: &Scenario) -> WindowsDiagram {
     let limit = scenario.limit;
     let n = diagram_slots(scenario);
-    let w = limit.window.0;
+    let w = limit.window.get();
     let s = w / n;
     let t1 = 2 * w - 3 * s / 10;
     let t2 = t1 + w - s / 2;
-    let mut arrivals = vec![Nanos(t1); limit.requests as usize];
-    arrivals.extend(vec![Nanos(t2); limit.requests as usize]);
-    let view = (Nanos(w), Nanos(3 * w + w / 4));
+    let mut arrivals = vec![Nanos::new(t1); limit.requests as usize];
+    arrivals.extend(vec![Nanos::new(t2); limit.requests as usize]);
+    let view = (Nanos::new(w), Nanos::new(3 * w + w / 4));
     WindowsDiagram {
         title: format!("Two bursts of {} that break the limit: how the algorithms cut time", limit.requests),
         limit,
         slots: n,
         arrivals,
-        instant: Nanos(t2),
+        instant: Nanos::new(t2),
         view,
     }
 }

@@ -17,15 +17,15 @@ pub struct WindowTracker {
 
 impl WindowTracker {
     pub fn new(window: Nanos) -> WindowTracker {
-        WindowTracker { window: window.0, admitted: Ring::new() }
+        WindowTracker { window: window.get(), admitted: Ring::new() }
     }
 
     /// Admitted requests in `(t - W, t]` seen so far (those at `t` included).
     /// `t` must not decrease between calls.
     #[inline]
     pub fn count_at(&mut self, t: Nanos) -> u64 {
-        if t.0 >= self.window {
-            let cutoff = t.0 - self.window;
+        if t.get() >= self.window {
+            let cutoff = t.get() - self.window;
             self.admitted.pop_while(|&a| a <= cutoff);
         }
         self.admitted.len() as u64
@@ -33,7 +33,7 @@ impl WindowTracker {
 
     #[inline]
     pub fn admit(&mut self, t: Nanos) {
-        self.admitted.push_back(t.0);
+        self.admitted.push_back(t.get());
     }
 }
 
@@ -130,24 +130,24 @@ mod tests {
 
     #[test]
     fn tracker_window_is_half_open() {
-        let mut w = WindowTracker::new(Nanos(1000));
-        w.admit(Nanos(0));
-        w.admit(Nanos(500));
-        assert_eq!(w.count_at(Nanos(999)), 2);
-        assert_eq!(w.count_at(Nanos(1000)), 1); // 0 is exactly W ago: gone
-        assert_eq!(w.count_at(Nanos(1499)), 1);
-        assert_eq!(w.count_at(Nanos(1500)), 0);
+        let mut w = WindowTracker::new(Nanos::new(1000));
+        w.admit(Nanos::new(0));
+        w.admit(Nanos::new(500));
+        assert_eq!(w.count_at(Nanos::new(999)), 2);
+        assert_eq!(w.count_at(Nanos::new(1000)), 1); // 0 is exactly W ago: gone
+        assert_eq!(w.count_at(Nanos::new(1499)), 1);
+        assert_eq!(w.count_at(Nanos::new(1500)), 0);
     }
 
     #[test]
     fn tracker_ring_grows_and_wraps() {
-        let mut w = WindowTracker::new(Nanos(10));
+        let mut w = WindowTracker::new(Nanos::new(10));
         for t in 0..1000u64 {
             // Three admissions per instant, so the window holds 30 entries.
             for _ in 0..3 {
-                w.admit(Nanos(t));
+                w.admit(Nanos::new(t));
             }
-            assert_eq!(w.count_at(Nanos(t)), 3 * (t.min(9) + 1), "t = {t}");
+            assert_eq!(w.count_at(Nanos::new(t)), 3 * (t.min(9) + 1), "t = {t}");
         }
     }
 

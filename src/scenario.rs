@@ -48,7 +48,7 @@ impl SweepOptions {
         SweepOptions {
             grid: crate::sweep::burst_pair::DEFAULT_GRID,
             loads: crate::sweep::load::DEFAULT_LOADS.to_vec(),
-            load_duration: Nanos(limit.window.0.saturating_mul(crate::sweep::load::DEFAULT_WINDOWS)),
+            load_duration: Nanos::new(limit.window.get().saturating_mul(crate::sweep::load::DEFAULT_WINDOWS)),
             map_slots: vec![1, 2, 5, 10],
         }
     }
@@ -205,7 +205,7 @@ impl Ctx<'_> {
 
     fn positive_duration(&self, key: &str, v: &Spanned<String>) -> Result<Nanos, ScenarioError> {
         let d = self.duration(key, v)?;
-        if d.0 == 0 {
+        if d.get() == 0 {
             return Err(self.at(v.span(), format!("`{key}` must be longer than 0, got \"{}\"", v.get_ref())));
         }
         Ok(d)
@@ -434,7 +434,7 @@ impl Scenario {
         let bin = raw.output.bin.as_ref().map(|b| ctx.positive_duration("output.bin", b)).transpose()?;
         if let (Some(b), Some(bin), Some(d)) = (&raw.output.bin, bin, duration) {
             // The engine would refuse this at the first arrival; say so now.
-            let bins = (d.0 - 1) / bin.0 + 1;
+            let bins = (d.get() - 1) / bin.get() + 1;
             if bins > crate::timeline::MAX_BINS {
                 return Err(ctx.at(
                     b.span(),
@@ -466,10 +466,10 @@ impl Scenario {
     /// before the sliding log when the scenario has none).
     pub fn set_slots(&mut self, slots: &[u64]) -> Result<(), String> {
         for &n in slots {
-            if n == 0 || n > self.limit.window.0 {
+            if n == 0 || n > self.limit.window.get() {
                 return Err(format!(
                     "slot count {n} is out of range: it must be between 1 and the window length in nanoseconds ({})",
-                    self.limit.window.0
+                    self.limit.window.get()
                 ));
             }
         }
@@ -506,7 +506,7 @@ fn validate_sweep(ctx: &Ctx, s: &Spanned<RawSweep>, limit: Limit) -> Result<Swee
     let r = s.get_ref();
     let mut out = SweepOptions::defaults(limit);
     if let Some(g) = &r.grid {
-        let max = (limit.window.0 / 2).min(u64::from(u32::MAX));
+        let max = (limit.window.get() / 2).min(u64::from(u32::MAX));
         let v = *g.get_ref();
         if v < 2 || v as u64 > max {
             return Err(
@@ -530,7 +530,7 @@ fn validate_sweep(ctx: &Ctx, s: &Spanned<RawSweep>, limit: Limit) -> Result<Swee
             .iter()
             .map(|n| {
                 let v = ctx.at_least_one("sweep.map_slots", n)?;
-                if v > limit.window.0 {
+                if v > limit.window.get() {
                     return Err(
                         ctx.at(n.span(), "`sweep.map_slots`: more slots than the window has nanoseconds")
                     );
@@ -649,7 +649,7 @@ fn validate_traffic(
             };
             // Expected requests over [start, end); also catches a load whose
             // rate overflows to infinity or underflows to 0.
-            let expected = rate * (end.0 - start.0) as f64 / 1e9;
+            let expected = rate * (end.get() - start.get()) as f64 / 1e9;
             if !(rate.is_finite() && rate > 0.0) {
                 return Err(ctx.at(
                     rate_span,
@@ -764,7 +764,9 @@ fn validate_limiter(
                     ));
                 }
                 (true, None) => WindowAlign::FirstRequest,
-                (false, offset) => WindowAlign::Epoch { offset: Nanos(offset.map_or(0, |o| o.0 % window.0)) },
+                (false, offset) => {
+                    WindowAlign::Epoch { offset: Nanos::new(offset.map_or(0, |o| o.get() % window.get())) }
+                }
             };
             out.push(LimiterSpec::FixedWindow { align });
         }
@@ -781,13 +783,13 @@ fn validate_limiter(
             }
             for n in slots.get_ref() {
                 let v = ctx.at_least_one(&key("slots"), n)?;
-                if v > window.0 {
+                if v > window.get() {
                     return Err(ctx.at(
                         n.span(),
                         format!(
                             "`{}`: {v} slots is more than the window has nanoseconds ({}); a slot must be at least 1 ns",
                             key("slots"),
-                            window.0
+                            window.get()
                         ),
                     ));
                 }

@@ -8,7 +8,7 @@ use std::fmt;
 
 /// An instant or a span of virtual time, in nanoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Nanos(pub u64);
+pub struct Nanos(u64);
 
 impl Nanos {
     pub const ZERO: Nanos = Nanos(0);
@@ -24,6 +24,11 @@ impl Nanos {
     pub const fn from_micros(us: u64) -> Nanos {
         Nanos(us * 1_000)
     }
+    /// `ns` nanoseconds.
+    pub const fn new(ns: u64) -> Nanos {
+        Nanos(ns)
+    }
+    /// The count of nanoseconds.
     pub const fn get(self) -> u64 {
         self.0
     }
@@ -36,6 +41,46 @@ impl Nanos {
     }
     pub fn checked_add(self, other: Nanos) -> Option<Nanos> {
         self.0.checked_add(other.0).map(Nanos)
+    }
+    pub fn saturating_add(self, other: Nanos) -> Nanos {
+        Nanos(self.0.saturating_add(other.0))
+    }
+    pub fn checked_sub(self, other: Nanos) -> Option<Nanos> {
+        self.0.checked_sub(other.0).map(Nanos)
+    }
+}
+
+/// Instant plus span. Overflow panics in debug builds, like `u64`; use
+/// [`Nanos::checked_add`] where the sum can pass the end of time.
+impl std::ops::Add for Nanos {
+    type Output = Nanos;
+    #[inline]
+    fn add(self, other: Nanos) -> Nanos {
+        Nanos(self.0 + other.0)
+    }
+}
+
+/// The span between two instants, or an instant moved back. Underflow
+/// panics in debug builds, like `u64`; use [`Nanos::saturating_sub`] or
+/// [`Nanos::checked_sub`] where it can happen.
+impl std::ops::Sub for Nanos {
+    type Output = Nanos;
+    #[inline]
+    fn sub(self, other: Nanos) -> Nanos {
+        Nanos(self.0 - other.0)
+    }
+}
+
+impl std::ops::AddAssign for Nanos {
+    #[inline]
+    fn add_assign(&mut self, other: Nanos) {
+        self.0 += other.0;
+    }
+}
+
+impl From<Nanos> for u64 {
+    fn from(t: Nanos) -> u64 {
+        t.0
     }
 }
 

@@ -88,7 +88,7 @@ fn next_width(w: u64) -> u64 {
 impl Timeline {
     pub fn new(width: Option<Nanos>, limiters: usize) -> Timeline {
         match width {
-            Some(w) => Timeline { width: w.0.max(1), auto: false, bins: Vec::new(), limiters },
+            Some(w) => Timeline { width: w.get().max(1), auto: false, bins: Vec::new(), limiters },
             None => Timeline { width: 1, auto: true, bins: Vec::new(), limiters },
         }
     }
@@ -99,7 +99,7 @@ impl Timeline {
     }
 
     pub fn width(&self) -> Nanos {
-        Nanos(self.width)
+        Nanos::new(self.width)
     }
 
     pub fn bins(&self) -> &[Vec<Bin>] {
@@ -108,7 +108,7 @@ impl Timeline {
 
     fn check_fits(&mut self, t: Nanos) -> Result<(), TooManyBins> {
         let max = if self.auto { AUTO_MAX_BINS } else { MAX_BINS };
-        while t.0 / self.width >= max {
+        while t.get() / self.width >= max {
             if !self.auto {
                 return Err(TooManyBins { width: self.width, max, until: t });
             }
@@ -142,14 +142,14 @@ impl Timeline {
         t: Nanos,
         mut carry: impl FnMut(usize, Nanos) -> u64,
     ) -> Result<usize, TooManyBins> {
-        let idx = t.0 / self.width;
+        let idx = t.get() / self.width;
         if (idx as usize) < self.bins.len() {
             return Ok(idx as usize);
         }
         self.check_fits(t)?;
-        let idx = (t.0 / self.width) as usize;
+        let idx = (t.get() / self.width) as usize;
         while self.bins.len() <= idx {
-            let start = Nanos(self.bins.len() as u64 * self.width);
+            let start = Nanos::new(self.bins.len() as u64 * self.width);
             let row =
                 (0..self.limiters).map(|i| Bin { window_peak: carry(i, start), ..Bin::default() }).collect();
             self.bins.push(row);
@@ -192,10 +192,10 @@ impl Timeline {
         end: Nanos,
         carry: impl FnMut(usize, Nanos) -> u64,
     ) -> Result<(), TooManyBins> {
-        if end.0 == 0 {
+        if end.get() == 0 {
             return Ok(());
         }
-        self.bin_for(Nanos(end.0 - 1), carry).map(|_| ())
+        self.bin_for(Nanos::new(end.get() - 1), carry).map(|_| ())
     }
 }
 
@@ -217,12 +217,12 @@ mod tests {
     #[test]
     fn auto_width_keeps_bins_few_and_merges_counts() {
         let mut tl = Timeline::new(None, 1);
-        let b = tl.bin_for(Nanos(5), |_, _| 0).unwrap();
+        let b = tl.bin_for(Nanos::new(5), |_, _| 0).unwrap();
         tl.record(b, 0, true, 1);
-        let b = tl.bin_for(Nanos(2_999_999_999), |_, _| 0).unwrap();
+        let b = tl.bin_for(Nanos::new(2_999_999_999), |_, _| 0).unwrap();
         tl.record(b, 0, false, 7);
         // 3 s over at most 2000 bins: 1.5 ms would do, the next round width is 2 ms.
-        assert_eq!(tl.width(), Nanos(2_000_000));
+        assert_eq!(tl.width(), Nanos::new(2_000_000));
         assert_eq!(tl.bins().len(), 1500);
         assert_eq!(tl.bins()[0][0], Bin { offered: 1, admitted: 1, rejected: 0, window_peak: 1 });
         assert_eq!(tl.bins()[1499][0], Bin { offered: 1, admitted: 0, rejected: 1, window_peak: 7 });
@@ -230,14 +230,14 @@ mod tests {
 
     #[test]
     fn explicit_width_refuses_too_many_bins() {
-        let mut tl = Timeline::new(Some(Nanos(1)), 1);
-        assert!(tl.bin_for(Nanos(MAX_BINS), |_, _| 0).is_err());
+        let mut tl = Timeline::new(Some(Nanos::new(1)), 1);
+        assert!(tl.bin_for(Nanos::new(MAX_BINS), |_, _| 0).is_err());
     }
 
     #[test]
     fn new_bins_carry_the_window_count_in() {
-        let mut tl = Timeline::new(Some(Nanos(10)), 2);
-        tl.bin_for(Nanos(25), |i, start| i as u64 * 100 + start.0).unwrap();
+        let mut tl = Timeline::new(Some(Nanos::new(10)), 2);
+        tl.bin_for(Nanos::new(25), |i, start| i as u64 * 100 + start.get()).unwrap();
         let peaks: Vec<u64> = tl.bins().iter().map(|r| r[1].window_peak).collect();
         assert_eq!(peaks, [100, 110, 120]);
     }

@@ -55,7 +55,7 @@ fn items<I: Iterator<Item = ratesim::trace::ArrivalResult>>(it: I) -> Vec<Result
     // Fused on purpose: no more items after the first error, or after `None`.
     let mut v = Vec::new();
     for r in it {
-        v.push(r.map(|a| (a.time.0, a.key)).map_err(|e| e.to_string()));
+        v.push(r.map(|a| (a.time.get(), a.key)).map_err(|e| e.to_string()));
     }
     v
 }

@@ -14,7 +14,7 @@ use ratesim::trace::{CsvOptions, CsvTrace};
 /// optionally a sliding log variant, and the reference.
 fn fuzz_limiters(window: u64, slots: u64, log: Option<bool>) -> Vec<LimiterSpec> {
     let mut v = vec![
-        LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos(window / 3) } },
+        LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::new(window / 3) } },
         LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest },
         LimiterSpec::SlotCounter { slots },
     ];
@@ -27,7 +27,7 @@ fn run_trace(csv: &str, unit: TimeUnit, requests: u64, window: u64, slots: u64) 
     let options = CsvOptions { time_unit: unit, ..CsvOptions::new("r.csv") };
     let trace = CsvTrace::from_reader(csv.as_bytes(), &options).unwrap();
     let config = RunConfig {
-        limit: Limit { requests, window: Nanos(window) },
+        limit: Limit { requests, window: Nanos::new(window) },
         limiters: fuzz_limiters(window, slots, None),
         end: None,
         bin: None,
@@ -90,7 +90,7 @@ fn run_trace_target(data: &[u8]) -> Option<(u64, u64)> {
     };
     let trace = CsvTrace::from_reader(bytes, &options).ok()?;
     let config = RunConfig {
-        limit: Limit { requests, window: Nanos(window) },
+        limit: Limit { requests, window: Nanos::new(window) },
         limiters: fuzz_limiters(window, slots, Some(head[0] & 0x80 != 0)),
         end: None,
         bin: None,

@@ -30,15 +30,15 @@ fn trace(window: u64) -> impl Strategy<Value = Vec<u64>> {
 }
 
 fn run(limit: Limit, specs: &[LimiterSpec], times: &[u64]) -> Vec<ratesim::metrics::LimiterReport> {
-    let arrivals: Vec<ArrivalResult> = times.iter().map(|&t| Ok(Arrival::at(Nanos(t)))).collect();
+    let arrivals: Vec<ArrivalResult> = times.iter().map(|&t| Ok(Arrival::at(Nanos::new(t)))).collect();
     let config = RunConfig { limit, limiters: specs.to_vec(), end: None, bin: None };
     engine::run(&config, arrivals.into_iter(), None, &mut |_| {}).unwrap().limiters
 }
 
 fn all_specs(window: u64) -> Vec<LimiterSpec> {
     vec![
-        LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos(0) } },
-        LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos(window / 3) } },
+        LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::new(0) } },
+        LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::new(window / 3) } },
         LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest },
         LimiterSpec::SlotCounter { slots: 1 },
         LimiterSpec::SlotCounter { slots: 2 },
@@ -55,7 +55,7 @@ proptest! {
     /// The sliding log is the exact rule: never above L, no excess, no false rejects.
     #[test]
     fn sliding_log_is_exact(requests in 1u64..8, window in 10u64..1000, times in trace(1000)) {
-        let limit = Limit { requests, window: Nanos(window) };
+        let limit = Limit { requests, window: Nanos::new(window) };
         let r = run(limit, &[], &times);
         let log = &r[0];
         prop_assert_eq!(&log.label, "sliding_log");
@@ -72,7 +72,7 @@ proptest! {
     fn counters_never_false_reject_and_counts_add_up(
         requests in 1u64..8, window in 10u64..1000, times in trace(1000)
     ) {
-        let limit = Limit { requests, window: Nanos(window) };
+        let limit = Limit { requests, window: Nanos::new(window) };
         let specs = all_specs(window);
         for r in run(limit, &specs, &times) {
             prop_assert_eq!(r.counts.admitted + r.counts.rejected, r.counts.offered);
@@ -88,7 +88,7 @@ proptest! {
     /// scan of every admitted timestamp (independent of the engine's metrics).
     #[test]
     fn sliding_log_matches_a_brute_force_scan(requests in 1u64..8, window in 1u64..1000, times in trace(1000)) {
-        let limit = Limit { requests, window: Nanos(window) };
+        let limit = Limit { requests, window: Nanos::new(window) };
         let mut log = LimiterSpec::SlidingLog { count_rejected: false }.build(limit);
         let mut admitted: Vec<u64> = Vec::new();
         for &t in &times {
@@ -98,7 +98,7 @@ proptest! {
             if exact {
                 admitted.push(t);
             }
-            prop_assert_eq!(log.decide(Nanos(t), 1).admitted(), exact, "t = {}", t);
+            prop_assert_eq!(log.decide(Nanos::new(t), 1).admitted(), exact, "t = {}", t);
         }
     }
 
@@ -117,7 +117,7 @@ proptest! {
         }),
     ) {
         let (times, costs) = arrivals;
-        let limit = Limit { requests, window: Nanos(window) };
+        let limit = Limit { requests, window: Nanos::new(window) };
         let mut log = LimiterSpec::SlidingLog { count_rejected }.build(limit);
         let mut logged: Vec<(u64, u64)> = Vec::new();
         for (&t, &cost) in times.iter().zip(&costs) {
@@ -126,18 +126,18 @@ proptest! {
             if admit || count_rejected {
                 logged.push((t, u64::from(cost)));
             }
-            prop_assert_eq!(log.decide(Nanos(t), cost).admitted(), admit, "t = {}, cost = {}", t, cost);
+            prop_assert_eq!(log.decide(Nanos::new(t), cost).admitted(), admit, "t = {}, cost = {}", t, cost);
         }
     }
 
     /// `slot_counter` with N = 1 decides exactly like the aligned fixed window.
     #[test]
     fn one_slot_is_the_aligned_fixed_window(requests in 1u64..8, window in 1u64..1000, times in trace(1000)) {
-        let limit = Limit { requests, window: Nanos(window) };
-        let mut fixed = LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos(0) } }.build(limit);
+        let limit = Limit { requests, window: Nanos::new(window) };
+        let mut fixed = LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::new(0) } }.build(limit);
         let mut slot = LimiterSpec::SlotCounter { slots: 1 }.build(limit);
         for &t in &times {
-            prop_assert_eq!(fixed.decide(Nanos(t), 1), slot.decide(Nanos(t), 1), "t = {}", t);
+            prop_assert_eq!(fixed.decide(Nanos::new(t), 1), slot.decide(Nanos::new(t), 1), "t = {}", t);
         }
     }
 
@@ -146,7 +146,7 @@ proptest! {
     fn slot_counter_matches_naive_sum(
         requests in 1u64..8, window in 12u64..1000, slots in 1u64..12, times in trace(1000)
     ) {
-        let limit = Limit { requests, window: Nanos(window) };
+        let limit = Limit { requests, window: Nanos::new(window) };
         let mut fast = LimiterSpec::SlotCounter { slots }.build(limit);
         // Naive: keep (slot, count) for every slot ever used; sum the last N.
         let mut used: std::collections::BTreeMap<u64, u64> = Default::default();
@@ -158,7 +158,7 @@ proptest! {
             if admit {
                 *used.entry(k).or_default() += 1;
             }
-            prop_assert_eq!(fast.decide(Nanos(t), 1).admitted(), admit, "t = {}", t);
+            prop_assert_eq!(fast.decide(Nanos::new(t), 1).admitted(), admit, "t = {}", t);
         }
     }
 }

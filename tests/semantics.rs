@@ -55,7 +55,7 @@ fn boundary_burst_matches_the_hand_calculation() {
 }
 
 fn run(limit: Limit, specs: Vec<LimiterSpec>, times: &[u64]) -> Vec<LimiterReport> {
-    let arrivals: Vec<ArrivalResult> = times.iter().map(|&t| Ok(Arrival::at(Nanos(t)))).collect();
+    let arrivals: Vec<ArrivalResult> = times.iter().map(|&t| Ok(Arrival::at(Nanos::new(t)))).collect();
     let config = RunConfig { limit, limiters: specs, end: None, bin: None };
     engine::run(&config, arrivals.into_iter(), None, &mut |_| {}).unwrap().limiters
 }
@@ -65,10 +65,10 @@ fn run(limit: Limit, specs: Vec<LimiterSpec>, times: &[u64]) -> Vec<LimiterRepor
 /// its own window end still gets 2L through.
 #[test]
 fn first_request_window_has_its_own_boundary() {
-    let limit = Limit { requests: 3, window: Nanos(1000) };
+    let limit = Limit { requests: 3, window: Nanos::new(1000) };
     let specs = vec![
         LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest },
-        LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos(0) } },
+        LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::new(0) } },
     ];
     // Window opens at 200 -> [200, 1200). 3 at 1190..1199, then 3 at 1200..
     let times = [200, 1197, 1198, 1200, 1201, 1202];
@@ -85,7 +85,7 @@ fn first_request_window_has_its_own_boundary() {
 /// Same-instant arrivals: the exact rule counts earlier requests at the same t.
 #[test]
 fn same_instant_arrivals_are_counted_in_order() {
-    let limit = Limit { requests: 2, window: Nanos(10) };
+    let limit = Limit { requests: 2, window: Nanos::new(10) };
     let r = run(limit, vec![LimiterSpec::SlotCounter { slots: 5 }], &[4, 4, 4, 14, 14]);
     let (slots, log) = (&r[0], &r[1]);
     assert_eq!(log.counts.admitted, 4); // 4, 4 | 14, 14 (4 is exactly W before 14)
@@ -96,7 +96,7 @@ fn same_instant_arrivals_are_counted_in_order() {
 /// An empty trace gives zeros, not NaN rows.
 #[test]
 fn empty_trace() {
-    let r = run(Limit { requests: 1, window: Nanos(10) }, vec![], &[]);
+    let r = run(Limit { requests: 1, window: Nanos::new(10) }, vec![], &[]);
     assert_eq!(r.len(), 1);
     assert_eq!(r[0].counts.offered, 0);
     assert_eq!(r[0].over_admission(), None);

@@ -28,7 +28,7 @@ fn outcome<I: Iterator<Item = ArrivalResult>>(
 ) -> Result<((u64, u64), Vec<Result<(u64, u64), String>>), String> {
     let mut t = opened.map_err(|e| e.to_string())?;
     let c = counts(&t);
-    Ok((c, t.by_ref().map(|r| r.map(|a| (a.time.0, a.key)).map_err(|e| e.to_string())).collect()))
+    Ok((c, t.by_ref().map(|r| r.map(|a| (a.time.get(), a.key)).map_err(|e| e.to_string())).collect()))
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -75,8 +75,8 @@ fuzz_target!(|data: &[u8]| {
         match r {
             Ok(a) => {
                 assert_eq!(errors, 0, "no arrival after an error");
-                assert!(a.time.0 >= last, "arrivals in time order");
-                last = a.time.0;
+                assert!(a.time.get() >= last, "arrivals in time order");
+                last = a.time.get();
             }
             Err(e) => {
                 errors += 1;

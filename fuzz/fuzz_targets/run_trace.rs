@@ -26,9 +26,9 @@ fuzz_target!(|data: &[u8]| {
     };
     let Ok(trace) = CsvTrace::from_reader(bytes, &options) else { return };
     let config = RunConfig {
-        limit: Limit { requests, window: Nanos(window) },
+        limit: Limit { requests, window: Nanos::new(window) },
         limiters: vec![
-            LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos(window / 3) } },
+            LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::new(window / 3) } },
             LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest },
             LimiterSpec::SlotCounter { slots },
             LimiterSpec::SlidingLog { count_rejected: head[0] & 0x80 != 0 },

@@ -11,10 +11,10 @@ fuzz_target!(|data: &[u8]| {
     // Scenario::load refuses non-UTF-8 files before parsing.
     let Ok(text) = std::str::from_utf8(data) else { return };
     let Ok(s) = Scenario::parse(text, Path::new("fuzz/s.toml")) else { return };
-    assert!(s.limit.requests >= 1 && s.limit.window.0 >= 1);
+    assert!(s.limit.requests >= 1 && s.limit.window.get() >= 1);
     for l in &s.limiters {
         if let Some(n) = l.slots() {
-            assert!(n >= 1 && n <= s.limit.window.0);
+            assert!(n >= 1 && n <= s.limit.window.get());
         }
     }
     for t in &s.traffic {

@@ -26,7 +26,7 @@ impl BurstPairMap<'_> {
             .filter_map(|&n| {
                 let fixed = || {
                     self.result.rows.iter().find(|r| {
-                        matches!(r.spec, LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset } } if offset.0 == 0)
+                        matches!(r.spec, LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset } } if offset.get() == 0)
                     })
                 };
                 let slot = || self.result.rows.iter().find(|r| r.spec.slots() == Some(n));

@@ -28,10 +28,10 @@ impl Chart for Timeline<'_> {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.report;
-        let width = r.timeline.width().0;
+        let width = r.timeline.width().get();
         let bins = r.timeline.bins();
-        let (div, unit) = time_unit(r.end.0);
-        let x_end = r.end.0 as f64 / div;
+        let (div, unit) = time_unit(r.end.get());
+        let x_end = r.end.get() as f64 / div;
         let y_max =
             bins.iter().flat_map(|row| row.iter().map(|b| b.offered)).max().unwrap_or(1).max(1) as f64;
         let area = titled(

@@ -32,10 +32,10 @@ impl Chart for WindowCount<'_> {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.report;
-        let width = r.timeline.width().0;
+        let width = r.timeline.width().get();
         let bins = r.timeline.bins();
-        let (div, unit) = time_unit(r.end.0);
-        let x_end = r.end.0 as f64 / div;
+        let (div, unit) = time_unit(r.end.get());
+        let x_end = r.end.get() as f64 / div;
         let limit = r.limit.requests as f64;
         let peak = r.limiters.iter().map(|l| l.counts.peak).max().unwrap_or(0) as f64;
         let y_max = peak.max(limit) * 1.12;

@@ -49,9 +49,9 @@ impl WindowsDiagram {
                 at = t;
             }
         }
-        let w = limit.window.0;
-        let start = at.0.saturating_sub(w + w / 2);
-        let view = (Nanos(start), Nanos(start + 2 * w));
+        let w = limit.window.get();
+        let start = at.get().saturating_sub(w + w / 2);
+        let view = (Nanos::new(start), Nanos::new(start + 2 * w));
         let arrivals = arrivals.into_iter().filter(|t| *t < view.1).collect();
         WindowsDiagram { title, limit, slots, arrivals, instant: at, view }
     }
@@ -70,12 +70,14 @@ impl WindowsDiagram {
             .map(|(spec, name)| {
                 let mut l = spec.build(self.limit);
                 let admitted: Vec<bool> = self.arrivals.iter().map(|&t| l.decide(t, 1).admitted()).collect();
-                let lo = self.instant.0.saturating_sub(self.limit.window.0);
+                let lo = self.instant.get().saturating_sub(self.limit.window.get());
                 let in_window = self
                     .arrivals
                     .iter()
                     .zip(&admitted)
-                    .filter(|(t, a)| **a && t.0 > lo && t.0 <= self.instant.0 && (t.0 > 0 || lo == 0))
+                    .filter(|(t, a)| {
+                        **a && t.get() > lo && t.get() <= self.instant.get() && (t.get() > 0 || lo == 0)
+                    })
                     .count() as u64;
                 Lane { spec, name, admitted, in_window }
             })
@@ -96,8 +98,8 @@ impl Chart for WindowsDiagram {
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
-        let w = self.limit.window.0;
-        let (v0, v1) = (self.view.0.0, self.view.1.0);
+        let w = self.limit.window.get();
+        let (v0, v1) = (self.view.0.get(), self.view.1.get());
         let (div, unit) = time_unit(v1 - v0);
         let x = |t: u64| t as f64 / div;
         let area = titled(root, &self.title)?;
@@ -118,7 +120,7 @@ impl Chart for WindowsDiagram {
             .disable_mesh()
             .draw()
             .map_err(err)?;
-        let t_star = self.instant.0;
+        let t_star = self.instant.get();
         // The instant t*.
         chart
             .draw_series(DashedLineSeries::new(
@@ -197,12 +199,12 @@ impl Chart for WindowsDiagram {
             // Request marks.
             let mut ticks = Vec::new();
             for (t, adm) in self.arrivals.iter().zip(&lane.admitted) {
-                if t.0 < v0 || t.0 >= v1 {
+                if t.get() < v0 || t.get() >= v1 {
                     continue;
                 }
                 let col = if *adm { c } else { grey };
                 ticks.push(PathElement::new(
-                    vec![(x(t.0), y0 + 0.52), (x(t.0), y0 + 0.78)],
+                    vec![(x(t.get()), y0 + 0.52), (x(t.get()), y0 + 0.78)],
                     col.stroke_width(3),
                 ));
             }
@@ -212,13 +214,13 @@ impl Chart for WindowsDiagram {
             while k < self.arrivals.len() {
                 let t = self.arrivals[k];
                 let same = self.arrivals[k..].iter().take_while(|u| **u == t).count();
-                if same > 1 && t.0 >= v0 && t.0 < v1 {
+                if same > 1 && t.get() >= v0 && t.get() < v1 {
                     let admitted = lane.admitted[k..k + same].iter().filter(|a| **a).count();
                     let label = format!("{admitted} of {same} admitted");
                     chart
                         .draw_series(std::iter::once(Text::new(
                             label,
-                            (x(t.0) + (x(v1) - x(v0)) * 0.005, y0 + 0.6),
+                            (x(t.get()) + (x(v1) - x(v0)) * 0.005, y0 + 0.6),
                             font(TICK_SIZE - 2.0),
                         )))
                         .map_err(err)?;

@@ -46,12 +46,12 @@ pub fn summary(report: &RunReport) -> String {
 
 /// `timeline.csv`: long format, one row per bin per limiter, bins in time order.
 pub fn timeline(report: &RunReport) -> String {
-    let width = report.timeline.width().0;
+    let width = report.timeline.width().get();
     let mut out = String::from(TIMELINE_HEADER);
     out.push('\n');
     let labels: Vec<String> = report.limiters.iter().map(|l| field(&l.label)).collect();
     for (b, row) in report.timeline.bins().iter().enumerate() {
-        let start = Nanos(b as u64 * width);
+        let start = Nanos::new(b as u64 * width);
         for (i, bin) in row.iter().enumerate() {
             out.push_str(&format!(
                 "{start},{},{},{},{},{}\n",

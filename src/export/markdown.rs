@@ -128,7 +128,7 @@ pub fn error_vs_slots_table(result: &BurstPairResult) -> Table {
 /// How the burst-pair sweep is defined, for the Markdown files and the report.
 pub fn burst_pair_method(result: &BurstPairResult) -> String {
     let w = format_duration(result.limit.window);
-    let step = format_duration(crate::time::Nanos(result.limit.window.0 / u64::from(result.grid)));
+    let step = format_duration(crate::time::Nanos::new(result.limit.window.get() / u64::from(result.grid)));
     format!(
         "Two bursts of L = {l} requests, each at a single instant, the second a gap g after the first; \
 the first at offset p against the {w} window grid. g and p each take {g} values (cell midpoints, \

@@ -30,17 +30,17 @@ pub struct FixedWindow {
 
 impl FixedWindow {
     pub fn new(limit: Limit, align: WindowAlign) -> FixedWindow {
-        assert!(limit.window.0 > 0, "window must be positive");
+        assert!(limit.window.get() > 0, "window must be positive");
         let phase = match align {
-            WindowAlign::Epoch { offset } => offset.0 % limit.window.0,
+            WindowAlign::Epoch { offset } => offset.get() % limit.window.get(),
             WindowAlign::FirstRequest => 0,
         };
         FixedWindow {
             limit: limit.requests,
-            window: limit.window.0,
+            window: limit.window.get(),
             align,
             phase,
-            by_window: FastDiv::new(limit.window.0),
+            by_window: FastDiv::new(limit.window.get()),
             end: 0,
             count: 0,
         }
@@ -66,8 +66,8 @@ impl FixedWindow {
 impl Limiter for FixedWindow {
     #[inline(always)]
     fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
-        if u128::from(now.0) >= self.end {
-            self.end = self.next_end(now.0);
+        if u128::from(now.get()) >= self.end {
+            self.end = self.next_end(now.get());
             self.count = 0;
         }
         let cost = u64::from(cost);
@@ -100,10 +100,10 @@ mod tests {
 
     #[test]
     fn aligned_resets_exactly_on_the_boundary() {
-        let mut l = FixedWindow::new(limit(2, 1000), WindowAlign::Epoch { offset: Nanos(0) });
+        let mut l = FixedWindow::new(limit(2, 1000), WindowAlign::Epoch { offset: Nanos::new(0) });
         assert_eq!(l.decide(ms(999), 1), Admit);
         assert_eq!(l.decide(ms(999), 1), Admit); // same instant, counted
-        assert_eq!(l.decide(Nanos(999_999_999), 1), Reject);
+        assert_eq!(l.decide(Nanos::new(999_999_999), 1), Reject);
         // t = 1000 ms is in window 1: the counter resets.
         assert_eq!(l.decide(ms(1000), 1), Admit);
         assert_eq!(l.decide(ms(1000), 1), Admit);
@@ -138,7 +138,7 @@ mod tests {
 
     #[test]
     fn cost_takes_several_permits() {
-        let mut l = FixedWindow::new(limit(5, 1000), WindowAlign::Epoch { offset: Nanos(0) });
+        let mut l = FixedWindow::new(limit(5, 1000), WindowAlign::Epoch { offset: Nanos::new(0) });
         assert_eq!(l.decide(ms(1), 3), Admit);
         assert_eq!(l.decide(ms(2), 3), Reject);
         assert_eq!(l.decide(ms(3), 2), Admit);

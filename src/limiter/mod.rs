@@ -79,7 +79,7 @@ impl LimiterSpec {
     /// A label unique within a run, such as `slot_counter(N=10)`.
     pub fn label(&self) -> String {
         match self {
-            LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset } } if offset.0 == 0 => {
+            LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset } } if offset.get() == 0 => {
                 "fixed_window".to_string()
             }
             LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset } } => {

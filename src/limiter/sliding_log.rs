@@ -29,7 +29,7 @@ impl SlidingLog {
     pub fn new(limit: Limit, count_rejected: bool) -> SlidingLog {
         SlidingLog {
             limit: limit.requests,
-            window: limit.window.0,
+            window: limit.window.get(),
             log: Ring::new(),
             logged: 0,
             weighted: false,
@@ -77,8 +77,8 @@ impl SlidingLog {
 impl Limiter for SlidingLog {
     #[inline(always)]
     fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
-        self.prune(now.0);
-        let now = now.0;
+        self.prune(now.get());
+        let now = now.get();
         let cost = u64::from(cost);
         let admit = self.sum() + cost <= self.limit;
         if admit || self.count_rejected {
@@ -96,7 +96,7 @@ impl Limiter for SlidingLog {
         if self.count_rejected {
             return None;
         }
-        self.prune(now.0);
+        self.prune(now.get());
         Some(self.sum())
     }
 }
@@ -114,7 +114,7 @@ mod tests {
     fn a_request_exactly_w_later_no_longer_sees_the_first() {
         let mut l = SlidingLog::new(Limit { requests: 1, window: ms(1000) }, false);
         assert_eq!(l.decide(ms(200), 1), Admit);
-        assert_eq!(l.decide(Nanos(1_199_999_999), 1), Reject);
+        assert_eq!(l.decide(Nanos::new(1_199_999_999), 1), Reject);
         assert_eq!(l.decide(ms(1200), 1), Admit);
     }
 

@@ -32,15 +32,15 @@ pub struct SlotCounter {
 impl SlotCounter {
     /// `slots` must be between 1 and the window length in nanoseconds.
     pub fn new(limit: Limit, slots: u64) -> SlotCounter {
-        assert!(slots >= 1 && slots <= limit.window.0, "1 <= slots <= window in ns");
+        assert!(slots >= 1 && slots <= limit.window.get(), "1 <= slots <= window in ns");
         SlotCounter {
             limit: limit.requests,
-            window: limit.window.0,
+            window: limit.window.get(),
             slots,
             live: Ring::new(),
             sum: 0,
             current: 0,
-            by_window: FastDiv::new(limit.window.0),
+            by_window: FastDiv::new(limit.window.get()),
             peak_entries: 0,
         }
     }
@@ -91,7 +91,7 @@ impl SlotCounter {
 impl Limiter for SlotCounter {
     #[inline(always)]
     fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
-        self.advance(now.0);
+        self.advance(now.get());
         let cost = u64::from(cost);
         if self.sum + cost > self.limit {
             return Decision::Reject;
@@ -130,11 +130,11 @@ mod tests {
     fn slot_index_is_floor_t_n_over_w() {
         let c = counter(1, 1000, 10);
         assert_eq!(c.slot_index(0), 0);
-        assert_eq!(c.slot_index(ms(99).0), 0);
-        assert_eq!(c.slot_index(ms(100).0), 1);
-        assert_eq!(c.slot_index(ms(1000).0), 10);
+        assert_eq!(c.slot_index(ms(99).get()), 0);
+        assert_eq!(c.slot_index(ms(100).get()), 1);
+        assert_eq!(c.slot_index(ms(1000).get()), 10);
         // W not divisible by N: W = 1000 ns, N = 3.
-        let c = SlotCounter::new(Limit { requests: 1, window: Nanos(1000) }, 3);
+        let c = SlotCounter::new(Limit { requests: 1, window: Nanos::new(1000) }, 3);
         assert_eq!(c.slot_index(333), 0);
         assert_eq!(c.slot_index(334), 1);
         assert_eq!(c.slot_start(1), 334);
@@ -162,7 +162,7 @@ mod tests {
         assert_eq!(c.decide(ms(1000), 1), Admit);
         assert_eq!(c.decide(ms(1000), 1), Reject);
         // Slot 11 (from 1100 ms) drops slot 1.
-        assert_eq!(c.decide(Nanos(1_099_999_999), 1), Reject);
+        assert_eq!(c.decide(Nanos::new(1_099_999_999), 1), Reject);
         assert_eq!(c.decide(ms(1100), 1), Admit);
     }
 

@@ -104,13 +104,13 @@ pub fn offset(limit: Limit, grid: u32, j: u32) -> Nanos {
 }
 
 fn midpoint(window: Nanos, grid: u32, i: u32) -> Nanos {
-    Nanos(((2 * u128::from(i) + 1) * u128::from(window.0) / (2 * u128::from(grid))) as u64)
+    Nanos::new(((2 * u128::from(i) + 1) * u128::from(window.get()) / (2 * u128::from(grid))) as u64)
 }
 
 /// The instants of the two bursts for grid point `(i, j)`.
 pub fn burst_times(limit: Limit, grid: u32, i: u32, j: u32) -> (Nanos, Nanos) {
-    let t1 = limit.window.0 + offset(limit, grid, j).0;
-    (Nanos(t1), Nanos(t1 + gap(limit, grid, i).0))
+    let t1 = limit.window.get() + offset(limit, grid, j).get();
+    (Nanos::new(t1), Nanos::new(t1 + gap(limit, grid, i).get()))
 }
 
 /// Runs one limiter on the pair at `(t1, t2)`: how many requests of each burst
@@ -130,7 +130,7 @@ pub fn run(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<BurstPairResult, BurstPairError> {
     let grid = config.grid;
-    let max = config.limit.window.0 / 2;
+    let max = config.limit.window.get() / 2;
     if grid < 2 || u64::from(grid) > max {
         return Err(BurstPairError::Grid { grid, max });
     }
@@ -202,7 +202,7 @@ mod tests {
     use crate::limiter::WindowAlign;
     use crate::trace::{Burst, Merge, Source};
 
-    const SEC: Limit = Limit { requests: 100, window: Nanos(1_000_000_000) };
+    const SEC: Limit = Limit { requests: 100, window: Nanos::new(1_000_000_000) };
 
     fn sweep(slots: &[u64], grid: u32) -> BurstPairResult {
         let mut limiters =
@@ -341,8 +341,8 @@ mod tests {
 
     #[test]
     fn grid_points_are_inside_the_ranges() {
-        assert_eq!(gap(SEC, 2000, 0), Nanos(250_000));
-        assert_eq!(gap(SEC, 2000, 1999), Nanos(999_750_000));
+        assert_eq!(gap(SEC, 2000, 0), Nanos::new(250_000));
+        assert_eq!(gap(SEC, 2000, 1999), Nanos::new(999_750_000));
         assert!(run(&BurstPairConfig { limit: SEC, limiters: vec![], grid: 1 }, &|_| {}).is_err());
     }
 }

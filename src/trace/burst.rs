@@ -14,7 +14,7 @@ pub struct Burst {
 impl Burst {
     /// Request `i` arrives at `start + floor(i * span / count)`.
     pub fn new(start: Nanos, span: Nanos, count: u64) -> Burst {
-        Burst { start: start.0, span: span.0, count, next: 0 }
+        Burst { start: start.get(), span: span.get(), count, next: 0 }
     }
 }
 
@@ -26,7 +26,7 @@ impl Iterator for Burst {
         }
         let offset = (self.next as u128 * self.span as u128 / self.count as u128) as u64;
         self.next += 1;
-        Some(Arrival::at(Nanos(self.start.saturating_add(offset))))
+        Some(Arrival::at(Nanos::new(self.start.saturating_add(offset))))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -42,7 +42,7 @@ mod tests {
     #[test]
     fn evenly_spread_and_half_open() {
         let times: Vec<u64> =
-            Burst::new(Nanos::from_millis(990), Nanos::from_millis(10), 100).map(|a| a.time.0).collect();
+            Burst::new(Nanos::from_millis(990), Nanos::from_millis(10), 100).map(|a| a.time.get()).collect();
         assert_eq!(times.len(), 100);
         assert_eq!(times[0], 990_000_000);
         assert_eq!(times[1], 990_100_000);
@@ -51,7 +51,7 @@ mod tests {
 
     #[test]
     fn zero_span_is_one_instant() {
-        let times: Vec<u64> = Burst::new(Nanos(5), Nanos(0), 3).map(|a| a.time.0).collect();
+        let times: Vec<u64> = Burst::new(Nanos::new(5), Nanos::new(0), 3).map(|a| a.time.get()).collect();
         assert_eq!(times, [5, 5, 5]);
     }
 }

@@ -16,7 +16,7 @@ impl Constant {
     /// Each time is computed from `i` directly, so rounding never accumulates.
     pub fn new(start: Nanos, end: Nanos, rate_per_sec: f64) -> Constant {
         assert!(rate_per_sec > 0.0 && rate_per_sec.is_finite());
-        Constant { start: start.0, end: end.0, period_ns: 1e9 / rate_per_sec, next: 0 }
+        Constant { start: start.get(), end: end.get(), period_ns: 1e9 / rate_per_sec, next: 0 }
     }
 }
 
@@ -32,7 +32,7 @@ impl Iterator for Constant {
             return None;
         }
         self.next += 1;
-        Some(Arrival::at(Nanos(t)))
+        Some(Arrival::at(Nanos::new(t)))
     }
 }
 
@@ -43,13 +43,13 @@ mod tests {
     #[test]
     fn rate_and_half_open_range() {
         let times: Vec<u64> =
-            Constant::new(Nanos::from_secs(1), Nanos::from_secs(2), 4.0).map(|a| a.time.0).collect();
+            Constant::new(Nanos::from_secs(1), Nanos::from_secs(2), 4.0).map(|a| a.time.get()).collect();
         assert_eq!(times, [1_000_000_000, 1_250_000_000, 1_500_000_000, 1_750_000_000]);
     }
 
     #[test]
     fn no_drift_over_many_periods() {
-        let n = Constant::new(Nanos(0), Nanos::from_secs(1000), 3.0).count();
+        let n = Constant::new(Nanos::new(0), Nanos::from_secs(1000), 3.0).count();
         assert_eq!(n, 3000);
     }
 }

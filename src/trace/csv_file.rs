@@ -923,7 +923,7 @@ mod tests {
         let opts = CsvOptions { key_column: Some("client".into()), sort: true, ..CsvOptions::new("t.csv") };
         let rows: Vec<(u64, u64)> = CsvTrace::from_reader(text.as_bytes(), &opts)
             .unwrap()
-            .map(|a| a.map(|a| (a.time.0, a.key)).unwrap())
+            .map(|a| a.map(|a| (a.time.get(), a.key)).unwrap())
             .collect();
         let (alice, bob) = (super::super::key_hash(b"alice"), super::super::key_hash(b"bob"));
         assert_eq!(rows, [(100_000_000, bob), (200_000_000, alice), (300_000_000, alice)]);
@@ -935,7 +935,7 @@ mod tests {
     fn read(text: &str, sort: bool) -> Result<Vec<u64>, String> {
         let opts = CsvOptions { sort, ..CsvOptions::new("t.csv") };
         let t = CsvTrace::from_reader(text.as_bytes(), &opts).map_err(|e| e.to_string())?;
-        t.map(|r| r.map(|a| a.time.0).map_err(|e| e.to_string())).collect()
+        t.map(|r| r.map(|a| a.time.get()).map_err(|e| e.to_string())).collect()
     }
 
     #[test]
@@ -944,7 +944,7 @@ mod tests {
         let t = CsvTrace::from_reader(&b"time\n3\n1\n2\n1\n"[..], &opts).unwrap();
         assert!(t.is_sorted_in_memory());
         assert_eq!((t.rows(), t.out_of_order()), (4, 2));
-        let v: Vec<u64> = t.map(|r| r.unwrap().time.0 / 1_000_000_000).collect();
+        let v: Vec<u64> = t.map(|r| r.unwrap().time.get() / 1_000_000_000).collect();
         assert_eq!(v, [1, 1, 2, 3]);
     }
 
@@ -976,7 +976,7 @@ mod tests {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(b"time\n0.25\n").unwrap();
         let t = CsvTrace::open(&CsvOptions::new(f.path())).unwrap();
-        assert_eq!(t.map(|r| r.unwrap().time.0).collect::<Vec<_>>(), [250_000_000]);
+        assert_eq!(t.map(|r| r.unwrap().time.get()).collect::<Vec<_>>(), [250_000_000]);
         let e = CsvTrace::open(&CsvOptions::new("/nonexistent/t.csv")).err().unwrap();
         assert!(e.to_string().contains("cannot open trace /nonexistent/t.csv"), "{e}");
     }

@@ -71,14 +71,14 @@ mod tests {
     use crate::time::Nanos;
 
     fn src(times: &[u64]) -> std::vec::IntoIter<ArrivalResult> {
-        times.iter().map(|&t| Ok(Arrival::at(Nanos(t)))).collect::<Vec<_>>().into_iter()
+        times.iter().map(|&t| Ok(Arrival::at(Nanos::new(t)))).collect::<Vec<_>>().into_iter()
     }
 
     #[test]
     fn merges_in_time_order_with_stable_ties() {
         // Tag sources by time offsets we can recognise: all equal times.
         let m = Merge::new(vec![src(&[1, 5, 5, 9]), src(&[0, 5, 10]), src(&[5])]);
-        let times: Vec<u64> = m.map(|r| r.unwrap().time.0).collect();
+        let times: Vec<u64> = m.map(|r| r.unwrap().time.get()).collect();
         assert_eq!(times, [0, 1, 5, 5, 5, 5, 9, 10]);
     }
 
@@ -87,12 +87,12 @@ mod tests {
         // Which source each arrival came from, tracked through a side table.
         let mut m = Merge::new(vec![src(&[5, 5]), src(&[5])]);
         // Source 0's two arrivals come before source 1's at the same instant.
-        assert_eq!(m.next().unwrap().unwrap().time.0, 5);
-        assert_eq!(m.heads[0].map(|a| a.time.0), Some(5));
-        assert_eq!(m.heads[1].map(|a| a.time.0), Some(5));
+        assert_eq!(m.next().unwrap().unwrap().time.get(), 5);
+        assert_eq!(m.heads[0].map(|a| a.time.get()), Some(5));
+        assert_eq!(m.heads[1].map(|a| a.time.get()), Some(5));
         m.next();
         assert_eq!(m.heads[0], None); // source 0 drained before source 1 moved
-        assert_eq!(m.heads[1].map(|a| a.time.0), Some(5));
+        assert_eq!(m.heads[1].map(|a| a.time.get()), Some(5));
     }
 
     #[test]

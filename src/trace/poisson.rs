@@ -24,7 +24,8 @@ impl Poisson {
         assert!(rate_per_sec > 0.0 && rate_per_sec.is_finite());
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(stream);
-        let mut p = Poisson { rng, mean_gap_ns: 1e9 / rate_per_sec, t: start.0, end: end.0, keys: None };
+        let mut p =
+            Poisson { rng, mean_gap_ns: 1e9 / rate_per_sec, t: start.get(), end: end.get(), keys: None };
         // The first arrival is one gap after start, as in a Poisson process.
         p.t = p.t.saturating_add(p.gap());
         p
@@ -59,7 +60,7 @@ impl Iterator for Poisson {
             None => 0,
         };
         self.t = self.t.saturating_add(self.gap());
-        Some(Arrival { time: Nanos(t), key })
+        Some(Arrival { time: Nanos::new(t), key })
     }
 }
 
@@ -69,9 +70,9 @@ mod tests {
 
     #[test]
     fn seeded_and_repeatable() {
-        let a: Vec<_> = Poisson::new(7, 0, Nanos(0), Nanos::from_secs(1), 1000.0).collect();
-        let b: Vec<_> = Poisson::new(7, 0, Nanos(0), Nanos::from_secs(1), 1000.0).collect();
-        let c: Vec<_> = Poisson::new(7, 1, Nanos(0), Nanos::from_secs(1), 1000.0).collect();
+        let a: Vec<_> = Poisson::new(7, 0, Nanos::new(0), Nanos::from_secs(1), 1000.0).collect();
+        let b: Vec<_> = Poisson::new(7, 0, Nanos::new(0), Nanos::from_secs(1), 1000.0).collect();
+        let c: Vec<_> = Poisson::new(7, 1, Nanos::new(0), Nanos::from_secs(1), 1000.0).collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }
@@ -79,13 +80,13 @@ mod tests {
     #[test]
     fn mean_rate_is_close_to_the_asked_rate() {
         // 100 s at 1000/s: the count is Poisson(100000), sd ~316; 5 sd = 1600.
-        let n = Poisson::new(1, 0, Nanos(0), Nanos::from_secs(100), 1000.0).count() as i64;
+        let n = Poisson::new(1, 0, Nanos::new(0), Nanos::from_secs(100), 1000.0).count() as i64;
         assert!((n - 100_000).abs() < 1_600, "{n}");
     }
 
     #[test]
     fn zipf_keys_favour_low_keys_and_stay_in_range() {
-        let p = Poisson::new(1, 0, Nanos(0), Nanos::from_secs(10), 10_000.0).with_zipf_keys(1000, 1.1);
+        let p = Poisson::new(1, 0, Nanos::new(0), Nanos::from_secs(10), 10_000.0).with_zipf_keys(1000, 1.1);
         let mut counts = vec![0u64; 1000];
         for a in p {
             counts[a.key as usize] += 1;
@@ -100,8 +101,8 @@ mod tests {
     fn times_are_sorted_and_in_range() {
         let start = Nanos::from_secs(2);
         let end = Nanos::from_secs(3);
-        let v: Vec<u64> = Poisson::new(3, 0, start, end, 500.0).map(|a| a.time.0).collect();
+        let v: Vec<u64> = Poisson::new(3, 0, start, end, 500.0).map(|a| a.time.get()).collect();
         assert!(v.windows(2).all(|w| w[0] <= w[1]));
-        assert!(v.iter().all(|&t| t > start.0 && t < end.0));
+        assert!(v.iter().all(|&t| t > start.get() && t < end.get()));
     }
 }
