@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ratesim::engine::{self, RunConfig};
-use ratesim::limiter::{Limit, LimiterSpec, WindowAlign};
+use ratesim::limiter::{FixedWindowSpec, Limit, LimiterSpec, SlotCounterSpec, WindowAlign};
 use ratesim::time::Nanos;
 use ratesim::trace::Arrival;
 
@@ -41,8 +41,8 @@ fn poisson(n: usize, rate: f64, seed: u64) -> Vec<Arrival> {
 fn lanes(c: &mut Criterion) {
     let trace = poisson(ARRIVALS, 1500.0, 7);
     let limit = Limit { requests: 1000, window: Nanos::new(1_000_000_000) };
-    let fixed = LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::new(0) } };
-    let slots = |n| LimiterSpec::SlotCounter { slots: n };
+    let fixed = LimiterSpec::from(FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(0) } });
+    let slots = |n| LimiterSpec::from(SlotCounterSpec { slots: n });
     let cases: Vec<(&str, Vec<LimiterSpec>)> = vec![
         ("log_only", vec![]),
         ("fixed+log", vec![fixed.clone()]),

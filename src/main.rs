@@ -1,29 +1,25 @@
+//! The `ratesim` binary: parses arguments, shows progress and draws the
+//! charts the library asks for. Everything else (what a run writes, and
+//! all the numbers) is the library's (`ratesim::run`).
+
 mod charts;
 mod cli;
 
-use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use charts::windows_diagram::WindowsDiagram;
-use charts::{Chart, ChartSet, Format};
+use charts::{ChartSet, Format};
 use cli::{ChartFormat, Cli, Command, RunArgs};
-use ratesim::engine::{self, Progress};
-use ratesim::export::report::{ChartRef, ReportInput};
-use ratesim::export::{self, OutputDir};
+use ratesim::run::{RunOptions, Step};
 use ratesim::scenario::Scenario;
-use ratesim::scenario::SweepOptions;
 use ratesim::simulate;
-use ratesim::sweep::{self, BurstPairConfig, BurstPairResult, LoadSweepConfig};
-use ratesim::time::Nanos;
-use ratesim::time::format_duration;
-use ratesim::trace::Merge;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -63,46 +59,64 @@ fn check(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// A progress bar that appears only when a run takes a while and stderr is a
-/// terminal.
+/// A progress bar on stderr, only when it is a terminal: for a simulation
+/// once it has taken a moment, for the sweeps at once.
 struct RunProgress {
     bar: ProgressBar,
     started: Instant,
-    shown: bool,
+    shown: AtomicBool,
+    sweeping: AtomicBool,
     enabled: bool,
     end_ns: Option<u64>,
 }
 
 impl RunProgress {
     fn new(quiet: bool, end_ns: Option<u64>) -> RunProgress {
-        let bar = ProgressBar::with_draw_target(end_ns, ProgressDrawTarget::hidden());
         RunProgress {
-            bar,
+            bar: ProgressBar::with_draw_target(end_ns, ProgressDrawTarget::hidden()),
             started: Instant::now(),
-            shown: false,
+            shown: AtomicBool::new(false),
+            sweeping: AtomicBool::new(false),
             enabled: !quiet && io::stderr().is_terminal(),
             end_ns,
         }
     }
 
-    fn update(&mut self, p: Progress) {
+    fn show(&self, template: &str) {
+        let style = ProgressStyle::with_template(template).expect("valid template").progress_chars("=> ");
+        self.bar.set_style(style);
+        self.bar.set_draw_target(ProgressDrawTarget::stderr());
+    }
+
+    fn update(&self, step: Step) {
         if !self.enabled {
             return;
         }
-        if !self.shown && self.started.elapsed() > Duration::from_millis(300) {
-            self.shown = true;
-            let style = if self.end_ns.is_some() {
-                ProgressStyle::with_template("{spinner} [{bar:25}] {percent:>3}% {msg} {elapsed}")
-            } else {
-                ProgressStyle::with_template("{spinner} {msg} {elapsed}")
-            };
-            self.bar.set_style(style.expect("valid template").progress_chars("=> "));
-            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+        match step {
+            Step::Simulate(p) => {
+                if self.started.elapsed() > Duration::from_millis(300)
+                    && !self.shown.swap(true, Ordering::Relaxed)
+                {
+                    self.show(if self.end_ns.is_some() {
+                        "{spinner} [{bar:25}] {percent:>3}% {msg} {elapsed}"
+                    } else {
+                        "{spinner} {msg} {elapsed}"
+                    });
+                }
+                if let Some(end) = self.end_ns {
+                    self.bar.set_position(p.now.get().min(end));
+                }
+                self.bar.set_message(format!("{} arrivals, t = {:.1} s", p.arrivals, p.now.as_secs_f64()));
+            }
+            Step::Sweep { done, total } => {
+                if !self.sweeping.swap(true, Ordering::Relaxed) {
+                    self.bar.set_length(total);
+                    self.bar.set_message("sweeps");
+                    self.show("{spinner} {msg} [{bar:30}] {percent}% ({elapsed})");
+                }
+                self.bar.set_position(done);
+            }
         }
-        if let Some(end) = self.end_ns {
-            self.bar.set_position(p.now.get().min(end));
-        }
-        self.bar.set_message(format!("{} arrivals, t = {:.1} s", p.arrivals, p.now.as_secs_f64()));
     }
 
     fn finish(&self) {
@@ -118,289 +132,59 @@ fn run(args: RunArgs, sweep_only: bool) -> Result<()> {
     if let Some(seed) = args.seed {
         scenario.seed = seed;
     }
-    if sweep_only && scenario.sweep.is_none() {
-        scenario.sweep = Some(SweepOptions::defaults(scenario.limit));
-    }
-    let do_run = !sweep_only && !scenario.traffic.is_empty();
-    let write_decisions = do_run && (args.decisions || scenario.output.decisions);
-    let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("output").join(&scenario.name));
-    let chart_set = ChartSet {
-        formats: if args.no_charts {
-            Vec::new()
-        } else {
-            let mut f: Vec<Format> = args
-                .format
-                .iter()
-                .map(|f| match f {
-                    ChartFormat::Svg => Format::Svg,
-                    ChartFormat::Png => Format::Png,
-                })
-                .collect();
-            f.dedup();
-            f
-        },
+    let chart_set = chart_set(&args, &scenario)?;
+    let options = RunOptions {
+        out_dir: args.out.clone().unwrap_or_else(|| PathBuf::from("output").join(&scenario.name)),
+        sweep_only,
+        decisions: args.decisions,
+        charts: !chart_set.formats.is_empty(),
     };
-    if !chart_set.formats.is_empty() {
-        let font = args.font.as_deref().or(scenario.output.font.as_deref());
-        charts::init_fonts(font).context("cannot load the chart font")?;
-        // Chart titles carry the scenario name; warn when the embedded font
-        // cannot draw it (the seeds' scenarios may be named in Chinese).
-        if font.is_none() && !args.quiet && chart_set.formats.contains(&Format::Png) {
-            let missing = charts::missing_glyphs(&scenario.name);
-            if !missing.is_empty() {
-                let sample: String = missing.iter().take(8).collect();
-                eprintln!(
-                    "warning: the embedded chart font (DejaVu Sans) has no glyphs for \"{sample}\" in the \
-scenario name; PNG titles will show boxes. Pass --font FILE.ttf (or [output] font) with a font that has them."
-                );
-            }
-        }
-    }
-
-    // Check the destination before any work is done.
-    let staged = OutputDir::stage(&out_dir)?;
-    let mut files: Vec<String> = Vec::new();
-    let mut chart_refs: Vec<ChartRef> = Vec::new();
-
-    let report = if do_run {
-        let (specs, _) = engine::with_reference(&scenario.limiters);
-        let labels = engine::labels(&specs);
-        let mut decisions = if write_decisions {
-            let path = staged.path("decisions.csv");
-            let file = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-            Some(export::csv::DecisionsWriter::new(BufWriter::with_capacity(1 << 20, file), &labels)?)
-        } else {
-            None
-        };
-
-        let mut progress = RunProgress::new(args.quiet, simulate::known_end(&scenario).map(|n| n.get()));
-        let report = simulate::run_scenario(
-            &scenario,
-            decisions.as_mut().map(|d| d as &mut dyn engine::DecisionSink),
-            &mut |p| progress.update(p),
-        );
-        progress.finish();
-        let report = report.with_context(|| {
-            format!("scenario {} failed; previous results were kept", args.scenario.display())
-        })?;
-        if let Some(d) = decisions {
-            d.finish().context("cannot write decisions.csv")?;
-        }
-        let title = format!("{}: {}", scenario.name, scenario.description.as_deref().unwrap_or(""));
-        let title = title.trim_end_matches([':', ' ']).to_string();
-        staged.write("summary.csv", export::csv::summary(&report))?;
-        staged.write("summary.md", export::markdown::summary(&title, &report))?;
-        staged.write("timeline.csv", export::csv::timeline(&report))?;
-        files.extend(["summary.csv", "summary.md", "timeline.csv"].map(String::from));
-        if write_decisions {
-            files.push("decisions.csv".into());
-        }
-        Some(report)
-    } else {
-        None
-    };
-
-    let (burst_pair, load) = match &scenario.sweep {
-        Some(opts) => {
-            let (bp, load) = run_sweeps(&scenario, opts, args.quiet)?;
-            staged.write("error_vs_slots.csv", export::csv::error_vs_slots(&bp))?;
-            staged.write("error_vs_slots.md", export::markdown::error_vs_slots(&bp))?;
-            staged.write("load_sweep.csv", export::csv::load_sweep(&load))?;
-            staged.write("load_sweep.md", export::markdown::load_sweep(&load, scenario.seed))?;
-            files.extend(
-                ["error_vs_slots.csv", "error_vs_slots.md", "load_sweep.csv", "load_sweep.md"]
-                    .map(String::from),
-            );
-            (Some(bp), Some(load))
-        }
-        None => (None, None),
-    };
-
-    if !chart_set.formats.is_empty() {
-        let mut add = |files: Vec<String>, name: &str, caption: String| {
-            // The report links the first format (SVG by default).
-            if let Some(first) = files.first() {
-                chart_refs.push(ChartRef { name: name.to_string(), file: first.clone(), caption });
-            }
-        };
-        let name = scenario.name.as_str();
-        if let Some(report) = &report {
-            let c = charts::window_count::WindowCount { scenario: name, report };
-            add(charts::write(&staged, &chart_set, &c)?, c.name(), c.caption());
-            let c = charts::timeline::Timeline { scenario: name, report };
-            add(charts::write(&staged, &chart_set, &c)?, c.name(), c.caption());
-            let c = run_diagram(&scenario, report)?;
-            add(charts::write(&staged, &chart_set, &c)?, c.name(), c.caption());
-        }
-        if let (Some(bp), Some(load), Some(opts)) = (&burst_pair, &load, &scenario.sweep) {
-            let c = charts::error_vs_slots::ErrorVsSlots { result: bp };
-            add(charts::write(&staged, &chart_set, &c)?, c.name(), c.caption());
-            let c = charts::burst_pair_map::BurstPairMap { result: bp, slots: &opts.map_slots };
-            add(charts::write(&staged, &chart_set, &c)?, c.name(), c.caption());
-            let c = charts::load_sweep::LoadSweep { points: load };
-            add(charts::write(&staged, &chart_set, &c)?, c.name(), c.caption());
-            if report.is_none() {
-                let c = pair_diagram(&scenario);
-                add(charts::write(&staged, &chart_set, &c)?, c.name(), c.caption());
-            }
-        }
-    }
-
-    let scenario_file = args.scenario.display().to_string();
-    let report_md = export::report::report(&ReportInput {
-        name: &scenario.name,
-        description: scenario.description.as_deref(),
-        scenario_file: &scenario_file,
-        seed: scenario.seed,
-        limit: scenario.limit,
-        run: report.as_ref(),
-        burst_pair: burst_pair.as_ref(),
-        load: load.as_deref(),
-        charts: &chart_refs,
-        files: &files,
-    });
-    staged.write("report.md", report_md)?;
-    files.push("report.md".into());
-    let n_charts = chart_refs.len();
-    let target = staged.commit()?;
-
+    let progress = RunProgress::new(args.quiet, simulate::known_end(&scenario).map(|n| n.get()));
+    let outputs = ratesim::run::run(&scenario, &options, &|step| progress.update(step));
+    progress.finish();
+    let outputs = outputs?;
+    let drawn = outputs
+        .charts
+        .iter()
+        .map(|chart| charts::draw(&chart_set, chart, &outputs))
+        .collect::<Result<Vec<_>>>()?;
+    let committed = outputs.commit(&drawn)?;
     if !args.quiet {
-        print_summary(&scenario, report.as_ref(), burst_pair.as_ref(), &target, &files, n_charts)?;
+        let mut out = io::stdout().lock();
+        out.write_all(committed.summary.as_bytes())?;
+        out.flush()?;
     }
     Ok(())
 }
 
-/// Runs the burst-pair and load sweeps with one progress bar.
-fn run_sweeps(
-    scenario: &Scenario,
-    opts: &SweepOptions,
-    quiet: bool,
-) -> Result<(BurstPairResult, Vec<sweep::LoadPoint>)> {
-    let (limiters, _) = engine::with_reference(&scenario.limiters);
-    let bp_config = BurstPairConfig { limit: scenario.limit, limiters: limiters.clone(), grid: opts.grid };
-    let rows = (limiters.len() as u64) * u64::from(opts.grid);
-    let bar = if !quiet && io::stderr().is_terminal() {
-        let bar = ProgressBar::new(rows + opts.loads.len() as u64);
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {percent}% ({elapsed})")
-                .expect("valid template")
-                .progress_chars("=> "),
-        );
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_message("burst-pair sweep");
-    let bp = sweep::burst_pair::run(&bp_config, &|_| bar.inc(1)).context("burst-pair sweep")?;
-    bar.set_message("load sweep");
-    let load_config = LoadSweepConfig {
-        limit: scenario.limit,
-        limiters,
-        loads: opts.loads.clone(),
-        duration: opts.load_duration,
-        seed: scenario.seed,
-    };
-    let load = sweep::load::run(&load_config, &|_| bar.inc(1)).context("load sweep")?;
-    bar.finish_and_clear();
-    Ok((bp, load))
-}
-
-/// The slot count a windows diagram shows: the scenario's first slot counter
-/// with few enough slots to see and more than 3, else 10.
-fn diagram_slots(scenario: &Scenario) -> u64 {
-    scenario.limiters.iter().filter_map(|l| l.slots()).find(|n| (4..=20).contains(n)).unwrap_or(10)
-}
-
-/// The windows diagram of a run: the scenario's arrivals around the instant
-/// where the fixed window admits most in one exact window.
-fn run_diagram(scenario: &Scenario, report: &ratesim::RunReport) -> Result<WindowsDiagram> {
-    const MAX_ARRIVALS: usize = 1_000_000;
-    let mut arrivals = Vec::new();
-    for a in Merge::new(simulate::sources(scenario)?) {
-        let t = a?.time;
-        if t >= report.end || arrivals.len() >= MAX_ARRIVALS {
-            break;
+/// The chart formats asked for, with the font ready (and a warning when
+/// the embedded font cannot draw the scenario's name).
+fn chart_set(args: &RunArgs, scenario: &Scenario) -> Result<ChartSet> {
+    if args.no_charts {
+        return Ok(ChartSet { formats: Vec::new() });
+    }
+    let mut formats: Vec<Format> = args
+        .format
+        .iter()
+        .map(|f| match f {
+            ChartFormat::Svg => Format::Svg,
+            ChartFormat::Png => Format::Png,
+        })
+        .collect();
+    formats.dedup();
+    let font = args.font.as_deref().or(scenario.output.font.as_deref());
+    charts::init_fonts(font).context("cannot load the chart font")?;
+    // Chart titles carry the scenario name; warn when the embedded font
+    // cannot draw it (a scenario may be named in Chinese).
+    if font.is_none() && !args.quiet && formats.contains(&Format::Png) {
+        let missing = charts::missing_glyphs(&scenario.name);
+        if !missing.is_empty() {
+            let sample: String = missing.iter().take(8).collect();
+            eprintln!(
+                "warning: the embedded chart font (DejaVu Sans) has no glyphs for \"{sample}\" in the \
+scenario name; PNG titles will show boxes. Pass --font FILE.ttf (or [output] font) with a font that has them."
+            );
         }
-        arrivals.push(t);
     }
-    let title = format!("{}: how the algorithms cut time", scenario.name);
-    Ok(WindowsDiagram::around_worst(title, scenario.limit, diagram_slots(scenario), arrivals))
-}
-
-/// The windows diagram of a sweep: one burst pair that breaks both the fixed
-/// window and N slots (gap W - s/2 and first burst 0.3 s before a window
-/// edge, s = W/N), which the sliding log holds to L.
-fn pair_diagram(scenario: &Scenario) -> WindowsDiagram {
-    let limit = scenario.limit;
-    let n = diagram_slots(scenario);
-    let w = limit.window.get();
-    let s = w / n;
-    let t1 = 2 * w - 3 * s / 10;
-    let t2 = t1 + w - s / 2;
-    let mut arrivals = vec![Nanos::new(t1); limit.requests as usize];
-    arrivals.extend(vec![Nanos::new(t2); limit.requests as usize]);
-    let view = (Nanos::new(w), Nanos::new(3 * w + w / 4));
-    WindowsDiagram {
-        title: format!("Two bursts of {} that break the limit: how the algorithms cut time", limit.requests),
-        limit,
-        slots: n,
-        arrivals,
-        instant: Nanos::new(t2),
-        view,
-    }
-}
-
-fn print_summary(
-    scenario: &Scenario,
-    report: Option<&ratesim::RunReport>,
-    burst_pair: Option<&BurstPairResult>,
-    target: &Path,
-    files: &[String],
-    charts: usize,
-) -> Result<()> {
-    let mut out = io::stdout().lock();
-    writeln!(out, "scenario  {} ({})", scenario.name, scenario.path.display())?;
-    if let Some(d) = &scenario.description {
-        writeln!(out, "          {d}")?;
-    }
-    let per_key = if report.is_some_and(|r| r.keys > 1) { " per client key" } else { "" };
-    writeln!(
-        out,
-        "limit     {} requests per {}{per_key} (exact window (t - W, t])",
-        scenario.limit.requests,
-        format_duration(scenario.limit.window)
-    )?;
-    if let Some(report) = report {
-        let span = match (report.first_arrival, report.last_arrival) {
-            (Some(a), Some(b)) => format!(", first at {a} s, last at {b} s"),
-            _ => String::new(),
-        };
-        let keys = if report.keys > 1 { format!(" from {} client keys", report.keys) } else { String::new() };
-        let covers = match scenario.duration {
-            Some(d) => format!("run covers [0, {d} s)"),
-            None => "run ends at the last arrival".to_string(),
-        };
-        writeln!(
-            out,
-            "trace     {} requests{keys}{span}; {covers}; seed {}",
-            report.arrivals, scenario.seed
-        )?;
-        writeln!(out)?;
-        out.write_all(export::text::render_table(&export::markdown::summary_table(report)).as_bytes())?;
-    }
-    if let Some(bp) = burst_pair {
-        writeln!(out)?;
-        writeln!(
-            out,
-            "burst pairs: {} x {} (gap, offset) grid, two bursts of {} at single instants",
-            bp.grid, bp.grid, bp.limit.requests
-        )?;
-        writeln!(out)?;
-        out.write_all(export::text::render_table(&export::markdown::error_vs_slots_table(bp)).as_bytes())?;
-    }
-    writeln!(out)?;
-    let charts = if charts > 0 { format!(" and {charts} charts") } else { String::new() };
-    writeln!(out, "wrote {}/ ({}{charts})", target.display(), files.join(", "))?;
-    out.flush()?;
-    Ok(())
+    Ok(ChartSet { formats })
 }

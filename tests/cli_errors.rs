@@ -170,7 +170,7 @@ fn s03_unknown_table() {
 #[test]
 fn s04_key_of_another_kind() {
     Case::new(&with("count = 20", "count = 20\nrate = 5.0")).refused(&[
-        "s.toml:13:8:",
+        "s.toml:13:1:",
         "`traffic[0].rate` is not a key of kind \"burst\"",
         "start, span, count",
     ]);

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use ratesim::engine::{self, RunConfig};
-use ratesim::limiter::{Limit, LimiterSpec, WindowAlign};
+use ratesim::limiter::{FixedWindowSpec, Limit, LimiterSpec, SlidingLogSpec, SlotCounterSpec, WindowAlign};
 use ratesim::scenario::Scenario;
 use ratesim::time::{Nanos, TimeUnit};
 use ratesim::trace::{CsvOptions, CsvTrace};
@@ -14,11 +14,11 @@ use ratesim::trace::{CsvOptions, CsvTrace};
 /// optionally a sliding log variant, and the reference.
 fn fuzz_limiters(window: u64, slots: u64, log: Option<bool>) -> Vec<LimiterSpec> {
     let mut v = vec![
-        LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::new(window / 3) } },
-        LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest },
-        LimiterSpec::SlotCounter { slots },
+        LimiterSpec::from(FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(window / 3) } }),
+        LimiterSpec::from(FixedWindowSpec { align: WindowAlign::FirstRequest }),
+        LimiterSpec::from(SlotCounterSpec { slots }),
     ];
-    v.extend(log.map(|count_rejected| LimiterSpec::SlidingLog { count_rejected }));
+    v.extend(log.map(|count_rejected| LimiterSpec::from(SlidingLogSpec { count_rejected })));
     v.push(LimiterSpec::reference());
     v
 }

@@ -3,7 +3,9 @@
 use proptest::prelude::*;
 
 use ratesim::engine::{self, RunConfig};
-use ratesim::limiter::{Limit, Limiter, LimiterSpec, WindowAlign};
+use ratesim::limiter::{
+    FixedWindowSpec, Limit, Limiter, LimiterSpec, SlidingLogSpec, SlotCounterSpec, WindowAlign,
+};
 use ratesim::time::Nanos;
 use ratesim::trace::{Arrival, ArrivalResult};
 
@@ -37,15 +39,15 @@ fn run(limit: Limit, specs: &[LimiterSpec], times: &[u64]) -> Vec<ratesim::metri
 
 fn all_specs(window: u64) -> Vec<LimiterSpec> {
     vec![
-        LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::new(0) } },
-        LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::new(window / 3) } },
-        LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest },
-        LimiterSpec::SlotCounter { slots: 1 },
-        LimiterSpec::SlotCounter { slots: 2 },
-        LimiterSpec::SlotCounter { slots: 7 },
-        LimiterSpec::SlotCounter { slots: 10 },
-        LimiterSpec::SlidingLog { count_rejected: true },
-        LimiterSpec::SlidingLog { count_rejected: false },
+        LimiterSpec::from(FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(0) } }),
+        LimiterSpec::from(FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(window / 3) } }),
+        LimiterSpec::from(FixedWindowSpec { align: WindowAlign::FirstRequest }),
+        LimiterSpec::from(SlotCounterSpec { slots: 1 }),
+        LimiterSpec::from(SlotCounterSpec { slots: 2 }),
+        LimiterSpec::from(SlotCounterSpec { slots: 7 }),
+        LimiterSpec::from(SlotCounterSpec { slots: 10 }),
+        LimiterSpec::from(SlidingLogSpec { count_rejected: true }),
+        LimiterSpec::from(SlidingLogSpec { count_rejected: false }),
     ]
 }
 
@@ -78,7 +80,7 @@ proptest! {
             prop_assert_eq!(r.counts.admitted + r.counts.rejected, r.counts.offered);
             prop_assert_eq!(r.counts.offered, times.len() as u64);
             prop_assert!(r.counts.peak <= 2 * requests, "{} peak {}", r.label, r.counts.peak);
-            if !matches!(r.spec, LimiterSpec::SlidingLog { count_rejected: true }) {
+            if r.spec != LimiterSpec::from(SlidingLogSpec { count_rejected: true }) {
                 prop_assert_eq!(r.counts.false_rejects, 0, "{}", r.label);
             }
         }
@@ -89,7 +91,7 @@ proptest! {
     #[test]
     fn sliding_log_matches_a_brute_force_scan(requests in 1u64..8, window in 1u64..1000, times in trace(1000)) {
         let limit = Limit { requests, window: Nanos::new(window) };
-        let mut log = LimiterSpec::SlidingLog { count_rejected: false }.build(limit);
+        let mut log = LimiterSpec::from(SlidingLogSpec { count_rejected: false }).build(limit);
         let mut admitted: Vec<u64> = Vec::new();
         for &t in &times {
             // Admitted requests in (t - W, t), earlier ones at t included.
@@ -118,7 +120,7 @@ proptest! {
     ) {
         let (times, costs) = arrivals;
         let limit = Limit { requests, window: Nanos::new(window) };
-        let mut log = LimiterSpec::SlidingLog { count_rejected }.build(limit);
+        let mut log = LimiterSpec::from(SlidingLogSpec { count_rejected }).build(limit);
         let mut logged: Vec<(u64, u64)> = Vec::new();
         for (&t, &cost) in times.iter().zip(&costs) {
             let in_window: u64 = logged.iter().filter(|(a, _)| a + window > t).map(|(_, c)| c).sum();
@@ -134,8 +136,8 @@ proptest! {
     #[test]
     fn one_slot_is_the_aligned_fixed_window(requests in 1u64..8, window in 1u64..1000, times in trace(1000)) {
         let limit = Limit { requests, window: Nanos::new(window) };
-        let mut fixed = LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::new(0) } }.build(limit);
-        let mut slot = LimiterSpec::SlotCounter { slots: 1 }.build(limit);
+        let mut fixed = LimiterSpec::from(FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(0) } }).build(limit);
+        let mut slot = LimiterSpec::from(SlotCounterSpec { slots: 1 }).build(limit);
         for &t in &times {
             prop_assert_eq!(fixed.decide(Nanos::new(t), 1), slot.decide(Nanos::new(t), 1), "t = {}", t);
         }
@@ -147,7 +149,7 @@ proptest! {
         requests in 1u64..8, window in 12u64..1000, slots in 1u64..12, times in trace(1000)
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
-        let mut fast = LimiterSpec::SlotCounter { slots }.build(limit);
+        let mut fast = LimiterSpec::from(SlotCounterSpec { slots }).build(limit);
         // Naive: keep (slot, count) for every slot ever used; sum the last N.
         let mut used: std::collections::BTreeMap<u64, u64> = Default::default();
         for &t in &times {

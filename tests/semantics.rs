@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use ratesim::engine::{self, RunConfig};
-use ratesim::limiter::{Limit, LimiterSpec, WindowAlign};
+use ratesim::limiter::{FixedWindowSpec, Limit, LimiterSpec, SlotCounterSpec, WindowAlign};
 use ratesim::metrics::LimiterReport;
 use ratesim::scenario::Scenario;
 use ratesim::simulate;
@@ -67,8 +67,8 @@ fn run(limit: Limit, specs: Vec<LimiterSpec>, times: &[u64]) -> Vec<LimiterRepor
 fn first_request_window_has_its_own_boundary() {
     let limit = Limit { requests: 3, window: Nanos::new(1000) };
     let specs = vec![
-        LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest },
-        LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::new(0) } },
+        LimiterSpec::from(FixedWindowSpec { align: WindowAlign::FirstRequest }),
+        LimiterSpec::from(FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(0) } }),
     ];
     // Window opens at 200 -> [200, 1200). 3 at 1190..1199, then 3 at 1200..
     let times = [200, 1197, 1198, 1200, 1201, 1202];
@@ -86,7 +86,7 @@ fn first_request_window_has_its_own_boundary() {
 #[test]
 fn same_instant_arrivals_are_counted_in_order() {
     let limit = Limit { requests: 2, window: Nanos::new(10) };
-    let r = run(limit, vec![LimiterSpec::SlotCounter { slots: 5 }], &[4, 4, 4, 14, 14]);
+    let r = run(limit, vec![LimiterSpec::from(SlotCounterSpec { slots: 5 })], &[4, 4, 4, 14, 14]);
     let (slots, log) = (&r[0], &r[1]);
     assert_eq!(log.counts.admitted, 4); // 4, 4 | 14, 14 (4 is exactly W before 14)
     assert_eq!(slots.counts.admitted, 4);

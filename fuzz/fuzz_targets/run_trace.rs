@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use ratesim::engine::{self, RunConfig};
-use ratesim::limiter::{Limit, LimiterSpec, WindowAlign};
+use ratesim::limiter::{FixedWindowSpec, Limit, LimiterSpec, SlidingLogSpec, SlotCounterSpec, WindowAlign};
 use ratesim::time::{Nanos, TimeUnit};
 use ratesim::trace::{CsvOptions, CsvTrace};
 
@@ -28,10 +28,10 @@ fuzz_target!(|data: &[u8]| {
     let config = RunConfig {
         limit: Limit { requests, window: Nanos::new(window) },
         limiters: vec![
-            LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::new(window / 3) } },
-            LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest },
-            LimiterSpec::SlotCounter { slots },
-            LimiterSpec::SlidingLog { count_rejected: head[0] & 0x80 != 0 },
+            LimiterSpec::from(FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(window / 3) } }),
+            LimiterSpec::from(FixedWindowSpec { align: WindowAlign::FirstRequest }),
+            LimiterSpec::from(SlotCounterSpec { slots }),
+            LimiterSpec::from(SlidingLogSpec { count_rejected: head[0] & 0x80 != 0 }),
             LimiterSpec::reference(),
         ],
         end: None,

@@ -20,31 +20,19 @@ pub struct BurstPairMap<'a> {
 const MAX_ROWS: u32 = 200;
 
 impl BurstPairMap<'_> {
+    /// For each slot count asked for, the first limiter that is that N on
+    /// the error-versus-N axis (N = 1: the aligned fixed window).
     fn rows(&self) -> Vec<&BurstPairRow> {
         self.slots
             .iter()
             .filter_map(|&n| {
-                let fixed = || {
-                    self.result.rows.iter().find(|r| {
-                        matches!(r.spec, LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset } } if offset.get() == 0)
-                    })
-                };
-                let slot = || self.result.rows.iter().find(|r| r.spec.slots() == Some(n));
-                if n == 1 { fixed().or_else(slot) } else { slot() }
+                self.result.rows.iter().find(|r| r.spec.sweep_traits().equivalent_slots == Some(n))
             })
             .collect()
     }
 }
 
 impl Chart for BurstPairMap<'_> {
-    fn name(&self) -> &'static str {
-        "burst_pair_map"
-    }
-
-    fn caption(&self) -> String {
-        "Where a burst pair breaks the limit: coloured (gap, offset) pairs admit 2L in one exact window, grey ones hold to L".into()
-    }
-
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.result;
         let w = format_duration(r.limit.window);

@@ -7,7 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::*;
-use ratesim::sweep::{BurstPairResult, seed_claim};
+use ratesim::sweep::{BurstPairResult, rule_of_thumb};
 use ratesim::time::format_duration;
 
 pub struct ErrorVsSlots<'a> {
@@ -15,25 +15,24 @@ pub struct ErrorVsSlots<'a> {
 }
 
 impl ErrorVsSlots<'_> {
-    /// (N, measured band, measured violation, colour, label) of the limiters
-    /// that have a slot count (the aligned fixed window is N = 1).
-    fn points(&self) -> Vec<(f64, f64, f64, RGBColor, String)> {
+    /// (N, measured band, measured violation, colour, label, ringed) of the
+    /// limiters that sit on the N axis. Those that are not slot counters (the
+    /// aligned fixed window is N = 1) are drawn as rings, so that the slot
+    /// counter at the same N shows inside.
+    fn points(&self) -> Vec<(f64, f64, f64, RGBColor, String, bool)> {
         let g = self.result.grid;
         self.result
             .rows
             .iter()
             .filter_map(|r| {
-                let n = match &r.spec {
-                    LimiterSpec::SlotCounter { slots } => *slots,
-                    LimiterSpec::FixedWindow { align: WindowAlign::Epoch { .. } } => 1,
-                    _ => return None,
-                };
+                let n = r.spec.sweep_traits().equivalent_slots?;
                 Some((
                     n as f64,
                     r.band_width(g),
                     r.violation_probability(g),
                     colour(&r.spec),
                     short_label(&r.spec),
+                    r.spec.slots().is_none(),
                 ))
             })
             .collect()
@@ -52,18 +51,6 @@ fn pct(v: &f64) -> String {
 }
 
 impl Chart for ErrorVsSlots<'_> {
-    fn name(&self) -> &'static str {
-        "error_vs_slots"
-    }
-
-    fn caption(&self) -> String {
-        format!(
-            "Burst pairs (2 × {} requests at single instants, {}×{} grid of gap and offset): measured vulnerable band \
-and violation probability against N, with the analytic 1/N and 1/(2N); the sliding log is 0 on both",
-            self.result.limit.requests, self.result.grid, self.result.grid
-        )
-    }
-
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.result;
         let title = format!(
@@ -114,7 +101,7 @@ and violation probability against N, with the analytic 1/N and 1/(2N); the slidi
             // Seed claims first, so the measured points sit on top of them.
             if k == 0 {
                 for row in &r.rows {
-                    if let (Some(claim), Some(n)) = (seed_claim(&row.spec), row.spec.slots()) {
+                    if let (Some(claim), Some(n)) = (rule_of_thumb(&row.spec), row.spec.slots()) {
                         chart
                             .draw_series(std::iter::once(Cross::new(
                                 (n as f64, claim),
@@ -125,11 +112,10 @@ and violation probability against N, with the analytic 1/N and 1/(2N); the slidi
                     }
                 }
             }
-            for (n, band, prob, c, label) in &pts {
+            for (n, band, prob, c, _, ringed) in &pts {
                 let v = if k == 0 { *band } else { *prob };
                 if v > 0.0 {
-                    // The fixed window sits where N = 1 does: a ring around it.
-                    if label == "fixed window" {
+                    if *ringed {
                         chart
                             .draw_series(std::iter::once(Circle::new((*n, v), 13, c.stroke_width(3))))
                             .map_err(err)?;
@@ -146,14 +132,15 @@ and violation probability against N, with the analytic 1/N and 1/(2N); the slidi
             LegendEntry::new("seed 004 claim (N=10, 100)", BLACK, Mark::Cross),
         ];
         entries.push(LegendEntry::new("measured:", BLACK, Mark::Heading));
-        for (_, _, _, c, label) in &pts {
-            let mark = if label == "fixed window" { Mark::Ring } else { Mark::Dot };
+        for (_, _, _, c, label, ringed) in &pts {
+            let mark = if *ringed { Mark::Ring } else { Mark::Dot };
             entries.push(LegendEntry::new(label.clone(), *c, mark));
         }
-        if let Some(log) = r.rows.iter().find(|r| matches!(r.spec, LimiterSpec::SlidingLog { .. })) {
+        // Limiters off the N axis: how many pairs broke them.
+        for row in r.rows.iter().filter(|r| r.spec.sweep_traits().equivalent_slots.is_none()) {
             entries.push(LegendEntry::new(
-                format!("{}: {} pairs broken", short_label(&log.spec), log.violations),
-                colour(&log.spec),
+                format!("{}: {} pairs broken", short_label(&row.spec), row.violations),
+                colour(&row.spec),
                 Mark::Dot,
             ));
         }

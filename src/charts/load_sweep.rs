@@ -14,14 +14,6 @@ pub struct LoadSweep<'a> {
 }
 
 impl Chart for LoadSweep<'_> {
-    fn name(&self) -> &'static str {
-        "load_sweep"
-    }
-
-    fn caption(&self) -> String {
-        "Poisson load sweep: over-admission (admitted / admitted by the sliding log - 1) and peak/L against the load factor".into()
-    }
-
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let Some(first) = self.points.first() else { return Ok(()) };
         let limit = first.report.limit;

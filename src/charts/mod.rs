@@ -1,5 +1,6 @@
 //! Charts, drawn with plotters as SVG and PNG (binary side only: the library
-//! never sees plotters). Every chart is 1200 x 600 with a title, axis titles
+//! never sees plotters). Which charts a run has, and their captions, the
+//! library decides (`ratesim::run`); this module only draws them. Every chart is 1200 x 600 with a title, axis titles
 //! with units and a legend; each limiter has the same colour in every chart.
 
 pub mod burst_pair_map;
@@ -19,7 +20,7 @@ use plotters::style::FontStyle;
 
 use ratesim::LimiterSpec;
 use ratesim::export::OutputDir;
-use ratesim::limiter::WindowAlign;
+use ratesim::run::{self, ChartKind, RunOutputs};
 
 pub const WIDTH: u32 = 1200;
 pub const HEIGHT: u32 = 600;
@@ -83,60 +84,25 @@ pub fn missing_glyphs(text: &str) -> Vec<char> {
     missing
 }
 
-/// The colour of a limiter, the same in every chart.
+/// The colour of a limiter, the same in every chart (its algorithm's file
+/// chooses it).
 pub fn colour(spec: &LimiterSpec) -> RGBColor {
-    match spec {
-        LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest } => RGBColor(255, 127, 14),
-        LimiterSpec::FixedWindow { .. } => RGBColor(214, 39, 40),
-        LimiterSpec::SlidingLog { count_rejected: false } => RGBColor(20, 20, 20),
-        LimiterSpec::SlidingLog { count_rejected: true } => RGBColor(200, 0, 120),
-        LimiterSpec::SlotCounter { slots } => slot_colour(*slots),
-    }
+    rgb(spec.style().rgb)
 }
 
-pub fn slot_colour(n: u64) -> RGBColor {
-    match n {
-        1 => RGBColor(148, 103, 189),
-        2 => RGBColor(140, 86, 75),
-        5 => RGBColor(227, 119, 194),
-        10 => RGBColor(31, 119, 180),
-        20 => RGBColor(23, 190, 207),
-        50 => RGBColor(188, 189, 34),
-        100 => RGBColor(44, 160, 44),
-        1000 => RGBColor(57, 59, 121),
-        _ => {
-            const OTHER: [RGBColor; 5] = [
-                RGBColor(0, 128, 128),
-                RGBColor(205, 133, 63),
-                RGBColor(106, 61, 154),
-                RGBColor(31, 180, 100),
-                RGBColor(102, 102, 204),
-            ];
-            OTHER[(n % OTHER.len() as u64) as usize]
-        }
-    }
+pub fn rgb((r, g, b): (u8, u8, u8)) -> RGBColor {
+    RGBColor(r, g, b)
 }
 
 /// A short name for legends: `fixed window`, `10 slots`, `sliding log`.
 pub fn short_label(spec: &LimiterSpec) -> String {
-    match spec {
-        LimiterSpec::SlotCounter { slots: 1 } => "1 slot".into(),
-        LimiterSpec::SlotCounter { slots } => format!("{slots} slots"),
-        LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest } => "first-request window".into(),
-        LimiterSpec::SlidingLog { count_rejected: true } => "log counting rejects".into(),
-        other => other.label().replace('_', " "),
-    }
+    spec.style().short
 }
 
-/// Line width for a limiter in line charts: the aligned fixed window is drawn
-/// wide and first, so that N = 1 (identical by definition) shows on top of it.
+/// Line width for a limiter in line charts (the aligned fixed window is drawn
+/// wide and first, so that N = 1, identical by definition, shows on top).
 pub fn line_width(spec: &LimiterSpec) -> u32 {
-    match spec {
-        LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest } => 4,
-        LimiterSpec::FixedWindow { .. } => 7,
-        LimiterSpec::SlidingLog { count_rejected: false } => 4,
-        _ => 2,
-    }
+    spec.style().line_width
 }
 
 /// Which charts, in which formats.
@@ -147,10 +113,37 @@ pub struct ChartSet {
 
 /// A chart's drawing, generic over the backend.
 pub trait Chart {
-    /// File name without extension.
-    fn name(&self) -> &'static str;
-    fn caption(&self) -> String;
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>;
+}
+
+/// Draws a chart the run's outputs call for, in every format, into the
+/// staged folder; returns the file names written.
+pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<Vec<String>> {
+    let staged = outputs.staged();
+    let name = outputs.scenario.name.as_str();
+    let (report, bp, load) = (outputs.report.as_ref(), outputs.burst_pair.as_ref(), outputs.load.as_deref());
+    let missing = || anyhow!("chart {} has no data", chart.name);
+    match &chart.kind {
+        ChartKind::WindowCount => {
+            let report = report.ok_or_else(missing)?;
+            write(staged, set, chart.name, &window_count::WindowCount { scenario: name, report })
+        }
+        ChartKind::Timeline => {
+            let report = report.ok_or_else(missing)?;
+            write(staged, set, chart.name, &timeline::Timeline { scenario: name, report })
+        }
+        ChartKind::WindowsDiagram(d) => write(staged, set, chart.name, &windows_diagram::Diagram(d)),
+        ChartKind::ErrorVsSlots => {
+            write(staged, set, chart.name, &error_vs_slots::ErrorVsSlots { result: bp.ok_or_else(missing)? })
+        }
+        ChartKind::BurstPairMap(slots) => {
+            let result = bp.ok_or_else(missing)?;
+            write(staged, set, chart.name, &burst_pair_map::BurstPairMap { result, slots })
+        }
+        ChartKind::LoadSweep => {
+            write(staged, set, chart.name, &load_sweep::LoadSweep { points: load.ok_or_else(missing)? })
+        }
+    }
 }
 
 pub fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
@@ -171,10 +164,10 @@ pub fn svg_string(chart: &impl Chart) -> Result<String> {
 
 /// Writes the chart in every format into the staged output; returns the
 /// file names written.
-pub fn write(staged: &OutputDir, set: &ChartSet, chart: &impl Chart) -> Result<Vec<String>> {
+pub fn write(staged: &OutputDir, set: &ChartSet, name: &str, chart: &impl Chart) -> Result<Vec<String>> {
     let mut files = Vec::new();
     for f in &set.formats {
-        let file = format!("{}.{}", chart.name(), f.ext());
+        let file = format!("{name}.{}", f.ext());
         match f {
             Format::Svg => staged.write(&file, svg_string(chart)?)?,
             Format::Png => {
@@ -315,12 +308,13 @@ pub fn steps(values: impl Iterator<Item = (f64, f64, f64)>) -> Vec<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratesim::limiter::{FixedWindowSpec, SlidingLogSpec, WindowAlign};
 
     #[test]
     fn every_default_limiter_has_its_own_colour_and_name() {
         let mut specs = ratesim::sweep::default_limiters();
-        specs.push(LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest });
-        specs.push(LimiterSpec::SlidingLog { count_rejected: true });
+        specs.push(FixedWindowSpec { align: WindowAlign::FirstRequest }.into());
+        specs.push(SlidingLogSpec { count_rejected: true }.into());
         let mut colours: Vec<(u8, u8, u8)> = specs.iter().map(|s| colour(s).rgb()).collect();
         colours.sort();
         colours.dedup();

@@ -14,18 +14,6 @@ pub struct Timeline<'a> {
 }
 
 impl Chart for Timeline<'_> {
-    fn name(&self) -> &'static str {
-        "timeline"
-    }
-
-    fn caption(&self) -> String {
-        format!(
-            "Offered and admitted requests per {} bin, {}",
-            format_duration(self.report.timeline.width()),
-            self.scenario
-        )
-    }
-
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.report;
         let width = r.timeline.width().get();

@@ -15,21 +15,6 @@ pub struct WindowCount<'a> {
 }
 
 impl Chart for WindowCount<'_> {
-    fn name(&self) -> &'static str {
-        "window_count"
-    }
-
-    fn caption(&self) -> String {
-        format!(
-            "Admitted requests in the exact window (t - {w}, t] (highest in each {b} bin{k}) against the limit L = {l}, {s}",
-            w = format_duration(self.report.limit.window),
-            b = format_duration(self.report.timeline.width()),
-            l = self.report.limit.requests,
-            s = self.scenario,
-            k = if self.report.keys > 1 { ", busiest client" } else { "" }
-        )
-    }
-
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.report;
         let width = r.timeline.width().get();

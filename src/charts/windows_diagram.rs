@@ -7,102 +7,20 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::*;
-use ratesim::limiter::{Limit, Limiter};
-use ratesim::metrics::WindowTracker;
-use ratesim::time::{Nanos, format_duration};
+use ratesim::diagram::{Cutting, WindowsDiagram};
+use ratesim::time::format_duration;
 
-pub struct WindowsDiagram {
-    pub title: String,
-    pub limit: Limit,
-    /// Slot count of the middle lane.
-    pub slots: u64,
-    /// Every arrival from time 0 to the end of the view, sorted.
-    pub arrivals: Vec<Nanos>,
-    /// The instant whose windows are shown.
-    pub instant: Nanos,
-    pub view: (Nanos, Nanos),
-}
+/// Draws a [`WindowsDiagram`] (its content is decided by the library).
+pub struct Diagram<'a>(pub &'a WindowsDiagram);
 
-struct Lane {
-    spec: LimiterSpec,
-    name: String,
-    admitted: Vec<bool>,
-    /// Admitted requests in the exact window (t* - W, t*].
-    in_window: u64,
-}
-
-impl WindowsDiagram {
-    /// The view and instant for a trace: the instant where the fixed window's
-    /// exact-window count is highest, with 1.5 W before it and 0.5 W after.
-    pub fn around_worst(title: String, limit: Limit, slots: u64, arrivals: Vec<Nanos>) -> WindowsDiagram {
-        let mut fixed =
-            LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::ZERO } }.build(limit);
-        let mut tracker = WindowTracker::new(limit.window);
-        let (mut best, mut at) = (0, arrivals.first().copied().unwrap_or(Nanos::ZERO));
-        for &t in &arrivals {
-            if fixed.decide(t, 1).admitted() {
-                tracker.admit(t);
-            }
-            let c = tracker.count_at(t);
-            if c > best {
-                best = c;
-                at = t;
-            }
-        }
-        let w = limit.window.get();
-        let start = at.get().saturating_sub(w + w / 2);
-        let view = (Nanos::new(start), Nanos::new(start + 2 * w));
-        let arrivals = arrivals.into_iter().filter(|t| *t < view.1).collect();
-        WindowsDiagram { title, limit, slots, arrivals, instant: at, view }
-    }
-
-    fn lanes(&self) -> Vec<Lane> {
-        let specs = [
-            (
-                LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::ZERO } },
-                "fixed window".to_string(),
-            ),
-            (LimiterSpec::SlotCounter { slots: self.slots }, format!("{} slots", self.slots)),
-            (LimiterSpec::reference(), "sliding log (exact)".to_string()),
-        ];
-        specs
-            .into_iter()
-            .map(|(spec, name)| {
-                let mut l = spec.build(self.limit);
-                let admitted: Vec<bool> = self.arrivals.iter().map(|&t| l.decide(t, 1).admitted()).collect();
-                let lo = self.instant.get().saturating_sub(self.limit.window.get());
-                let in_window = self
-                    .arrivals
-                    .iter()
-                    .zip(&admitted)
-                    .filter(|(t, a)| {
-                        **a && t.get() > lo && t.get() <= self.instant.get() && (t.get() > 0 || lo == 0)
-                    })
-                    .count() as u64;
-                Lane { spec, name, admitted, in_window }
-            })
-            .collect()
-    }
-}
-
-impl Chart for WindowsDiagram {
-    fn name(&self) -> &'static str {
-        "windows_diagram"
-    }
-
-    fn caption(&self) -> String {
-        format!(
-            "How each algorithm cuts time: fixed windows, {} slots, and the exact window (t* - W, t*] at one instant t*",
-            self.slots
-        )
-    }
-
+impl Chart for Diagram<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
-        let w = self.limit.window.get();
-        let (v0, v1) = (self.view.0.get(), self.view.1.get());
+        let d = self.0;
+        let w = d.limit.window.get();
+        let (v0, v1) = (d.view.0.get(), d.view.1.get());
         let (div, unit) = time_unit(v1 - v0);
         let x = |t: u64| t as f64 / div;
-        let area = titled(root, &self.title)?;
+        let area = titled(root, &d.title)?;
         let (plot, legend) = with_legend(&area);
         let mut chart = ChartBuilder::on(&plot)
             .margin(10)
@@ -120,7 +38,7 @@ impl Chart for WindowsDiagram {
             .disable_mesh()
             .draw()
             .map_err(err)?;
-        let t_star = self.instant.get();
+        let t_star = d.instant.get();
         // The instant t*.
         chart
             .draw_series(DashedLineSeries::new(
@@ -133,34 +51,34 @@ impl Chart for WindowsDiagram {
         chart
             .draw_series(std::iter::once(Text::new("t*", (x(t_star), 3.22), font(TICK_SIZE))))
             .map_err(err)?;
-        let lanes = self.lanes();
+        let lanes = d.lanes();
         let grey = RGBColor(190, 190, 190);
         for (k, lane) in lanes.iter().enumerate() {
             // Lane k occupies y in [2 - k, 3 - k) (top to bottom), cells in
             // the lower 60 %, marks in the upper part.
             let y0 = 2.0 - k as f64;
             let (cell0, cell1) = (y0 + 0.08, y0 + 0.48);
-            let c = colour(&lane.spec);
+            let c = rgb(lane.style.rgb);
             let counted = |a: u64, b: u64| -> bool {
-                match lane.spec {
-                    LimiterSpec::FixedWindow { .. } => a <= t_star && t_star < b,
-                    LimiterSpec::SlotCounter { .. } => {
+                match lane.cutting {
+                    Cutting::Windows => a <= t_star && t_star < b,
+                    Cutting::Slots(n) => {
                         b > t_star.saturating_sub(w) && a <= t_star && {
-                            let n = self.slots as u128;
+                            let n = n as u128;
                             let k_star = (t_star as u128 * n) / w as u128;
                             let k_a = (a as u128 * n) / w as u128;
                             k_a + n > k_star
                         }
                     }
-                    _ => false,
+                    Cutting::Exact => false,
                 }
             };
             // Cells: windows or slots that cover the view.
-            let cell = match lane.spec {
-                LimiterSpec::SlotCounter { slots } => w / slots,
-                _ => w,
+            let cell = match lane.cutting {
+                Cutting::Slots(n) => w / n,
+                Cutting::Windows | Cutting::Exact => w,
             };
-            if !matches!(lane.spec, LimiterSpec::SlidingLog { .. }) {
+            if lane.cutting != Cutting::Exact {
                 let mut a = v0 / cell * cell;
                 let mut alt = (v0 / cell) % 2 == 0;
                 while a < v1 {
@@ -198,7 +116,7 @@ impl Chart for WindowsDiagram {
             }
             // Request marks.
             let mut ticks = Vec::new();
-            for (t, adm) in self.arrivals.iter().zip(&lane.admitted) {
+            for (t, adm) in d.arrivals.iter().zip(&lane.admitted) {
                 if t.get() < v0 || t.get() >= v1 {
                     continue;
                 }
@@ -211,9 +129,9 @@ impl Chart for WindowsDiagram {
             chart.draw_series(ticks).map_err(err)?;
             // Requests at one instant: say how many.
             let mut k = 0;
-            while k < self.arrivals.len() {
-                let t = self.arrivals[k];
-                let same = self.arrivals[k..].iter().take_while(|u| **u == t).count();
+            while k < d.arrivals.len() {
+                let t = d.arrivals[k];
+                let same = d.arrivals[k..].iter().take_while(|u| **u == t).count();
                 if same > 1 && t.get() >= v0 && t.get() < v1 {
                     let admitted = lane.admitted[k..k + same].iter().filter(|a| **a).count();
                     let label = format!("{admitted} of {same} admitted");
@@ -227,16 +145,16 @@ impl Chart for WindowsDiagram {
                 }
                 k += same;
             }
-            let over = lane.in_window > self.limit.requests;
+            let over = lane.in_window > d.limit.requests;
             let text = format!(
                 "{}: {} admitted in (t* - {}, t*]{}",
                 lane.name,
                 lane.in_window,
-                format_duration(self.limit.window),
+                format_duration(d.limit.window),
                 if over {
                     format!(
                         ", {}",
-                        super::window_count::fmt_ratio_x(lane.in_window as f64 / self.limit.requests as f64)
+                        super::window_count::fmt_ratio_x(lane.in_window as f64 / d.limit.requests as f64)
                     )
                 } else {
                     String::new()
@@ -255,14 +173,14 @@ impl Chart for WindowsDiagram {
         for lane in &lanes {
             entries.push(LegendEntry::new(
                 format!("{}: admitted", lane.name),
-                colour(&lane.spec),
+                rgb(lane.style.rgb),
                 Mark::Line,
             ));
         }
         entries.push(LegendEntry::new("rejected (any)", grey, Mark::Line));
         entries.push(LegendEntry::new("shaded: counted at t*", BLACK, Mark::Heading));
         entries.push(LegendEntry::new(
-            format!("limit: L = {} per {}", self.limit.requests, format_duration(self.limit.window)),
+            format!("limit: L = {} per {}", d.limit.requests, format_duration(d.limit.window)),
             BLACK,
             Mark::Heading,
         ));

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use super::{excess_share, fmt_ratio};
 use crate::engine::{DecisionRecord, DecisionSink, RunReport};
-use crate::sweep::{BurstPairResult, LoadPoint, analytic_burst_pair, seed_claim};
+use crate::sweep::{BurstPairResult, LoadPoint, analytic_burst_pair, rule_of_thumb};
 use crate::time::Nanos;
 
 pub const SUMMARY_HEADER: &str = "limiter,algorithm,slots,offered,admitted,rejected,peak,peak_ratio,excess,false_rejects,over_admission,disagreement,state_peak,state_bytes";
@@ -114,7 +114,7 @@ pub fn error_vs_slots(result: &BurstPairResult) -> String {
             result.grid.to_string(),
             fmt_ratio(r.band_width(result.grid)),
             opt(analytic.map(|a| a.0)),
-            opt(seed_claim(&r.spec)),
+            opt(rule_of_thumb(&r.spec)),
             fmt_ratio(r.violation_probability(result.grid)),
             opt(analytic.map(|a| a.1)),
             r.worst_peak.to_string(),

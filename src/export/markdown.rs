@@ -5,7 +5,7 @@ use std::fmt::Write;
 use super::table::{Align, Table, pad};
 use super::{excess_share, fmt_bytes, fmt_percent, fmt_percent2, fmt_ratio};
 use crate::engine::RunReport;
-use crate::sweep::{BurstPairResult, LoadPoint, analytic_burst_pair, seed_claim};
+use crate::sweep::{BurstPairResult, LoadPoint, analytic_burst_pair, rule_of_thumb};
 use crate::time::format_duration;
 
 /// Renders a table as GitHub-flavoured Markdown, columns aligned in the source too.
@@ -116,7 +116,7 @@ pub fn error_vs_slots_table(result: &BurstPairResult) -> Table {
             r.label.clone(),
             fmt_percent2(r.band_width(result.grid)),
             a.map_or_else(dash, |a| fmt_percent2(a.0)),
-            seed_claim(&r.spec).map_or_else(dash, |c| format!("≈ {:.0} %", c * 100.0)),
+            rule_of_thumb(&r.spec).map_or_else(dash, |c| format!("≈ {:.0} %", c * 100.0)),
             fmt_percent2(r.violation_probability(result.grid)),
             a.map_or_else(dash, |a| fmt_percent2(a.1)),
             fmt_ratio(r.worst_peak_ratio(result.limit.requests)),

@@ -18,3 +18,61 @@ pub fn render_table(table: &Table) -> String {
     }
     out
 }
+
+/// What `ratesim run` prints when it is done: the scenario, the limit, the
+/// trace, the summary table (and the burst-pair table), and where the
+/// outputs went.
+pub fn run_summary(
+    scenario: &crate::scenario::Scenario,
+    report: Option<&crate::engine::RunReport>,
+    burst_pair: Option<&crate::sweep::BurstPairResult>,
+    target: &std::path::Path,
+    files: &[String],
+    charts: usize,
+) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(out, "scenario  {} ({})", scenario.name, scenario.path.display());
+    if let Some(d) = &scenario.description {
+        let _ = writeln!(out, "          {d}");
+    }
+    let per_key = if report.is_some_and(|r| r.keys > 1) { " per client key" } else { "" };
+    let _ = writeln!(
+        out,
+        "limit     {} requests per {}{per_key} (exact window (t - W, t])",
+        scenario.limit.requests,
+        crate::time::format_duration(scenario.limit.window)
+    );
+    if let Some(report) = report {
+        let span = match (report.first_arrival, report.last_arrival) {
+            (Some(a), Some(b)) => format!(", first at {a} s, last at {b} s"),
+            _ => String::new(),
+        };
+        let keys = if report.keys > 1 { format!(" from {} client keys", report.keys) } else { String::new() };
+        let covers = match scenario.duration {
+            Some(d) => format!("run covers [0, {d} s)"),
+            None => "run ends at the last arrival".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "trace     {} requests{keys}{span}; {covers}; seed {}",
+            report.arrivals, scenario.seed
+        );
+        let _ = writeln!(out);
+        out.push_str(&render_table(&super::markdown::summary_table(report)));
+    }
+    if let Some(bp) = burst_pair {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "burst pairs: {} x {} (gap, offset) grid, two bursts of {} at single instants",
+            bp.grid, bp.grid, bp.limit.requests
+        );
+        let _ = writeln!(out);
+        out.push_str(&render_table(&super::markdown::error_vs_slots_table(bp)));
+    }
+    let _ = writeln!(out);
+    let charts = if charts > 0 { format!(" and {charts} charts") } else { String::new() };
+    let _ = writeln!(out, "wrote {}/ ({}{charts})", target.display(), files.join(", "));
+    out
+}

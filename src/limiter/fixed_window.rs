@@ -1,16 +1,114 @@
-//! Fixed window counter: one counter that resets when the window changes.
+//! Fixed window counter (`fixed_window`): one counter that resets when the
+//! window changes. Aligned to a grid (`align = "epoch"`, optional `offset`)
+//! or opened by the first request after the previous window ended
+//! (`align = "first-request"`, as Python `limits`' FixedWindow does).
 
-use super::{Decision, FastDiv, Limit, Limiter, StateSize};
-use crate::time::Nanos;
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{Algorithm, Decision, FastDiv, Limit, Limiter, StateSize, Style, SweepTraits};
+use crate::scenario::{Entry, ScenarioError};
+use crate::time::{Nanos, format_duration};
 
 /// Where fixed windows start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WindowAlign {
     /// Windows are `[offset + kW, offset + (k+1)W)` on a fixed grid.
     Epoch { offset: Nanos },
-    /// A window starts at the first request after the previous window ended
-    /// (seed 004's variant).
+    /// A window starts at the first request at or after the previous
+    /// window's end.
     FirstRequest,
+}
+
+/// `kind = "fixed_window"`: `align = "epoch" | "first-request"`, `offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FixedWindowSpec {
+    pub align: WindowAlign,
+}
+
+impl FixedWindowSpec {
+    /// Aligned to the epoch grid with no offset (the default).
+    pub const ALIGNED: FixedWindowSpec =
+        FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::ZERO } };
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    #[allow(dead_code)]
+    kind: serde::de::IgnoredAny,
+    align: Option<Spanned<String>>,
+    offset: Option<Spanned<String>>,
+}
+
+impl Algorithm for FixedWindowSpec {
+    type Limiter = FixedWindow;
+    const KIND: &'static str = "fixed_window";
+
+    fn parse(entry: &Entry<'_>) -> Result<Vec<Self>, ScenarioError> {
+        let keys: Keys = entry.keys()?;
+        let first_request = match &keys.align {
+            None => false,
+            Some(a) if a.get_ref() == "epoch" => false,
+            Some(a) if a.get_ref() == "first-request" => true,
+            Some(a) => return Err(entry.one_of("align", a, &["epoch", "first-request"])),
+        };
+        let align = match (first_request, &keys.offset) {
+            (true, Some(o)) => {
+                return Err(entry
+                    .at(o.span(), format!("`{}` only applies to align = \"epoch\"", entry.key("offset"))));
+            }
+            (true, None) => WindowAlign::FirstRequest,
+            (false, offset) => {
+                let offset = offset.as_ref().map(|o| entry.duration_of("offset", o)).transpose()?;
+                let window = entry.limit().window.get();
+                WindowAlign::Epoch { offset: Nanos::new(offset.map_or(0, |o| o.get() % window)) }
+            }
+        };
+        Ok(vec![FixedWindowSpec { align }])
+    }
+
+    fn label(&self) -> String {
+        match self.align {
+            WindowAlign::Epoch { offset } if offset == Nanos::ZERO => "fixed_window".to_string(),
+            WindowAlign::Epoch { offset } => format!("fixed_window(offset={})", format_duration(offset)),
+            WindowAlign::FirstRequest => "fixed_window(first-request)".to_string(),
+        }
+    }
+
+    fn build(&self, limit: Limit) -> FixedWindow {
+        FixedWindow::new(limit, self.align)
+    }
+
+    fn style(&self) -> Style {
+        match self.align {
+            // Drawn wide and first, so that N = 1 (identical by definition)
+            // shows on top of it.
+            WindowAlign::Epoch { .. } => {
+                Style { rgb: (214, 39, 40), line_width: 7, short: Algorithm::label(self).replace('_', " ") }
+            }
+            WindowAlign::FirstRequest => {
+                Style { rgb: (255, 127, 14), line_width: 4, short: "first-request window".into() }
+            }
+        }
+    }
+
+    fn sweep_traits(&self) -> SweepTraits {
+        match self.align {
+            // A burst at one instant lands in one window: whole or nothing.
+            // The aligned fixed window is N = 1 whatever its phase.
+            WindowAlign::Epoch { .. } => SweepTraits {
+                bursts_scale_with_limit: true,
+                equivalent_slots: Some(1),
+                analytic_burst_pair: Some((1.0, 0.5)),
+            },
+            WindowAlign::FirstRequest => SweepTraits {
+                bursts_scale_with_limit: true,
+                equivalent_slots: None,
+                analytic_burst_pair: None,
+            },
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -1,15 +1,31 @@
-//! Rate limiters. Every limiter is told the time; none reads a clock.
+//! Rate limiters, and the one list that registers every algorithm.
+//!
+//! A limiter is told the time (`now`) on every request and never reads a
+//! clock. Each algorithm lives in one file that owns everything about it:
+//! its scenario keys and their validation, its label, how it is built, its
+//! chart style and what the sweeps may assume about it (the [`Algorithm`]
+//! trait). The [`registry!`] list below turns the files into the
+//! [`LimiterSpec`] and [`AnyLimiter`] enums, so adding an algorithm is one
+//! new file and one line in that list; nothing else in ratesim matches on
+//! algorithm kinds. What the decisions mean is fixed in `docs/semantics.md`.
 
+#[cfg(test)]
+mod example;
 mod fast_div;
 mod fixed_window;
 mod sliding_log;
 mod slot_counter;
 
+#[cfg(test)]
+pub use example::ExampleSpec;
 pub use fast_div::FastDiv;
-pub use fixed_window::{FixedWindow, WindowAlign};
-pub use sliding_log::SlidingLog;
-pub use slot_counter::SlotCounter;
+pub use fixed_window::{FixedWindow, FixedWindowSpec, WindowAlign};
+pub use sliding_log::{SlidingLog, SlidingLogSpec};
+pub use slot_counter::{SlotCounter, SlotCounterSpec};
 
+use std::fmt;
+
+use crate::scenario::{Entry, ScenarioError};
 use crate::time::Nanos;
 
 /// The limit every limiter enforces: `requests` per `window`.
@@ -57,95 +73,237 @@ pub trait Limiter {
     }
 }
 
-/// What kind of limiter to build; the parsed, validated form of a scenario's
-/// `[[limiter]]` entry (one per slot count).
+/// How a limiter is drawn, the same in every chart: an RGB colour, a line
+/// width for line charts, and a short name for legends.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LimiterSpec {
-    FixedWindow { align: WindowAlign },
-    SlotCounter { slots: u64 },
-    SlidingLog { count_rejected: bool },
+pub struct Style {
+    pub rgb: (u8, u8, u8),
+    pub line_width: u32,
+    pub short: String,
+}
+
+/// What the sweeps may assume about a limiter (`docs/semantics.md`, "Error
+/// versus slot count"). The defaults assume nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SweepTraits {
+    /// A burst at one instant is admitted whole or not at all, from any
+    /// state, and which of the two depends on times only, not on `L`. Then
+    /// a pair of bursts of `L` behaves as a pair of single requests at
+    /// `L = 1`, scaled by `L`, and the burst-pair sweep may take that
+    /// shortcut; without it the sweep decides every request of both bursts.
+    pub bursts_scale_with_limit: bool,
+    /// The slot count `N` this limiter is on the error-versus-N axis (the
+    /// aligned fixed window is `N = 1`).
+    pub equivalent_slots: Option<u64>,
+    /// The analysis' (vulnerable band, violation probability) of the burst
+    /// pair, as fractions, where there is one.
+    pub analytic_burst_pair: Option<(f64, f64)>,
+}
+
+/// One algorithm: the validated parameters of a `[[limiter]]` entry (the
+/// implementing type), and everything the rest of ratesim may know about it.
+pub trait Algorithm: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
+    type Limiter: Limiter + Clone + fmt::Debug + Send + 'static;
+    /// `kind = "..."` in a scenario, and the `algorithm` output column.
+    const KIND: &'static str;
+    /// Validates one `[[limiter]]` entry of this kind. A list value (such as
+    /// `slots = [2, 10]`) makes one spec per element, in order.
+    fn parse(entry: &Entry<'_>) -> Result<Vec<Self>, ScenarioError>;
+    /// A label unique among this algorithm's parameter choices, such as
+    /// `slot_counter(N=10)`: the kind, with the parameters that differ from
+    /// the defaults.
+    fn label(&self) -> String;
+    fn build(&self, limit: Limit) -> Self::Limiter;
+    fn style(&self) -> Style;
+    fn sweep_traits(&self) -> SweepTraits {
+        SweepTraits::default()
+    }
+    /// The slot count, for limiters that have one (the `slots` column,
+    /// `--slots`).
+    fn slots(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// The per-spec questions, object-safe, for code that does not care which
+/// algorithm it holds. Every [`Algorithm`] answers them.
+pub trait Describe {
+    fn kind(&self) -> &'static str;
+    fn label(&self) -> String;
+    fn style(&self) -> Style;
+    fn sweep_traits(&self) -> SweepTraits;
+    fn slots(&self) -> Option<u64>;
+}
+
+impl<A: Algorithm> Describe for A {
+    fn kind(&self) -> &'static str {
+        A::KIND
+    }
+    fn label(&self) -> String {
+        Algorithm::label(self)
+    }
+    fn style(&self) -> Style {
+        Algorithm::style(self)
+    }
+    fn sweep_traits(&self) -> SweepTraits {
+        Algorithm::sweep_traits(self)
+    }
+    fn slots(&self) -> Option<u64> {
+        Algorithm::slots(self)
+    }
+}
+
+/// Code generic over the algorithm, run with the concrete spec type (the
+/// engine builds its monomorphised lanes this way).
+pub trait SpecVisitor {
+    type Out;
+    fn visit<A: Algorithm>(self, spec: &A) -> Self::Out;
+}
+
+/// Generates [`LimiterSpec`] (one variant per algorithm, holding its spec),
+/// [`AnyLimiter`] (static dispatch over the limiters) and their plumbing
+/// from the list of registered algorithms.
+macro_rules! registry {
+    ($( $(#[$meta:meta])* $variant:ident($spec:ty), )+) => {
+        /// A validated `[[limiter]]` entry: which algorithm, with which parameters.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum LimiterSpec {
+            $( $(#[$meta])* $variant($spec), )+
+        }
+
+        /// Any registered limiter, statically dispatched.
+        #[derive(Clone, Debug)]
+        pub enum AnyLimiter {
+            $( $(#[$meta])* $variant(<$spec as Algorithm>::Limiter), )+
+        }
+
+        $(
+            $(#[$meta])*
+            impl From<$spec> for LimiterSpec {
+                fn from(spec: $spec) -> LimiterSpec {
+                    LimiterSpec::$variant(spec)
+                }
+            }
+        )+
+
+        impl LimiterSpec {
+            /// Every registered `kind`, in registration order.
+            #[allow(clippy::vec_init_then_push)] // entries may be cfg'd out
+            pub fn kinds() -> Vec<&'static str> {
+                let mut kinds = Vec::new();
+                $( $(#[$meta])* kinds.push(<$spec as Algorithm>::KIND); )+
+                kinds
+            }
+
+            /// Validates an entry of kind `kind`; `None` if no algorithm has it.
+            pub(crate) fn parse(
+                kind: &str,
+                entry: &Entry<'_>,
+            ) -> Option<Result<Vec<LimiterSpec>, ScenarioError>> {
+                $(
+                    $(#[$meta])*
+                    if kind == <$spec as Algorithm>::KIND {
+                        let specs = <$spec as Algorithm>::parse(entry);
+                        return Some(specs.map(|v| v.into_iter().map(LimiterSpec::$variant).collect()));
+                    }
+                )+
+                None
+            }
+
+            /// The spec as the object-safe questions every algorithm answers.
+            pub fn describe(&self) -> &dyn Describe {
+                match self {
+                    $( $(#[$meta])* LimiterSpec::$variant(s) => s, )+
+                }
+            }
+
+            /// Runs `visitor` with the concrete spec type.
+            pub fn visit<V: SpecVisitor>(&self, visitor: V) -> V::Out {
+                match self {
+                    $( $(#[$meta])* LimiterSpec::$variant(s) => visitor.visit(s), )+
+                }
+            }
+
+            pub fn build(&self, limit: Limit) -> AnyLimiter {
+                match self {
+                    $( $(#[$meta])* LimiterSpec::$variant(s) => AnyLimiter::$variant(s.build(limit)), )+
+                }
+            }
+        }
+
+        impl Limiter for AnyLimiter {
+            #[inline]
+            fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
+                match self {
+                    $( $(#[$meta])* AnyLimiter::$variant(l) => l.decide(now, cost), )+
+                }
+            }
+            fn peak_state(&self) -> StateSize {
+                match self {
+                    $( $(#[$meta])* AnyLimiter::$variant(l) => l.peak_state(), )+
+                }
+            }
+            fn exact_window_count(&mut self, now: Nanos) -> Option<u64> {
+                match self {
+                    $( $(#[$meta])* AnyLimiter::$variant(l) => l.exact_window_count(now), )+
+                }
+            }
+        }
+    };
+}
+
+// The registered algorithms, in the order `kind` lists them in messages.
+// One line per algorithm.
+registry! {
+    FixedWindow(FixedWindowSpec),
+    SlotCounter(SlotCounterSpec),
+    SlidingLog(SlidingLogSpec),
+    #[cfg(test)]
+    Example(ExampleSpec),
 }
 
 impl LimiterSpec {
-    /// The algorithm name used in outputs.
+    /// The algorithm name used in outputs (`algorithm` column) and as `kind`.
     pub fn algorithm(&self) -> &'static str {
-        match self {
-            LimiterSpec::FixedWindow { .. } => "fixed_window",
-            LimiterSpec::SlotCounter { .. } => "slot_counter",
-            LimiterSpec::SlidingLog { .. } => "sliding_log",
-        }
+        self.describe().kind()
     }
 
-    /// A label unique within a run, such as `slot_counter(N=10)`.
+    /// A label such as `slot_counter(N=10)` (made unique within a run by
+    /// [`crate::engine::labels`]).
     pub fn label(&self) -> String {
-        match self {
-            LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset } } if offset.get() == 0 => {
-                "fixed_window".to_string()
-            }
-            LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset } } => {
-                format!("fixed_window(offset={})", crate::time::format_duration(*offset))
-            }
-            LimiterSpec::FixedWindow { align: WindowAlign::FirstRequest } => {
-                "fixed_window(first-request)".to_string()
-            }
-            LimiterSpec::SlotCounter { slots } => format!("slot_counter(N={slots})"),
-            LimiterSpec::SlidingLog { count_rejected: false } => "sliding_log".to_string(),
-            LimiterSpec::SlidingLog { count_rejected: true } => "sliding_log(count_rejected)".to_string(),
-        }
+        self.describe().label()
+    }
+
+    pub fn style(&self) -> Style {
+        self.describe().style()
+    }
+
+    pub fn sweep_traits(&self) -> SweepTraits {
+        self.describe().sweep_traits()
     }
 
     pub fn slots(&self) -> Option<u64> {
-        match self {
-            LimiterSpec::SlotCounter { slots } => Some(*slots),
-            _ => None,
-        }
+        self.describe().slots()
     }
 
-    /// The exact reference limiter of SEMANTICS.md.
+    /// The exact reference limiter: the sliding log.
     pub fn reference() -> LimiterSpec {
-        LimiterSpec::SlidingLog { count_rejected: false }
-    }
-
-    pub fn build(&self, limit: Limit) -> AnyLimiter {
-        match *self {
-            LimiterSpec::FixedWindow { align } => AnyLimiter::Fixed(FixedWindow::new(limit, align)),
-            LimiterSpec::SlotCounter { slots } => AnyLimiter::Slots(SlotCounter::new(limit, slots)),
-            LimiterSpec::SlidingLog { count_rejected } => {
-                AnyLimiter::Log(SlidingLog::new(limit, count_rejected))
-            }
-        }
+        SlidingLogSpec { count_rejected: false }.into()
     }
 }
 
-/// Static dispatch over the shipped limiters (the engine's hot loop).
-#[derive(Clone, Debug)]
-pub enum AnyLimiter {
-    Fixed(FixedWindow),
-    Slots(SlotCounter),
-    Log(SlidingLog),
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl Limiter for AnyLimiter {
-    #[inline]
-    fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
-        match self {
-            AnyLimiter::Fixed(l) => l.decide(now, cost),
-            AnyLimiter::Slots(l) => l.decide(now, cost),
-            AnyLimiter::Log(l) => l.decide(now, cost),
-        }
-    }
-    fn peak_state(&self) -> StateSize {
-        match self {
-            AnyLimiter::Fixed(l) => l.peak_state(),
-            AnyLimiter::Slots(l) => l.peak_state(),
-            AnyLimiter::Log(l) => l.peak_state(),
-        }
-    }
-    fn exact_window_count(&mut self, now: Nanos) -> Option<u64> {
-        match self {
-            AnyLimiter::Fixed(l) => l.exact_window_count(now),
-            AnyLimiter::Slots(l) => l.exact_window_count(now),
-            AnyLimiter::Log(l) => l.exact_window_count(now),
-        }
+    /// Every kind is listed once and labels of different specs differ.
+    #[test]
+    fn kinds_are_unique() {
+        let mut kinds = LimiterSpec::kinds();
+        let n = kinds.len();
+        kinds.sort();
+        kinds.dedup();
+        assert_eq!(kinds.len(), n);
+        assert!(kinds.contains(&"example"), "the test-only example is registered by its one line");
     }
 }

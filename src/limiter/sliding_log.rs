@@ -1,8 +1,63 @@
-//! Sliding log: the timestamps of admitted requests. The exact rule.
+//! Sliding log (`sliding_log`): the timestamps of admitted requests. The
+//! exact rule, and the reference every other limiter is measured against.
 
-use super::{Decision, Limit, Limiter, StateSize};
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{Algorithm, Decision, Limit, Limiter, StateSize, Style, SweepTraits};
 use crate::ring::Ring;
+use crate::scenario::{Entry, ScenarioError};
 use crate::time::Nanos;
+
+/// `kind = "sliding_log"`: `count_rejected = true` logs rejected requests too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlidingLogSpec {
+    pub count_rejected: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    #[allow(dead_code)]
+    kind: serde::de::IgnoredAny,
+    count_rejected: Option<Spanned<bool>>,
+}
+
+impl Algorithm for SlidingLogSpec {
+    type Limiter = SlidingLog;
+    const KIND: &'static str = "sliding_log";
+
+    fn parse(entry: &Entry<'_>) -> Result<Vec<Self>, ScenarioError> {
+        let keys: Keys = entry.keys()?;
+        Ok(vec![SlidingLogSpec { count_rejected: keys.count_rejected.is_some_and(|c| *c.get_ref()) }])
+    }
+
+    fn label(&self) -> String {
+        if self.count_rejected { "sliding_log(count_rejected)".into() } else { "sliding_log".into() }
+    }
+
+    fn build(&self, limit: Limit) -> SlidingLog {
+        SlidingLog::new(limit, self.count_rejected)
+    }
+
+    fn style(&self) -> Style {
+        if self.count_rejected {
+            Style { rgb: (200, 0, 120), line_width: 2, short: "log counting rejects".into() }
+        } else {
+            Style { rgb: (20, 20, 20), line_width: 4, short: "sliding log".into() }
+        }
+    }
+
+    fn sweep_traits(&self) -> SweepTraits {
+        // A burst at one instant is admitted whole while the window holds
+        // nothing, and refused whole while it holds a burst of L.
+        SweepTraits {
+            bursts_scale_with_limit: true,
+            equivalent_slots: None,
+            analytic_burst_pair: Some((0.0, 0.0)),
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct SlidingLog {

@@ -1,4 +1,4 @@
-//! Sliding window approximated by `N` slot counters.
+//! Sliding window approximated by `N` slot counters (`slot_counter`).
 //!
 //! Slot `k = floor(t * N / W)`; the counted window is slot `k` and the `N - 1`
 //! slots before it. Admit iff their sum plus the cost is at most the limit.
@@ -9,11 +9,112 @@
 //! is pushed once and popped once, so a decision is O(1) amortised whatever `N`
 //! is and however far apart requests are: a ring that clears the slots between
 //! two requests one by one costs O(elapsed slots) on sparse traffic, and summing
-//! all `N` slots per request (the seed articles' code) costs O(N).
+//! all `N` slots per request (as textbook implementations do) costs O(N).
 
-use super::{Decision, FastDiv, Limit, Limiter, StateSize};
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{Algorithm, Decision, FastDiv, Limit, Limiter, StateSize, Style, SweepTraits};
 use crate::ring::Ring;
+use crate::scenario::{Entry, ScenarioError};
 use crate::time::Nanos;
+
+/// `kind = "slot_counter"`: `slots = [2, 10, 100]` makes one limiter per N.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotCounterSpec {
+    pub slots: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    #[allow(dead_code)]
+    kind: serde::de::IgnoredAny,
+    slots: Option<Spanned<Vec<Spanned<i64>>>>,
+}
+
+impl Algorithm for SlotCounterSpec {
+    type Limiter = SlotCounter;
+    const KIND: &'static str = "slot_counter";
+
+    fn parse(entry: &Entry<'_>) -> Result<Vec<Self>, ScenarioError> {
+        let keys: Keys = entry.keys()?;
+        let slots = keys.slots.ok_or_else(|| {
+            entry.at(
+                entry.span(),
+                format!("`{}` is required: a list of slot counts, like [2, 10, 100]", entry.key("slots")),
+            )
+        })?;
+        if slots.get_ref().is_empty() {
+            return Err(entry.at(
+                slots.span(),
+                format!("`{}` is empty: give at least one slot count", entry.key("slots")),
+            ));
+        }
+        let window = entry.limit().window.get();
+        let mut specs = Vec::new();
+        for n in slots.get_ref() {
+            let v = entry.at_least_one("slots", n)?;
+            if v > window {
+                return Err(entry.at(
+                    n.span(),
+                    format!(
+                        "`{}`: {v} slots is more than the window has nanoseconds ({window}); a slot must be at least 1 ns",
+                        entry.key("slots"),
+                    ),
+                ));
+            }
+            specs.push(SlotCounterSpec { slots: v });
+        }
+        Ok(specs)
+    }
+
+    fn label(&self) -> String {
+        format!("slot_counter(N={})", self.slots)
+    }
+
+    fn build(&self, limit: Limit) -> SlotCounter {
+        SlotCounter::new(limit, self.slots)
+    }
+
+    fn style(&self) -> Style {
+        let short = if self.slots == 1 { "1 slot".to_string() } else { format!("{} slots", self.slots) };
+        Style { rgb: slot_colour(self.slots), line_width: 2, short }
+    }
+
+    fn sweep_traits(&self) -> SweepTraits {
+        // A burst at one instant lands in one slot: whole or nothing.
+        let n = self.slots as f64;
+        SweepTraits {
+            bursts_scale_with_limit: true,
+            equivalent_slots: Some(self.slots),
+            analytic_burst_pair: Some((1.0 / n, 1.0 / (2.0 * n))),
+        }
+    }
+
+    fn slots(&self) -> Option<u64> {
+        Some(self.slots)
+    }
+}
+
+/// A colour per slot count: the common ones fixed, others from a small palette.
+fn slot_colour(n: u64) -> (u8, u8, u8) {
+    match n {
+        1 => (148, 103, 189),
+        2 => (140, 86, 75),
+        5 => (227, 119, 194),
+        10 => (31, 119, 180),
+        20 => (23, 190, 207),
+        50 => (188, 189, 34),
+        100 => (44, 160, 44),
+        1000 => (57, 59, 121),
+        _ => {
+            const OTHER: [(u8, u8, u8); 5] =
+                [(0, 128, 128), (205, 133, 63), (106, 61, 154), (31, 180, 100), (102, 102, 204)];
+            OTHER[(n % OTHER.len() as u64) as usize]
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct SlotCounter {

@@ -19,16 +19,19 @@
 //!   requests lie in one exact window `(t - W, t]`: since `g < W`, that is when
 //!   any request of the second burst is admitted.
 //!
-//! How a point is computed: a burst at one instant is all-or-nothing for every
-//! shipped limiter. A fresh limiter admits all of the first burst; at the
-//! second instant it either still counts those `L` (and rejects the whole
-//! second burst) or no longer does (and admits all `L`). So the pair's outcome
-//! with `L` per burst is `L` times its outcome with one request per burst, and
-//! each point runs the real limiter (the same code the engine runs) on two
-//! requests at `limit = 1`. A test cross-checks this against the full engine
-//! with `L = 100` on every point of a coarse grid.
+//! How a point is computed: a fresh limiter decides the `L` requests of the
+//! first burst at `t1`; for each gap, a copy of that state decides the `L`
+//! requests of the second burst at `t2`. With `a1` and `a2` admitted, the
+//! exact window ending at `t2` holds `a1 + a2` (since `g < W`), and the
+//! excess follows from the order of admission. A limiter whose
+//! [`SweepTraits::bursts_scale_with_limit`] holds (every window limiter:
+//! a burst at one instant is admitted whole or not at all) is run instead
+//! on one request per burst at `L = 1`, its outcome scaled by `L`: the
+//! same answer at `1/L` of the cost. A test checks both ways against the
+//! full engine on every point of a coarse grid.
 //!
-//! Cost: `G^2` points times the limiters, two decisions each. The default
+//! Cost: `G^2` points times the limiters, two decisions each (`2L` for a
+//! limiter that may admit part of a burst). The default
 //! `G = 2000` (a step of `W/2000`) puts 20 steps in the band of N = 100 and 2
 //! in the band of N = 1000, which is still within one step but leaves the
 //! violation probability of N = 1000 coarse (see [`BurstPairRow`]).
@@ -36,7 +39,7 @@
 use rayon::prelude::*;
 
 use crate::engine::labels;
-use crate::limiter::{Limit, Limiter, LimiterSpec};
+use crate::limiter::{AnyLimiter, Limit, Limiter, LimiterSpec, SweepTraits};
 use crate::time::Nanos;
 
 /// The default grid: `W/2000` steps.
@@ -67,6 +70,9 @@ pub struct BurstPairRow {
     pub violations: u64,
     /// The largest exact-window count over all pairs, in requests.
     pub worst_peak: u64,
+    /// Excess (requests admitted although `L` or more were already in their
+    /// exact window) summed over the violating pairs.
+    pub violation_excess: u64,
     /// For each offset index `j`, the violating gap indices as half-open runs
     /// `[from, to)`, in increasing order: the heat map.
     pub runs: Vec<Vec<(u32, u32)>>,
@@ -83,6 +89,10 @@ impl BurstPairRow {
     }
     pub fn worst_peak_ratio(&self, limit: u64) -> f64 {
         self.worst_peak as f64 / limit as f64
+    }
+    /// Mean excess per violating pair, in requests (`None` without violations).
+    pub fn mean_violation_excess(&self) -> Option<f64> {
+        (self.violations > 0).then(|| self.violation_excess as f64 / self.violations as f64)
     }
 }
 
@@ -113,14 +123,69 @@ pub fn burst_times(limit: Limit, grid: u32, i: u32, j: u32) -> (Nanos, Nanos) {
     (Nanos::new(t1), Nanos::new(t1 + gap(limit, grid, i).get()))
 }
 
+/// A burst of `count` requests at one instant: how many `limiter` admits.
+fn burst(limiter: &mut AnyLimiter, t: Nanos, count: u64) -> u64 {
+    (0..count).map(|_| u64::from(limiter.decide(t, 1).admitted())).sum()
+}
+
+/// How a limiter is run on the pairs of one offset: the bursts' size and the
+/// factor that scales what it admits to bursts of `L`.
+fn burst_size(traits: SweepTraits, limit: Limit) -> (Limit, u64, u64) {
+    if traits.bursts_scale_with_limit {
+        (Limit { requests: 1, window: limit.window }, 1, limit.requests)
+    } else {
+        (limit, limit.requests, 1)
+    }
+}
+
 /// Runs one limiter on the pair at `(t1, t2)`: how many requests of each burst
-/// of `L` it admits. (The sweep does the same, sharing the first decision
+/// of `L` it admits. (The sweep does the same, sharing the first burst
 /// across a row.)
 pub fn pair_outcome(spec: &LimiterSpec, limit: Limit, t1: Nanos, t2: Nanos) -> (u64, u64) {
-    let mut l = spec.build(Limit { requests: 1, window: limit.window });
-    let a1 = u64::from(l.decide(t1, 1).admitted());
-    let a2 = u64::from(l.decide(t2, 1).admitted());
-    (a1 * limit.requests, a2 * limit.requests)
+    let (run_limit, size, scale) = burst_size(spec.sweep_traits(), limit);
+    let mut l = spec.build(run_limit);
+    let a1 = burst(&mut l, t1, size) * scale;
+    let a2 = burst(&mut l, t2, size) * scale;
+    (a1, a2)
+}
+
+/// The excess of a pair: admitted requests that found `L` or more already
+/// in their exact window, when `a1` then `a2` are admitted and both bursts
+/// lie in one window.
+pub fn pair_excess(limit: u64, a1: u64, a2: u64) -> u64 {
+    a1.saturating_sub(limit) + a2.saturating_sub(limit.saturating_sub(a1))
+}
+
+/// One (limiter, offset) row of the grid.
+struct Row {
+    runs: Vec<(u32, u32)>,
+    worst: u64,
+    excess: u64,
+}
+
+fn sweep_row(spec: &LimiterSpec, limit: Limit, grid: u32, j: u32) -> Row {
+    let (run_limit, size, scale) = burst_size(spec.sweep_traits(), limit);
+    let mut row = Row { runs: Vec::new(), worst: 0, excess: 0 };
+    // The state after the first burst is the same for every gap of this
+    // row: decide it once, then try each second burst on a copy.
+    let (t1, _) = burst_times(limit, grid, 0, j);
+    let mut after_first = spec.build(run_limit);
+    let a1 = burst(&mut after_first, t1, size) * scale;
+    for i in 0..grid {
+        let (_, t2) = burst_times(limit, grid, i, j);
+        let a2 = burst(&mut after_first.clone(), t2, size) * scale;
+        // g < W: both bursts lie in the exact window ending at t2.
+        let peak = a1 + a2;
+        row.worst = row.worst.max(peak);
+        if peak > limit.requests {
+            row.excess += pair_excess(limit.requests, a1, a2);
+            match row.runs.last_mut() {
+                Some((_, to)) if *to == i => *to = i + 1,
+                _ => row.runs.push((i, i + 1)),
+            }
+        }
+    }
+    row
 }
 
 /// Runs the sweep. `progress` is called with the number of finished
@@ -138,34 +203,13 @@ pub fn run(
     let n = config.limiters.len();
     let done = std::sync::atomic::AtomicU64::new(0);
     // One task per (limiter, offset) row; collected in index order.
-    let cells: Vec<(Vec<(u32, u32)>, u64)> = (0..n * grid as usize)
+    let cells: Vec<Row> = (0..n * grid as usize)
         .into_par_iter()
         .map(|task| {
             let spec = &config.limiters[task / grid as usize];
-            let j = (task % grid as usize) as u32;
-            let mut runs: Vec<(u32, u32)> = Vec::new();
-            let mut worst = 0;
-            // The state after the first burst is the same for every gap of
-            // this row: decide it once, then try each second burst on a copy.
-            let (t1, _) = burst_times(limit, grid, 0, j);
-            let mut after_first = spec.build(Limit { requests: 1, window: limit.window });
-            let a1 = u64::from(after_first.decide(t1, 1).admitted()) * limit.requests;
-            for i in 0..grid {
-                let (_, t2) = burst_times(limit, grid, i, j);
-                let a2 = u64::from(after_first.clone().decide(t2, 1).admitted()) * limit.requests;
-                // g < W: both bursts lie in the exact window ending at t2.
-                let peak = a1 + a2;
-                worst = worst.max(peak);
-                if peak > limit.requests {
-                    match runs.last_mut() {
-                        Some((_, to)) if *to == i => *to = i + 1,
-                        _ => runs.push((i, i + 1)),
-                    }
-                }
-            }
-            let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            progress(d);
-            (runs, worst)
+            let row = sweep_row(spec, limit, grid, (task % grid as usize) as u32);
+            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+            row
         })
         .collect();
 
@@ -175,10 +219,8 @@ pub fn run(
         let mine = &cells[k * grid as usize..(k + 1) * grid as usize];
         let mut vulnerable = vec![false; grid as usize];
         let mut violations = 0;
-        let mut worst_peak = 0;
-        for (runs, worst) in mine {
-            worst_peak = worst_peak.max(*worst);
-            for &(a, b) in runs {
+        for row in mine {
+            for &(a, b) in &row.runs {
                 violations += u64::from(b - a);
                 vulnerable[a as usize..b as usize].iter_mut().for_each(|v| *v = true);
             }
@@ -188,8 +230,9 @@ pub fn run(
             label,
             vulnerable_gaps: vulnerable.iter().filter(|v| **v).count() as u64,
             violations,
-            worst_peak,
-            runs: mine.iter().map(|(r, _)| r.clone()).collect(),
+            worst_peak: mine.iter().map(|r| r.worst).max().unwrap_or(0),
+            violation_excess: mine.iter().map(|r| r.excess).sum(),
+            runs: mine.iter().map(|r| r.runs.clone()).collect(),
         });
     }
     Ok(BurstPairResult { limit, grid, rows })
@@ -199,15 +242,14 @@ pub fn run(
 mod tests {
     use super::*;
     use crate::engine::{self, RunConfig};
-    use crate::limiter::WindowAlign;
+    use crate::limiter::{FixedWindowSpec, SlotCounterSpec};
     use crate::trace::{Burst, Merge, Source};
 
     const SEC: Limit = Limit { requests: 100, window: Nanos::new(1_000_000_000) };
 
     fn sweep(slots: &[u64], grid: u32) -> BurstPairResult {
-        let mut limiters =
-            vec![LimiterSpec::FixedWindow { align: WindowAlign::Epoch { offset: Nanos::ZERO } }];
-        limiters.extend(slots.iter().map(|&n| LimiterSpec::SlotCounter { slots: n }));
+        let mut limiters: Vec<LimiterSpec> = vec![FixedWindowSpec::ALIGNED.into()];
+        limiters.extend(slots.iter().map(|&n| LimiterSpec::from(SlotCounterSpec { slots: n })));
         limiters.push(LimiterSpec::reference());
         run(&BurstPairConfig { limit: SEC, limiters, grid }, &|_| {}).unwrap()
     }
@@ -245,7 +287,7 @@ mod tests {
         let r = run(
             &BurstPairConfig {
                 limit: SEC,
-                limiters: vec![LimiterSpec::SlotCounter { slots: 100 }],
+                limiters: vec![SlotCounterSpec { slots: 100 }.into()],
                 grid: 1000,
             },
             &|_| {},
@@ -261,7 +303,7 @@ mod tests {
     /// steps, within one step of 1/N, and it reaches 2L too.
     #[test]
     fn default_grid_resolves_n_1000_band() {
-        let limiters = vec![LimiterSpec::SlotCounter { slots: 1000 }];
+        let limiters = vec![SlotCounterSpec { slots: 1000 }.into()];
         let r = run(&BurstPairConfig { limit: SEC, limiters, grid: DEFAULT_GRID }, &|_| {}).unwrap();
         check_slots(&r, 1000);
     }
@@ -274,12 +316,13 @@ mod tests {
         let limiters = crate::sweep::default_limiters();
         let r = run(&BurstPairConfig { limit: SEC, limiters, grid: 100 }, &|_| {}).unwrap();
         for row in &r.rows {
-            match row.spec {
-                LimiterSpec::SlidingLog { .. } => {
-                    assert_eq!((row.worst_peak_ratio(100), row.violations, row.vulnerable_gaps), (1.0, 0, 0));
-                }
-                LimiterSpec::SlotCounter { slots: 1000 } => {}
-                _ => assert_eq!(row.worst_peak_ratio(100), 2.0, "{}", row.label),
+            if row.spec == LimiterSpec::reference() {
+                assert_eq!((row.worst_peak_ratio(100), row.violations, row.vulnerable_gaps), (1.0, 0, 0));
+            } else if row.spec.slots() != Some(1000) {
+                assert_eq!(row.worst_peak_ratio(100), 2.0, "{}", row.label);
+                // Every violating pair of a window limiter lets the whole
+                // second burst through against a full window: excess L.
+                assert_eq!(row.mean_violation_excess(), Some(100.0), "{}", row.label);
             }
         }
     }
@@ -344,5 +387,66 @@ mod tests {
         assert_eq!(gap(SEC, 2000, 0), Nanos::new(250_000));
         assert_eq!(gap(SEC, 2000, 1999), Nanos::new(999_750_000));
         assert!(run(&BurstPairConfig { limit: SEC, limiters: vec![], grid: 1 }, &|_| {}).is_err());
+    }
+
+    /// The full engine on the two bursts of grid point (i, j): (peak, excess)
+    /// of each limiter.
+    fn engine_pair(limiters: &[LimiterSpec], limit: Limit, grid: u32, i: u32, j: u32) -> Vec<(u64, u64)> {
+        let (t1, t2) = burst_times(limit, grid, i, j);
+        let sources = vec![
+            Source::Burst(Burst::new(t1, Nanos::ZERO, limit.requests)),
+            Source::Burst(Burst::new(t2, Nanos::ZERO, limit.requests)),
+        ];
+        let config = RunConfig { limit, limiters: limiters.to_vec(), end: None, bin: None };
+        let report = engine::run(&config, Merge::new(sources), None, &mut |_| {}).unwrap();
+        report.limiters.iter().map(|l| (l.counts.peak, l.counts.excess)).collect()
+    }
+
+    /// A limiter that admits part of a burst (the test-only example admits
+    /// every other request) is run on full bursts, and the sweep's numbers
+    /// equal a direct simulation of the same pairs; scaling one request by
+    /// L, as the window limiters may, would have been wrong for it.
+    #[test]
+    fn partial_admission_is_simulated_in_full() {
+        let limit = Limit { requests: 10, window: Nanos::new(1_000_000_000) };
+        let example: LimiterSpec = crate::limiter::ExampleSpec.into();
+        assert!(!example.sweep_traits().bursts_scale_with_limit);
+        let grid = 16;
+        let limiters = vec![example.clone()];
+        let r = run(&BurstPairConfig { limit, limiters: limiters.clone(), grid }, &|_| {}).unwrap();
+        let row = &r.rows[0];
+        let (mut violations, mut excess, mut worst) = (0, 0, 0);
+        for j in 0..grid {
+            for i in 0..grid {
+                let (peak, ex) = engine_pair(&limiters, limit, grid, i, j)[0];
+                let broken = row.runs[j as usize].iter().any(|&(a, b)| (a..b).contains(&i));
+                assert_eq!(peak > limit.requests, broken, "g={i}, p={j}");
+                worst = worst.max(peak);
+                if broken {
+                    violations += 1;
+                    excess += ex;
+                }
+            }
+        }
+        assert_eq!((row.violations, row.violation_excess, row.worst_peak), (violations, excess, worst));
+        // Every other request of a burst of 10: 5 from each; a pair in two
+        // windows puts 10 in one exact window, never more than L.
+        assert_eq!((row.worst_peak, row.violations), (10, 0));
+        // One request at L = 1, scaled by 10, would claim 20 got through.
+        let (t1, t2) = burst_times(limit, grid, grid - 1, grid - 1);
+        let mut scaled = example.build(Limit { requests: 1, window: limit.window });
+        let claimed = (burst(&mut scaled, t1, 1) + burst(&mut scaled, t2, 1)) * limit.requests;
+        assert_eq!(claimed, 20);
+    }
+
+    #[test]
+    fn excess_of_a_pair_follows_the_order_of_admission() {
+        // L = 10. Both bursts whole: the second finds 10, 11, ... : all 10 excess.
+        assert_eq!(pair_excess(10, 10, 10), 10);
+        // 4 then 9: the second burst's 7th admitted request finds 10.
+        assert_eq!(pair_excess(10, 4, 9), 3);
+        // A first burst of 12 (a bucket larger than L) has 2 excess itself.
+        assert_eq!(pair_excess(10, 12, 1), 3);
+        assert_eq!(pair_excess(10, 5, 5), 0);
     }
 }

@@ -1,0 +1,105 @@
+//! The read side of a run: arrivals from the merged sources, cut into
+//! chunks, with client keys turned into dense ids (0, 1, 2, ... in order of
+//! first appearance) so that lanes index their per-key state by id.
+
+use std::collections::HashMap;
+
+use rustc_hash::FxBuildHasher;
+
+use crate::time::Nanos;
+use crate::trace::{ArrivalResult, TraceError};
+
+/// Arrivals read and decided per step.
+pub const CHUNK: usize = 1 << 18;
+
+/// A run of arrivals, in (time, source order).
+#[derive(Default)]
+pub struct Chunk {
+    /// Position of the first arrival in the merged trace.
+    pub first_seq: u64,
+    pub times: Vec<Nanos>,
+    /// Each arrival's dense key id.
+    pub ids: Vec<u32>,
+    /// Distinct keys seen up to the end of this chunk (every id is below).
+    pub keys: usize,
+    /// Each arrival's key, kept only when decisions are written.
+    pub key_values: Vec<u64>,
+}
+
+pub struct Reader<I> {
+    arrivals: I,
+    /// Arrivals at or after this are not read. Not `Nanos::MAX` for "no end":
+    /// an arrival at u64::MAX counts then.
+    end: Option<Nanos>,
+    /// Key to dense id. Keys are already hashes or small integers, so a fast
+    /// non-cryptographic hash (rustc's Fx) is all the map needs.
+    ids: HashMap<u64, u32, FxBuildHasher>,
+    pub keys: Vec<u64>,
+    last: Option<(u64, u32)>,
+    pub seq: u64,
+    pub first: Option<Nanos>,
+    pub last_time: Option<Nanos>,
+    done: bool,
+    /// Keep each arrival's key in the chunk (for decisions.csv).
+    record_keys: bool,
+}
+
+impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
+    pub fn new(arrivals: I, end: Option<Nanos>, record_keys: bool) -> Reader<I> {
+        Reader {
+            arrivals,
+            end,
+            ids: HashMap::default(),
+            keys: Vec::new(),
+            last: None,
+            seq: 0,
+            first: None,
+            last_time: None,
+            done: false,
+            record_keys,
+        }
+    }
+
+    /// Refills `chunk`; an empty chunk means the trace has ended.
+    pub fn fill(&mut self, chunk: &mut Chunk) -> Result<(), TraceError> {
+        chunk.times.clear();
+        chunk.ids.clear();
+        chunk.key_values.clear();
+        chunk.first_seq = self.seq;
+        while !self.done && chunk.times.len() < CHUNK {
+            let Some(a) = self.arrivals.next() else {
+                self.done = true;
+                break;
+            };
+            let a = a?;
+            if self.end.is_some_and(|end| a.time >= end) {
+                self.done = true;
+                break;
+            }
+            let id = match self.last {
+                Some((k, id)) if k == a.key => id,
+                _ => {
+                    let next = self.keys.len() as u32;
+                    let id = *self.ids.entry(a.key).or_insert(next);
+                    if id == next {
+                        self.keys.push(a.key);
+                    }
+                    self.last = Some((a.key, id));
+                    id
+                }
+            };
+            chunk.times.push(a.time);
+            chunk.ids.push(id);
+            if self.record_keys {
+                chunk.key_values.push(a.key);
+            }
+        }
+        if let (Some(&first), Some(&last)) = (chunk.times.first(), chunk.times.last()) {
+            self.first.get_or_insert(first);
+            self.last_time = Some(last);
+        }
+        self.seq += chunk.times.len() as u64;
+        chunk.keys = self.keys.len();
+        Ok(())
+    }
+}

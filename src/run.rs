@@ -1,0 +1,345 @@
+//! What a run writes, decided in one place: [`run`] simulates the scenario
+//! and runs its sweeps, writes every table into a staged output folder and
+//! says which charts belong beside them ([`Chart`]). The caller draws those
+//! (the binary, with plotters) and hands back the files it drew to
+//! [`RunOutputs::commit`], which writes `report.md` and moves the folder
+//! into place. Tests call [`run`] directly, with no chart backend.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+
+use crate::diagram::WindowsDiagram;
+use crate::engine::{self, DecisionSink, Progress, RunError, RunReport};
+use crate::export::report::{ChartRef, ReportInput};
+use crate::export::{self, OutputDir, OutputError};
+use crate::scenario::{Scenario, SweepOptions};
+use crate::simulate;
+use crate::sweep::burst_pair::BurstPairError;
+use crate::sweep::{self, BurstPairConfig, BurstPairResult, LoadPoint, LoadSweepConfig};
+use crate::time::format_duration;
+
+/// How to run a scenario, beyond the scenario itself.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Where the outputs go (replaced only when everything was written).
+    pub out_dir: PathBuf,
+    /// Run only the sweeps (`ratesim sweep`): the scenario's `[sweep]`
+    /// table, or the defaults when it has none.
+    pub sweep_only: bool,
+    /// Write `decisions.csv` (also when the scenario asks for it).
+    pub decisions: bool,
+    /// Charts will be drawn: say which.
+    pub charts: bool,
+}
+
+/// What a run is doing, for progress display.
+#[derive(Clone, Copy, Debug)]
+pub enum Step {
+    Simulate(Progress),
+    /// Sweep rows finished out of the total.
+    Sweep {
+        done: u64,
+        total: u64,
+    },
+}
+
+/// Why a run failed. Outputs are staged, so the previous results stay.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    #[error("cannot create {}", path.display())]
+    Create {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("scenario {} failed; previous results were kept", path.display())]
+    Simulation {
+        path: PathBuf,
+        #[source]
+        source: RunError,
+    },
+    #[error("cannot write decisions.csv")]
+    Decisions(#[source] std::io::Error),
+    #[error("cannot read the trace for the windows diagram")]
+    Diagram(#[source] crate::trace::TraceError),
+    #[error("burst-pair sweep")]
+    BurstPair(#[source] BurstPairError),
+    #[error("load sweep")]
+    LoadSweep(#[source] RunError),
+}
+
+/// A chart the outputs call for; the caller draws it.
+#[derive(Clone, Debug)]
+pub struct Chart {
+    /// File name without extension.
+    pub name: &'static str,
+    pub caption: String,
+    pub kind: ChartKind,
+}
+
+/// What a chart shows (the data is in [`RunOutputs`]).
+#[derive(Clone, Debug)]
+pub enum ChartKind {
+    /// The exact window count over time per limiter, against the limit.
+    WindowCount,
+    /// Offered and admitted per bin, a strip per limiter.
+    Timeline,
+    /// How the algorithms cut time at one instant.
+    WindowsDiagram(WindowsDiagram),
+    /// Band and violation probability against N.
+    ErrorVsSlots,
+    /// Where in (gap, offset) the limit breaks, for these slot counts.
+    BurstPairMap(Vec<u64>),
+    /// Peak/L and over-admission against the load factor.
+    LoadSweep,
+}
+
+/// Everything a run produced, staged and not yet in place.
+pub struct RunOutputs {
+    staged: OutputDir,
+    pub scenario: Scenario,
+    pub report: Option<RunReport>,
+    pub burst_pair: Option<BurstPairResult>,
+    pub load: Option<Vec<LoadPoint>>,
+    /// The charts to draw, in the order the report shows them.
+    pub charts: Vec<Chart>,
+    /// Data files written so far.
+    files: Vec<String>,
+}
+
+/// Runs `scenario` (its simulation and its sweeps) and writes its tables
+/// into a staged output folder. Nothing is in place until
+/// [`RunOutputs::commit`].
+pub fn run(
+    scenario: &Scenario,
+    options: &RunOptions,
+    step: &(dyn Fn(Step) + Sync),
+) -> Result<RunOutputs, JobError> {
+    let mut scenario = scenario.clone();
+    if options.sweep_only && scenario.sweep.is_none() {
+        scenario.sweep = Some(SweepOptions::defaults(scenario.limit));
+    }
+    // Check the destination before any work is done.
+    let staged = OutputDir::stage(&options.out_dir)?;
+    let mut out = RunOutputs {
+        staged,
+        scenario,
+        report: None,
+        burst_pair: None,
+        load: None,
+        charts: Vec::new(),
+        files: Vec::new(),
+    };
+    if !options.sweep_only && !out.scenario.traffic.is_empty() {
+        out.simulate(options.decisions || out.scenario.output.decisions, step)?;
+    }
+    if let Some(opts) = out.scenario.sweep.clone() {
+        out.sweep(&opts, step)?;
+    }
+    if options.charts {
+        out.charts = out.plan_charts()?;
+    }
+    Ok(out)
+}
+
+impl RunOutputs {
+    /// The staged folder, for the caller's chart files.
+    pub fn staged(&self) -> &OutputDir {
+        &self.staged
+    }
+
+    /// "name: description", for titles.
+    fn title(&self) -> String {
+        let s = &self.scenario;
+        let title = format!("{}: {}", s.name, s.description.as_deref().unwrap_or(""));
+        title.trim_end_matches([':', ' ']).to_string()
+    }
+
+    fn write(&mut self, file: &str, bytes: impl AsRef<[u8]>) -> Result<(), JobError> {
+        self.staged.write(file, bytes)?;
+        self.files.push(file.to_string());
+        Ok(())
+    }
+
+    /// The simulation and its tables (and decisions.csv, streamed).
+    fn simulate(&mut self, record: bool, step: &(dyn Fn(Step) + Sync)) -> Result<(), JobError> {
+        let scenario = &self.scenario;
+        let mut decisions = if record {
+            let (specs, _) = engine::with_reference(&scenario.limiters);
+            let path = self.staged.path("decisions.csv");
+            let file =
+                File::create(&path).map_err(|source| JobError::Create { path: path.clone(), source })?;
+            let writer = export::csv::DecisionsWriter::new(
+                BufWriter::with_capacity(1 << 20, file),
+                &engine::labels(&specs),
+            )
+            .map_err(JobError::Decisions)?;
+            Some(writer)
+        } else {
+            None
+        };
+        let report = simulate::run_scenario(
+            scenario,
+            decisions.as_mut().map(|d| d as &mut dyn DecisionSink),
+            &mut |p| step(Step::Simulate(p)),
+        )
+        .map_err(|source| JobError::Simulation { path: scenario.path.clone(), source })?;
+        if let Some(d) = decisions {
+            d.finish().map_err(JobError::Decisions)?;
+        }
+        let title = self.title();
+        self.write("summary.csv", export::csv::summary(&report))?;
+        self.write("summary.md", export::markdown::summary(&title, &report))?;
+        self.write("timeline.csv", export::csv::timeline(&report))?;
+        if record {
+            self.files.push("decisions.csv".into());
+        }
+        self.report = Some(report);
+        Ok(())
+    }
+
+    /// The burst-pair and load sweeps and their tables.
+    fn sweep(&mut self, opts: &SweepOptions, step: &(dyn Fn(Step) + Sync)) -> Result<(), JobError> {
+        let scenario = &self.scenario;
+        let (limiters, _) = engine::with_reference(&scenario.limiters);
+        let total = (limiters.len() as u64) * u64::from(opts.grid) + opts.loads.len() as u64;
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let tick = |_| {
+            let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            step(Step::Sweep { done: d, total });
+        };
+        let bp_config =
+            BurstPairConfig { limit: scenario.limit, limiters: limiters.clone(), grid: opts.grid };
+        let bp = sweep::burst_pair::run(&bp_config, &tick).map_err(JobError::BurstPair)?;
+        let load_config = LoadSweepConfig {
+            limit: scenario.limit,
+            limiters,
+            loads: opts.loads.clone(),
+            duration: opts.load_duration,
+            seed: scenario.seed,
+        };
+        let load = sweep::load::run(&load_config, &tick).map_err(JobError::LoadSweep)?;
+        let seed = scenario.seed;
+        self.write("error_vs_slots.csv", export::csv::error_vs_slots(&bp))?;
+        self.write("error_vs_slots.md", export::markdown::error_vs_slots(&bp))?;
+        self.write("load_sweep.csv", export::csv::load_sweep(&load))?;
+        self.write("load_sweep.md", export::markdown::load_sweep(&load, seed))?;
+        self.burst_pair = Some(bp);
+        self.load = Some(load);
+        Ok(())
+    }
+
+    /// Which charts the outputs call for, with their captions.
+    fn plan_charts(&self) -> Result<Vec<Chart>, JobError> {
+        let mut charts = Vec::new();
+        let name = self.scenario.name.as_str();
+        if let Some(r) = &self.report {
+            let window = format_duration(r.limit.window);
+            let bin = format_duration(r.timeline.width());
+            charts.push(Chart {
+                name: "window_count",
+                caption: format!(
+                    "Admitted requests in the exact window (t - {window}, t] (highest in each {bin} bin{k}) against the limit L = {l}, {name}",
+                    l = r.limit.requests,
+                    k = if r.keys > 1 { ", busiest client" } else { "" }
+                ),
+                kind: ChartKind::WindowCount,
+            });
+            charts.push(Chart {
+                name: "timeline",
+                caption: format!("Offered and admitted requests per {bin} bin, {name}"),
+                kind: ChartKind::Timeline,
+            });
+            let diagram = WindowsDiagram::of_run(&self.scenario, r.end).map_err(JobError::Diagram)?;
+            charts.push(windows_diagram(diagram));
+        }
+        if let (Some(bp), Some(opts)) = (&self.burst_pair, &self.scenario.sweep) {
+            charts.push(Chart {
+                name: "error_vs_slots",
+                caption: format!(
+                    "Burst pairs (2 × {} requests at single instants, {}×{} grid of gap and offset): measured vulnerable band \
+and violation probability against N, with the analytic 1/N and 1/(2N); the sliding log is 0 on both",
+                    bp.limit.requests, bp.grid, bp.grid
+                ),
+                kind: ChartKind::ErrorVsSlots,
+            });
+            charts.push(Chart {
+                name: "burst_pair_map",
+                caption: "Where a burst pair breaks the limit: coloured (gap, offset) pairs admit 2L in one exact window, grey ones hold to L".into(),
+                kind: ChartKind::BurstPairMap(opts.map_slots.clone()),
+            });
+            charts.push(Chart {
+                name: "load_sweep",
+                caption: "Poisson load sweep: over-admission (admitted / admitted by the sliding log - 1) and peak/L against the load factor".into(),
+                kind: ChartKind::LoadSweep,
+            });
+            if self.report.is_none() {
+                charts.push(windows_diagram(WindowsDiagram::of_burst_pair(&self.scenario)));
+            }
+        }
+        Ok(charts)
+    }
+
+    /// Writes `report.md`, linking for each chart of [`RunOutputs::charts`]
+    /// the first file drawn (`drawn[i]`, empty when none was), and moves the
+    /// staged folder into place. Returns where it went and the files written.
+    pub fn commit(mut self, drawn: &[Vec<String>]) -> Result<Committed, JobError> {
+        let chart_refs: Vec<ChartRef> = self
+            .charts
+            .iter()
+            .zip(drawn)
+            .filter_map(|(c, files)| {
+                files.first().map(|f| ChartRef {
+                    name: c.name.to_string(),
+                    file: f.clone(),
+                    caption: c.caption.clone(),
+                })
+            })
+            .collect();
+        let scenario_file = self.scenario.path.display().to_string();
+        let report_md = export::report::report(&ReportInput {
+            name: &self.scenario.name,
+            description: self.scenario.description.as_deref(),
+            scenario_file: &scenario_file,
+            seed: self.scenario.seed,
+            limit: self.scenario.limit,
+            run: self.report.as_ref(),
+            burst_pair: self.burst_pair.as_ref(),
+            load: self.load.as_deref(),
+            charts: &chart_refs,
+            files: &self.files,
+        });
+        self.write("report.md", report_md)?;
+        let target = self.staged.commit()?;
+        let summary = export::text::run_summary(
+            &self.scenario,
+            self.report.as_ref(),
+            self.burst_pair.as_ref(),
+            &target,
+            &self.files,
+            chart_refs.len(),
+        );
+        Ok(Committed { target, summary })
+    }
+}
+
+fn windows_diagram(diagram: WindowsDiagram) -> Chart {
+    Chart {
+        name: "windows_diagram",
+        caption: format!(
+            "How each algorithm cuts time: fixed windows, {} slots, and the exact window (t* - W, t*] at one instant t*",
+            diagram.slots
+        ),
+        kind: ChartKind::WindowsDiagram(diagram),
+    }
+}
+
+/// A run's results, in place.
+pub struct Committed {
+    pub target: PathBuf,
+    /// What the terminal shows after a run: the tables and where they went.
+    pub summary: String,
+}

@@ -1,0 +1,236 @@
+//! Located scenario errors: turning byte offsets into `file:line:column`,
+//! naming the key a parser error is about, and the words of the messages
+//! ("did you mean", plain type names). Everything a user sees when a
+//! scenario is refused is worded here or by the validator that refused it.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use toml::Spanned;
+
+use crate::time::{Nanos, parse_duration};
+
+/// A scenario problem, located.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("cannot read scenario {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}")]
+    At { path: PathBuf, line: usize, column: usize, message: String },
+    #[error("{path}: {message}")]
+    File { path: PathBuf, message: String },
+}
+
+/// The scenario text being validated, for locating errors in it.
+pub struct Ctx<'a> {
+    pub path: &'a Path,
+    pub text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line_col(&self, offset: usize) -> (usize, usize) {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let before = &self.text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rfind('\n').map_or(before.chars().count(), |i| before[i + 1..].chars().count()) + 1;
+        (line, col)
+    }
+
+    /// An error at the start of `span`.
+    pub fn at(&self, span: Range<usize>, message: impl Into<String>) -> ScenarioError {
+        let (line, column) = self.line_col(span.start);
+        ScenarioError::At { path: self.path.to_path_buf(), line, column, message: message.into() }
+    }
+
+    /// An error about the file as a whole.
+    pub fn file(&self, message: impl Into<String>) -> ScenarioError {
+        ScenarioError::File { path: self.path.to_path_buf(), message: message.into() }
+    }
+
+    /// A TOML parser or type error: located at its span, with the key it is
+    /// about and in plain words.
+    pub fn toml(&self, e: &toml::de::Error) -> ScenarioError {
+        let message = suggest(&plain_types(e.message()));
+        match e.span() {
+            Some(span) => {
+                // serde names unknown keys itself; for the rest, say which key.
+                let message = match key_path_at(self.text, span.start) {
+                    Some(key) if !message.starts_with("unknown field") => format!("`{key}`: {message}"),
+                    _ => message,
+                };
+                self.at(span, message)
+            }
+            None => self.file(message),
+        }
+    }
+
+    pub fn duration(&self, key: &str, v: &Spanned<String>) -> Result<Nanos, ScenarioError> {
+        parse_duration(v.get_ref()).map_err(|e| self.at(v.span(), format!("`{key}`: {e}")))
+    }
+
+    pub fn positive_duration(&self, key: &str, v: &Spanned<String>) -> Result<Nanos, ScenarioError> {
+        let d = self.duration(key, v)?;
+        if d == Nanos::ZERO {
+            return Err(self.at(v.span(), format!("`{key}` must be longer than 0, got \"{}\"", v.get_ref())));
+        }
+        Ok(d)
+    }
+
+    pub fn at_least_one(&self, key: &str, v: &Spanned<i64>) -> Result<u64, ScenarioError> {
+        let n = *v.get_ref();
+        if n < 1 {
+            return Err(self.at(v.span(), format!("`{key}` must be a whole number of at least 1, got {n}")));
+        }
+        Ok(n as u64)
+    }
+
+    pub fn rate(&self, key: &str, v: &Spanned<f64>) -> Result<f64, ScenarioError> {
+        let r = *v.get_ref();
+        if !r.is_finite() || r <= 0.0 {
+            return Err(self.at(v.span(), format!("`{key}` must be a finite number above 0, got {r}")));
+        }
+        Ok(r)
+    }
+
+    /// `key` = `v` is none of `allowed`: the list, and the nearest.
+    pub fn one_of(&self, key: &str, v: &Spanned<String>, allowed: &[&str]) -> ScenarioError {
+        let got = v.get_ref();
+        let near = nearest(got, allowed, 3).map(|a| format!("; did you mean \"{a}\"?")).unwrap_or_default();
+        let list = allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ");
+        self.at(v.span(), format!("`{key}` = \"{got}\" is not known: expected one of {list}{near}"))
+    }
+}
+
+/// The candidate nearest to `word` by edit distance, if within `max`.
+pub fn nearest<'c>(word: &str, candidates: &[&'c str], max: usize) -> Option<&'c str> {
+    candidates
+        .iter()
+        .map(|c| (strsim::levenshtein(word, c), *c))
+        .filter(|(d, _)| *d <= max)
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// serde's Rust type names in words people use.
+pub fn plain_types(message: &str) -> String {
+    if let Some(n) = message
+        .strip_prefix("invalid type: integer `")
+        .and_then(|r| r.strip_suffix("` as i128, expected i64"))
+    {
+        return format!("{n} is too large: expected a whole number up to 9223372036854775807");
+    }
+    message
+        .replace("expected i64", "expected a whole number")
+        .replace("expected f64", "expected a number")
+        .replace("expected a sequence", "expected a list, like [2, 10]")
+        .replace("expected a boolean", "expected true or false")
+}
+
+/// The unknown key and the keys serde expected, from its message
+/// "unknown field `x`, expected one of `a`, `b`" (or "expected `a` or `b`").
+pub fn unknown_field(message: &str) -> Option<(&str, Vec<&str>)> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (unknown, expected) = rest.split_once('`')?;
+    Some((unknown, expected.split('`').skip(1).step_by(2).collect()))
+}
+
+/// The key nearest to a misspelt `unknown` one, if it is near enough:
+/// within 2 edits, or a third of the key's length for long keys.
+pub fn nearest_key<'c>(unknown: &str, keys: &[&'c str]) -> Option<&'c str> {
+    keys.iter()
+        .map(|c| (strsim::levenshtein(unknown, c), *c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// Adds "did you mean" to serde's "unknown field `x`, expected ..." messages.
+pub fn suggest(message: &str) -> String {
+    match unknown_field(message).and_then(|(unknown, keys)| nearest_key(unknown, &keys)) {
+        Some(c) => format!("{}; did you mean `{c}`?", message.trim_end()),
+        None => message.to_string(),
+    }
+}
+
+/// The dotted key (`limit.window`, `traffic[1].rate`) whose value sits at
+/// `offset`, found from the table headers and `key =` lines before it. A
+/// heuristic for messages from the TOML parser, which name no key.
+pub fn key_path_at(text: &str, offset: usize) -> Option<String> {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let mut table: Option<String> = None;
+    let mut key: Option<String> = None;
+    let mut arrays: Vec<(String, usize)> = Vec::new();
+    let lines = text[..line_start].lines().map(|l| (l, false)).chain([(&text[line_start..line_end], true)]);
+    for (line, last) in lines {
+        let l = line.trim();
+        if let Some(name) = l.strip_prefix("[[").and_then(|r| r.split("]]").next()) {
+            let name = name.trim().to_string();
+            let n = match arrays.iter_mut().find(|(a, _)| *a == name) {
+                Some((_, n)) => {
+                    *n += 1;
+                    *n
+                }
+                None => {
+                    arrays.push((name.clone(), 0));
+                    0
+                }
+            };
+            table = Some(format!("{name}[{n}]"));
+            key = None;
+        } else if let Some(name) = l.strip_prefix('[').and_then(|r| r.split(']').next()) {
+            table = Some(name.trim().to_string());
+            key = None;
+        } else {
+            let upto = if last { &line[..offset - line_start] } else { line };
+            if let Some((k, _)) = upto.split_once('=') {
+                let k = k.trim();
+                if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || "_-.\"'".contains(c)) {
+                    key = Some(k.to_string());
+                }
+            }
+        }
+    }
+    match (table, key) {
+        (Some(t), Some(k)) => Some(format!("{t}.{k}")),
+        (None, Some(k)) => Some(k),
+        (Some(t), None) => Some(t),
+        (None, None) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_path_heuristic() {
+        let t = "a = 1\n[[x]]\nk = 2\n[[x]]\n\nk = [\n 3]\n[y]\nz = 4\n";
+        assert_eq!(key_path_at(t, 4).as_deref(), Some("a"));
+        assert_eq!(key_path_at(t, t.find("3]").unwrap()).as_deref(), Some("x[1].k"));
+        assert_eq!(key_path_at(t, t.find("4").unwrap()).as_deref(), Some("y.z"));
+        assert_eq!(key_path_at(t, 0), None);
+        assert_eq!(key_path_at("é = 1", 1).as_deref(), None);
+    }
+
+    #[test]
+    fn did_you_mean() {
+        let m = "unknown field `requsts`, expected `requests` or `window`";
+        assert_eq!(suggest(m), format!("{m}; did you mean `requests`?"));
+        assert_eq!(unknown_field(m), Some(("requsts", vec!["requests", "window"])));
+        assert!(!suggest("unknown field `zzz`, expected `requests` or `window`").contains("did you"));
+        assert_eq!(nearest("brust", &["burst", "csv"], 3), Some("burst"));
+        assert_eq!(nearest("xxxxxxx", &["burst", "csv"], 3), None);
+    }
+}

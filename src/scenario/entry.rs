@@ -1,0 +1,116 @@
+//! One `[[traffic]]` or `[[limiter]]` table of a scenario, handed to the
+//! code that owns its kind (a source validator, or an algorithm's
+//! [`crate::limiter::Algorithm::parse`]). The kind's own key struct is read
+//! from it with every error located, and its values are checked with the
+//! helpers here, so every kind words its errors the same way.
+
+use std::ops::Range;
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+use toml::de::{DeValue, ValueDeserializer};
+
+use super::diagnostics::{Ctx, ScenarioError, nearest_key, unknown_field};
+use crate::limiter::Limit;
+use crate::time::Nanos;
+
+/// An entry of an array of tables, with what its validation may need to know
+/// about the rest of the scenario.
+pub struct Entry<'a> {
+    pub(super) ctx: &'a Ctx<'a>,
+    pub(super) value: Spanned<DeValue<'a>>,
+    /// `traffic[0]`, `limiter[2]`.
+    pub(super) table: String,
+    pub(super) kind: String,
+    pub(super) limit: Limit,
+    pub(super) duration: Option<Nanos>,
+}
+
+impl<'a> Entry<'a> {
+    /// The dotted name of one of this entry's keys: `limiter[2].slots`.
+    pub fn key(&self, key: &str) -> String {
+        format!("{}.{key}", self.table)
+    }
+
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// The scenario's `[limit]`.
+    pub fn limit(&self) -> Limit {
+        self.limit
+    }
+
+    /// The scenario's `duration`, if it has one.
+    pub fn duration(&self) -> Option<Nanos> {
+        self.duration
+    }
+
+    /// The folder of the scenario file (paths in it are relative to it).
+    pub fn base(&self) -> &Path {
+        self.ctx.path.parent().unwrap_or(Path::new("."))
+    }
+
+    /// Where the entry starts (its table header), for errors about the
+    /// entry as a whole.
+    pub fn span(&self) -> Range<usize> {
+        self.value.span()
+    }
+
+    /// Reads the entry into the kind's key struct (which must refuse
+    /// unknown fields). A key the kind does not take is named with the
+    /// keys it does take.
+    pub fn keys<T: Deserialize<'a>>(&self) -> Result<T, ScenarioError> {
+        T::deserialize(ValueDeserializer::from(self.value.clone())).map_err(|e| {
+            match (unknown_field(e.message()), e.span()) {
+                (Some((unknown, expected)), Some(span)) => {
+                    let takes: Vec<&str> = expected.into_iter().filter(|k| *k != "kind").collect();
+                    let near = nearest_key(unknown, &takes)
+                        .map(|k| format!("; did you mean `{k}`?"))
+                        .unwrap_or_default();
+                    let takes = if takes.is_empty() { "no other keys".to_string() } else { takes.join(", ") };
+                    self.ctx.at(
+                        span,
+                        format!(
+                            "`{}` is not a key of kind \"{}\" (it takes: {takes}){near}",
+                            self.key(unknown),
+                            self.kind
+                        ),
+                    )
+                }
+                _ => self.ctx.toml(&e),
+            }
+        })
+    }
+
+    /// An error at `span`.
+    pub fn at(&self, span: Range<usize>, message: impl Into<String>) -> ScenarioError {
+        self.ctx.at(span, message)
+    }
+
+    /// `key` is required for this kind but missing.
+    pub fn missing(&self, key: &str) -> ScenarioError {
+        self.at(self.span(), format!("`{}` is required for kind \"{}\"", self.key(key), self.kind))
+    }
+
+    pub fn duration_of(&self, key: &str, v: &Spanned<String>) -> Result<Nanos, ScenarioError> {
+        self.ctx.duration(&self.key(key), v)
+    }
+
+    pub fn positive_duration(&self, key: &str, v: &Spanned<String>) -> Result<Nanos, ScenarioError> {
+        self.ctx.positive_duration(&self.key(key), v)
+    }
+
+    pub fn at_least_one(&self, key: &str, v: &Spanned<i64>) -> Result<u64, ScenarioError> {
+        self.ctx.at_least_one(&self.key(key), v)
+    }
+
+    pub fn rate(&self, key: &str, v: &Spanned<f64>) -> Result<f64, ScenarioError> {
+        self.ctx.rate(&self.key(key), v)
+    }
+
+    pub fn one_of(&self, key: &str, v: &Spanned<String>, allowed: &[&str]) -> ScenarioError {
+        self.ctx.one_of(&self.key(key), v, allowed)
+    }
+}

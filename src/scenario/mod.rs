@@ -1,0 +1,421 @@
+//! Scenario files: TOML, read into typed key structs (unknown keys refused)
+//! and checked value by value, so every error names file, line, column and
+//! key. The top level is validated here; each `[[traffic]]` entry by its
+//! source's validator (`traffic.rs`), each `[[limiter]]` entry by its
+//! algorithm's own file (`crate::limiter`), the `[sweep]` table in
+//! `sweep.rs`; the wording of errors lives in `diagnostics.rs`.
+
+mod diagnostics;
+mod entry;
+mod sweep;
+mod traffic;
+
+pub use diagnostics::ScenarioError;
+pub use entry::Entry;
+pub use sweep::SweepOptions;
+pub use traffic::Traffic;
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use crate::limiter::{FixedWindowSpec, Limit, LimiterSpec, SlotCounterSpec};
+use crate::time::{Nanos, format_duration};
+use diagnostics::Ctx;
+
+/// A scenario that passed every check.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub path: PathBuf,
+    pub name: String,
+    pub description: Option<String>,
+    pub seed: u64,
+    /// Arrivals at or after this instant are dropped; the run covers `[0, duration)`.
+    pub duration: Option<Nanos>,
+    pub limit: Limit,
+    pub traffic: Vec<Traffic>,
+    pub limiters: Vec<LimiterSpec>,
+    pub output: OutputOptions,
+    /// The `[sweep]` table: run the burst-pair and load sweeps.
+    pub sweep: Option<SweepOptions>,
+}
+
+/// The `[output]` table.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OutputOptions {
+    pub bin: Option<Nanos>,
+    pub decisions: bool,
+    /// A TrueType font for chart text in PNGs (for scripts DejaVu lacks).
+    pub font: Option<PathBuf>,
+}
+
+/// The most requests one generated source (burst, constant, poisson) may
+/// produce: a guard against typos such as `count = 1000000000000` that would
+/// run for hours. Recorded traces have no such limit.
+pub const MAX_GENERATED: u64 = 1_000_000_000;
+
+// ---- the top level ---------------------------------------------------------
+
+/// The top-level keys. `[[traffic]]` and `[[limiter]]` entries are only
+/// checked to be arrays of tables here; their keys belong to their kinds.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: Spanned<String>,
+    description: Option<String>,
+    seed: Option<Spanned<i64>>,
+    duration: Option<Spanned<String>>,
+    limit: Spanned<RawLimit>,
+    #[serde(default)]
+    traffic: Vec<Spanned<IgnoredAny>>,
+    /// Read from the document by [`entries`]; here only its shape is checked.
+    #[serde(default)]
+    #[allow(dead_code)]
+    limiter: Vec<Spanned<IgnoredAny>>,
+    #[serde(default)]
+    output: RawOutput,
+    sweep: Option<Spanned<sweep::RawSweep>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLimit {
+    requests: Spanned<i64>,
+    window: Spanned<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawOutput {
+    bin: Option<Spanned<String>>,
+    #[serde(default)]
+    decisions: bool,
+    font: Option<Spanned<String>>,
+}
+
+/// The `kind` every entry of an array of tables must have.
+#[derive(Deserialize)]
+struct Kind {
+    kind: Spanned<String>,
+}
+
+impl Scenario {
+    /// Reads and validates a scenario file. Trace paths are relative to it.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ScenarioError::Read { path: path.to_path_buf(), source })?;
+        Scenario::parse(&text, path)
+    }
+
+    /// Validates scenario text; `path` names it in errors and anchors trace paths.
+    pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
+        let ctx = Ctx { path, text };
+        let doc = DeTable::parse(text).map_err(|e| ctx.toml(&e))?;
+        let raw =
+            RawScenario::deserialize(toml::de::Deserializer::from(doc.clone())).map_err(|e| ctx.toml(&e))?;
+        let (name, seed, duration, limit) = header(&ctx, &raw)?;
+        if raw.traffic.is_empty() && raw.sweep.is_none() {
+            return Err(ctx.file(
+                "no [[traffic]] source and no [sweep]: add a source (kind = \"burst\", \"constant\", \"poisson\" or \"csv\") or a [sweep] table",
+            ));
+        }
+        let mut traffic = Vec::new();
+        for (entry, kind) in entries(&ctx, doc.get_ref(), "traffic", limit, duration)? {
+            traffic.push(traffic::parse(&entry, &kind)?);
+        }
+        let mut limiters = Vec::new();
+        for (entry, kind) in entries(&ctx, doc.get_ref(), "limiter", limit, duration)? {
+            match LimiterSpec::parse(kind.get_ref(), &entry) {
+                Some(specs) => limiters.extend(specs?),
+                None => return Err(entry.one_of("kind", &kind, &LimiterSpec::kinds())),
+            }
+        }
+        if limiters.is_empty() {
+            limiters =
+                if raw.sweep.is_some() { crate::sweep::default_limiters() } else { default_limiters() };
+        }
+        let sweep = raw.sweep.as_ref().map(|s| sweep::validate(&ctx, s.get_ref(), limit)).transpose()?;
+        let output = output(&ctx, &raw.output, duration)?;
+        Ok(Scenario {
+            path: path.to_path_buf(),
+            name,
+            description: raw.description.clone(),
+            seed,
+            duration,
+            limit,
+            traffic,
+            limiters,
+            output,
+            sweep,
+        })
+    }
+
+    /// Replaces the slot counts of every `slot_counter` (or adds slot counters
+    /// before the sliding log when the scenario has none).
+    pub fn set_slots(&mut self, slots: &[u64]) -> Result<(), String> {
+        for &n in slots {
+            if n == 0 || n > self.limit.window.get() {
+                return Err(format!(
+                    "slot count {n} is out of range: it must be between 1 and the window length in nanoseconds ({})",
+                    self.limit.window.get()
+                ));
+            }
+        }
+        let is_slots = |l: &LimiterSpec| matches!(l, LimiterSpec::SlotCounter(_));
+        let insert_at = self.limiters.iter().position(is_slots).unwrap_or_else(|| {
+            let reference = LimiterSpec::reference();
+            self.limiters
+                .iter()
+                .position(|l| l.algorithm() == reference.algorithm())
+                .unwrap_or(self.limiters.len())
+        });
+        self.limiters.retain(|l| !is_slots(l));
+        let insert_at = insert_at.min(self.limiters.len());
+        for (k, &n) in slots.iter().enumerate() {
+            self.limiters.insert(insert_at + k, SlotCounterSpec { slots: n }.into());
+        }
+        Ok(())
+    }
+}
+
+/// `name`, `seed`, `duration` and `[limit]`, validated.
+fn header(ctx: &Ctx, raw: &RawScenario) -> Result<(String, u64, Option<Nanos>, Limit), ScenarioError> {
+    let name = raw.name.get_ref().trim().to_string();
+    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
+        return Err(ctx.at(
+            raw.name.span(),
+            format!("`name` = \"{name}\" cannot name an output folder: use letters, digits, `-` or `_`"),
+        ));
+    }
+    let seed = match &raw.seed {
+        None => 0,
+        Some(s) if *s.get_ref() < 0 => {
+            return Err(ctx.at(s.span(), format!("`seed` must be 0 or more, got {}", s.get_ref())));
+        }
+        Some(s) => *s.get_ref() as u64,
+    };
+    let duration = raw.duration.as_ref().map(|d| ctx.positive_duration("duration", d)).transpose()?;
+    let limit_raw = raw.limit.get_ref();
+    let requests = ctx.at_least_one("limit.requests", &limit_raw.requests)?;
+    let window = ctx.positive_duration("limit.window", &limit_raw.window)?;
+    Ok((name, seed, duration, Limit { requests, window }))
+}
+
+/// The entries of the array of tables `table` (`traffic`, `limiter`), each
+/// with its `kind`.
+fn entries<'a>(
+    ctx: &'a Ctx<'a>,
+    doc: &DeTable<'a>,
+    table: &str,
+    limit: Limit,
+    duration: Option<Nanos>,
+) -> Result<Vec<(Entry<'a>, Spanned<String>)>, ScenarioError> {
+    let Some(DeValue::Array(items)) = doc.get(table).map(|v| v.get_ref()) else { return Ok(Vec::new()) };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, value)| {
+            let kind = Kind::deserialize(toml::de::ValueDeserializer::from(value.clone()))
+                .map_err(|e| ctx.toml(&e))?
+                .kind;
+            let entry = Entry {
+                ctx,
+                value: value.clone(),
+                table: format!("{table}[{i}]"),
+                kind: kind.get_ref().clone(),
+                limit,
+                duration,
+            };
+            Ok((entry, kind))
+        })
+        .collect()
+}
+
+/// The `[output]` table, validated.
+fn output(ctx: &Ctx, raw: &RawOutput, duration: Option<Nanos>) -> Result<OutputOptions, ScenarioError> {
+    let base = ctx.path.parent().unwrap_or(Path::new("."));
+    let font = match &raw.font {
+        None => None,
+        Some(f) => {
+            let p = base.join(f.get_ref());
+            if !p.is_file() {
+                return Err(ctx.at(
+                    f.span(),
+                    format!(
+                        "`output.font`: font file {} does not exist (paths are relative to the scenario file)",
+                        p.display()
+                    ),
+                ));
+            }
+            Some(p)
+        }
+    };
+    let bin = raw.bin.as_ref().map(|b| ctx.positive_duration("output.bin", b)).transpose()?;
+    if let (Some(b), Some(bin), Some(d)) = (&raw.bin, bin, duration) {
+        // The engine would refuse this at the first arrival; say so now.
+        let bins = (d.get() - 1) / bin.get() + 1;
+        if bins > crate::timeline::MAX_BINS {
+            return Err(ctx.at(
+                b.span(),
+                format!(
+                    "`output.bin` = \"{}\" cuts the {} run into {bins} bins; the most is {}: choose a wider `bin`",
+                    b.get_ref(),
+                    format_duration(d),
+                    crate::timeline::MAX_BINS
+                ),
+            ));
+        }
+    }
+    Ok(OutputOptions { bin, decisions: raw.decisions, font })
+}
+
+/// Fixed window, slot counters with N = 2, 10, 100, and the sliding log.
+pub fn default_limiters() -> Vec<LimiterSpec> {
+    let mut v: Vec<LimiterSpec> = vec![FixedWindowSpec::ALIGNED.into()];
+    v.extend([2, 10, 100].map(|n| LimiterSpec::from(SlotCounterSpec { slots: n })));
+    v.push(LimiterSpec::reference());
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOUNDARY: &str = r#"
+name = "boundary_burst"
+seed = 1
+duration = "3s"
+
+[limit]
+requests = 100
+window = "1s"
+
+[[traffic]]
+kind = "burst"
+start = "990ms"
+span = "10ms"
+count = 100
+
+[[limiter]]
+kind = "fixed_window"
+
+[[limiter]]
+kind = "slot_counter"
+slots = [2, 10, 100]
+
+[[limiter]]
+kind = "sliding_log"
+
+[output]
+bin = "10ms"
+"#;
+
+    fn parse(text: &str) -> Result<Scenario, String> {
+        Scenario::parse(text, Path::new("s.toml")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn parses_the_issue_shape() {
+        let s = parse(BOUNDARY).unwrap();
+        assert_eq!(s.limit, Limit { requests: 100, window: Nanos::from_secs(1) });
+        assert_eq!(s.duration, Some(Nanos::from_secs(3)));
+        assert_eq!(
+            s.traffic,
+            [Traffic::Burst { start: Nanos::from_millis(990), span: Nanos::from_millis(10), count: 100 }]
+        );
+        assert_eq!(s.limiters.len(), 5);
+        assert_eq!(s.limiters[2], SlotCounterSpec { slots: 10 }.into());
+        assert_eq!(s.output.bin, Some(Nanos::from_millis(10)));
+    }
+
+    #[test]
+    fn load_is_a_multiple_of_l_over_w() {
+        let text = BOUNDARY.replace(
+            "kind = \"burst\"\nstart = \"990ms\"\nspan = \"10ms\"\ncount = 100",
+            "kind = \"poisson\"\nload = 1.5",
+        );
+        let s = parse(&text).unwrap();
+        assert_eq!(
+            s.traffic,
+            [Traffic::Poisson { start: Nanos::ZERO, end: Nanos::from_secs(3), rate: 150.0, clients: None }]
+        );
+    }
+
+    #[test]
+    fn errors_name_line_column_and_key() {
+        let e = parse(&BOUNDARY.replace("requests = 100", "requests = 0")).unwrap_err();
+        assert!(e.starts_with("s.toml:7:12:") && e.contains("limit.requests"), "{e}");
+        let e = parse(&BOUNDARY.replace("requests = 100", "requsts = 100")).unwrap_err();
+        assert!(e.contains("did you mean `requests`"), "{e}");
+        let e = parse(&BOUNDARY.replace("slots = [2, 10, 100]", "slots = [2, 0]")).unwrap_err();
+        assert!(e.contains("limiter[1].slots") && e.contains("at least 1"), "{e}");
+        let e = parse(&BOUNDARY.replace("kind = \"sliding_log\"", "kind = \"sliding_lg\"")).unwrap_err();
+        assert!(e.contains("did you mean \"sliding_log\""), "{e}");
+        let e = parse(&BOUNDARY.replace("window = \"1s\"", "window = \"1 fortnight\"")).unwrap_err();
+        assert!(e.contains("limit.window") && e.contains("unknown unit"), "{e}");
+        let e = parse(&BOUNDARY.replace("count = 100", "count = 100\nrate = 5.0")).unwrap_err();
+        assert!(e.contains("traffic[0].rate") && e.contains("not a key of kind \"burst\""), "{e}");
+    }
+
+    #[test]
+    fn set_slots_replaces_the_slot_counters_in_place() {
+        let mut s = parse(BOUNDARY).unwrap();
+        s.set_slots(&[5, 50]).unwrap();
+        let labels: Vec<String> = s.limiters.iter().map(|l| l.label()).collect();
+        assert_eq!(labels, ["fixed_window", "slot_counter(N=5)", "slot_counter(N=50)", "sliding_log"]);
+        assert!(s.set_slots(&[0]).is_err());
+    }
+
+    #[test]
+    fn type_errors_name_the_key() {
+        let e = parse(&BOUNDARY.replace("requests = 100", "requests = \"ten\"")).unwrap_err();
+        assert_eq!(e, "s.toml:7:12: `limit.requests`: invalid type: string \"ten\", expected a whole number");
+        let e = parse(&BOUNDARY.replace("count = 100", "count = 2.5")).unwrap_err();
+        assert!(e.starts_with("s.toml:14:9: `traffic[0].count`: invalid type: floating point `2.5`"), "{e}");
+        let e = parse(&BOUNDARY.replace("slots = [2, 10, 100]", "slots = [\n  2,\n  \"x\",\n]")).unwrap_err();
+        assert!(e.starts_with("s.toml:23:3: `limiter[1].slots`: invalid type: string \"x\""), "{e}");
+        let e = parse(&BOUNDARY.replace("window = \"1s\"", "window = \"1s")).unwrap_err();
+        assert!(e.starts_with("s.toml:8:") && e.contains("`limit.window`"), "{e}");
+    }
+
+    #[test]
+    fn sweep_table_takes_defaults_and_needs_no_traffic() {
+        let text = "name = \"s\"\n[limit]\nrequests = 100\nwindow = \"1s\"\n[sweep]\n";
+        let s = parse(text).unwrap();
+        let opts = s.sweep.unwrap();
+        assert_eq!(opts, SweepOptions::defaults(s.limit));
+        assert_eq!(opts.grid, 2000);
+        assert_eq!(opts.load_duration, Nanos::from_secs(100));
+        assert!(s.traffic.is_empty());
+        // The sweep's default limiters: fixed, N = 1 .. 1000, sliding log.
+        assert_eq!(s.limiters, crate::sweep::default_limiters());
+        let s = parse(&format!(
+            "{text}grid = 500\nloads = [1.0, 2.0]\nmap_slots = [2]\nload_duration = \"5s\"\n"
+        ))
+        .unwrap()
+        .sweep
+        .unwrap();
+        assert_eq!(
+            (s.grid, s.loads, s.map_slots, s.load_duration),
+            (500, vec![1.0, 2.0], vec![2], Nanos::from_secs(5))
+        );
+    }
+
+    #[test]
+    fn sweep_errors_are_located() {
+        let text = "name = \"s\"\n[limit]\nrequests = 100\nwindow = \"1s\"\n[sweep]\n";
+        let e = parse(&format!("{text}grid = 1\n")).unwrap_err();
+        assert!(e.starts_with("s.toml:6:8:") && e.contains("sweep.grid"), "{e}");
+        let e = parse(&format!("{text}loads = [1.0, -2.0]\n")).unwrap_err();
+        assert!(e.contains("sweep.loads") && e.contains("above 0"), "{e}");
+        let e = parse(&format!("{text}gird = 10\n")).unwrap_err();
+        assert!(e.contains("did you mean `grid`"), "{e}");
+        let e = parse("name = \"s\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n").unwrap_err();
+        assert!(e.contains("no [[traffic]] source and no [sweep]"), "{e}");
+        let e = parse(&format!("{text}[output]\nfont = \"nope.ttf\"\n")).unwrap_err();
+        assert!(e.contains("output.font") && e.contains("does not exist"), "{e}");
+    }
+}

@@ -1,0 +1,243 @@
+//! `[[traffic]]` entries: the sources a scenario may name, one validator per
+//! source kind, each owning that kind's keys.
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use toml::Spanned;
+
+use super::entry::Entry;
+use super::{MAX_GENERATED, ScenarioError};
+use crate::time::{Nanos, TimeUnit};
+use crate::trace::CsvOptions;
+
+/// One traffic source, validated.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Traffic {
+    Burst {
+        start: Nanos,
+        span: Nanos,
+        count: u64,
+    },
+    Constant {
+        start: Nanos,
+        end: Nanos,
+        rate: f64,
+    },
+    /// `clients`: (number of client keys, Zipf exponent), if requests belong to clients.
+    Poisson {
+        start: Nanos,
+        end: Nanos,
+        rate: f64,
+        clients: Option<(u64, f64)>,
+    },
+    Csv(CsvOptions),
+}
+
+/// The source kinds, in the order messages list them.
+pub const KINDS: [&str; 4] = ["burst", "constant", "poisson", "csv"];
+
+/// Validates one `[[traffic]]` entry by its kind.
+pub(super) fn parse(entry: &Entry<'_>, kind: &Spanned<String>) -> Result<Traffic, ScenarioError> {
+    match kind.get_ref().as_str() {
+        "burst" => burst(entry),
+        "constant" => rate_source(entry, false),
+        "poisson" => rate_source(entry, true),
+        "csv" => csv(entry),
+        _ => Err(entry.one_of("kind", kind, &KINDS)),
+    }
+}
+
+/// `start`, a duration, 0 when missing.
+fn start(entry: &Entry<'_>, v: &Option<Spanned<String>>) -> Result<Nanos, ScenarioError> {
+    Ok(v.as_ref().map(|v| entry.duration_of("start", v)).transpose()?.unwrap_or(Nanos::ZERO))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BurstKeys {
+    #[allow(dead_code)]
+    kind: IgnoredAny,
+    start: Option<Spanned<String>>,
+    span: Option<Spanned<String>>,
+    count: Option<Spanned<i64>>,
+}
+
+/// `kind = "burst"`: `count` requests spread evenly over `[start, start + span)`.
+fn burst(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
+    let keys: BurstKeys = entry.keys()?;
+    let start = start(entry, &keys.start)?;
+    let count_raw = keys.count.as_ref().ok_or_else(|| entry.missing("count"))?;
+    let count = entry.at_least_one("count", count_raw)?;
+    if count > MAX_GENERATED {
+        return Err(entry.at(
+            count_raw.span(),
+            format!(
+                "`{}` = {count} is too many: a generated source may produce at most {MAX_GENERATED} requests (use a CSV trace or several runs for more)",
+                entry.key("count")
+            ),
+        ));
+    }
+    let span = keys.span.as_ref().map(|v| entry.duration_of("span", v)).transpose()?.unwrap_or(Nanos::ZERO);
+    if start.checked_add(span).is_none() {
+        return Err(
+            entry.at(entry.span(), format!("`{}` + `span` is past the end of time", entry.key("start")))
+        );
+    }
+    Ok(Traffic::Burst { start, span, count })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConstantKeys {
+    #[allow(dead_code)]
+    kind: IgnoredAny,
+    start: Option<Spanned<String>>,
+    end: Option<Spanned<String>>,
+    rate: Option<Spanned<f64>>,
+    load: Option<Spanned<f64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PoissonKeys {
+    #[allow(dead_code)]
+    kind: IgnoredAny,
+    start: Option<Spanned<String>>,
+    end: Option<Spanned<String>>,
+    rate: Option<Spanned<f64>>,
+    load: Option<Spanned<f64>>,
+    clients: Option<Spanned<i64>>,
+    skew: Option<Spanned<f64>>,
+}
+
+/// `kind = "constant"` or `"poisson"`: a rate (or a load, a multiple of
+/// `L / W`) over `[start, end)`; Poisson sources may spread their requests
+/// over Zipf-distributed `clients`.
+fn rate_source(entry: &Entry<'_>, poisson: bool) -> Result<Traffic, ScenarioError> {
+    let (keys, clients, skew) = if poisson {
+        let k: PoissonKeys = entry.keys()?;
+        (
+            ConstantKeys { kind: IgnoredAny, start: k.start, end: k.end, rate: k.rate, load: k.load },
+            k.clients,
+            k.skew,
+        )
+    } else {
+        (entry.keys::<ConstantKeys>()?, None, None)
+    };
+    let start = start(entry, &keys.start)?;
+    let end = match (&keys.end, entry.duration()) {
+        (Some(e), _) => entry.duration_of("end", e)?,
+        (None, Some(d)) => d,
+        (None, None) => {
+            return Err(entry.at(
+                entry.span(),
+                format!("`{}` is required when the scenario has no `duration`", entry.key("end")),
+            ));
+        }
+    };
+    if end <= start {
+        return Err(match &keys.end {
+            Some(e) => entry.at(e.span(), format!("`{}` ({end} s) must be after `start` ({start} s)", entry.key("end"))),
+            None => entry.at(
+                keys.start.as_ref().map_or(entry.span(), |s| s.span()),
+                format!(
+                    "`{}` ({start} s) must be before the scenario's `duration` ({end} s), where this source ends",
+                    entry.key("start")
+                ),
+            ),
+        });
+    }
+    let rate = rate(entry, &keys, start, end)?;
+    if !poisson {
+        return Ok(Traffic::Constant { start, end, rate });
+    }
+    let clients = clients.as_ref().map(|c| entry.at_least_one("clients", c)).transpose()?;
+    let skew_value = match &skew {
+        None => 1.0,
+        Some(v) if v.get_ref().is_finite() && *v.get_ref() >= 0.0 => *v.get_ref(),
+        Some(v) => {
+            return Err(entry.at(
+                v.span(),
+                format!("`{}` must be a finite number of at least 0, got {}", entry.key("skew"), v.get_ref()),
+            ));
+        }
+    };
+    if let (Some(v), None) = (&skew, clients) {
+        return Err(entry.at(v.span(), format!("`{}` needs `clients`", entry.key("skew"))));
+    }
+    Ok(Traffic::Poisson { start, end, rate, clients: clients.map(|n| (n, skew_value)) })
+}
+
+/// Requests per second from `rate` or `load`, checked against the cap on
+/// what a generated source may produce over `[start, end)`.
+fn rate(entry: &Entry<'_>, keys: &ConstantKeys, start: Nanos, end: Nanos) -> Result<f64, ScenarioError> {
+    let limit = entry.limit();
+    let (rate, rate_span, rate_key) = match (&keys.rate, &keys.load) {
+        (Some(_), Some(l)) => {
+            return Err(entry.at(l.span(), format!("give `{}` or `load`, not both", entry.key("rate"))));
+        }
+        (Some(v), None) => (entry.rate("rate", v)?, v.span(), entry.key("rate")),
+        (None, Some(l)) => {
+            let load = entry.rate("load", l)?;
+            (load * limit.requests as f64 / limit.window.as_secs_f64(), l.span(), entry.key("load"))
+        }
+        (None, None) => return Err(entry.missing("rate` or `load")),
+    };
+    // Expected requests over [start, end); also catches a load whose rate
+    // overflows to infinity or underflows to 0.
+    let expected = rate * (end - start).get() as f64 / 1e9;
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(entry.at(
+            rate_span,
+            format!("`{rate_key}` gives a rate of {rate} requests/s: it must be finite and above 0"),
+        ));
+    }
+    if expected > MAX_GENERATED as f64 {
+        return Err(entry.at(
+            rate_span,
+            format!(
+                "`{rate_key}` gives {rate:e} requests/s, about {expected:e} requests over [{start} s, {end} s): a generated source may produce at most {MAX_GENERATED} requests"
+            ),
+        ));
+    }
+    Ok(rate)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CsvKeys {
+    #[allow(dead_code)]
+    kind: IgnoredAny,
+    path: Option<Spanned<String>>,
+    time_unit: Option<Spanned<String>>,
+    time_column: Option<Spanned<String>>,
+    key_column: Option<Spanned<String>>,
+    sort: Option<Spanned<bool>>,
+}
+
+/// `kind = "csv"`: a recorded trace, its path relative to the scenario.
+fn csv(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
+    let keys: CsvKeys = entry.keys()?;
+    let p = keys.path.as_ref().ok_or_else(|| entry.missing("path"))?;
+    let path = entry.base().join(p.get_ref());
+    if !path.is_file() {
+        let what = if path.is_dir() { "is a directory, not a file" } else { "does not exist" };
+        return Err(entry.at(
+            p.span(),
+            format!(
+                "`{}`: trace file {} {what} (paths are relative to the scenario file)",
+                entry.key("path"),
+                path.display()
+            ),
+        ));
+    }
+    let time_unit = match &keys.time_unit {
+        None => TimeUnit::S,
+        Some(u) => TimeUnit::parse(u.get_ref())
+            .ok_or_else(|| entry.one_of("time_unit", u, &["s", "ms", "us", "ns"]))?,
+    };
+    let time_column = keys.time_column.as_ref().map_or("time".to_string(), |c| c.get_ref().clone());
+    let key_column = keys.key_column.as_ref().map(|c| c.get_ref().clone());
+    let sort = keys.sort.as_ref().is_some_and(|s| *s.get_ref());
+    Ok(Traffic::Csv(CsvOptions { path, time_unit, time_column, key_column, sort }))
+}
