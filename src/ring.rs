@@ -3,15 +3,46 @@
 //! slot counter. Cheaper per operation than `VecDeque` (no wrap-around
 //! branches, no capacity re-reads), which matters because every limiter runs
 //! one on every arrival.
+//!
+//! Every ring's buffer is counted in one process-wide total ([`held_bytes`])
+//! when it grows, is cloned or is dropped (never per push or pop), so a run
+//! can refuse to hold more window timestamps than memory allows.
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Values [`Ring::pop_expired`] tests per round.
 const PROBES: usize = 4;
 
-#[derive(Clone, Debug)]
+/// Bytes held by the buffers of every live ring in the process.
+static HELD: AtomicU64 = AtomicU64::new(0);
+
+/// Bytes the buffers of every live ring hold now.
+pub fn held_bytes() -> u64 {
+    HELD.load(Ordering::Relaxed)
+}
+
+fn buffer_bytes<T>(capacity: usize) -> u64 {
+    (capacity * std::mem::size_of::<T>()) as u64
+}
+
+#[derive(Debug)]
 pub struct Ring<T> {
     buf: Vec<T>,
     head: usize,
     tail: usize,
+}
+
+impl<T: Copy> Clone for Ring<T> {
+    fn clone(&self) -> Self {
+        HELD.fetch_add(buffer_bytes::<T>(self.buf.len()), Ordering::Relaxed);
+        Ring { buf: self.buf.clone(), head: self.head, tail: self.tail }
+    }
+}
+
+impl<T> Drop for Ring<T> {
+    fn drop(&mut self) {
+        HELD.fetch_sub(buffer_bytes::<T>(self.buf.len()), Ordering::Relaxed);
+    }
 }
 
 impl<T: Copy + Default> Default for Ring<T> {
@@ -129,6 +160,7 @@ impl<T: Copy + Default> Ring<T> {
         let len = self.len();
         let old_mask = self.mask();
         let mut bigger = vec![T::default(); (self.buf.len() * 2).max(4)];
+        HELD.fetch_add(buffer_bytes::<T>(bigger.len() - self.buf.len()), Ordering::Relaxed);
         for (i, slot) in bigger.iter_mut().enumerate().take(len) {
             *slot = self.buf[self.head.wrapping_add(i) & old_mask];
         }
@@ -183,6 +215,22 @@ mod tests {
         }
         assert_eq!(ring.pop_front(), None);
         assert!(ring.back_mut().is_none());
+    }
+
+    #[test]
+    fn held_bytes_follow_growth_clones_and_drops() {
+        // Other tests' rings change the total too: only a lower bound on
+        // what this ring adds can be checked while they run.
+        let mut ring: Ring<u64> = Ring::new();
+        for v in 0..100_000 {
+            ring.push_back(v);
+        }
+        // 100 000 values need a buffer of 131 072 (1 MiB of u64).
+        assert!(held_bytes() >= 1 << 20);
+        let copy = ring.clone();
+        assert!(held_bytes() >= 2 << 20);
+        drop(copy);
+        drop(ring);
     }
 
     #[test]

@@ -37,6 +37,7 @@ pub fn run_config(scenario: &Scenario) -> RunConfig {
         limiters: scenario.limiters.clone(),
         end: scenario.duration,
         bin: scenario.output.bin,
+        window_memory: crate::engine::WINDOW_MEMORY,
     }
 }
 

@@ -31,6 +31,7 @@ fn run_trace(csv: &str, unit: TimeUnit, requests: u64, window: u64, slots: u64) 
         limiters: fuzz_limiters(window, slots, None),
         end: None,
         bin: None,
+        window_memory: ratesim::engine::WINDOW_MEMORY,
     };
     engine::run(&config, trace, None, &mut |_| {}).unwrap()
 }
@@ -94,6 +95,7 @@ fn run_trace_target(data: &[u8]) -> Option<(u64, u64)> {
         limiters: fuzz_limiters(window, slots, Some(head[0] & 0x80 != 0)),
         end: None,
         bin: None,
+        window_memory: ratesim::engine::WINDOW_MEMORY,
     };
     let report = engine::run(&config, trace, None, &mut |_| {}).ok()?;
     let rows = CsvTrace::from_reader(bytes, &options).unwrap().count() as u64;

@@ -33,7 +33,13 @@ fn trace(window: u64) -> impl Strategy<Value = Vec<u64>> {
 
 fn run(limit: Limit, specs: &[LimiterSpec], times: &[u64]) -> Vec<ratesim::metrics::LimiterReport> {
     let arrivals: Vec<ArrivalResult> = times.iter().map(|&t| Ok(Arrival::at(Nanos::new(t)))).collect();
-    let config = RunConfig { limit, limiters: specs.to_vec(), end: None, bin: None };
+    let config = RunConfig {
+        limit,
+        limiters: specs.to_vec(),
+        end: None,
+        bin: None,
+        window_memory: ratesim::engine::WINDOW_MEMORY,
+    };
     engine::run(&config, arrivals.into_iter(), None, &mut |_| {}).unwrap().limiters
 }
 
@@ -54,17 +60,34 @@ fn all_specs(window: u64) -> Vec<LimiterSpec> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
-    /// The sliding log is the exact rule: never above L, no excess, no false rejects.
+    /// The engine's figures for the sliding log and a slot counter equal a
+    /// brute force that decides both from scratch (the exact rule by a scan
+    /// of every admitted timestamp, the slot counter by summing every slot)
+    /// and measures peak, excess, false rejects and disagreement from their
+    /// definitions. The log is exact: peak <= L, no excess, no false rejects.
     #[test]
-    fn sliding_log_is_exact(requests in 1u64..8, window in 10u64..1000, times in trace(1000)) {
+    fn figures_match_a_brute_force(
+        requests in 1u64..8, window in 10u64..1000, slots in 1u64..8, times in trace(1000)
+    ) {
         let limit = Limit { requests, window: Nanos::new(window) };
-        let r = run(limit, &[], &times);
-        let log = &r[0];
+        let r = run(limit, &[LimiterSpec::from(SlotCounterSpec { slots })], &times);
+        let (slot, log) = (&r[0], &r[1]);
         prop_assert_eq!(&log.label, "sliding_log");
+        let exact = brute_exact(requests, window, &times);
+        let counted = brute_slots(requests, window, slots, &times);
+        for (report, decisions) in [(log, &exact), (slot, &counted)] {
+            let (peak, excess, false_rejects) = brute_figures(requests, window, &times, decisions);
+            let admitted = decisions.iter().filter(|a| **a).count() as u64;
+            let differ = decisions.iter().zip(&exact).filter(|(a, b)| a != b).count() as u64;
+            let c = &report.counts;
+            prop_assert_eq!(
+                (c.admitted, c.peak, c.excess, c.false_rejects, c.disagreements),
+                (admitted, peak, excess, false_rejects, differ),
+                "{}", report.label
+            );
+        }
         prop_assert!(log.counts.peak <= requests);
-        prop_assert_eq!(log.counts.excess, 0);
-        prop_assert_eq!(log.counts.false_rejects, 0);
-        prop_assert_eq!(log.counts.disagreements, 0);
+        prop_assert_eq!((log.counts.excess, log.counts.false_rejects), (0, 0));
     }
 
     /// Fixed windows and slot counters count a span that lies inside the exact
@@ -164,3 +187,56 @@ proptest! {
         }
     }
 }
+
+/// The exact rule by brute force: admit iff fewer than L admitted requests
+/// lie in `(t - W, t]` (earlier ones at `t` included).
+fn brute_exact(requests: u64, window: u64, times: &[u64]) -> Vec<bool> {
+    let mut admitted: Vec<u64> = Vec::new();
+    times
+        .iter()
+        .map(|&t| {
+            let ok = (admitted.iter().filter(|&&a| a + window > t).count() as u64) < requests;
+            if ok {
+                admitted.push(t);
+            }
+            ok
+        })
+        .collect()
+}
+
+/// The slot counter by brute force: sum slot `k = floor(t N / W)` and the
+/// `N - 1` before it over every admitted request.
+fn brute_slots(requests: u64, window: u64, slots: u64, times: &[u64]) -> Vec<bool> {
+    let slot = |t: u64| (u128::from(t) * u128::from(slots) / u128::from(window)) as u64;
+    let mut admitted: Vec<u64> = Vec::new();
+    times
+        .iter()
+        .map(|&t| {
+            let k = slot(t);
+            let sum = admitted.iter().filter(|&&a| slot(a) + slots > k).count() as u64;
+            let ok = sum < requests;
+            if ok {
+                admitted.push(t);
+            }
+            ok
+        })
+        .collect()
+}
+
+/// (peak, excess, false rejects) of a run's decisions, from the definitions.
+fn brute_figures(requests: u64, window: u64, times: &[u64], decisions: &[bool]) -> (u64, u64, u64) {
+    let (mut peak, mut excess, mut false_rejects) = (0, 0, 0);
+    let mut admitted: Vec<u64> = Vec::new();
+    for (&t, &ok) in times.iter().zip(decisions) {
+        let before = admitted.iter().filter(|&&a| a + window > t).count() as u64;
+        if ok {
+            admitted.push(t);
+            peak = peak.max(before + 1);
+            excess += u64::from(before >= requests);
+        } else {
+            false_rejects += u64::from(before < requests);
+        }
+    }
+    (peak, excess, false_rejects)
+}
+

@@ -36,6 +36,7 @@ fuzz_target!(|data: &[u8]| {
         ],
         end: None,
         bin: None,
+        window_memory: ratesim::engine::WINDOW_MEMORY,
     };
     let Ok(report) = engine::run(&config, trace, None, &mut |_| {}) else { return };
     // With no end, every row of a good trace is offered (u64::MAX included).

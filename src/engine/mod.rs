@@ -25,6 +25,7 @@ mod schedule;
 pub use events::{Event, EventQueue};
 pub use reader::CHUNK;
 
+use crate::export::fmt_bytes;
 use crate::limiter::{Limit, LimiterSpec};
 use crate::metrics::LimiterReport;
 use crate::time::Nanos;
@@ -44,7 +45,14 @@ pub struct RunConfig {
     pub end: Option<Nanos>,
     /// Timeline bin width; automatic when `None`.
     pub bin: Option<Nanos>,
+    /// The most bytes of window timestamps (the exact-window trackers', the
+    /// logs', the slots') the process may hold: past it the run stops with
+    /// an error instead of running out of memory. [`WINDOW_MEMORY`] by default.
+    pub window_memory: u64,
 }
+
+/// The default [`RunConfig::window_memory`]: 8 GiB.
+pub const WINDOW_MEMORY: u64 = 8 << 30;
 
 /// One per-request decision, for `decisions.csv`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +90,13 @@ pub enum RunError {
     /// A lane thread stopped without a result (after another failure).
     #[error("a limiter lane stopped early")]
     LaneStopped,
+    #[error(
+        "the run holds {} of admitted timestamps inside exact windows, more than the {} it may use: \
+with limit.requests = {requests}, one window can hold up to {} timestamps (8 bytes each) per limiter and client \
+({} each); ratesim keeps every one of them to measure exactly. Lower limit.requests, or use a shorter or sparser trace",
+        fmt_bytes(*held), fmt_bytes(*budget), requests.saturating_mul(2), fmt_bytes(requests.saturating_mul(16))
+    )]
+    Memory { held: u64, budget: u64, requests: u64 },
 }
 
 /// Everything a run measured.
@@ -153,6 +168,10 @@ pub fn run(
         }
         if let Some(sink) = decisions.as_deref_mut() {
             write_decisions(sink, chunk, outs)?;
+        }
+        let held = crate::ring::held_bytes();
+        if held > config.window_memory {
+            return Err(RunError::Memory { held, budget: config.window_memory, requests: limit.requests });
         }
         progress(Progress {
             arrivals: chunk.first_seq + chunk.times.len() as u64,
@@ -241,6 +260,7 @@ mod tests {
             limiters: vec![LimiterSpec::from(SlotCounterSpec { slots: 2 })],
             end: None,
             bin: None,
+            window_memory: WINDOW_MEMORY,
         };
         let r =
             run(&config, arrivals(&[(0, 7), (1, 9), (2, 7), (3, 9), (10, 7)]), None, &mut |_| {}).unwrap();
@@ -267,7 +287,7 @@ mod tests {
     fn decision_window_counts_are_right_in_every_chunk() {
         // Three chunks' worth of arrivals, one every 3 ns, L = 5 per 100 ns.
         // Each decision's window_count must be that limiter's admitted
-        // requests in (t - W, t) before it, counted by brute force; the
+        // requests in (t - W, t] before it, counted by brute force; the
         // second and third chunks once repeated the first chunk's counts.
         let n = CHUNK as u64 * 2 + 100;
         let times: Vec<(u64, u64)> = (0..n).map(|i| (i * 3, 0)).collect();
@@ -276,6 +296,7 @@ mod tests {
             limiters: vec![LimiterSpec::from(SlotCounterSpec { slots: 4 })],
             end: None,
             bin: None,
+            window_memory: WINDOW_MEMORY,
         };
         let mut sink = Collect(Vec::new());
         run(&config, arrivals(&times), Some(&mut sink), &mut |_| {}).unwrap();
@@ -302,6 +323,7 @@ mod tests {
             })],
             end: None,
             bin: Some(Nanos::new(1000)),
+            window_memory: WINDOW_MEMORY,
         };
         let r = run(&config, arrivals(&times), None, &mut |_| {}).unwrap();
         // Per key: one request every 9 ns, 5 per 100 ns window admitted.
@@ -328,5 +350,29 @@ mod tests {
         assert_eq!(r.limiters[0].counts.admitted, expect_fixed);
         assert_eq!(r.limiters[1].counts.admitted, expect_log);
         assert_eq!(r.arrivals, times.len() as u64);
+    }
+
+    /// A huge limit over a dense trace would keep more window timestamps
+    /// than memory holds: the run stops with an error that says how much a
+    /// window may need, instead of running out of memory.
+    #[test]
+    fn window_timestamps_past_the_budget_stop_the_run() {
+        // L = 10^12 per 1 s; 300 000 arrivals 1 us apart: every one admitted,
+        // every one still in the window; more than 1 MiB of timestamps after
+        // the first chunk.
+        let times: Vec<(u64, u64)> = (0..300_000u64).map(|i| (i * 1000, 0)).collect();
+        let config = RunConfig {
+            limit: Limit { requests: 1_000_000_000_000, window: Nanos::from_secs(1) },
+            limiters: vec![LimiterSpec::from(SlotCounterSpec { slots: 10 })],
+            end: None,
+            bin: None,
+            window_memory: 1 << 20,
+        };
+        let e = run(&config, arrivals(&times), None, &mut |_| {}).unwrap_err();
+        assert!(matches!(e, RunError::Memory { budget: 1_048_576, requests: 1_000_000_000_000, .. }), "{e}");
+        let text = e.to_string();
+        assert!(text.contains("more than the 1.0 MiB it may use"), "{text}");
+        assert!(text.contains("up to 2000000000000 timestamps"), "{text}");
+        assert!(text.contains("(14.6 TiB each)"), "{text}");
     }
 }

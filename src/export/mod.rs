@@ -39,7 +39,7 @@ pub fn excess_share(l: &crate::metrics::LimiterReport) -> Option<f64> {
 
 /// Bytes in B, KiB, MiB, GiB.
 pub fn fmt_bytes(b: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     let mut v = b as f64;
     let mut u = 0;
     while v >= 1024.0 && u < UNITS.len() - 1 {

@@ -46,6 +46,7 @@ pub fn run(config: &LoadSweepConfig, progress: &(dyn Fn(u64) + Sync)) -> Result<
                 limiters: config.limiters.clone(),
                 end: Some(config.duration),
                 bin: None,
+                window_memory: crate::engine::WINDOW_MEMORY,
             };
             let report = engine::run(&run_config, source, None, &mut |_| {})?;
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
