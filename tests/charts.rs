@@ -101,7 +101,7 @@ fn sweep_scenario_writes_tables_charts_and_report() {
             "10 slots",
             "1000 slots",
             "analytic 1/N",
-            "seed 004 claim",
+            "rule of thumb",
             "sliding log",
         ],
     );

@@ -1,6 +1,6 @@
 //! `error_vs_slots`: vulnerable band width and violation probability against
-//! N (log axes), measured points beside the analytic curves and seed 004's
-//! claims.
+//! N (log axes), measured points beside the analytic curves and the common
+//! rule of thumb (N = 10: about 10 %, N = 100: about 1 %).
 
 use anyhow::Result;
 use plotters::coord::Shift;
@@ -98,7 +98,7 @@ impl Chart for ErrorVsSlots<'_> {
                 })
                 .collect();
             chart.draw_series(DashedLineSeries::new(curve, 10, 6, BLACK.stroke_width(2))).map_err(err)?;
-            // Seed claims first, so the measured points sit on top of them.
+            // The rule of thumb first, so the measured points sit on top of it.
             if k == 0 {
                 for row in &r.rows {
                     if let (Some(claim), Some(n)) = (rule_of_thumb(&row.spec), row.spec.slots()) {
@@ -129,7 +129,7 @@ impl Chart for ErrorVsSlots<'_> {
         }
         let mut entries = vec![
             LegendEntry::new("analytic 1/N and 1/(2N)", BLACK, Mark::Dashed),
-            LegendEntry::new("seed 004 claim (N=10, 100)", BLACK, Mark::Cross),
+            LegendEntry::new("rule of thumb (N=10, 100)", BLACK, Mark::Cross),
         ];
         entries.push(LegendEntry::new("measured:", BLACK, Mark::Heading));
         for (_, _, _, c, label, ringed) in &pts {

@@ -94,7 +94,7 @@ impl<W: Write> DecisionSink for DecisionsWriter<W> {
     }
 }
 
-pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,seed_claim,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio";
+pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,rule_of_thumb,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio";
 pub const LOAD_SWEEP_HEADER: &str = "load,limiter,algorithm,slots,offered,admitted,peak,peak_ratio,excess,excess_share,over_admission,disagreement";
 
 fn opt(v: Option<f64>) -> String {

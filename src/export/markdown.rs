@@ -97,14 +97,14 @@ pub fn summary(title: &str, report: &RunReport) -> String {
 }
 
 /// The burst-pair table: measured band and violation next to the analysis
-/// and seed 004's claim.
+/// and the common rule of thumb.
 pub fn error_vs_slots_table(result: &BurstPairResult) -> Table {
     use Align::*;
     let mut t = Table::new(&[
         ("limiter", Left),
         ("band (measured)", Right),
         ("band (analytic 1/N)", Right),
-        ("seed 004 claim", Right),
+        ("rule of thumb", Right),
         ("violation (measured)", Right),
         ("violation (analytic ≈ 1/(2N))", Right),
         ("worst peak/L", Right),
