@@ -47,6 +47,33 @@ pub struct WindowsDiagram {
 /// The most arrivals a run's diagram reads from the trace.
 const MAX_ARRIVALS: usize = 1_000_000;
 
+impl Cutting {
+    /// The length of the cells this cutting draws (windows or slots), for a
+    /// window of `w` ns; the exact window is one cell ending at `t*`.
+    pub fn cell(self, w: u64) -> u64 {
+        match self {
+            Cutting::Slots(n) => w / n,
+            Cutting::Windows | Cutting::Exact => w,
+        }
+    }
+
+    /// Whether the cell `[a, b)` is counted by a decision at `t_star`.
+    pub fn counts(self, a: u64, b: u64, t_star: u64, w: u64) -> bool {
+        match self {
+            Cutting::Windows => a <= t_star && t_star < b,
+            Cutting::Slots(n) => {
+                b > t_star.saturating_sub(w) && a <= t_star && {
+                    let n = u128::from(n);
+                    let k_star = (u128::from(t_star) * n) / u128::from(w);
+                    let k_a = (u128::from(a) * n) / u128::from(w);
+                    k_a + n > k_star
+                }
+            }
+            Cutting::Exact => false,
+        }
+    }
+}
+
 impl WindowsDiagram {
     /// The view and instant for a trace: the instant where the fixed window's
     /// exact-window count is highest, with 1.5 W before it and 0.5 W after.

@@ -2,21 +2,13 @@
 //! SVG with the legend labels and axis titles, PNGs of the expected size that
 //! are not blank, and the tables and report that go with them.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+use common::{ratesim, read, root};
 use predicates::prelude::*;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn ratesim() -> Command {
-    let mut c = Command::cargo_bin("ratesim").unwrap();
-    c.current_dir(root());
-    c
-}
 
 /// A small sweep scenario: the issue's defaults but a coarse grid and short
 /// load runs, so the test stays fast.
@@ -35,10 +27,6 @@ loads = [0.8, 1.5, 3.0]
 load_duration = "10s"
 map_slots = [1, 10]
 "#;
-
-fn read(dir: &Path, file: &str) -> String {
-    fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
-}
 
 /// A well-formed SVG document of the chart size that holds every text.
 fn assert_svg(dir: &Path, file: &str, texts: &[&str]) {

@@ -239,4 +239,3 @@ fn brute_figures(requests: u64, window: u64, times: &[u64], decisions: &[bool]) 
     }
     (peak, excess, false_rejects)
 }
-

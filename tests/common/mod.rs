@@ -1,0 +1,63 @@
+//! Helpers shared by the integration tests: where the project and its
+//! scenarios are, the `ratesim` binary, and reading what a run wrote.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// The project's root folder.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A shipped scenario file.
+pub fn scenario(name: &str) -> PathBuf {
+    root().join("scenarios").join(name)
+}
+
+/// The `ratesim` binary, run from the project's root.
+pub fn ratesim() -> Command {
+    let mut c = Command::cargo_bin("ratesim").unwrap();
+    c.current_dir(root());
+    c
+}
+
+/// The path of the `ratesim` binary, for `std::process::Command`.
+pub fn ratesim_path() -> PathBuf {
+    assert_cmd::cargo::cargo_bin!("ratesim").to_path_buf()
+}
+
+/// A file of an output folder as text.
+pub fn read(dir: &Path, file: &str) -> String {
+    fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+/// A CSV file as its header and rows of fields (no quoting in our tables
+/// except in labels a user makes, which these tests do not).
+pub fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines.map(|l| l.split(',').map(String::from).collect()).collect();
+    (header, rows)
+}
+
+/// Every file under `dir`, by path relative to it, with its bytes.
+pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
