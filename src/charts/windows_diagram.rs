@@ -55,7 +55,7 @@ impl Diagram<'_> {
         }
         let cell = lane.cutting.cell(w);
         let mut a = v0 / cell * cell;
-        let mut alt = (v0 / cell) % 2 == 0;
+        let mut alt = (v0 / cell).is_multiple_of(2);
         while a < v1 {
             let b = a + cell;
             let fill = if lane.cutting.counts(a, b, t_star, w) {
