@@ -76,6 +76,11 @@ impl<T: Copy + Default> Ring<T> {
         if self.is_empty() { None } else { Some(&self.buf[self.head & self.mask()]) }
     }
 
+    /// The `i`-th value from the front.
+    pub fn get(&self, i: usize) -> Option<&T> {
+        (i < self.len()).then(|| &self.buf[self.head.wrapping_add(i) & self.mask()])
+    }
+
     #[inline]
     pub fn back_mut(&mut self) -> Option<&mut T> {
         if self.is_empty() {

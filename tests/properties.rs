@@ -239,3 +239,34 @@ fn brute_figures(requests: u64, window: u64, times: &[u64], decisions: &[bool]) 
     }
     (peak, excess, false_rejects)
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The advertised retry time of the window limiters: with no other
+    /// traffic, a request at exactly that time is admitted and one 1 ns
+    /// earlier is not (docs/semantics.md, "Advertised retry time").
+    #[test]
+    fn retry_at_the_advertised_time_is_admitted_and_not_a_nanosecond_before(
+        requests in 1u64..6, window in 10u64..1000, times in trace(1000), cost in 1u32..3,
+    ) {
+        let limit = Limit { requests, window: Nanos::new(window) };
+        for spec in all_specs(window) {
+            let mut l = spec.build(limit);
+            for &t in &times {
+                let now = Nanos::new(t);
+                if l.decide(now, cost).admitted() {
+                    continue;
+                }
+                let Some(at) = l.retry_at(now, cost) else {
+                    prop_assert!(u64::from(cost) > requests, "{}: no retry time at {}", spec.label(), t);
+                    continue;
+                };
+                prop_assert!(at > now, "{}: retry at {} for a reject at {}", spec.label(), at, t);
+                prop_assert!(l.clone().decide(at, cost).admitted(), "{}: rejected at its retry time {} (t = {})", spec.label(), at, t);
+                let before = Nanos::new(at.get() - 1);
+                prop_assert!(!l.clone().decide(before, cost).admitted(), "{}: admitted 1 ns before {} (t = {})", spec.label(), at, t);
+            }
+        }
+    }
+}

@@ -181,6 +181,15 @@ impl Limiter for FixedWindow {
         // One counter and the start of its window.
         StateSize { entries: 1, bytes: 16 }
     }
+
+    /// The next window's start: the counter resets there (aligned), or a
+    /// request there opens a new window (first-request).
+    fn retry_at(&self, _now: Nanos, cost: u32) -> Option<Nanos> {
+        if u64::from(cost) > self.limit {
+            return None;
+        }
+        u64::try_from(self.end).ok().map(Nanos::new)
+    }
 }
 
 #[cfg(test)]

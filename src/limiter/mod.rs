@@ -71,6 +71,14 @@ pub trait Limiter {
     fn exact_window_count(&mut self, _now: Nanos) -> Option<u64> {
         None
     }
+    /// The advertised retry time (what a `Retry-After` header carries,
+    /// before rounding): the earliest instant at which a request of `cost`,
+    /// just rejected at `now`, would be admitted if nothing else arrived.
+    /// Called right after `decide(now, cost)` returned `Reject`. `None` when
+    /// the limiter cannot say, or would never admit such a request.
+    fn retry_at(&self, _now: Nanos, _cost: u32) -> Option<Nanos> {
+        None
+    }
 }
 
 /// How a limiter is drawn, the same in every chart: an RGB colour, a line
@@ -246,6 +254,11 @@ macro_rules! registry {
             fn exact_window_count(&mut self, now: Nanos) -> Option<u64> {
                 match self {
                     $( $(#[$meta])* AnyLimiter::$variant(l) => l.exact_window_count(now), )+
+                }
+            }
+            fn retry_at(&self, now: Nanos, cost: u32) -> Option<Nanos> {
+                match self {
+                    $( $(#[$meta])* AnyLimiter::$variant(l) => l.retry_at(now, cost), )+
                 }
             }
         }

@@ -146,6 +146,24 @@ impl Limiter for SlidingLog {
         StateSize { entries: self.peak_entries, bytes: self.peak_entries * 8 }
     }
 
+    /// When the oldest entry that must leave for `cost` to fit leaves the
+    /// window: `entry + W`.
+    fn retry_at(&self, _now: Nanos, cost: u32) -> Option<Nanos> {
+        let cost = u64::from(cost);
+        if cost > self.limit {
+            return None;
+        }
+        for i in 0..self.log.len() {
+            let &(t, _) = self.log.get(i)?;
+            // Permits left in the log once entries 0..=i have gone.
+            let left = self.log.get(i + 1).map_or(0, |&(_, before)| self.logged - before);
+            if left + cost <= self.limit {
+                return t.checked_add(self.window).map(Nanos::new);
+            }
+        }
+        None
+    }
+
     #[inline(always)]
     fn exact_window_count(&mut self, now: Nanos) -> Option<u64> {
         if self.count_rejected {

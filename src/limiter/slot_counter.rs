@@ -208,6 +208,30 @@ impl Limiter for SlotCounter {
         Decision::Admit
     }
 
+    /// The first slot boundary at which the counted slots hold room for
+    /// `cost`: the oldest slots leave one by one, slot `s` at the start of
+    /// slot `s + N`.
+    fn retry_at(&self, _now: Nanos, cost: u32) -> Option<Nanos> {
+        let cost = u64::from(cost);
+        if cost > self.limit {
+            return None;
+        }
+        let mut sum = self.sum;
+        let mut i = 0;
+        while sum + cost > self.limit {
+            let (slot, count) = *self.live.get(i)?;
+            sum -= count;
+            i += 1;
+            if sum + cost <= self.limit {
+                // The start of slot `slot + N`: ceil((slot + N) W / N).
+                let k = u128::from(slot) + u128::from(self.slots);
+                let start = (k * u128::from(self.window)).div_ceil(u128::from(self.slots));
+                return u64::try_from(start).ok().map(Nanos::new);
+            }
+        }
+        None
+    }
+
     fn peak_state(&self) -> StateSize {
         // Each stored slot is an index and a count; plus the running sum.
         StateSize { entries: self.peak_entries, bytes: self.peak_entries * 16 + 8 }
