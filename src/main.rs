@@ -26,6 +26,12 @@ use ratesim::time::format_duration;
 use ratesim::trace::Merge;
 
 fn main() -> ExitCode {
+    // Ctrl-C: remove the staging folder, keep the previous results, exit 130.
+    let _ = ctrlc::set_handler(|| {
+        let held = ratesim::export::abandon_all_staging(); // held until exit
+        eprintln!("interrupted{}", if held.removed() > 0 { "; previous results kept" } else { "" });
+        std::process::exit(130);
+    });
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,9 +7,16 @@
 //! and leaves its staging directory behind, never a half-written target; the
 //! next run into the same target removes staging directories whose process is
 //! gone (on Linux, where `/proc` tells).
+//!
+//! A program that catches Ctrl-C can do better: every staging directory not
+//! yet committed is listed in a process-wide registry, and
+//! [`abandon_all_staging`] removes them all. The library installs no signal
+//! handler itself; the binary calls that function from its own.
 
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use tempfile::TempDir;
 
@@ -48,6 +55,61 @@ pub enum OutputError {
     },
 }
 
+/// The staging directories of this process not yet committed or dropped.
+/// Staging, writing, committing and dropping hold the lock while they touch
+/// the directory, so [`abandon_all_staging`] never runs in the middle of one.
+static STAGING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn registry() -> MutexGuard<'static, Vec<PathBuf>> {
+    // A panic while the lock was held leaves the list itself valid.
+    STAGING.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Holds the staging registry locked after [`abandon_all_staging`]: while it
+/// lives, any `OutputDir` in the process that tries to stage, write, commit or
+/// drop waits. Keep it until the process exits, so that a run whose staging
+/// was removed under it cannot go on to report that as an error or leave
+/// anything behind.
+#[must_use = "dropping it lets runs whose staging was removed go on and fail"]
+pub struct Abandoned {
+    _registry: MutexGuard<'static, Vec<PathBuf>>,
+    removed: usize,
+}
+
+impl Abandoned {
+    /// How many staging directories were removed.
+    pub fn removed(&self) -> usize {
+        self.removed
+    }
+}
+
+/// Removes every staging directory of this process that was neither
+/// committed nor dropped: what a signal handler calls before it exits, so
+/// that an interrupted run leaves the previous results and nothing else. A
+/// commit in progress finishes first (its renames hold the same lock), so the
+/// target holds either the previous results or the complete new ones.
+pub fn abandon_all_staging() -> Abandoned {
+    let mut registry = registry();
+    let mut removed = 0;
+    for dir in registry.drain(..) {
+        // A file being created in it (a PNG written by path) can make one
+        // pass fail with "directory not empty"; a few more finish the job.
+        for _ in 0..10 {
+            match fs::remove_dir_all(&dir) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => continue,
+                _ => break,
+            }
+        }
+        removed += 1;
+    }
+    Abandoned { _registry: registry, removed }
+}
+
+/// The error of an `OutputDir` used after [`abandon_all_staging`] removed it.
+fn abandoned() -> io::Error {
+    io::Error::new(io::ErrorKind::Interrupted, "the run was interrupted and its staging folder removed")
+}
+
 /// A staging directory for one run's outputs.
 #[derive(Debug)]
 pub struct OutputDir {
@@ -83,6 +145,7 @@ impl OutputDir {
         fs::create_dir_all(&parent).map_err(|source| OutputError::Create { path: parent.clone(), source })?;
         remove_stale_staging(&parent, &name, target);
         let prefix = format!(".{name}.tmp-{}-", std::process::id());
+        let mut registry = registry();
         let staging = tempfile::Builder::new().prefix(&prefix).tempdir_in(&parent).map_err(|source| {
             OutputError::Unwritable {
                 target: target.to_path_buf(),
@@ -91,6 +154,7 @@ impl OutputDir {
                 source,
             }
         })?;
+        registry.push(staging.path().to_path_buf());
         Ok(OutputDir { target: target.to_path_buf(), staging: Some(staging) })
     }
 
@@ -109,6 +173,12 @@ impl OutputDir {
 
     pub fn write(&self, file: &str, bytes: impl AsRef<[u8]>) -> Result<(), OutputError> {
         let path = self.path(file);
+        // Under the lock: creating sub-folders must not bring back a staging
+        // directory that abandon_all_staging removed.
+        let registry = registry();
+        if !registry.iter().any(|p| p == self.staging()) {
+            return Err(OutputError::Write { path, source: abandoned() });
+        }
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir)
                 .map_err(|source| OutputError::Create { path: dir.to_path_buf(), source })?;
@@ -118,9 +188,15 @@ impl OutputDir {
 
     /// Replaces the target with the staged results: the old directory is
     /// moved aside, the new one renamed into place, then the old one removed.
+    /// All of it holds the registry lock, so [`abandon_all_staging`] comes
+    /// either before (staging removed, target untouched) or after.
     pub fn commit(mut self) -> Result<PathBuf, OutputError> {
         let err = |source| OutputError::Commit { path: self.target.clone(), source };
+        let mut registry = registry();
         let staging = self.staging();
+        let Some(index) = registry.iter().position(|p| p == staging) else {
+            return Err(err(abandoned()));
+        };
         let aside = staging
             .with_file_name(format!("{}.old", staging.file_name().unwrap_or_default().to_string_lossy()));
         let had_old = self.target.exists();
@@ -134,6 +210,7 @@ impl OutputDir {
             return Err(err(e));
         }
         // The staging directory is the target now: tempfile must not remove it.
+        registry.swap_remove(index);
         if let Some(dir) = self.staging.take() {
             let _ = dir.keep();
         }
@@ -141,6 +218,18 @@ impl OutputDir {
             let _ = fs::remove_dir_all(&aside);
         }
         Ok(self.target.clone())
+    }
+}
+
+impl Drop for OutputDir {
+    /// Removes the staging directory (tempfile does) and unregisters it, under
+    /// the lock so that a signal cannot exit the process halfway through.
+    fn drop(&mut self) {
+        if let Some(dir) = self.staging.take() {
+            let mut registry = registry();
+            registry.retain(|p| p != dir.path());
+            drop(dir);
+        }
     }
 }
 
