@@ -56,6 +56,11 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Run(args) => run(args, false),
         Command::Sweep(args) => run(args, true),
         Command::Check(args) => check(&args.scenario),
+        Command::Completions { shell } => {
+            let (mut cmd, mut script) = (<Cli as clap::CommandFactory>::command(), Vec::new());
+            clap_complete::generate(shell, &mut cmd, "ratesim", &mut script);
+            Ok(io::stdout().write_all(&script)?)
+        }
     }
 }
 
