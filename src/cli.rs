@@ -39,6 +39,10 @@ pub enum Command {
     /// limiters (its [sweep] table, or the defaults).
     #[command(after_help = EXAMPLES)]
     Sweep(RunArgs),
+    /// Print a shell completion script to stdout (bash, zsh, fish, powershell, elvish).
+    ///
+    /// For example: ratesim completions bash > ~/.local/share/bash-completion/completions/ratesim
+    Completions { shell: clap_complete::Shell },
 }
 
 #[derive(Debug, Args)]

@@ -22,6 +22,12 @@ use ratesim::scenario::Scenario;
 use ratesim::simulate;
 
 fn main() -> ExitCode {
+    // Ctrl-C: remove the staging folder, keep the previous results, exit 130.
+    let _ = ctrlc::set_handler(|| {
+        let held = ratesim::export::abandon_all_staging(); // held until exit
+        eprintln!("interrupted{}", if held.removed() > 0 { "; previous results kept" } else { "" });
+        std::process::exit(130);
+    });
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -46,6 +52,11 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Run(args) => run(args, false),
         Command::Sweep(args) => run(args, true),
         Command::Check(args) => check(&args.scenario),
+        Command::Completions { shell } => {
+            let (mut cmd, mut script) = (<Cli as clap::CommandFactory>::command(), Vec::new());
+            clap_complete::generate(shell, &mut cmd, "ratesim", &mut script);
+            Ok(io::stdout().write_all(&script)?)
+        }
     }
 }
 

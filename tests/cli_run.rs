@@ -188,3 +188,54 @@ fn thread_count_does_not_change_outputs() {
     }
     assert!(outputs[0] == outputs[1]);
 }
+
+/// `ratesim completions SHELL` prints a script for that shell that knows the
+/// subcommands; an unknown or missing shell is a usage error.
+#[test]
+fn completions_for_each_shell() {
+    for (shell, marker) in [
+        ("bash", "_ratesim()"),
+        ("zsh", "#compdef ratesim"),
+        ("fish", "complete -c ratesim"),
+        ("powershell", "Register-ArgumentCompleter -Native -CommandName 'ratesim'"),
+    ] {
+        let out = ratesim().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success() && out.stderr.is_empty(), "{shell}: {out:?}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        assert!(script.contains(marker), "{shell}: no {marker:?}");
+        for sub in ["run", "sweep", "check", "completions", "decisions", "no-charts"] {
+            assert!(script.contains(sub), "{shell}: no {sub:?}");
+        }
+        if shell == "bash" {
+            for sub in ["run", "sweep", "check"] {
+                assert!(script.contains(&format!("ratesim,{sub})")), "bash: {sub} is not a subcommand case");
+            }
+        }
+    }
+    ratesim()
+        .args(["completions", "tcsh"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("invalid value 'tcsh'").and(predicate::str::contains("bash")));
+    ratesim().arg("completions").assert().code(2).stdout("");
+}
+
+/// The bash script, sourced into bash, completes subcommands, flags and shells.
+#[cfg(unix)]
+#[test]
+fn bash_completion_completes_in_bash() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("ratesim.bash");
+    fs::write(&script, ratesim().args(["completions", "bash"]).output().unwrap().stdout).unwrap();
+    // _ratesim CMD CUR PREV, as bash calls it; prints the candidates.
+    let complete = r#"source "$1"
+c() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=()
+      _ratesim ratesim "${@: -1}" "${@: -2:1}"; echo "${COMPREPLY[*]}"; }
+c ratesim sw
+c ratesim run --no
+c ratesim completions f"#;
+    let out =
+        std::process::Command::new("bash").args(["-c", complete, "bash"]).arg(&script).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "sweep\n--no-charts\nfish\n", "{out:?}");
+}

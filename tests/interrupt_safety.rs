@@ -1,5 +1,5 @@
-//! A run that fails or is killed midway leaves the previous results
-//! byte-identical. The big trace is generated here, never committed.
+//! A run that fails, is killed or is interrupted midway leaves the previous
+//! results byte-identical. The big trace is generated here, never committed.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -124,10 +124,120 @@ fn a_killed_run_keeps_previous_results_and_the_next_run_cleans_up() {
     let status = child.wait().unwrap();
     assert!(!status.success(), "the run finished before it was killed; make the trace bigger");
     assert_eq!(snapshot(&dir.join("out")), before, "a killed run changed the results");
-    assert_eq!(staging_dirs(dir), [format!(".out.tmp-{}", child.id())]);
+    let left = staging_dirs(dir);
+    let prefix = format!(".out.tmp-{}-", child.id());
+    assert!(left.len() == 1 && left[0].starts_with(&prefix) && left[0].len() > prefix.len(), "{left:?}");
 
     assert!(run(dir, "good.toml").status.success());
     assert_eq!(snapshot(&dir.join("out")), before, "same scenario, same bytes");
     #[cfg(target_os = "linux")]
     assert!(staging_dirs(dir).is_empty(), "stale staging not removed: {:?}", staging_dirs(dir));
+}
+
+/// Waits for the child at most `secs` seconds; kills it and fails after that.
+fn wait_at_most(child: &mut std::process::Child, secs: u64) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the run did not end within {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Ctrl-C (SIGINT) mid-run: ratesim removes its staging folder, says so in
+/// one line and exits 130; the previous results are byte-identical.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_removes_the_staging_folder_and_keeps_previous_results() {
+    use std::io::Read;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_trace(&dir.join("small.csv"), 1000, None);
+    scenario(dir, "good.toml", "small.csv");
+    assert!(run(dir, "good.toml").status.success());
+    let before = snapshot(&dir.join("out"));
+
+    write_trace(&dir.join("big.csv"), GOOD_ROWS, None);
+    scenario(dir, "big.toml", "big.csv");
+    let mut child = Command::new(bin())
+        .current_dir(dir)
+        .args(["run", "big.toml", "--out", "out", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The handler is installed before anything is staged: once the staging
+    // folder exists, a SIGINT must find it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while staging_dirs(dir).is_empty() {
+        if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            panic!("no staging directory appeared");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) with a pid of our own child that has not been waited for.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = wait_at_most(&mut child, 60);
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "after SIGINT: {status:?}, stderr {stderr:?} (if the run finished first, make the trace bigger)"
+    );
+    assert_eq!(stderr, "interrupted; previous results kept\n");
+    assert!(staging_dirs(dir).is_empty(), "staging left behind: {:?}", staging_dirs(dir));
+    assert_eq!(snapshot(&dir.join("out")), before, "an interrupted run changed the results");
+}
+
+/// The library side of Ctrl-C, in this process: `abandon_all_staging`
+/// removes uncommitted staging folders and nothing else; while its guard
+/// lives a commit waits, and afterwards writes and commits of an abandoned
+/// staging fail without bringing the folder back or touching the target.
+#[test]
+fn abandoned_staging_is_removed_and_can_no_longer_be_committed() {
+    use ratesim::export::{OutputDir, abandon_all_staging};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let done = OutputDir::stage(&dir.join("done")).unwrap();
+    done.write("a.txt", "committed").unwrap();
+    done.commit().unwrap();
+    let target = dir.join("out");
+    fs::create_dir(&target).unwrap();
+    fs::write(target.join("old.txt"), "previous").unwrap();
+    let staged = OutputDir::stage(&target).unwrap();
+    staged.write("sub/new.txt", "new").unwrap();
+    assert_eq!(staging_dirs(dir).len(), 1);
+
+    let held = abandon_all_staging();
+    assert_eq!(held.removed(), 1);
+    assert!(staging_dirs(dir).is_empty(), "{:?}", staging_dirs(dir));
+    // A commit started now waits for the guard.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let committer = std::thread::spawn(move || {
+        assert!(staged.write("sub/late.txt", "late").is_err());
+        let result = staged.commit().map_err(|e| format!("{e}: {}", std::error::Error::source(&e).unwrap()));
+        tx.send(()).unwrap();
+        result
+    });
+    assert!(rx.recv_timeout(Duration::from_millis(200)).is_err(), "a write or commit did not wait");
+    drop(held);
+    let err = committer.join().unwrap().unwrap_err();
+    assert!(err.contains("cannot move results into") && err.contains("interrupted"), "{err}");
+
+    assert!(staging_dirs(dir).is_empty(), "{:?}", staging_dirs(dir));
+    assert_eq!(snapshot(&target), BTreeMap::from([(PathBuf::from("old.txt"), b"previous".to_vec())]));
+    assert_eq!(fs::read_to_string(dir.join("done/a.txt")).unwrap(), "committed");
 }

@@ -4,12 +4,12 @@
 
 pub mod csv;
 pub mod markdown;
-mod output_dir;
+pub mod output_dir;
 pub mod report;
 pub mod table;
 pub mod text;
 
-pub use output_dir::{OutputDir, OutputError};
+pub use output_dir::{Abandoned, OutputDir, OutputError, abandon_all_staging};
 
 /// A ratio with up to 6 decimals and no trailing zeros (`2`, `0.5`, `0.333333`).
 pub fn fmt_ratio(v: f64) -> String {

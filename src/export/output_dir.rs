@@ -2,14 +2,23 @@
 //! replaces the target only when the run succeeded. A failed or interrupted
 //! run leaves the previous results as they were.
 //!
-//! The staging directory is `.<name>.tmp-<pid>` beside the target. A run
-//! killed by a signal (Ctrl-C) runs no destructors and leaves its staging
-//! directory behind, never a half-written target; the next run into the same
-//! target removes staging directories whose process is gone (on Linux, where
-//! `/proc` tells).
+//! The staging directory is `.<name>.tmp-<pid>-<random>` beside the target,
+//! made by the `tempfile` crate. A run killed by a signal runs no destructors
+//! and leaves its staging directory behind, never a half-written target; the
+//! next run into the same target removes staging directories whose process is
+//! gone (on Linux, where `/proc` tells).
+//!
+//! A program that catches Ctrl-C can do better: every staging directory not
+//! yet committed is listed in a process-wide registry, and
+//! [`abandon_all_staging`] removes them all. The library installs no signal
+//! handler itself; the binary calls that function from its own.
 
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use tempfile::TempDir;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
@@ -46,12 +55,67 @@ pub enum OutputError {
     },
 }
 
+/// The staging directories of this process not yet committed or dropped.
+/// Staging, writing, committing and dropping hold the lock while they touch
+/// the directory, so [`abandon_all_staging`] never runs in the middle of one.
+static STAGING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn registry() -> MutexGuard<'static, Vec<PathBuf>> {
+    // A panic while the lock was held leaves the list itself valid.
+    STAGING.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Holds the staging registry locked after [`abandon_all_staging`]: while it
+/// lives, any `OutputDir` in the process that tries to stage, write, commit or
+/// drop waits. Keep it until the process exits, so that a run whose staging
+/// was removed under it cannot go on to report that as an error or leave
+/// anything behind.
+#[must_use = "dropping it lets runs whose staging was removed go on and fail"]
+pub struct Abandoned {
+    _registry: MutexGuard<'static, Vec<PathBuf>>,
+    removed: usize,
+}
+
+impl Abandoned {
+    /// How many staging directories were removed.
+    pub fn removed(&self) -> usize {
+        self.removed
+    }
+}
+
+/// Removes every staging directory of this process that was neither
+/// committed nor dropped: what a signal handler calls before it exits, so
+/// that an interrupted run leaves the previous results and nothing else. A
+/// commit in progress finishes first (its renames hold the same lock), so the
+/// target holds either the previous results or the complete new ones.
+pub fn abandon_all_staging() -> Abandoned {
+    let mut registry = registry();
+    let mut removed = 0;
+    for dir in registry.drain(..) {
+        // A file being created in it (a PNG written by path) can make one
+        // pass fail with "directory not empty"; a few more finish the job.
+        for _ in 0..10 {
+            match fs::remove_dir_all(&dir) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => continue,
+                _ => break,
+            }
+        }
+        removed += 1;
+    }
+    Abandoned { _registry: registry, removed }
+}
+
+/// The error of an `OutputDir` used after [`abandon_all_staging`] removed it.
+fn abandoned() -> io::Error {
+    io::Error::new(io::ErrorKind::Interrupted, "the run was interrupted and its staging folder removed")
+}
+
 /// A staging directory for one run's outputs.
 #[derive(Debug)]
 pub struct OutputDir {
     target: PathBuf,
-    staging: PathBuf,
-    committed: bool,
+    /// The staging directory, removed when dropped; `None` once committed.
+    staging: Option<TempDir>,
 }
 
 impl OutputDir {
@@ -80,21 +144,27 @@ impl OutputDir {
         };
         fs::create_dir_all(&parent).map_err(|source| OutputError::Create { path: parent.clone(), source })?;
         remove_stale_staging(&parent, &name, target);
-        let staging = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-        if staging.exists() {
-            let _ = fs::remove_dir_all(&staging);
-        }
-        fs::create_dir(&staging).map_err(|source| OutputError::Unwritable {
-            target: target.to_path_buf(),
-            staging: staging.clone(),
-            source,
+        let prefix = format!(".{name}.tmp-{}-", std::process::id());
+        let mut registry = registry();
+        let staging = tempfile::Builder::new().prefix(&prefix).tempdir_in(&parent).map_err(|source| {
+            OutputError::Unwritable {
+                target: target.to_path_buf(),
+                // The random part is tempfile's; the cause names the path tried.
+                staging: parent.join(format!("{prefix}*")),
+                source,
+            }
         })?;
-        Ok(OutputDir { target: target.to_path_buf(), staging, committed: false })
+        registry.push(staging.path().to_path_buf());
+        Ok(OutputDir { target: target.to_path_buf(), staging: Some(staging) })
+    }
+
+    fn staging(&self) -> &Path {
+        self.staging.as_ref().expect("staging lives until commit").path()
     }
 
     /// Where a file of this run is staged.
     pub fn path(&self, file: &str) -> PathBuf {
-        self.staging.join(file)
+        self.staging().join(file)
     }
 
     pub fn target(&self) -> &Path {
@@ -103,6 +173,12 @@ impl OutputDir {
 
     pub fn write(&self, file: &str, bytes: impl AsRef<[u8]>) -> Result<(), OutputError> {
         let path = self.path(file);
+        // Under the lock: creating sub-folders must not bring back a staging
+        // directory that abandon_all_staging removed.
+        let registry = registry();
+        if !registry.iter().any(|p| p == self.staging()) {
+            return Err(OutputError::Write { path, source: abandoned() });
+        }
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir)
                 .map_err(|source| OutputError::Create { path: dir.to_path_buf(), source })?;
@@ -112,23 +188,32 @@ impl OutputDir {
 
     /// Replaces the target with the staged results: the old directory is
     /// moved aside, the new one renamed into place, then the old one removed.
+    /// All of it holds the registry lock, so [`abandon_all_staging`] comes
+    /// either before (staging removed, target untouched) or after.
     pub fn commit(mut self) -> Result<PathBuf, OutputError> {
         let err = |source| OutputError::Commit { path: self.target.clone(), source };
-        let aside = self.staging.with_file_name(format!(
-            "{}.old",
-            self.staging.file_name().unwrap_or_default().to_string_lossy()
-        ));
+        let mut registry = registry();
+        let staging = self.staging();
+        let Some(index) = registry.iter().position(|p| p == staging) else {
+            return Err(err(abandoned()));
+        };
+        let aside = staging
+            .with_file_name(format!("{}.old", staging.file_name().unwrap_or_default().to_string_lossy()));
         let had_old = self.target.exists();
         if had_old {
             fs::rename(&self.target, &aside).map_err(err)?;
         }
-        if let Err(e) = fs::rename(&self.staging, &self.target) {
+        if let Err(e) = fs::rename(staging, &self.target) {
             if had_old {
                 let _ = fs::rename(&aside, &self.target);
             }
             return Err(err(e));
         }
-        self.committed = true;
+        // The staging directory is the target now: tempfile must not remove it.
+        registry.swap_remove(index);
+        if let Some(dir) = self.staging.take() {
+            let _ = dir.keep();
+        }
         if had_old {
             let _ = fs::remove_dir_all(&aside);
         }
@@ -136,8 +221,21 @@ impl OutputDir {
     }
 }
 
-/// Removes `.<name>.tmp-<pid>` directories left by runs that were killed,
-/// when `/proc` shows their process is gone. A `.<name>.tmp-<pid>.old` is the
+impl Drop for OutputDir {
+    /// Removes the staging directory (tempfile does) and unregisters it, under
+    /// the lock so that a signal cannot exit the process halfway through.
+    fn drop(&mut self) {
+        if let Some(dir) = self.staging.take() {
+            let mut registry = registry();
+            registry.retain(|p| p != dir.path());
+            drop(dir);
+        }
+    }
+}
+
+/// Removes `.<name>.tmp-<pid>-<random>` directories left by runs that were
+/// killed, when `/proc` shows their process is gone (`.<name>.tmp-<pid>`, the
+/// name older versions used, too). A `.<name>.tmp-<pid>-<random>.old` is the
 /// previous results of a run killed between the two renames of its commit:
 /// it is moved back into place if the target is missing, else removed.
 fn remove_stale_staging(parent: &Path, name: &str, target: &Path) {
@@ -149,7 +247,8 @@ fn remove_stale_staging(parent: &Path, name: &str, target: &Path) {
     for entry in entries.flatten() {
         let file_name = entry.file_name();
         let Some(rest) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else { continue };
-        let pid = rest.strip_suffix(".old").unwrap_or(rest);
+        let staging = rest.strip_suffix(".old").unwrap_or(rest);
+        let pid = staging.split_once('-').map_or(staging, |(pid, _random)| pid);
         if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
@@ -159,14 +258,6 @@ fn remove_stale_staging(parent: &Path, name: &str, target: &Path) {
             } else {
                 let _ = fs::remove_dir_all(entry.path());
             }
-        }
-    }
-}
-
-impl Drop for OutputDir {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = fs::remove_dir_all(&self.staging);
         }
     }
 }
@@ -219,22 +310,48 @@ mod more_tests {
         assert!(e.contains("is a file, not a directory") && e.contains(&*file.to_string_lossy()), "{e}");
     }
 
+    #[test]
+    fn staging_is_named_by_pid_with_a_random_suffix() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out");
+        let a = OutputDir::stage(&target).unwrap();
+        let b = OutputDir::stage(&target).unwrap();
+        let prefix = format!(".out.tmp-{}-", std::process::id());
+        for s in [&a, &b] {
+            let name = s.staging().file_name().unwrap().to_string_lossy().into_owned();
+            let random = name.strip_prefix(&prefix).unwrap_or_else(|| panic!("{name}"));
+            assert!(!random.is_empty() && random.bytes().all(|c| c.is_ascii_alphanumeric()), "{name}");
+            assert_eq!(s.staging().parent().unwrap(), root.path());
+        }
+        // Two stagings of one target in one process do not clash.
+        assert_ne!(a.staging(), b.staging());
+        a.write("f", "a").unwrap();
+        b.write("f", "b").unwrap();
+        assert_eq!(fs::read_to_string(a.path("f")).unwrap(), "a");
+        drop(a);
+        drop(b);
+        assert_eq!(fs::read_dir(root.path()).unwrap().count(), 0);
+    }
+
     #[cfg(target_os = "linux")]
     #[test]
     fn stale_staging_of_dead_runs_is_removed_live_ones_kept() {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("out");
         // No live process has pid 4294967295; pid 1 is always alive.
-        let dead = root.path().join(".out.tmp-4294967295");
-        let dead_old = root.path().join(".out.tmp-4294967295.old");
-        let live = root.path().join(".out.tmp-1");
-        let other = root.path().join(".other.tmp-4294967295");
-        for d in [&dead, &dead_old, &live, &other] {
+        let dead = root.path().join(".out.tmp-4294967295-Ab3xYz");
+        let dead_old = root.path().join(".out.tmp-4294967295-Qw9rTy.old");
+        let dead_legacy = root.path().join(".out.tmp-4294967295"); // before tempfile
+        let live = root.path().join(".out.tmp-1-Ab3xYz");
+        let live_legacy = root.path().join(".out.tmp-1");
+        let other = root.path().join(".other.tmp-4294967295-Ab3xYz");
+        let not_a_pid = root.path().join(".out.tmp-x4294967295-Ab3xYz");
+        for d in [&dead, &dead_old, &dead_legacy, &live, &live_legacy, &other, &not_a_pid] {
             fs::create_dir(d).unwrap();
         }
         let staged = OutputDir::stage(&target).unwrap();
-        assert!(!dead.exists() && !dead_old.exists());
-        assert!(live.exists() && other.exists());
+        assert!(!dead.exists() && !dead_old.exists() && !dead_legacy.exists());
+        assert!(live.exists() && live_legacy.exists() && other.exists() && not_a_pid.exists());
         drop(staged);
     }
 
@@ -243,7 +360,7 @@ mod more_tests {
     fn results_moved_aside_by_a_killed_commit_are_restored() {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("out");
-        let old = root.path().join(".out.tmp-4294967295.old");
+        let old = root.path().join(".out.tmp-4294967295-Qw9rTy.old");
         fs::create_dir(&old).unwrap();
         fs::write(old.join("summary.csv"), "previous").unwrap();
         let staged = OutputDir::stage(&target).unwrap();
