@@ -1,34 +1,21 @@
 //! A run that fails, is killed or is interrupted midway leaves the previous
 //! results byte-identical. The big trace is generated here, never committed.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+use common::snapshot;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const GOOD_ROWS: u64 = 1_000_000;
 
 fn bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin!("ratesim").to_path_buf()
-}
-
-/// Every file under `dir`, by relative path.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
+    common::ratesim_path()
 }
 
 /// `rows` good rows, one every microsecond, then optionally a bad one.
