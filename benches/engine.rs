@@ -55,13 +55,7 @@ fn lanes(c: &mut Criterion) {
     group.throughput(Throughput::Elements(ARRIVALS as u64));
     group.sample_size(20).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
     for (name, limiters) in cases {
-        let config = RunConfig {
-            limit,
-            limiters,
-            end: None,
-            bin: None,
-            window_memory: ratesim::engine::WINDOW_MEMORY,
-        };
+        let config = RunConfig::new(limit, limiters);
         group.bench_function(name, |b| {
             b.iter(|| {
                 pool.install(|| {

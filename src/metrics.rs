@@ -37,6 +37,81 @@ impl WindowTracker {
     }
 }
 
+/// The interval lengths of the admission curve, as fractions of `W`: a
+/// 1-2-5 series from `W / 100` to `10 W`, `W` itself included.
+pub const CURVE_FRACTIONS: [(u64, u64); CURVE_POINTS] =
+    [(1, 100), (1, 50), (1, 20), (1, 10), (1, 5), (1, 2), (1, 1), (2, 1), (5, 1), (10, 1)];
+
+/// Points on the admission curve.
+pub const CURVE_POINTS: usize = 10;
+
+/// The admission curve's interval lengths for a window `W`, in ns (at least 1).
+pub fn curve_taus(window: Nanos) -> [u64; CURVE_POINTS] {
+    CURVE_FRACTIONS.map(|(num, den)| {
+        (u128::from(window.get()) * u128::from(num) / u128::from(den)).clamp(1, u128::from(u64::MAX)) as u64
+    })
+}
+
+/// The admission curve of one key, streaming: `A(tau)`, the most admitted
+/// requests in any half-open interval `(t - tau, t]`, for every `tau` of
+/// [`curve_taus`]. Holds the admitted timestamps of the longest interval
+/// only, with one index per `tau` to the oldest still inside it.
+#[derive(Clone, Debug)]
+pub struct CurveTracker {
+    taus: [u64; CURVE_POINTS],
+    admitted: Ring<u64>,
+    /// Entries ever popped from the front of `admitted`.
+    popped: u64,
+    /// For each `tau`, the index (counting popped entries) of the oldest
+    /// admitted timestamp inside `(t - tau, t]`.
+    starts: [u64; CURVE_POINTS],
+    max: [u64; CURVE_POINTS],
+}
+
+impl CurveTracker {
+    pub fn new(window: Nanos) -> CurveTracker {
+        CurveTracker {
+            taus: curve_taus(window),
+            admitted: Ring::new(),
+            popped: 0,
+            starts: [0; CURVE_POINTS],
+            max: [0; CURVE_POINTS],
+        }
+    }
+
+    /// Counts an admitted request at `t` (times never decrease).
+    pub fn admit(&mut self, t: Nanos) {
+        let t = t.get();
+        self.admitted.push_back(t);
+        let end = self.popped + self.admitted.len() as u64;
+        for k in 0..CURVE_POINTS {
+            // Entries at or before t - tau have left (t - tau, t].
+            let cutoff = t.checked_sub(self.taus[k]);
+            let mut start = self.starts[k];
+            if let Some(cutoff) = cutoff {
+                while start < end
+                    && *self.admitted.get((start - self.popped) as usize).expect("inside") <= cutoff
+                {
+                    start += 1;
+                }
+            }
+            self.starts[k] = start;
+            self.max[k] = self.max[k].max(end - start);
+        }
+        // The longest interval's oldest entry bounds what must be kept.
+        let keep = self.starts[CURVE_POINTS - 1];
+        while self.popped < keep {
+            self.admitted.pop_front();
+            self.popped += 1;
+        }
+    }
+
+    /// `(tau, A(tau))` for every `tau`, in increasing order.
+    pub fn curve(&self) -> Vec<(Nanos, u64)> {
+        self.taus.iter().zip(&self.max).map(|(&tau, &a)| (Nanos::new(tau), a)).collect()
+    }
+}
+
 /// Counters for one limiter over a whole run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -107,6 +182,9 @@ pub struct LimiterReport {
     /// What the sliding log admitted on the same trace.
     pub reference_admitted: u64,
     pub limit: u64,
+    /// `(tau, A(tau))`: the most admitted requests in any `(t - tau, t]`
+    /// (the largest over keys), when measured; `A(W)` is `peak`.
+    pub admission_curve: Vec<(Nanos, u64)>,
 }
 
 impl LimiterReport {
@@ -149,6 +227,43 @@ mod tests {
             }
             assert_eq!(w.count_at(Nanos::new(t)), 3 * (t.min(9) + 1), "t = {t}");
         }
+    }
+
+    /// A(tau) by brute force: the most admitted times in any (t - tau, t],
+    /// t ranging over the admitted times.
+    fn brute_curve(times: &[u64], tau: u64) -> u64 {
+        times
+            .iter()
+            .map(|&t| times.iter().filter(|&&a| a <= t && a + tau > t).count() as u64)
+            .max()
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn curve_tracker_matches_a_brute_force() {
+        let window = Nanos::new(1000);
+        let mut x: u64 = 7;
+        let mut t = 0;
+        let mut times = Vec::new();
+        let mut c = CurveTracker::new(window);
+        for _ in 0..3000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            // Gaps from 0 (ties) to ~2.5 W, mostly short.
+            t += match x >> 61 {
+                0 => 0,
+                1 => 2500,
+                _ => (x >> 32) % 60,
+            };
+            times.push(t);
+            c.admit(Nanos::new(t));
+        }
+        let taus = curve_taus(window);
+        assert_eq!(taus, [10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000]);
+        for (tau, a) in c.curve() {
+            assert_eq!(a, brute_curve(&times, tau.get()), "tau = {tau}");
+        }
+        // Memory: only what the longest interval holds.
+        assert!(c.admitted.len() as u64 <= brute_curve(&times, 10_000));
     }
 
     #[test]

@@ -33,11 +33,9 @@ pub fn sources(scenario: &Scenario) -> Result<Vec<Source>, TraceError> {
 /// The engine settings a scenario asks for.
 pub fn run_config(scenario: &Scenario) -> RunConfig {
     RunConfig {
-        limit: scenario.limit,
-        limiters: scenario.limiters.clone(),
         end: scenario.duration,
         bin: scenario.output.bin,
-        window_memory: crate::engine::WINDOW_MEMORY,
+        ..RunConfig::new(scenario.limit, scenario.limiters.clone())
     }
 }
 

@@ -26,13 +26,8 @@ fn fuzz_limiters(window: u64, slots: u64, log: Option<bool>) -> Vec<LimiterSpec>
 fn run_trace(csv: &str, unit: TimeUnit, requests: u64, window: u64, slots: u64) -> engine::RunReport {
     let options = CsvOptions { time_unit: unit, ..CsvOptions::new("r.csv") };
     let trace = CsvTrace::from_reader(csv.as_bytes(), &options).unwrap();
-    let config = RunConfig {
-        limit: Limit { requests, window: Nanos::new(window) },
-        limiters: fuzz_limiters(window, slots, None),
-        end: None,
-        bin: None,
-        window_memory: ratesim::engine::WINDOW_MEMORY,
-    };
+    let config =
+        RunConfig::new(Limit { requests, window: Nanos::new(window) }, fuzz_limiters(window, slots, None));
     engine::run(&config, trace, None, &mut |_| {}).unwrap()
 }
 
@@ -90,13 +85,10 @@ fn run_trace_target(data: &[u8]) -> Option<(u64, u64)> {
         ..CsvOptions::new("fuzz.csv")
     };
     let trace = CsvTrace::from_reader(bytes, &options).ok()?;
-    let config = RunConfig {
-        limit: Limit { requests, window: Nanos::new(window) },
-        limiters: fuzz_limiters(window, slots, Some(head[0] & 0x80 != 0)),
-        end: None,
-        bin: None,
-        window_memory: ratesim::engine::WINDOW_MEMORY,
-    };
+    let config = RunConfig::new(
+        Limit { requests, window: Nanos::new(window) },
+        fuzz_limiters(window, slots, Some(head[0] & 0x80 != 0)),
+    );
     let report = engine::run(&config, trace, None, &mut |_| {}).ok()?;
     let rows = CsvTrace::from_reader(bytes, &options).unwrap().count() as u64;
     Some((report.arrivals, rows))

@@ -33,13 +33,7 @@ fn trace(window: u64) -> impl Strategy<Value = Vec<u64>> {
 
 fn run(limit: Limit, specs: &[LimiterSpec], times: &[u64]) -> Vec<ratesim::metrics::LimiterReport> {
     let arrivals: Vec<ArrivalResult> = times.iter().map(|&t| Ok(Arrival::at(Nanos::new(t)))).collect();
-    let config = RunConfig {
-        limit,
-        limiters: specs.to_vec(),
-        end: None,
-        bin: None,
-        window_memory: ratesim::engine::WINDOW_MEMORY,
-    };
+    let config = RunConfig::new(limit, specs.to_vec());
     engine::run(&config, arrivals.into_iter(), None, &mut |_| {}).unwrap().limiters
 }
 

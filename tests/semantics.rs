@@ -56,13 +56,7 @@ fn boundary_burst_matches_the_hand_calculation() {
 
 fn run(limit: Limit, specs: Vec<LimiterSpec>, times: &[u64]) -> Vec<LimiterReport> {
     let arrivals: Vec<ArrivalResult> = times.iter().map(|&t| Ok(Arrival::at(Nanos::new(t)))).collect();
-    let config = RunConfig {
-        limit,
-        limiters: specs,
-        end: None,
-        bin: None,
-        window_memory: ratesim::engine::WINDOW_MEMORY,
-    };
+    let config = RunConfig::new(limit, specs);
     engine::run(&config, arrivals.into_iter(), None, &mut |_| {}).unwrap().limiters
 }
 

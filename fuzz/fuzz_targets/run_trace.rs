@@ -25,19 +25,13 @@ fuzz_target!(|data: &[u8]| {
         sort: head[3] & 0x40 != 0,
     };
     let Ok(trace) = CsvTrace::from_reader(bytes, &options) else { return };
-    let config = RunConfig {
-        limit: Limit { requests, window: Nanos::new(window) },
-        limiters: vec![
+    let config = RunConfig::new(Limit { requests, window: Nanos::new(window) }, vec![
             LimiterSpec::from(FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(window / 3) } }),
             LimiterSpec::from(FixedWindowSpec { align: WindowAlign::FirstRequest }),
             LimiterSpec::from(SlotCounterSpec { slots }),
             LimiterSpec::from(SlidingLogSpec { count_rejected: head[0] & 0x80 != 0 }),
             LimiterSpec::reference(),
-        ],
-        end: None,
-        bin: None,
-        window_memory: ratesim::engine::WINDOW_MEMORY,
-    };
+        ]);
     let Ok(report) = engine::run(&config, trace, None, &mut |_| {}) else { return };
     // With no end, every row of a good trace is offered (u64::MAX included).
     let rows = CsvTrace::from_reader(bytes, &options).unwrap().count() as u64;

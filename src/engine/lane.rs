@@ -14,7 +14,7 @@
 use super::events::EventQueue;
 use super::reader::{CHUNK, Chunk};
 use crate::limiter::{Algorithm, Limit, Limiter, SpecVisitor, StateSize};
-use crate::metrics::{Counts, WindowCounts, WindowTracker};
+use crate::metrics::{Counts, CurveTracker, WindowCounts, WindowTracker};
 use crate::time::Nanos;
 use crate::timeline::{Bin, Timeline, TooManyBins};
 
@@ -64,20 +64,33 @@ pub trait LaneOps: Send {
     /// Runs the events still pending before `end` and extends the timeline to it.
     fn finish(&mut self, end: Nanos) -> Result<(), TooManyBins>;
     fn counts_mut(&mut self) -> &mut Counts;
-    /// The counters, the timeline column and the peak state summed over keys.
-    fn into_parts(self: Box<Self>) -> (Counts, Timeline, StateSize);
+    fn into_result(self: Box<Self>) -> LaneResult;
+}
+
+/// What a lane measured over the run.
+pub struct LaneResult {
+    pub counts: Counts,
+    pub timeline: Timeline,
+    /// The peak state, summed over keys.
+    pub state: StateSize,
+    /// The admission curve (the largest over keys), if measured.
+    pub curve: Vec<(Nanos, u64)>,
 }
 
 /// Builds an open-loop lane for a spec, monomorphised over its limiter.
 pub struct MakeLane {
     pub limit: Limit,
     pub bin: Option<Nanos>,
+    /// Measure the admission curve.
+    pub curve: bool,
 }
 
 impl SpecVisitor for MakeLane {
     type Out = Box<dyn LaneOps>;
     fn visit<A: Algorithm>(self, spec: &A) -> Box<dyn LaneOps> {
-        Box::new(Lane::new(spec.build(self.limit), self.limit, self.bin, OpenLoop))
+        let mut lane = Lane::new(spec.build(self.limit), self.limit, self.bin, OpenLoop);
+        lane.curve = self.curve;
+        Box::new(lane)
     }
 }
 
@@ -130,6 +143,9 @@ pub struct Lane<L, R: Reactor> {
     self_tracking: bool,
     events: EventQueue<Scheduled<R::Event>>,
     reactor: R,
+    /// Measure the admission curve: one tracker per key in `curves`.
+    curve: bool,
+    curves: Vec<CurveTracker>,
 }
 
 /// The running state of one pass over a chunk (or over the events at the
@@ -176,6 +192,8 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             timeline: Timeline::new(bin, 1),
             events: EventQueue::new(),
             reactor,
+            curve: false,
+            curves: Vec::new(),
         }
     }
 
@@ -184,6 +202,9 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         while self.keys.len() < keys {
             self.keys
                 .push(KeyState { limiter: self.prototype.clone(), tracker: WindowTracker::new(self.window) });
+        }
+        while self.curve && self.curves.len() < keys {
+            self.curves.push(CurveTracker::new(self.window));
         }
     }
 
@@ -223,7 +244,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
     /// scheduled event before it) and updates the metrics. Returns whether
     /// it was admitted and the window count it found.
     #[inline(always)]
-    fn attempt<const OWN: bool>(
+    fn attempt<const OWN: bool, const CURVE: bool>(
         &mut self,
         p: &mut Pass,
         t: Nanos,
@@ -239,6 +260,9 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         if admitted && !OWN {
             ks.tracker.admit(t);
         }
+        if CURVE && admitted {
+            self.curves[id as usize].admit(t);
+        }
         p.window.record(self.limit, before, admitted);
         p.bin.record_admitted(admitted, before + u64::from(admitted));
         Ok((admitted, before))
@@ -248,14 +272,19 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
     /// sequence) order; `j` arrivals of the pass come before them.
     #[cold]
     #[inline(never)]
-    fn run_events<const OWN: bool>(&mut self, p: &mut Pass, t: Nanos, j: usize) -> Result<(), TooManyBins> {
+    fn run_events<const OWN: bool, const CURVE: bool>(
+        &mut self,
+        p: &mut Pass,
+        t: Nanos,
+        j: usize,
+    ) -> Result<(), TooManyBins> {
         let mut last = Nanos::ZERO;
         while let Some(ev) = self.events.pop_before(t) {
             assert!(ev.time >= last, "an event was scheduled in the past");
             last = ev.time;
             let Scheduled { key, event } = ev.payload;
             self.grow_keys(key as usize + 1);
-            let (admitted, _) = self.attempt::<OWN>(p, ev.time, key, j)?;
+            let (admitted, _) = self.attempt::<OWN, CURVE>(p, ev.time, key, j)?;
             p.bin_events += 1;
             p.events += 1;
             p.events_admitted += u64::from(admitted);
@@ -273,7 +302,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
     /// decision bits afterwards; the loop does only what needs each
     /// arrival's window count.
     #[inline(always)]
-    fn decide_chunk<const OWN: bool, const RECORD: bool>(
+    fn decide_chunk<const OWN: bool, const RECORD: bool, const CURVE: bool>(
         &mut self,
         chunk: &Chunk,
         out: &mut LaneOut,
@@ -283,9 +312,9 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         let mut window_counts = if RECORD { out.window_counts.take() } else { None };
         for (j, (&t, &id)) in chunk.times.iter().zip(&chunk.ids).enumerate() {
             if t.get() > self.events.next_time() {
-                self.run_events::<OWN>(&mut p, t, j)?;
+                self.run_events::<OWN, CURVE>(&mut p, t, j)?;
             }
-            let (admitted, before) = self.attempt::<OWN>(&mut p, t, id, j)?;
+            let (admitted, before) = self.attempt::<OWN, CURVE>(&mut p, t, id, j)?;
             bits |= u64::from(admitted) << (j % 64);
             if j % 64 == 63 {
                 out.bits[j / 64] = bits;
@@ -330,12 +359,16 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         if let Some(wc) = &mut out.window_counts {
             wc.clear();
         }
-        // One loop per combination, so neither choice is a test per arrival.
-        match (self.self_tracking, out.window_counts.is_some()) {
-            (false, false) => self.decide_chunk::<false, false>(chunk, out),
-            (true, false) => self.decide_chunk::<true, false>(chunk, out),
-            (false, true) => self.decide_chunk::<false, true>(chunk, out),
-            (true, true) => self.decide_chunk::<true, true>(chunk, out),
+        // One loop per combination, so no choice is a test per arrival.
+        match (self.self_tracking, out.window_counts.is_some(), self.curve) {
+            (false, false, false) => self.decide_chunk::<false, false, false>(chunk, out),
+            (true, false, false) => self.decide_chunk::<true, false, false>(chunk, out),
+            (false, true, false) => self.decide_chunk::<false, true, false>(chunk, out),
+            (true, true, false) => self.decide_chunk::<true, true, false>(chunk, out),
+            (false, false, true) => self.decide_chunk::<false, false, true>(chunk, out),
+            (true, false, true) => self.decide_chunk::<true, false, true>(chunk, out),
+            (false, true, true) => self.decide_chunk::<false, true, true>(chunk, out),
+            (true, true, true) => self.decide_chunk::<true, true, true>(chunk, out),
         }
     }
 
@@ -343,10 +376,11 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         let own = self.self_tracking;
         if !self.events.is_empty() {
             let mut p = Pass::new(self.counts.peak);
-            if own {
-                self.run_events::<true>(&mut p, end, 0)
-            } else {
-                self.run_events::<false>(&mut p, end, 0)
+            match (own, self.curve) {
+                (true, true) => self.run_events::<true, true>(&mut p, end, 0),
+                (true, false) => self.run_events::<true, false>(&mut p, end, 0),
+                (false, true) => self.run_events::<false, true>(&mut p, end, 0),
+                (false, false) => self.run_events::<false, false>(&mut p, end, 0),
             }?;
             self.close_bin(&mut p, 0);
             self.counts.add_chunk(p.events, p.events_admitted, &p.window);
@@ -359,9 +393,20 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         &mut self.counts
     }
 
-    fn into_parts(self: Box<Self>) -> (Counts, Timeline, StateSize) {
+    fn into_result(self: Box<Self>) -> LaneResult {
         let state = self.state();
-        (self.counts, self.timeline, state)
+        let mut curve: Vec<(Nanos, u64)> = Vec::new();
+        for c in &self.curves {
+            let mine = c.curve();
+            if curve.is_empty() {
+                curve = mine;
+            } else {
+                for (point, (_, a)) in curve.iter_mut().zip(mine) {
+                    point.1 = point.1.max(a);
+                }
+            }
+        }
+        LaneResult { counts: self.counts, timeline: self.timeline, state, curve }
     }
 }
 
@@ -434,9 +479,10 @@ mod tests {
             ]
         );
         // Every decision counts: 5 arrivals and 3 retries, 2 admitted.
-        let (counts, timeline, _) = Box::new(lane).into_parts();
+        let result = Box::new(lane).into_result();
+        let counts = result.counts;
         assert_eq!((counts.offered, counts.admitted, counts.rejected), (8, 2, 6));
-        let offered: Vec<u64> = timeline.bins().iter().map(|row| row[0].offered).collect();
+        let offered: Vec<u64> = result.timeline.bins().iter().map(|row| row[0].offered).collect();
         assert_eq!(offered, [6, 2, 0]);
     }
 }

@@ -49,6 +49,24 @@ pub struct RunConfig {
     /// logs', the slots') the process may hold: past it the run stops with
     /// an error instead of running out of memory. [`WINDOW_MEMORY`] by default.
     pub window_memory: u64,
+    /// Measure each limiter's admission curve (`metrics::CurveTracker`).
+    pub admission_curve: bool,
+}
+
+impl RunConfig {
+    /// `limiters` against `limit`, with every other setting at its default:
+    /// no end (the run ends at the last arrival), automatic bins, the
+    /// default memory budget, no admission curve.
+    pub fn new(limit: Limit, limiters: Vec<LimiterSpec>) -> RunConfig {
+        RunConfig {
+            limit,
+            limiters,
+            end: None,
+            bin: None,
+            window_memory: WINDOW_MEMORY,
+            admission_curve: false,
+        }
+    }
 }
 
 /// The default [`RunConfig::window_memory`]: 8 GiB.
@@ -156,8 +174,10 @@ pub fn run(
         // Refuse a too-fine explicit bin before any work is done.
         Timeline::new(config.bin, 1).reserve_until(Nanos::new(end.get().saturating_sub(1)))?;
     }
-    let mut lanes: Vec<Box<dyn LaneOps>> =
-        specs.iter().map(|s| s.visit(MakeLane { limit, bin: config.bin })).collect();
+    let mut lanes: Vec<Box<dyn LaneOps>> = specs
+        .iter()
+        .map(|s| s.visit(MakeLane { limit, bin: config.bin, curve: config.admission_curve }))
+        .collect();
     let mut reader = Reader::new(arrivals, config.end, record);
     let mut disagreements = vec![0u64; lanes.len()];
     let mut report_chunk = |chunk: &Chunk, outs: &[LaneOut]| -> Result<(), RunError> {
@@ -195,22 +215,23 @@ pub fn run(
     let mut columns = Vec::with_capacity(lanes.len());
     let mut parts = Vec::with_capacity(lanes.len());
     for lane in lanes {
-        let (counts, timeline, state) = lane.into_parts();
-        columns.push(timeline);
-        parts.push((counts, state));
+        let result = lane.into_result();
+        columns.push(result.timeline);
+        parts.push((result.counts, result.state, result.curve));
     }
     let reference_admitted = parts[reference].0.admitted;
     let limiters = specs
         .into_iter()
         .zip(names)
         .zip(parts)
-        .map(|((spec, label), (counts, state))| LimiterReport {
+        .map(|((spec, label), (counts, state, admission_curve))| LimiterReport {
             spec,
             label,
             counts,
             state,
             reference_admitted,
             limit: limit.requests,
+            admission_curve,
         })
         .collect();
     Ok(RunReport {
@@ -255,13 +276,10 @@ mod tests {
     #[test]
     fn each_key_has_its_own_limiter() {
         // L = 1 per 10 ns. Keys 7 and 9 each get one request through per window.
-        let config = RunConfig {
-            limit: Limit { requests: 1, window: Nanos::new(10) },
-            limiters: vec![LimiterSpec::from(SlotCounterSpec { slots: 2 })],
-            end: None,
-            bin: None,
-            window_memory: WINDOW_MEMORY,
-        };
+        let config = RunConfig::new(
+            Limit { requests: 1, window: Nanos::new(10) },
+            vec![LimiterSpec::from(SlotCounterSpec { slots: 2 })],
+        );
         let r =
             run(&config, arrivals(&[(0, 7), (1, 9), (2, 7), (3, 9), (10, 7)]), None, &mut |_| {}).unwrap();
         assert_eq!(r.keys, 2);
@@ -291,13 +309,10 @@ mod tests {
         // second and third chunks once repeated the first chunk's counts.
         let n = CHUNK as u64 * 2 + 100;
         let times: Vec<(u64, u64)> = (0..n).map(|i| (i * 3, 0)).collect();
-        let config = RunConfig {
-            limit: Limit { requests: 5, window: Nanos::new(100) },
-            limiters: vec![LimiterSpec::from(SlotCounterSpec { slots: 4 })],
-            end: None,
-            bin: None,
-            window_memory: WINDOW_MEMORY,
-        };
+        let config = RunConfig::new(
+            Limit { requests: 5, window: Nanos::new(100) },
+            vec![LimiterSpec::from(SlotCounterSpec { slots: 4 })],
+        );
         let mut sink = Collect(Vec::new());
         run(&config, arrivals(&times), Some(&mut sink), &mut |_| {}).unwrap();
         assert_eq!(sink.0.len() as u64, 2 * n);
@@ -317,13 +332,13 @@ mod tests {
         // More arrivals than one chunk, with decisions crossing chunk edges.
         let times: Vec<(u64, u64)> = (0..(CHUNK as u64 * 2 + 17)).map(|i| (i * 3, i % 3)).collect();
         let config = RunConfig {
-            limit: Limit { requests: 5, window: Nanos::new(100) },
-            limiters: vec![LimiterSpec::from(FixedWindowSpec {
-                align: crate::limiter::WindowAlign::Epoch { offset: Nanos::new(0) },
-            })],
-            end: None,
             bin: Some(Nanos::new(1000)),
-            window_memory: WINDOW_MEMORY,
+            ..RunConfig::new(
+                Limit { requests: 5, window: Nanos::new(100) },
+                vec![LimiterSpec::from(FixedWindowSpec {
+                    align: crate::limiter::WindowAlign::Epoch { offset: Nanos::new(0) },
+                })],
+            )
         };
         let r = run(&config, arrivals(&times), None, &mut |_| {}).unwrap();
         // Per key: one request every 9 ns, 5 per 100 ns window admitted.
@@ -361,12 +376,10 @@ mod tests {
         // every one still in the window; more than 1 MiB of timestamps after
         // the first chunk.
         let times: Vec<(u64, u64)> = (0..300_000u64).map(|i| (i * 1000, 0)).collect();
+        let limit = Limit { requests: 1_000_000_000_000, window: Nanos::from_secs(1) };
         let config = RunConfig {
-            limit: Limit { requests: 1_000_000_000_000, window: Nanos::from_secs(1) },
-            limiters: vec![LimiterSpec::from(SlotCounterSpec { slots: 10 })],
-            end: None,
-            bin: None,
             window_memory: 1 << 20,
+            ..RunConfig::new(limit, vec![LimiterSpec::from(SlotCounterSpec { slots: 10 })])
         };
         let e = run(&config, arrivals(&times), None, &mut |_| {}).unwrap_err();
         assert!(matches!(e, RunError::Memory { budget: 1_048_576, requests: 1_000_000_000_000, .. }), "{e}");

@@ -340,13 +340,7 @@ mod tests {
         let grid = 20;
         let r = sweep(&[2, 3, 10], grid);
         let limiters: Vec<LimiterSpec> = r.rows.iter().map(|row| row.spec.clone()).collect();
-        let config = RunConfig {
-            limit: SEC,
-            limiters,
-            end: None,
-            bin: None,
-            window_memory: crate::engine::WINDOW_MEMORY,
-        };
+        let config = RunConfig::new(SEC, limiters);
         for j in 0..grid {
             for i in 0..grid {
                 let (t1, t2) = burst_times(SEC, grid, i, j);
@@ -403,13 +397,7 @@ mod tests {
             Source::Burst(Burst::new(t1, Nanos::ZERO, limit.requests)),
             Source::Burst(Burst::new(t2, Nanos::ZERO, limit.requests)),
         ];
-        let config = RunConfig {
-            limit,
-            limiters: limiters.to_vec(),
-            end: None,
-            bin: None,
-            window_memory: crate::engine::WINDOW_MEMORY,
-        };
+        let config = RunConfig::new(limit, limiters.to_vec());
         let report = engine::run(&config, Merge::new(sources), None, &mut |_| {}).unwrap();
         report.limiters.iter().map(|l| (l.counts.peak, l.counts.excess)).collect()
     }

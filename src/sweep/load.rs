@@ -42,11 +42,8 @@ pub fn run(config: &LoadSweepConfig, progress: &(dyn Fn(u64) + Sync)) -> Result<
             let rate = load * config.limit.requests as f64 / config.limit.window.as_secs_f64();
             let source = Source::Poisson(Poisson::new(config.seed, 0, Nanos::ZERO, config.duration, rate));
             let run_config = RunConfig {
-                limit: config.limit,
-                limiters: config.limiters.clone(),
                 end: Some(config.duration),
-                bin: None,
-                window_memory: crate::engine::WINDOW_MEMORY,
+                ..RunConfig::new(config.limit, config.limiters.clone())
             };
             let report = engine::run(&run_config, source, None, &mut |_| {})?;
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
