@@ -7,7 +7,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::csv_file::{CsvOptions, LfLines, trim_ascii};
+use super::csv::{CsvOptions, LfLines};
 use super::{Arrival, ArrivalResult, TraceError};
 use crate::time::{Nanos, TimeUnit};
 
@@ -44,7 +44,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
             });
         }
         let column = |name: &str| {
-            headers.iter().position(|h| trim_ascii(h) == name.as_bytes()).ok_or_else(|| TraceError::File {
+            headers.iter().position(|h| h.trim_ascii() == name.as_bytes()).ok_or_else(|| TraceError::File {
                 path: path.clone(),
                 message: format!(
                     "no `{name}` column in the header (found: {})",
@@ -167,7 +167,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
                 let key = match self.key_index {
                     None => 0,
                     Some(k) => match self.record.get(k) {
-                        Some(text) => super::key_hash(trim_ascii(text)),
+                        Some(text) => super::key_hash(text.trim_ascii()),
                         None => {
                             return Some(Err(self.row_error(format!(
                                 "the key field (column {}) is missing: the row has {} field{}",

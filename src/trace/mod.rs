@@ -2,14 +2,14 @@
 
 mod burst;
 mod constant;
-mod csv_file;
+mod csv;
 mod csv_reference;
 mod merge;
 mod poisson;
 
+pub use self::csv::{CsvOptions, CsvTrace, SORT_BYTES_PER_ROW};
 pub use burst::Burst;
 pub use constant::Constant;
-pub use csv_file::{CsvOptions, CsvTrace, SORT_BYTES_PER_ROW};
 #[doc(hidden)]
 pub use csv_reference::ReferenceCsvTrace;
 pub use merge::Merge;
