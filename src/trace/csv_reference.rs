@@ -135,7 +135,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
                 };
                 // Plain digits take the fast path; anything else (spaces, signs,
                 // bad text) goes through the full parser and its messages.
-                let t = match self.unit.parse_plain(field) {
+                let t = match super::parse_plain(self.unit, field) {
                     Some(t) => t,
                     None => {
                         if field.contains(&b'\n') {

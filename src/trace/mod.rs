@@ -7,6 +7,11 @@ mod csv_reference;
 mod merge;
 mod poisson;
 
+/// The CSV reader's digits fast path, public only for the `time_parse` fuzz
+/// target (which checks it against `TimeUnit::parse_timestamp`) and the
+/// test oracle; not part of the API.
+#[doc(hidden)]
+pub use self::csv::parse_plain;
 pub use self::csv::{CsvOptions, CsvTrace, SORT_BYTES_PER_ROW};
 pub use burst::Burst;
 pub use constant::Constant;

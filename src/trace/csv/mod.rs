@@ -7,13 +7,15 @@
 //!
 //! This module owns the options and [`CsvTrace`], the iterator that ties the
 //! parts together: [`lf_lines`] makes every line end an LF, [`splitter`] cuts
-//! the input into records and fields, and [`rules`] turns a record into an
-//! arrival (or a located error).
+//! the input into records and fields, [`rules`] turns a record into an
+//! arrival (or a located error) and [`digits`] parses plain digits fast.
 
+mod digits;
 mod lf_lines;
 mod rules;
 mod splitter;
 
+pub use digits::parse_plain;
 pub use lf_lines::LfLines;
 
 use std::fs::File;

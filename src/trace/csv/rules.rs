@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use super::CsvOptions;
+use super::digits::parse_plain;
 use super::splitter::NO_FIELD;
 use crate::time::{Nanos, TimeUnit};
 use crate::trace::{Arrival, ArrivalResult, TraceError};
@@ -95,7 +96,7 @@ impl RowRules {
         };
         // Plain digits take the fast path; anything else (spaces, signs,
         // bad text) goes through the full parser and its messages.
-        let t = match self.unit.parse_plain(field) {
+        let t = match parse_plain(self.unit, field) {
             Some(t) => t,
             None => {
                 if field.contains(&b'\n') {
