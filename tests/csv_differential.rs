@@ -5,9 +5,12 @@
 
 use std::io::Read;
 
+mod common;
+
+use common::csv_reference::ReferenceCsvTrace;
 use proptest::prelude::*;
 use ratesim::time::TimeUnit;
-use ratesim::trace::{CsvOptions, CsvTrace, ReferenceCsvTrace};
+use ratesim::trace::{CsvOptions, CsvTrace};
 
 /// Hands out `data` in pieces whose sizes cycle through `sizes`, and fails
 /// once (a plain I/O error) when the read position reaches `fail_at`.

@@ -2,14 +2,17 @@
 //! (one reused `ByteRecord`) over [`LfLines`]. Kept, unchanged in behaviour,
 //! as the reference that `CsvTrace` must agree with exactly (results, errors,
 //! line numbers): the differential tests and the `csv_trace` fuzz target
-//! compare the two. Not for use in the program.
+//! compare the two. Compiled only with them, never into the program; it
+//! uses only the library's public API (and `LfLines` and `parse_plain`,
+//! public but hidden for this).
+// Each test crate that includes this file uses a different part of it.
+#![allow(dead_code)]
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::csv::{CsvOptions, LfLines};
-use super::{Arrival, ArrivalResult, TraceError};
-use crate::time::{Nanos, TimeUnit};
+use ratesim::time::{Nanos, TimeUnit};
+use ratesim::trace::{Arrival, ArrivalResult, CsvOptions, LfLines, TraceError, key_hash, parse_plain};
 
 pub struct ReferenceCsvTrace<R: Read> {
     path: PathBuf,
@@ -135,7 +138,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
                 };
                 // Plain digits take the fast path; anything else (spaces, signs,
                 // bad text) goes through the full parser and its messages.
-                let t = match super::parse_plain(self.unit, field) {
+                let t = match parse_plain(self.unit, field) {
                     Some(t) => t,
                     None => {
                         if field.contains(&b'\n') {
@@ -167,7 +170,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
                 let key = match self.key_index {
                     None => 0,
                     Some(k) => match self.record.get(k) {
-                        Some(text) => super::key_hash(text.trim_ascii()),
+                        Some(text) => key_hash(text.trim_ascii()),
                         None => {
                             return Some(Err(self.row_error(format!(
                                 "the key field (column {}) is missing: the row has {} field{}",

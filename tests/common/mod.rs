@@ -1,0 +1,3 @@
+//! Code shared by the integration tests.
+
+pub mod csv_reference;
