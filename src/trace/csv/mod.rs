@@ -269,6 +269,51 @@ mod tests {
         assert_eq!(times("\u{feff}time\r\n0.5\r\n\r\n1.5\r\n"), Ok(vec![500_000_000, 1_500_000_000]));
     }
 
+    /// The first error's text, which the fast path and the general one
+    /// must agree on.
+    fn first_error(text: &str, sort: bool) -> String {
+        let opts = CsvOptions { sort, ..CsvOptions::new("t.csv") };
+        let first = |t: Result<CsvTrace<&[u8]>, TraceError>| match t {
+            Err(e) => e.to_string(),
+            Ok(mut t) => t.find_map(Result::err).map(|e| e.to_string()).unwrap_or_default(),
+        };
+        let fast = first(CsvTrace::from_reader(text.as_bytes(), &opts));
+        let general = first(CsvTrace::from_reader_general_only(text.as_bytes(), &opts));
+        assert_eq!(fast, general, "{text:?}");
+        fast
+    }
+
+    /// A row after blank lines is named by the line it is on (the csv
+    /// crate, which this reader once copied, names the line after the row
+    /// before it), whatever the line ends, on every path.
+    #[test]
+    fn a_row_after_blank_lines_is_named_by_its_own_line() {
+        let abc = "field `time`: `abc` is not a decimal number";
+        for (text, want) in [
+            ("time\n0.5\n\nabc\n", format!("t.csv, line 4: {abc}")),
+            ("time\r\n0.5\r\n\r\nabc\r\n", format!("t.csv, line 4: {abc}")),
+            ("time\r0.5\r\rabc\r", format!("t.csv, line 4: {abc}")),
+            ("time\n0.5\n\n\nabc", format!("t.csv, line 5: {abc}")),
+            ("\n\ntime\n0.5\nabc\n", format!("t.csv, line 5: {abc}")),
+            ("\r\n\ntime\n0.5\n\nabc\n", format!("t.csv, line 6: {abc}")),
+            ("\u{feff}\ntime\n0.5\n\nabc\n", format!("t.csv, line 5: {abc}")),
+            // A quote: the general parser reads from that line on.
+            ("time\n0.5\n\n\"abc\"\n", format!("t.csv, line 4: {abc}")),
+            ("time\n0.5\n\n\"0.6\",\"x\"\n\nabc\n", format!("t.csv, line 6: {abc}")),
+            ("time\n0.1\n\n\"0.5\n0.6\n", "t.csv, line 4: field `time` runs over several lines".into()),
+            ("id,time\n1,0.5\n\n2\n", "t.csv, line 4: field `time` (column 2) is missing".into()),
+        ] {
+            let e = first_error(text, false);
+            assert!(e.starts_with(&want), "{text:?}: {e}");
+            assert!(first_error(text, true).starts_with(&want), "{text:?} sorted");
+        }
+        let e = first_error("time\n0.5\n\n0.4\n", false);
+        assert!(e.starts_with("t.csv, line 4: field `time`: 0.4 s is earlier"), "{e}");
+        // Sorting reads every row first: the bad one is still named by its line.
+        let e = first_error("time\n3\n\n1\n\n\nx\n", true);
+        assert!(e.starts_with("t.csv, line 7: field `time`: `x`"), "{e}");
+    }
+
     #[test]
     fn errors_name_the_line_and_field() {
         let e = times("time\n0.1\nabc\n").unwrap_err();

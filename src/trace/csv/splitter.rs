@@ -23,8 +23,9 @@ const NO_QUOTE: usize = usize::MAX;
 pub(super) const NO_FIELD: usize = usize::MAX;
 
 /// The input cut into records exactly as the csv crate (default dialect,
-/// `flexible`) cuts the output of [`LfLines`], with the line numbers it
-/// gives them.
+/// `flexible`) cuts the output of [`LfLines`], each with the file line it
+/// starts on. (The csv crate numbers a record after blank lines by the line
+/// after the record before it; the test oracle corrects for that.)
 ///
 /// Until the first `"`, every line is one record (an empty line is none) and
 /// commas split it into fields: lines and fields are found eight bytes at a
@@ -34,12 +35,9 @@ pub(super) const NO_FIELD: usize = usize::MAX;
 /// quote.
 pub(super) struct Input<R> {
     buf: Buffer<R>,
-    /// `csv_core::Reader::line` for the bytes consumed so far: one plus
-    /// their LFs.
+    /// The line of the next byte: one plus the LFs consumed so far. A
+    /// record's line is this at its first byte, after any blank lines.
     lines: u64,
-    /// The line the csv crate gives the next record: `lines` when the
-    /// record before it ended (blank lines before a record do not count).
-    record_line: u64,
     /// The parser, once a quote has been seen.
     general: Option<Box<General>>,
 }
@@ -170,6 +168,26 @@ impl<R: Read> Buffer<R> {
         read.map(|_| ())
     }
 
+    /// Consumes the LFs at `pos` (reading more as needed) and says how many:
+    /// the blank lines before a record, for the general path.
+    fn skip_blank_lines(&mut self) -> std::io::Result<u64> {
+        let mut skipped = 0;
+        loop {
+            if self.pos == self.end {
+                if self.eof {
+                    return Ok(skipped);
+                }
+                self.fill()?;
+                continue;
+            }
+            if self.buf[self.pos] != b'\n' {
+                return Ok(skipped);
+            }
+            self.pos += 1;
+            skipped += 1;
+        }
+    }
+
     /// Restarts the separator scan at `pos`.
     fn rescan(&mut self) {
         self.word = self.pos;
@@ -223,7 +241,6 @@ impl<R: Read> Input<R> {
                 mask: 0,
             },
             lines: 1,
-            record_line: 1,
             general: None,
         }
     }
@@ -307,14 +324,14 @@ impl<R: Read> Input<R> {
                 }
                 index += 1;
                 b.pos = end;
-                return Line::Row(FastRow { line: self.record_line, start, end, time, key, fields: index });
+                return Line::Row(FastRow { line: self.lines, start, end, time, key, fields: index });
             }
             b.pos = end + 1;
+            let line = self.lines;
             self.lines += 1;
             if end == start {
-                continue; // a blank line is no record
+                continue; // a blank line is no record, but counts as a line
             }
-            let line = std::mem::replace(&mut self.record_line, self.lines);
             return Line::Row(FastRow { line, start, end, time, key, fields: index });
         }
     }
@@ -349,7 +366,11 @@ impl<R: Read> Input<R> {
         use csv_core::ReadRecordResult::*;
         let g = self.general.as_deref_mut().expect("the general parser is set up");
         let b = &mut self.buf;
-        let line = self.record_line;
+        // csv_core skips blank lines before a record without a word: skip
+        // them here, so that the record gets the line it starts on.
+        self.lines += b.skip_blank_lines()?;
+        g.core.set_line(self.lines);
+        let line = self.lines;
         let (mut nout, mut nend) = (0, 0);
         loop {
             if b.pos == b.end && !b.eof {
@@ -377,7 +398,6 @@ impl<R: Read> Input<R> {
                 }
                 Record => {
                     self.lines = g.core.line();
-                    self.record_line = self.lines;
                     return Ok(Some((line, Fields::Parsed { data: &g.data[..nout], ends: &g.ends[..nend] })));
                 }
                 End => return Ok(None),
