@@ -42,15 +42,14 @@ impl Arrival {
     }
 }
 
-/// A fixed 64-bit FNV-1a hash: turns key text from traces into key numbers
-/// the same way on every machine and in every run.
+/// A fixed 64-bit FNV-1a hash (the `fnv` crate's, with its standard offset
+/// basis): turns key text from traces into key numbers the same way on every
+/// machine and in every run.
 pub fn key_hash(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+    use std::hash::Hasher;
+    let mut h = fnv::FnvHasher::default();
+    h.write(bytes);
+    h.finish()
 }
 
 /// A problem reading a trace, located in its file.
@@ -90,5 +89,19 @@ impl Iterator for Source {
             Source::Poisson(s) => s.next().map(Ok),
             Source::Csv(s) => s.next(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_hash;
+
+    /// Published FNV-1a 64-bit values: key numbers must never change, or
+    /// the same trace would give clients other limiters.
+    #[test]
+    fn key_hash_is_standard_fnv1a_64() {
+        assert_eq!(key_hash(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(key_hash(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(key_hash(b"foobar"), 0x8594_4171_f739_67e8);
     }
 }
