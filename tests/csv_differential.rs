@@ -1,5 +1,6 @@
 //! `CsvTrace` (unquoted fast path, csv_core after the first quote) against
-//! `ReferenceCsvTrace` (the csv crate, as the reader was before): on any
+//! `ReferenceCsvTrace` (the csv crate, as the reader was before; in
+//! `tests/common/csv_reference.rs`): on any
 //! input, read in pieces of any size, both must give the same arrivals and
 //! the same first error, word for word, with the same counts.
 

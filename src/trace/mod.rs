@@ -11,6 +11,7 @@ mod poisson;
 /// through the csv crate; not part of the API.
 #[doc(hidden)]
 pub use self::csv::LfLines;
+pub(crate) use self::csv::STREAM_BYTES;
 /// The CSV reader's digits fast path, public only for the `time_parse` fuzz
 /// target (which checks it against `TimeUnit::parse_timestamp`) and the
 /// test oracle; not part of the API.

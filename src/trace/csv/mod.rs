@@ -59,6 +59,10 @@ impl CsvOptions {
 /// Bytes of memory a sorted trace holds per row (a `u64` timestamp and key).
 pub const SORT_BYTES_PER_ROW: u64 = 16;
 
+/// Bytes of memory a streamed trace holds: the reader's buffer, which only
+/// grows past this for a line (or quoted record) longer than it.
+pub(crate) const STREAM_BYTES: u64 = splitter::BLOCK as u64;
+
 pub struct CsvTrace<R: Read = File> {
     input: Input<R>,
     rules: RowRules,

@@ -11,7 +11,7 @@ use super::lf_lines::LfLines;
 
 /// Bytes asked of the input per read. The buffer only grows past this for a
 /// line (or quoted record) longer than it.
-const BLOCK: usize = 1 << 18;
+pub(super) const BLOCK: usize = 1 << 18;
 
 /// The UTF-8 byte order mark, skipped at the start of the input.
 const BOM: &[u8] = b"\xef\xbb\xbf";
