@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use crate::export::fmt_bytes;
 use crate::scenario::{Scenario, Traffic};
 use crate::time::{Nanos, format_duration};
-use crate::trace::{CsvTrace, SORT_BYTES_PER_ROW, TraceError};
+use crate::trace::{CsvTrace, SORT_BYTES_PER_ROW, STREAM_BYTES, TraceError};
 
 /// What a full read of one CSV trace found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,11 +25,12 @@ pub struct TraceCheck {
 }
 
 impl TraceCheck {
-    /// Memory a run holds for this trace: the sorted times, or a fixed buffer.
+    /// Memory a run holds for this trace: the sorted times, or the reader's
+    /// buffer (which is larger only while a longer line is read).
     pub fn memory_bytes(&self) -> u64 {
         match self.sorted {
             Some(_) => self.rows * SORT_BYTES_PER_ROW,
-            None => 1 << 16,
+            None => STREAM_BYTES,
         }
     }
 }
@@ -117,6 +118,14 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_is_the_sorted_rows_or_the_reader_buffer() {
+        let c = |sorted| TraceCheck { path: "t.csv".into(), rows: 1000, first: None, last: None, sorted };
+        assert_eq!(c(Some(3)).memory_bytes(), 16_000);
+        // Streamed: the reader's 256 KiB buffer, whatever the row count.
+        assert_eq!(c(None).memory_bytes(), 262_144);
+    }
 
     #[test]
     fn check_reads_traces_in_full_and_summarises() {

@@ -607,6 +607,14 @@ fn t17_line_numbers_count_blank_lines() {
     trace("time\r0.1\r\r0.2\rabc\r").refused(&["trace.csv, line 5: field `time`: `abc`"]);
 }
 
+/// A bad row right after a blank line is named by its own line, not the
+/// blank one before it.
+#[test]
+fn t18_bad_row_right_after_blank_lines() {
+    trace("time\n0.5\n\nabc\n").refused(&["trace.csv, line 4: field `time`: `abc`"]);
+    trace("time\r\n0.5\r\n\r\n\r\nabc\r\n").refused(&["trace.csv, line 5: field `time`: `abc`"]);
+}
+
 // ---- outputs ----------------------------------------------------------------
 
 #[test]

@@ -1,13 +1,17 @@
 //! `CsvTrace` (unquoted fast path, csv_core after the first quote) against
-//! `ReferenceCsvTrace` (the csv crate, as the reader was before): on any
+//! `ReferenceCsvTrace` (the csv crate, as the reader was before; in
+//! `tests/common/csv_reference.rs`): on any
 //! input, read in pieces of any size, both must give the same arrivals and
 //! the same first error, word for word, with the same counts.
 
 use std::io::Read;
 
+mod common;
+
+use common::csv_reference::ReferenceCsvTrace;
 use proptest::prelude::*;
 use ratesim::time::TimeUnit;
-use ratesim::trace::{CsvOptions, CsvTrace, ReferenceCsvTrace};
+use ratesim::trace::{CsvOptions, CsvTrace};
 
 /// Hands out `data` in pieces whose sizes cycle through `sizes`, and fails
 /// once (a plain I/O error) when the read position reaches `fail_at`.

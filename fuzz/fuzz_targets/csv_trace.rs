@@ -4,9 +4,14 @@
 //! first byte picks the options; bit 5 feeds the input in small pieces.
 #![no_main]
 
+// The oracle is test code, not part of the library: included from the tests.
+#[path = "../../tests/common/csv_reference.rs"]
+mod csv_reference;
+
+use csv_reference::ReferenceCsvTrace;
 use libfuzzer_sys::fuzz_target;
 use ratesim::time::TimeUnit;
-use ratesim::trace::{ArrivalResult, CsvOptions, CsvTrace, ReferenceCsvTrace, TraceError};
+use ratesim::trace::{ArrivalResult, CsvOptions, CsvTrace, TraceError};
 
 /// Hands out its bytes 1 to 7 at a time.
 struct Pieces<'a>(&'a [u8], usize);

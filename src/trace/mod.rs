@@ -2,16 +2,24 @@
 
 mod burst;
 mod constant;
-mod csv_file;
-mod csv_reference;
+mod csv;
 mod merge;
 mod poisson;
 
+/// The CR/LF-to-LF reader under `CsvTrace`, public only for the test
+/// oracle (`tests/common/csv_reference.rs`), which must read the same bytes
+/// through the csv crate; not part of the API.
+#[doc(hidden)]
+pub use self::csv::LfLines;
+pub(crate) use self::csv::STREAM_BYTES;
+/// The CSV reader's digits fast path, public only for the `time_parse` fuzz
+/// target (which checks it against `TimeUnit::parse_timestamp`) and the
+/// test oracle; not part of the API.
+#[doc(hidden)]
+pub use self::csv::parse_plain;
+pub use self::csv::{CsvOptions, CsvTrace, SORT_BYTES_PER_ROW};
 pub use burst::Burst;
 pub use constant::Constant;
-pub use csv_file::{CsvOptions, CsvTrace, SORT_BYTES_PER_ROW};
-#[doc(hidden)]
-pub use csv_reference::ReferenceCsvTrace;
 pub use merge::Merge;
 pub use poisson::Poisson;
 
@@ -35,15 +43,14 @@ impl Arrival {
     }
 }
 
-/// A fixed 64-bit FNV-1a hash: turns key text from traces into key numbers
-/// the same way on every machine and in every run.
+/// A fixed 64-bit FNV-1a hash (the `fnv` crate's, with its standard offset
+/// basis): turns key text from traces into key numbers the same way on every
+/// machine and in every run.
 pub fn key_hash(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+    use std::hash::Hasher;
+    let mut h = fnv::FnvHasher::default();
+    h.write(bytes);
+    h.finish()
 }
 
 /// A problem reading a trace, located in its file.
@@ -83,5 +90,19 @@ impl Iterator for Source {
             Source::Poisson(s) => s.next().map(Ok),
             Source::Csv(s) => s.next(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_hash;
+
+    /// Published FNV-1a 64-bit values: key numbers must never change, or
+    /// the same trace would give clients other limiters.
+    #[test]
+    fn key_hash_is_standard_fnv1a_64() {
+        assert_eq!(key_hash(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(key_hash(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(key_hash(b"foobar"), 0x8594_4171_f739_67e8);
     }
 }

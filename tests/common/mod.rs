@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+/// The csv-crate trace reader the fast reader is compared with.
+pub mod csv_reference;
+
 /// The project's root folder.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -1,19 +1,42 @@
 //! The trace reader as it was before the unquoted fast path: the csv crate
-//! (one reused `ByteRecord`) over [`LfLines`]. Kept, unchanged in behaviour,
-//! as the reference that `CsvTrace` must agree with exactly (results, errors,
-//! line numbers): the differential tests and the `csv_trace` fuzz target
-//! compare the two. Not for use in the program.
+//! (one reused `ByteRecord`) over [`LfLines`]. Kept as the reference that
+//! `CsvTrace` must agree with exactly (results, errors, line numbers): the
+//! differential tests and the `csv_trace` fuzz target compare the two.
+//! Unchanged in behaviour but for one thing: a row after blank lines is
+//! numbered by the line it is on, which the csv crate alone does not do
+//! (see `Tap`).
+//!
+//! Compiled only with the tests, never into the program; it uses only the
+//! library's public API (and `LfLines` and `parse_plain`, public but hidden
+//! for this).
+// Each test crate that includes this file uses a different part of it.
+#![allow(dead_code)]
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::csv_file::{CsvOptions, LfLines, trim_ascii};
-use super::{Arrival, ArrivalResult, TraceError};
-use crate::time::{Nanos, TimeUnit};
+use ratesim::time::{Nanos, TimeUnit};
+use ratesim::trace::{Arrival, ArrivalResult, CsvOptions, LfLines, TraceError, key_hash, parse_plain};
+
+/// The bytes the csv crate has read, all kept: a record's line is the csv
+/// crate's (the line after the record before it) plus the blank lines
+/// between, which are the LFs at the byte where the csv crate began it.
+struct Tap<R> {
+    inner: LfLines<R>,
+    seen: Vec<u8>,
+}
+
+impl<R: Read> Read for Tap<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(out)?;
+        self.seen.extend_from_slice(&out[..n]);
+        Ok(n)
+    }
+}
 
 pub struct ReferenceCsvTrace<R: Read> {
     path: PathBuf,
-    reader: csv::Reader<LfLines<R>>,
+    reader: csv::Reader<Tap<R>>,
     record: csv::ByteRecord,
     time_index: usize,
     key_index: Option<usize>,
@@ -35,7 +58,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
             .flexible(true)
             .has_headers(true)
             .buffer_capacity(1 << 16)
-            .from_reader(LfLines::new(input));
+            .from_reader(Tap { inner: LfLines::new(input), seen: Vec::new() });
         let headers = reader.byte_headers().map_err(|e| csv_error(&path, e))?.clone();
         if headers.is_empty() || (headers.len() == 1 && headers[0].is_empty()) {
             return Err(TraceError::File {
@@ -44,7 +67,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
             });
         }
         let column = |name: &str| {
-            headers.iter().position(|h| trim_ascii(h) == name.as_bytes()).ok_or_else(|| TraceError::File {
+            headers.iter().position(|h| h.trim_ascii() == name.as_bytes()).ok_or_else(|| TraceError::File {
                 path: path.clone(),
                 message: format!(
                     "no `{name}` column in the header (found: {})",
@@ -104,9 +127,16 @@ impl<R: Read> ReferenceCsvTrace<R> {
         self.sorted.is_some()
     }
 
+    /// The file line the record read last starts on.
+    fn line(&self) -> u64 {
+        let Some(p) = self.record.position() else { return 0 };
+        let seen = &self.reader.get_ref().seen;
+        let blank = seen[p.byte() as usize..].iter().take_while(|&&b| b == b'\n').count();
+        p.line() + blank as u64
+    }
+
     fn row_error(&self, message: String) -> TraceError {
-        let line = self.record.position().map_or(0, |p| p.line());
-        TraceError::Row { path: self.path.clone(), line, message }
+        TraceError::Row { path: self.path.clone(), line: self.line(), message }
     }
 
     /// Reads one row; `in_order` refuses a row earlier than the one before.
@@ -135,7 +165,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
                 };
                 // Plain digits take the fast path; anything else (spaces, signs,
                 // bad text) goes through the full parser and its messages.
-                let t = match self.unit.parse_plain(field) {
+                let t = match parse_plain(self.unit, field) {
                     Some(t) => t,
                     None => {
                         if field.contains(&b'\n') {
@@ -167,7 +197,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
                 let key = match self.key_index {
                     None => 0,
                     Some(k) => match self.record.get(k) {
-                        Some(text) => super::key_hash(trim_ascii(text)),
+                        Some(text) => key_hash(text.trim_ascii()),
                         None => {
                             return Some(Err(self.row_error(format!(
                                 "the key field (column {}) is missing: the row has {} field{}",

@@ -1,0 +1,336 @@
+//! A recorded trace: a CSV file with a header row and a `time` column, read as
+//! a stream (one reused record, never the whole file) from any reader.
+//!
+//! Rows must be in time order. With `sort = true` the whole trace is read into
+//! memory first (16 bytes per row: time and key, up to 32 while the buffer
+//! grows) and sorted stably, so rows with equal times keep their file order.
+//!
+//! This module owns the options and [`CsvTrace`], the iterator that ties the
+//! parts together: [`lf_lines`] makes every line end an LF, [`splitter`] cuts
+//! the input into records and fields, [`rules`] turns a record into an
+//! arrival (or a located error) and [`digits`] parses plain digits fast.
+
+mod digits;
+mod lf_lines;
+mod rules;
+mod splitter;
+
+pub use digits::parse_plain;
+pub use lf_lines::LfLines;
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::{Arrival, ArrivalResult, TraceError};
+use crate::time::TimeUnit;
+use rules::{NO_KEY, RowRules};
+use splitter::{Input, Line};
+
+/// How to read a CSV trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CsvOptions {
+    pub path: PathBuf,
+    /// Unit of the `time` column; `S` means decimal seconds.
+    pub time_unit: TimeUnit,
+    /// Name of the time column.
+    pub time_column: String,
+    /// Name of the client key column, if requests belong to clients. Key text
+    /// is hashed to a number ([`super::key_hash`]).
+    pub key_column: Option<String>,
+    /// Read every row into memory and sort by time (stable) instead of
+    /// refusing rows that go back in time.
+    pub sort: bool,
+}
+
+impl CsvOptions {
+    /// Options for a file with the defaults: decimal seconds in `time`, no sort.
+    pub fn new(path: impl Into<PathBuf>) -> CsvOptions {
+        CsvOptions {
+            path: path.into(),
+            time_unit: TimeUnit::S,
+            time_column: "time".into(),
+            key_column: None,
+            sort: false,
+        }
+    }
+}
+
+/// Bytes of memory a sorted trace holds per row (a `u64` timestamp and key).
+pub const SORT_BYTES_PER_ROW: u64 = 16;
+
+/// Bytes of memory a streamed trace holds: the reader's buffer, which only
+/// grows past this for a line (or quoted record) longer than it.
+pub(crate) const STREAM_BYTES: u64 = splitter::BLOCK as u64;
+
+pub struct CsvTrace<R: Read = File> {
+    input: Input<R>,
+    rules: RowRules,
+    /// With `sort`, the sorted times still to hand out.
+    sorted: Option<std::vec::IntoIter<Arrival>>,
+    done: bool,
+}
+
+impl CsvTrace<File> {
+    /// Opens the file and reads its header (and, with `sort`, every row).
+    pub fn open(options: &CsvOptions) -> Result<CsvTrace<File>, TraceError> {
+        let file = File::open(&options.path)
+            .map_err(|source| TraceError::Open { path: options.path.clone(), source })?;
+        CsvTrace::from_reader(file, options)
+    }
+}
+
+impl<R: Read> CsvTrace<R> {
+    /// Reads a trace from any reader; `options.path` only names it in errors.
+    pub fn from_reader(input: R, options: &CsvOptions) -> Result<CsvTrace<R>, TraceError> {
+        CsvTrace::with_input(Input::new(input), options)
+    }
+
+    /// [`CsvTrace::from_reader`] with every record read by the general
+    /// (csv_core) parser, as if the input began with a quote. For tests that
+    /// compare the two paths.
+    #[doc(hidden)]
+    pub fn from_reader_general_only(input: R, options: &CsvOptions) -> Result<CsvTrace<R>, TraceError> {
+        CsvTrace::with_input(Input::general_only(input), options)
+    }
+
+    fn with_input(mut input: Input<R>, options: &CsvOptions) -> Result<CsvTrace<R>, TraceError> {
+        let headers = input.header().map_err(|e| read_failed(&options.path, &e))?;
+        let rules = RowRules::from_header(&headers, options)?;
+        let mut trace = CsvTrace { input, rules, sorted: None, done: false };
+        if options.sort {
+            let mut rows = Vec::new();
+            while let Some(r) = trace.read_one(false) {
+                rows.push(r?);
+            }
+            trace.done = false;
+            trace.sorted = Some(RowRules::sort(rows));
+        }
+        Ok(trace)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.rules.path
+    }
+
+    /// Data rows read so far (all of them once a sorted trace is open).
+    pub fn rows(&self) -> u64 {
+        self.rules.rows
+    }
+
+    /// Rows that came earlier than the row before them (sorted traces only).
+    pub fn out_of_order(&self) -> u64 {
+        self.rules.out_of_order
+    }
+
+    /// Whether the trace was read into memory and sorted.
+    pub fn is_sorted_in_memory(&self) -> bool {
+        self.sorted.is_some()
+    }
+
+    /// Reads one row; `in_order` refuses a row earlier than the one before.
+    #[inline]
+    fn read_one(&mut self, in_order: bool) -> Option<ArrivalResult> {
+        let rules = &mut self.rules;
+        let read = if self.input.is_fast() {
+            match self.input.next_line(rules.time_index, rules.key_index) {
+                Line::Row(row) => {
+                    let (time, key) = (self.input.field(row.time), self.input.field(row.key));
+                    return Some(rules.row(row.line, time, key, row.fields, in_order));
+                }
+                Line::End => Ok(None),
+                Line::Failed(e) => Err(e),
+                Line::Quote => {
+                    self.input.start_general();
+                    self.input.next_general()
+                }
+            }
+        } else {
+            self.input.next_record()
+        };
+        match read {
+            Ok(Some((line, record))) => {
+                let key = if rules.key_index == NO_KEY { None } else { record.get(rules.key_index) };
+                Some(rules.row(line, record.get(rules.time_index), key, record.len(), in_order))
+            }
+            Ok(None) => {
+                self.done = true;
+                if rules.rows == 0 {
+                    return Some(Err(TraceError::File {
+                        path: rules.path.clone(),
+                        message: "the trace has a header but no rows".into(),
+                    }));
+                }
+                None
+            }
+            Err(e) => Some(Err(read_failed(&rules.path, &e))),
+        }
+    }
+}
+
+fn read_failed(path: &Path, err: &std::io::Error) -> TraceError {
+    TraceError::File { path: path.to_path_buf(), message: format!("read failed: {err}") }
+}
+
+impl<R: Read> Iterator for CsvTrace<R> {
+    type Item = ArrivalResult;
+    #[inline]
+    fn next(&mut self) -> Option<ArrivalResult> {
+        if self.done {
+            return None;
+        }
+        if let Some(sorted) = &mut self.sorted {
+            return sorted.next().map(Ok);
+        }
+        let r = self.read_one(true);
+        if matches!(r, Some(Err(_))) {
+            self.done = true;
+        }
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn key_column_hashes_client_names_and_sorting_keeps_keys() {
+        let text = "time,client\n0.3,alice\n0.1,bob\n0.2, alice\n";
+        let opts = CsvOptions { key_column: Some("client".into()), sort: true, ..CsvOptions::new("t.csv") };
+        let rows: Vec<(u64, u64)> = CsvTrace::from_reader(text.as_bytes(), &opts)
+            .unwrap()
+            .map(|a| a.map(|a| (a.time.get(), a.key)).unwrap())
+            .collect();
+        let (alice, bob) = (crate::trace::key_hash(b"alice"), crate::trace::key_hash(b"bob"));
+        assert_eq!(rows, [(100_000_000, bob), (200_000_000, alice), (300_000_000, alice)]);
+        let opts = CsvOptions { key_column: Some("user".into()), ..CsvOptions::new("t.csv") };
+        let e = CsvTrace::from_reader(text.as_bytes(), &opts).err().unwrap().to_string();
+        assert!(e.contains("no `user` column"), "{e}");
+    }
+
+    fn read(text: &str, sort: bool) -> Result<Vec<u64>, String> {
+        let opts = CsvOptions { sort, ..CsvOptions::new("t.csv") };
+        let t = CsvTrace::from_reader(text.as_bytes(), &opts).map_err(|e| e.to_string())?;
+        t.map(|r| r.map(|a| a.time.get()).map_err(|e| e.to_string())).collect()
+    }
+
+    #[test]
+    fn sort_orders_rows_in_memory_and_counts_the_moves() {
+        let opts = CsvOptions { sort: true, ..CsvOptions::new("t.csv") };
+        let t = CsvTrace::from_reader(&b"time\n3\n1\n2\n1\n"[..], &opts).unwrap();
+        assert!(t.is_sorted_in_memory());
+        assert_eq!((t.rows(), t.out_of_order()), (4, 2));
+        let v: Vec<u64> = t.map(|r| r.unwrap().time.get() / 1_000_000_000).collect();
+        assert_eq!(v, [1, 1, 2, 3]);
+    }
+
+    #[test]
+    fn sort_still_reports_bad_rows_by_line() {
+        let e = read("time\n3\n1\nx\n", true).unwrap_err();
+        assert!(e.contains("t.csv, line 4") && e.contains("`x`"), "{e}");
+        let e = read("time\n", true).unwrap_err();
+        assert!(e.contains("no rows"), "{e}");
+    }
+
+    #[test]
+    fn backwards_without_sort_suggests_it() {
+        let e = read("time\n3\n1\n", false).unwrap_err();
+        assert!(e.contains("line 3") && e.contains("sort = true"), "{e}");
+    }
+
+    #[test]
+    fn custom_time_column_is_named_in_errors() {
+        let opts = CsvOptions { time_column: "ts".into(), ..CsvOptions::new("t.csv") };
+        let t = CsvTrace::from_reader(&b"id,ts\n1,0.5\n2\n"[..], &opts).unwrap();
+        let r: Vec<_> = t.collect();
+        let e = r[1].as_ref().unwrap_err().to_string();
+        assert!(e.contains("line 3") && e.contains("field `ts` (column 2) is missing"), "{e}");
+    }
+
+    #[test]
+    fn open_reads_a_real_file() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(b"time\n0.25\n").unwrap();
+        let t = CsvTrace::open(&CsvOptions::new(f.path())).unwrap();
+        assert_eq!(t.map(|r| r.unwrap().time.get()).collect::<Vec<_>>(), [250_000_000]);
+        let e = CsvTrace::open(&CsvOptions::new("/nonexistent/t.csv")).err().unwrap();
+        assert!(e.to_string().contains("cannot open trace /nonexistent/t.csv"), "{e}");
+    }
+
+    fn times(text: &str) -> Result<Vec<u64>, String> {
+        read(text, false)
+    }
+
+    #[test]
+    fn reads_decimal_seconds_and_ignores_extra_columns() {
+        assert_eq!(times("id,time,path\n1,0.995,/a\n2,12,/b\n"), Ok(vec![995_000_000, 12_000_000_000]));
+    }
+
+    #[test]
+    fn bom_crlf_and_blank_lines_are_fine() {
+        assert_eq!(times("\u{feff}time\r\n0.5\r\n\r\n1.5\r\n"), Ok(vec![500_000_000, 1_500_000_000]));
+    }
+
+    /// The first error's text, which the fast path and the general one
+    /// must agree on.
+    fn first_error(text: &str, sort: bool) -> String {
+        let opts = CsvOptions { sort, ..CsvOptions::new("t.csv") };
+        let first = |t: Result<CsvTrace<&[u8]>, TraceError>| match t {
+            Err(e) => e.to_string(),
+            Ok(mut t) => t.find_map(Result::err).map(|e| e.to_string()).unwrap_or_default(),
+        };
+        let fast = first(CsvTrace::from_reader(text.as_bytes(), &opts));
+        let general = first(CsvTrace::from_reader_general_only(text.as_bytes(), &opts));
+        assert_eq!(fast, general, "{text:?}");
+        fast
+    }
+
+    /// A row after blank lines is named by the line it is on (the csv
+    /// crate, which this reader once copied, names the line after the row
+    /// before it), whatever the line ends, on every path.
+    #[test]
+    fn a_row_after_blank_lines_is_named_by_its_own_line() {
+        let abc = "field `time`: `abc` is not a decimal number";
+        for (text, want) in [
+            ("time\n0.5\n\nabc\n", format!("t.csv, line 4: {abc}")),
+            ("time\r\n0.5\r\n\r\nabc\r\n", format!("t.csv, line 4: {abc}")),
+            ("time\r0.5\r\rabc\r", format!("t.csv, line 4: {abc}")),
+            ("time\n0.5\n\n\nabc", format!("t.csv, line 5: {abc}")),
+            ("\n\ntime\n0.5\nabc\n", format!("t.csv, line 5: {abc}")),
+            ("\r\n\ntime\n0.5\n\nabc\n", format!("t.csv, line 6: {abc}")),
+            ("\u{feff}\ntime\n0.5\n\nabc\n", format!("t.csv, line 5: {abc}")),
+            // A quote: the general parser reads from that line on.
+            ("time\n0.5\n\n\"abc\"\n", format!("t.csv, line 4: {abc}")),
+            ("time\n0.5\n\n\"0.6\",\"x\"\n\nabc\n", format!("t.csv, line 6: {abc}")),
+            ("time\n0.1\n\n\"0.5\n0.6\n", "t.csv, line 4: field `time` runs over several lines".into()),
+            ("id,time\n1,0.5\n\n2\n", "t.csv, line 4: field `time` (column 2) is missing".into()),
+        ] {
+            let e = first_error(text, false);
+            assert!(e.starts_with(&want), "{text:?}: {e}");
+            assert!(first_error(text, true).starts_with(&want), "{text:?} sorted");
+        }
+        let e = first_error("time\n0.5\n\n0.4\n", false);
+        assert!(e.starts_with("t.csv, line 4: field `time`: 0.4 s is earlier"), "{e}");
+        // Sorting reads every row first: the bad one is still named by its line.
+        let e = first_error("time\n3\n\n1\n\n\nx\n", true);
+        assert!(e.starts_with("t.csv, line 7: field `time`: `x`"), "{e}");
+    }
+
+    #[test]
+    fn errors_name_the_line_and_field() {
+        let e = times("time\n0.1\nabc\n").unwrap_err();
+        assert!(e.contains("line 3") && e.contains("`time`") && e.contains("abc"), "{e}");
+        let e = times("time\n0.5\n0.4\n").unwrap_err();
+        assert!(e.contains("line 3") && e.contains("earlier"), "{e}");
+        let e = times("when\n0.5\n").unwrap_err();
+        assert!(e.contains("no `time` column"), "{e}");
+        let e = times("time\n").unwrap_err();
+        assert!(e.contains("no rows"), "{e}");
+        let e = times("").unwrap_err();
+        assert!(e.contains("empty"), "{e}");
+        let e = times("time\n-1\n").unwrap_err();
+        assert!(e.contains("line 2") && e.contains("negative"), "{e}");
+    }
+}

@@ -1,0 +1,144 @@
+//! What a row must hold, and what the rows so far held.
+//!
+//! Owns [`RowRules`]: finding the time and key columns in the header,
+//! parsing a row's time (the digits fast path, else the explaining parser)
+//! and hashing its key, the time-order check, and the stable sort of a
+//! trace read into memory. Knows nothing of how records are split.
+
+use std::path::PathBuf;
+
+use super::CsvOptions;
+use super::digits::parse_plain;
+use super::splitter::NO_FIELD;
+use crate::time::{Nanos, TimeUnit};
+use crate::trace::{Arrival, ArrivalResult, TraceError};
+
+/// `RowRules::key_index` without a key column: no field has this index.
+pub(super) const NO_KEY: usize = NO_FIELD;
+
+pub(super) struct RowRules {
+    pub(super) path: PathBuf,
+    pub(super) time_index: usize,
+    /// The key column's index, or [`NO_KEY`].
+    pub(super) key_index: usize,
+    time_column: String,
+    unit: TimeUnit,
+    last: Nanos,
+    pub(super) rows: u64,
+    /// Rows earlier than the row before them (only counted when sorting).
+    pub(super) out_of_order: u64,
+}
+
+impl RowRules {
+    /// The rules for the rows under `headers` (the header row's fields):
+    /// an error if the header is empty or lacks the time or key column.
+    pub(super) fn from_header(headers: &[Vec<u8>], options: &CsvOptions) -> Result<RowRules, TraceError> {
+        let path = options.path.clone();
+        if headers.is_empty() || (headers.len() == 1 && headers[0].is_empty()) {
+            return Err(TraceError::File {
+                path,
+                message: "the file is empty: expected a header row with a `time` column".into(),
+            });
+        }
+        let column = |name: &str| {
+            headers.iter().position(|h| h.trim_ascii() == name.as_bytes()).ok_or_else(|| TraceError::File {
+                path: path.clone(),
+                message: format!(
+                    "no `{name}` column in the header (found: {})",
+                    headers
+                        .iter()
+                        .map(|h| format!("`{}`", String::from_utf8_lossy(h)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+        };
+        let time_index = column(&options.time_column)?;
+        let key_index = options.key_column.as_deref().map(column).transpose()?.unwrap_or(NO_KEY);
+        Ok(RowRules {
+            path,
+            time_index,
+            key_index,
+            time_column: options.time_column.clone(),
+            unit: options.time_unit,
+            last: Nanos::ZERO,
+            rows: 0,
+            out_of_order: 0,
+        })
+    }
+
+    /// The rows of a whole trace in time order. Stable: rows with equal
+    /// times keep their file order.
+    pub(super) fn sort(mut rows: Vec<Arrival>) -> std::vec::IntoIter<Arrival> {
+        rows.sort_by_key(|a| a.time);
+        rows.into_iter()
+    }
+
+    /// The arrival in a record of `fields` fields read at `line`, given its
+    /// time and key fields (`None` if the record is too short for them).
+    #[inline]
+    pub(super) fn row(
+        &mut self,
+        line: u64,
+        time: Option<&[u8]>,
+        key: Option<&[u8]>,
+        fields: usize,
+        in_order: bool,
+    ) -> ArrivalResult {
+        let row_error = |message: String| Err(TraceError::Row { path: self.path.clone(), line, message });
+        let col = &self.time_column;
+        let Some(field) = time else {
+            return row_error(format!(
+                "field `{col}` (column {}) is missing: the row has {fields} field{}",
+                self.time_index + 1,
+                if fields == 1 { "" } else { "s" }
+            ));
+        };
+        // Plain digits take the fast path; anything else (spaces, signs,
+        // bad text) goes through the full parser and its messages.
+        let t = match parse_plain(self.unit, field) {
+            Some(t) => t,
+            None => {
+                if field.contains(&b'\n') {
+                    return row_error(format!(
+                        "field `{col}` runs over several lines: a quote `\"` opened here is never closed"
+                    ));
+                }
+                let text = match std::str::from_utf8(field) {
+                    Ok(t) => t,
+                    Err(_) => return row_error(format!("field `{col}` is not UTF-8 text")),
+                };
+                match self.unit.parse_timestamp(text) {
+                    Ok(t) => t,
+                    Err(e) => return row_error(format!("field `{col}`: {e}")),
+                }
+            }
+        };
+        if t < self.last {
+            if in_order {
+                return row_error(format!(
+                    "field `{col}`: {t} s is earlier than the row before ({} s); a trace must be in time order (or set `sort = true` on the source to sort it in memory)",
+                    self.last
+                ));
+            }
+            self.out_of_order += 1;
+        }
+        let key = if self.key_index == NO_KEY {
+            0
+        } else {
+            match key {
+                Some(text) => crate::trace::key_hash(text.trim_ascii()),
+                None => {
+                    return row_error(format!(
+                        "the key field (column {}) is missing: the row has {fields} field{}",
+                        self.key_index + 1,
+                        if fields == 1 { "" } else { "s" }
+                    ));
+                }
+            }
+        };
+        self.last = t;
+        self.rows += 1;
+        Ok(Arrival { time: t, key })
+    }
+}

@@ -1,0 +1,407 @@
+//! The record splitter: the input cut into records and fields.
+//!
+//! Owns [`Input`] (the fast unquoted path, which finds LFs and commas eight
+//! bytes at a time, and the hand-over to `csv_core` at the first quote),
+//! its [`Buffer`] and the [`Fields`] of a record. Knows nothing of times or
+//! keys: [`super::rules`] says what a row must hold.
+
+use std::io::Read;
+
+use super::lf_lines::LfLines;
+
+/// Bytes asked of the input per read. The buffer only grows past this for a
+/// line (or quoted record) longer than it.
+pub(super) const BLOCK: usize = 1 << 18;
+
+/// The UTF-8 byte order mark, skipped at the start of the input.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// `Buffer::quote` when no `"` has been seen.
+const NO_QUOTE: usize = usize::MAX;
+
+/// A field index for [`Input::next_line`] that no field has: no field wanted.
+pub(super) const NO_FIELD: usize = usize::MAX;
+
+/// The input cut into records exactly as the csv crate (default dialect,
+/// `flexible`) cuts the output of [`LfLines`], each with the file line it
+/// starts on. (The csv crate numbers a record after blank lines by the line
+/// after the record before it; the test oracle corrects for that.)
+///
+/// Until the first `"`, every line is one record (an empty line is none) and
+/// commas split it into fields: lines and fields are found eight bytes at a
+/// time in a large buffer and handed out as ranges of it. From the line
+/// holding the first `"` on (a record boundary, since no quote came before),
+/// a `csv_core` parser reads the rest: quoting only changes anything after a
+/// quote.
+pub(super) struct Input<R> {
+    buf: Buffer<R>,
+    /// The line of the next byte: one plus the LFs consumed so far. A
+    /// record's line is this at its first byte, after any blank lines.
+    lines: u64,
+    /// The parser, once a quote has been seen.
+    general: Option<Box<General>>,
+}
+
+struct Buffer<R> {
+    src: LfLines<R>,
+    buf: Vec<u8>,
+    /// Unconsumed bytes are `buf[pos..end]`.
+    pos: usize,
+    end: usize,
+    /// The source said end of input.
+    eof: bool,
+    /// Anything asked of the source yet (the BOM is only looked for in the
+    /// first read, as csv_core looks for it only in its first input).
+    started: bool,
+    /// Index in `buf` of the first `"` (at or after `pos` while the fast path
+    /// runs), or [`NO_QUOTE`].
+    quote: usize,
+    /// The separator scan: `mask` marks (in the high bit of each byte) the
+    /// LFs and commas not yet handed out in the eight bytes from `word`.
+    word: usize,
+    mask: u64,
+}
+
+struct General {
+    core: csv_core::Reader,
+    /// Whether `core` has had its first input (in which it would strip a
+    /// BOM: the input's BOM, if any, is already skipped).
+    started: bool,
+    data: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+/// One line from the fast path.
+pub(super) enum Line {
+    Row(FastRow),
+    End,
+    /// The line at `pos` holds a quote: the general parser reads from here.
+    Quote,
+    Failed(std::io::Error),
+}
+
+/// A record from the fast path: where its time and key fields are in the
+/// buffer (`None`: the record has no such field) and how many fields it has.
+pub(super) struct FastRow {
+    pub(super) line: u64,
+    /// The line, without its LF.
+    start: usize,
+    end: usize,
+    pub(super) time: Option<(usize, usize)>,
+    pub(super) key: Option<(usize, usize)>,
+    pub(super) fields: usize,
+}
+
+/// The fields of one record.
+pub(super) enum Fields<'a> {
+    /// A line without quotes or its LF: fields are split at commas.
+    Line(&'a [u8]),
+    /// Parsed by csv_core: field `i` ends at `ends[i]` in `data`.
+    Parsed { data: &'a [u8], ends: &'a [usize] },
+}
+
+impl<'a> Fields<'a> {
+    pub(super) fn get(&self, i: usize) -> Option<&'a [u8]> {
+        match *self {
+            Fields::Line(line) => line.split(|&b| b == b',').nth(i),
+            Fields::Parsed { data, ends } => {
+                let end = *ends.get(i)?;
+                let start = if i == 0 { 0 } else { ends[i - 1] };
+                Some(&data[start..end])
+            }
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        match *self {
+            Fields::Line(line) => line.split(|&b| b == b',').count(),
+            Fields::Parsed { ends, .. } => ends.len(),
+        }
+    }
+}
+
+/// The high bit of each byte of `word` that equals `byte`.
+#[inline(always)]
+fn bytes_equal(word: u64, byte: u8) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let x = word ^ (u64::from(byte) * 0x0101_0101_0101_0101);
+    // The high bit is set in every byte of `x` that is not zero; no carries
+    // cross bytes.
+    !(((x & LOW7) + LOW7) | x) & !LOW7
+}
+
+impl<R: Read> Buffer<R> {
+    /// Moves the unconsumed bytes to the front (growing the buffer if they
+    /// fill it) and reads more after them; sets `eof` at the end of input.
+    /// Restarts the separator scan at `pos`.
+    fn fill(&mut self) -> std::io::Result<()> {
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            if self.quote != NO_QUOTE {
+                self.quote = self.quote.saturating_sub(self.pos);
+            }
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.end == self.buf.len() {
+            let len = (2 * self.buf.len()).max(BLOCK);
+            self.buf.resize(len, 0);
+        }
+        let first = !std::mem::replace(&mut self.started, true);
+        let read = self.src.read(&mut self.buf[self.end..]);
+        let n = *read.as_ref().unwrap_or(&0);
+        let new = self.end..self.end + n;
+        if self.quote == NO_QUOTE
+            && let Some(i) = memchr::memchr(b'"', &self.buf[new.clone()])
+        {
+            self.quote = new.start + i;
+        }
+        self.end = new.end;
+        self.eof = n == 0 && read.is_ok();
+        if first && self.buf[..n].starts_with(BOM) {
+            self.pos = BOM.len();
+            // csv_core strips the BOM from its first input and, when
+            // nothing is left, takes the empty rest for the end of the input.
+            self.eof = n == BOM.len();
+        }
+        self.rescan();
+        read.map(|_| ())
+    }
+
+    /// Consumes the LFs at `pos` (reading more as needed) and says how many:
+    /// the blank lines before a record, for the general path.
+    fn skip_blank_lines(&mut self) -> std::io::Result<u64> {
+        let mut skipped = 0;
+        loop {
+            if self.pos == self.end {
+                if self.eof {
+                    return Ok(skipped);
+                }
+                self.fill()?;
+                continue;
+            }
+            if self.buf[self.pos] != b'\n' {
+                return Ok(skipped);
+            }
+            self.pos += 1;
+            skipped += 1;
+        }
+    }
+
+    /// Restarts the separator scan at `pos`.
+    fn rescan(&mut self) {
+        self.word = self.pos;
+        self.mask = self.separators(self.pos);
+    }
+
+    /// The LFs and commas in the eight bytes from `at` (those up to `end`).
+    #[inline(always)]
+    fn separators(&self, at: usize) -> u64 {
+        let word = match self.buf.get(at..at + 8) {
+            Some(w) if at + 8 <= self.end => u64::from_le_bytes(w.try_into().unwrap()),
+            _ => {
+                let mut w = [0u8; 8];
+                let have = self.end.saturating_sub(at);
+                w[..have].copy_from_slice(&self.buf[at..self.end]);
+                u64::from_le_bytes(w)
+            }
+        };
+        bytes_equal(word, b'\n') | bytes_equal(word, b',')
+    }
+
+    /// The next LF or comma at or after the scan's position, or `None` when
+    /// there is none before `end`.
+    #[inline(always)]
+    fn next_separator(&mut self) -> Option<usize> {
+        while self.mask == 0 {
+            if self.word + 8 >= self.end {
+                return None;
+            }
+            self.word += 8;
+            self.mask = self.separators(self.word);
+        }
+        let at = self.word + (self.mask.trailing_zeros() / 8) as usize;
+        self.mask &= self.mask - 1;
+        Some(at)
+    }
+}
+
+impl<R: Read> Input<R> {
+    pub(super) fn new(src: R) -> Input<R> {
+        Input {
+            buf: Buffer {
+                src: LfLines::new(src),
+                buf: Vec::new(),
+                pos: 0,
+                end: 0,
+                eof: false,
+                started: false,
+                quote: NO_QUOTE,
+                word: 0,
+                mask: 0,
+            },
+            lines: 1,
+            general: None,
+        }
+    }
+
+    /// [`Input::new`] with every record read by csv_core, as if the input
+    /// began with a quote.
+    pub(super) fn general_only(src: R) -> Input<R> {
+        let mut input = Input::new(src);
+        input.buf.quote = 0;
+        input
+    }
+
+    /// Whether the fast path still reads: no quote seen yet.
+    #[inline(always)]
+    pub(super) fn is_fast(&self) -> bool {
+        self.general.is_none()
+    }
+
+    /// The bytes of a range from [`FastRow`], valid until the next read.
+    #[inline(always)]
+    pub(super) fn field(&self, range: Option<(usize, usize)>) -> Option<&[u8]> {
+        range.map(|(a, b)| &self.buf.buf[a..b])
+    }
+
+    /// The fields of the first record (the header), none for an empty input.
+    pub(super) fn header(&mut self) -> std::io::Result<Vec<Vec<u8>>> {
+        Ok(match self.next_record()? {
+            Some((_, fields)) => {
+                (0..fields.len()).map(|i| fields.get(i).unwrap_or_default().to_vec()).collect()
+            }
+            None => Vec::new(),
+        })
+    }
+
+    /// The next record of the fast path, with the ranges of fields
+    /// `time_index` and `key_index` in it. Blank lines are skipped.
+    #[inline]
+    pub(super) fn next_line(&mut self, time_index: usize, key_index: usize) -> Line {
+        let b = &mut self.buf;
+        'line: loop {
+            let start = b.pos;
+            let (mut field, mut index) = (start, 0);
+            let (mut time, mut key) = (None, None);
+            let end = loop {
+                let Some(at) = b.next_separator() else {
+                    if !b.eof {
+                        if let Err(e) = b.fill() {
+                            return Line::Failed(e);
+                        }
+                        continue 'line;
+                    }
+                    if start == b.end {
+                        return Line::End;
+                    }
+                    break b.end;
+                };
+                if index == time_index {
+                    time = Some((field, at));
+                }
+                if index == key_index {
+                    key = Some((field, at));
+                }
+                index += 1;
+                field = at + 1;
+                if b.buf[at] == b'\n' {
+                    break at;
+                }
+            };
+            if b.quote < end {
+                b.pos = start;
+                b.rescan();
+                return Line::Quote;
+            }
+            if end == b.end {
+                // The last line, without an LF: the field it ends.
+                if index == time_index {
+                    time = Some((field, end));
+                }
+                if index == key_index {
+                    key = Some((field, end));
+                }
+                index += 1;
+                b.pos = end;
+                return Line::Row(FastRow { line: self.lines, start, end, time, key, fields: index });
+            }
+            b.pos = end + 1;
+            let line = self.lines;
+            self.lines += 1;
+            if end == start {
+                continue; // a blank line is no record, but counts as a line
+            }
+            return Line::Row(FastRow { line, start, end, time, key, fields: index });
+        }
+    }
+
+    /// The next record and its line, or `None` at the end of the input.
+    pub(super) fn next_record(&mut self) -> std::io::Result<Option<(u64, Fields<'_>)>> {
+        if self.general.is_none() {
+            match self.next_line(NO_FIELD, NO_FIELD) {
+                Line::Row(row) => {
+                    return Ok(Some((row.line, Fields::Line(&self.buf.buf[row.start..row.end]))));
+                }
+                Line::End => return Ok(None),
+                Line::Failed(e) => return Err(e),
+                Line::Quote => self.start_general(),
+            }
+        }
+        self.next_general()
+    }
+
+    /// Hands the input, from `pos` on, to csv_core.
+    #[cold]
+    pub(super) fn start_general(&mut self) {
+        let mut core = csv_core::Reader::new();
+        core.set_line(self.lines);
+        self.general =
+            Some(Box::new(General { core, started: false, data: vec![0; 1024], ends: vec![0; 32] }));
+    }
+
+    /// The next record from csv_core, read as `csv::Reader` reads one.
+    #[cold]
+    pub(super) fn next_general(&mut self) -> std::io::Result<Option<(u64, Fields<'_>)>> {
+        use csv_core::ReadRecordResult::*;
+        let g = self.general.as_deref_mut().expect("the general parser is set up");
+        let b = &mut self.buf;
+        // csv_core skips blank lines before a record without a word: skip
+        // them here, so that the record gets the line it starts on.
+        self.lines += b.skip_blank_lines()?;
+        g.core.set_line(self.lines);
+        let line = self.lines;
+        let (mut nout, mut nend) = (0, 0);
+        loop {
+            if b.pos == b.end && !b.eof {
+                b.fill()?;
+                continue;
+            }
+            let mut input = &b.buf[b.pos..b.end];
+            if !std::mem::replace(&mut g.started, true) {
+                // Too short for csv_core to take it for a BOM.
+                input = &input[..input.len().min(1)];
+            }
+            let (res, nin, o, e) = g.core.read_record(input, &mut g.data[nout..], &mut g.ends[nend..]);
+            b.pos += nin;
+            nout += o;
+            nend += e;
+            match res {
+                InputEmpty => {}
+                OutputFull => {
+                    let len = 2 * g.data.len();
+                    g.data.resize(len, 0);
+                }
+                OutputEndsFull => {
+                    let len = 2 * g.ends.len();
+                    g.ends.resize(len, 0);
+                }
+                Record => {
+                    self.lines = g.core.line();
+                    return Ok(Some((line, Fields::Parsed { data: &g.data[..nout], ends: &g.ends[..nend] })));
+                }
+                End => return Ok(None),
+            }
+        }
+    }
+}
