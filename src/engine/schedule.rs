@@ -25,7 +25,7 @@ use super::reader::{Chunk, Reader};
 use crate::trace::ArrivalResult;
 
 /// Chunks a lane's inbox holds: how far the reader may run ahead of it.
-pub const AHEAD: usize = 2;
+pub const AHEAD: usize = 4;
 
 /// Reports one decided chunk with every lane's output for it, in lane order.
 pub type Report<'a> = dyn FnMut(&Chunk, &[LaneOut]) -> Result<(), RunError> + 'a;
