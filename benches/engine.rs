@@ -43,19 +43,22 @@ fn lanes(c: &mut Criterion) {
     let limit = Limit { requests: 1000, window: Nanos::new(1_000_000_000) };
     let fixed = LimiterSpec::from(FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(0) } });
     let slots = |n| LimiterSpec::from(SlotCounterSpec { slots: n });
-    let cases: Vec<(&str, Vec<LimiterSpec>)> = vec![
-        ("log_only", vec![]),
-        ("fixed+log", vec![fixed.clone()]),
-        ("n2+log", vec![slots(2)]),
-        ("n100+log", vec![slots(100)]),
-        ("five", vec![fixed, slots(2), slots(10), slots(100)]),
+    let five = vec![fixed.clone(), slots(2), slots(10), slots(100)];
+    let cases: Vec<(&str, Vec<LimiterSpec>, bool)> = vec![
+        ("log_only", vec![], false),
+        ("fixed+log", vec![fixed], false),
+        ("n2+log", vec![slots(2)], false),
+        ("n100+log", vec![slots(100)], false),
+        ("five", five.clone(), false),
+        // The same five lanes also measuring their admission curves.
+        ("five+curve", five, true),
     ];
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("thread pool");
     let mut group = c.benchmark_group("engine_1_thread");
     group.throughput(Throughput::Elements(ARRIVALS as u64));
     group.sample_size(20).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
-    for (name, limiters) in cases {
-        let config = RunConfig::new(limit, limiters);
+    for (name, limiters, curve) in cases {
+        let config = RunConfig { admission_curve: curve, ..RunConfig::new(limit, limiters) };
         group.bench_function(name, |b| {
             b.iter(|| {
                 pool.install(|| {

@@ -17,7 +17,7 @@
 //! - `lib/...`: the library limiters through `Limiter::decide`;
 //! - `bare/...`: the least code that makes the same decision (target: the
 //!   library within 2x of it);
-//! - `naive/slot_counter/N`: seed 001's counter that sums all N slots per
+//! - `naive/slot_counter/N`: the textbook counter that sums all N slots per
 //!   request, at N = 10, 100, 1 000, 10 000 (the O(N) the library avoids).
 //!
 //! Throughput is per arrival (one decision), so criterion prints decisions/s

@@ -8,7 +8,8 @@ const EXAMPLES: &str = "\
 Examples:
   ratesim run scenarios/boundary_burst.toml
       Compare fixed window, slot counters (N = 2, 10, 100) and the sliding log
-      on seed 000's boundary burst; writes output/boundary_burst/.
+      on a boundary burst (100 requests just before and 100 just after a
+      1 s window boundary, L = 100 per 1 s); writes output/boundary_burst/.
   ratesim run scenarios/poisson.toml --slots 1,10,1000 --seed 7 --out /tmp/p
       Same scenario with other slot counts, another seed and output folder.
   ratesim run scenarios/replay_csv.toml --decisions

@@ -1,12 +1,13 @@
-//! The exact metrics of SEMANTICS.md, computed in the same streaming pass as
-//! the decisions.
+//! The exact metrics of `docs/semantics.md`, computed in the same streaming
+//! pass as the decisions.
 
 use crate::limiter::{LimiterSpec, StateSize};
 use crate::ring::Ring;
 use crate::time::Nanos;
 
 /// The admitted timestamps of one limiter inside the exact window, so that
-/// every request can be told how many admitted requests lie in `(t - W, t)`.
+/// every request can be told how many admitted requests lie in `(t - W, t]`
+/// before it (earlier requests at `t` included).
 /// Its size is bounded by the limiter's peak (at most `2L` for every
 /// windowed limiter), not by the trace length.
 #[derive(Clone, Debug)]
@@ -52,19 +53,22 @@ pub fn curve_taus(window: Nanos) -> [u64; CURVE_POINTS] {
     })
 }
 
+/// The most the exact rule lets through in any `(t - tau, t]`:
+/// `L * ceil(tau / W)`.
+pub fn exact_bound(limit: crate::limiter::Limit, tau: Nanos) -> u64 {
+    limit.requests.saturating_mul(tau.get().div_ceil(limit.window.get()))
+}
+
 /// The admission curve of one key, streaming: `A(tau)`, the most admitted
 /// requests in any half-open interval `(t - tau, t]`, for every `tau` of
 /// [`curve_taus`]. Holds the admitted timestamps of the longest interval
-/// only, with one index per `tau` to the oldest still inside it.
+/// only, with one ring position per `tau`: the oldest timestamp still inside
+/// its interval.
 #[derive(Clone, Debug)]
 pub struct CurveTracker {
     taus: [u64; CURVE_POINTS],
     admitted: Ring<u64>,
-    /// Entries ever popped from the front of `admitted`.
-    popped: u64,
-    /// For each `tau`, the index (counting popped entries) of the oldest
-    /// admitted timestamp inside `(t - tau, t]`.
-    starts: [u64; CURVE_POINTS],
+    starts: [usize; CURVE_POINTS],
     max: [u64; CURVE_POINTS],
 }
 
@@ -73,37 +77,40 @@ impl CurveTracker {
         CurveTracker {
             taus: curve_taus(window),
             admitted: Ring::new(),
-            popped: 0,
             starts: [0; CURVE_POINTS],
             max: [0; CURVE_POINTS],
         }
     }
 
     /// Counts an admitted request at `t` (times never decrease).
+    #[inline]
     pub fn admit(&mut self, t: Nanos) {
         let t = t.get();
         self.admitted.push_back(t);
-        let end = self.popped + self.admitted.len() as u64;
+        let end = self.admitted.front_position().wrapping_add(self.admitted.len());
         for k in 0..CURVE_POINTS {
-            // Entries at or before t - tau have left (t - tau, t].
-            let cutoff = t.checked_sub(self.taus[k]);
             let mut start = self.starts[k];
-            if let Some(cutoff) = cutoff {
-                while start < end
-                    && *self.admitted.get((start - self.popped) as usize).expect("inside") <= cutoff
-                {
-                    start += 1;
+            // Entries at or before t - tau have left (t - tau, t]. The
+            // entry just pushed never has, so the scan stops by `end`. One
+            // admission lets about one entry leave: two steps without a
+            // branch each, a loop only for more.
+            if let Some(cutoff) = t.checked_sub(self.taus[k]) {
+                // Both loads at once (the values are in order, so the
+                // second one leaving means the first did too).
+                let next = start.wrapping_add(1);
+                let second = if next == end { start } else { next };
+                let gone = usize::from(self.admitted.at(start) <= cutoff)
+                    + usize::from(next != end && self.admitted.at(second) <= cutoff);
+                start = start.wrapping_add(gone);
+                while self.admitted.at(start) <= cutoff {
+                    start = start.wrapping_add(1);
                 }
             }
             self.starts[k] = start;
-            self.max[k] = self.max[k].max(end - start);
+            self.max[k] = self.max[k].max(end.wrapping_sub(start) as u64);
         }
         // The longest interval's oldest entry bounds what must be kept.
-        let keep = self.starts[CURVE_POINTS - 1];
-        while self.popped < keep {
-            self.admitted.pop_front();
-            self.popped += 1;
-        }
+        self.admitted.pop_to(self.starts[CURVE_POINTS - 1]);
     }
 
     /// `(tau, A(tau))` for every `tau`, in increasing order.
@@ -138,15 +145,6 @@ impl Counts {
         self.peak = self.peak.max(window.peak);
         self.excess += window.excess;
         self.false_rejects += window.false_rejects;
-    }
-
-    /// Records one decision; `window_count` is the admitted requests already
-    /// in the exact window (before this one). Disagreements with the
-    /// reference are counted separately, a chunk at a time.
-    pub fn record(&mut self, limit: u64, window_count: u64, admitted: bool) {
-        let mut window = WindowCounts::default();
-        window.record(limit, window_count, admitted);
-        self.add_chunk(1, u64::from(admitted), &window);
     }
 }
 
@@ -268,12 +266,14 @@ mod tests {
 
     #[test]
     fn counts_follow_the_definitions() {
+        let mut w = WindowCounts::default();
+        w.record(2, 0, true);
+        w.record(2, 1, true);
+        w.record(2, 2, true); // excess: found L already
+        w.record(2, 1, false); // false reject: found fewer than L
+        w.record(2, 3, false);
         let mut c = Counts::default();
-        c.record(2, 0, true);
-        c.record(2, 1, true);
-        c.record(2, 2, true); // excess: found L already
-        c.record(2, 1, false); // false reject: found fewer than L
-        c.record(2, 3, false);
+        c.add_chunk(5, 3, &w);
         assert_eq!(
             c,
             Counts {

@@ -81,6 +81,29 @@ impl<T: Copy + Default> Ring<T> {
         (i < self.len()).then(|| &self.buf[self.head.wrapping_add(i) & self.mask()])
     }
 
+    /// Free-running position of the front value (the back one is at
+    /// `front_position() + len() - 1`); positions stay valid as the ring
+    /// grows and wraps.
+    #[inline]
+    pub fn front_position(&self) -> usize {
+        self.head
+    }
+
+    /// The value at free-running position `pos`, which must lie in
+    /// `[front_position(), front_position() + len())`.
+    #[inline(always)]
+    pub fn at(&self, pos: usize) -> T {
+        debug_assert!(pos.wrapping_sub(self.head) < self.len());
+        self.buf[pos & self.mask()]
+    }
+
+    /// Drops the values before free-running position `pos`.
+    #[inline]
+    pub fn pop_to(&mut self, pos: usize) {
+        debug_assert!(pos.wrapping_sub(self.head) <= self.len());
+        self.head = pos;
+    }
+
     #[inline]
     pub fn back_mut(&mut self) -> Option<&mut T> {
         if self.is_empty() {
@@ -166,12 +189,13 @@ impl<T: Copy + Default> Ring<T> {
         let old_mask = self.mask();
         let mut bigger = vec![T::default(); (self.buf.len() * 2).max(4)];
         HELD.fetch_add(buffer_bytes::<T>(bigger.len() - self.buf.len()), Ordering::Relaxed);
-        for (i, slot) in bigger.iter_mut().enumerate().take(len) {
-            *slot = self.buf[self.head.wrapping_add(i) & old_mask];
+        // Values keep their free-running positions (head and tail stay).
+        let new_mask = bigger.len() - 1;
+        for i in 0..len {
+            let pos = self.head.wrapping_add(i);
+            bigger[pos & new_mask] = self.buf[pos & old_mask];
         }
         self.buf = bigger;
-        self.head = 0;
-        self.tail = len;
     }
 }
 

@@ -91,6 +91,9 @@ pub enum ChartKind {
     WindowsDiagram(WindowsDiagram),
     /// Band and violation probability against N.
     ErrorVsSlots,
+    /// The most admitted in any interval of each length, against the exact
+    /// rule's bound.
+    AdmissionCurve,
     /// Where in (gap, offset) the limit breaks, for these slot counts.
     BurstPairMap(Vec<u64>),
     /// Peak/L and over-admission against the load factor.
@@ -194,6 +197,9 @@ impl RunOutputs {
         self.write("summary.csv", export::csv::summary(&report))?;
         self.write("summary.md", export::markdown::summary(&title, &report))?;
         self.write("timeline.csv", export::csv::timeline(&report))?;
+        if self.scenario.output.admission_curve {
+            self.write("admission_curve.csv", export::csv::admission_curve(&report))?;
+        }
         if record {
             self.files.push("decisions.csv".into());
         }
@@ -253,6 +259,17 @@ impl RunOutputs {
                 caption: format!("Offered and admitted requests per {bin} bin, {name}"),
                 kind: ChartKind::Timeline,
             });
+            if self.scenario.output.admission_curve {
+                charts.push(Chart {
+                    name: "admission_curve",
+                    caption: format!(
+                        "Admission curve: the most requests each limiter admitted in any interval (t - tau, t], \
+against the exact rule's bound L * ceil(tau / W) (dashed), L = {} per {window}, {name}",
+                        r.limit.requests
+                    ),
+                    kind: ChartKind::AdmissionCurve,
+                });
+            }
             let diagram = WindowsDiagram::of_run(&self.scenario, r.end).map_err(JobError::Diagram)?;
             charts.push(windows_diagram(diagram));
         }

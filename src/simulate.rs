@@ -35,6 +35,7 @@ pub fn run_config(scenario: &Scenario) -> RunConfig {
     RunConfig {
         end: scenario.duration,
         bin: scenario.output.bin,
+        admission_curve: scenario.output.admission_curve,
         ..RunConfig::new(scenario.limit, scenario.limiters.clone())
     }
 }

@@ -21,9 +21,6 @@ impl Nanos {
     pub const fn from_millis(ms: u64) -> Nanos {
         Nanos(ms * 1_000_000)
     }
-    pub const fn from_micros(us: u64) -> Nanos {
-        Nanos(us * 1_000)
-    }
     /// `ns` nanoseconds.
     pub const fn new(ns: u64) -> Nanos {
         Nanos(ns)
@@ -45,9 +42,6 @@ impl Nanos {
     pub fn saturating_add(self, other: Nanos) -> Nanos {
         Nanos(self.0.saturating_add(other.0))
     }
-    pub fn checked_sub(self, other: Nanos) -> Option<Nanos> {
-        self.0.checked_sub(other.0).map(Nanos)
-    }
 }
 
 /// Instant plus span. Overflow panics in debug builds, like `u64`; use
@@ -61,8 +55,8 @@ impl std::ops::Add for Nanos {
 }
 
 /// The span between two instants, or an instant moved back. Underflow
-/// panics in debug builds, like `u64`; use [`Nanos::saturating_sub`] or
-/// [`Nanos::checked_sub`] where it can happen.
+/// panics in debug builds, like `u64`; use [`Nanos::saturating_sub`] where
+/// it can happen.
 impl std::ops::Sub for Nanos {
     type Output = Nanos;
     #[inline]

@@ -24,16 +24,6 @@ pub struct Bin {
 }
 
 impl Bin {
-    /// Counts one decision; `window_count_after` is the exact window count
-    /// right after it.
-    #[inline]
-    pub fn record(&mut self, admitted: bool, window_count_after: u64) {
-        self.offered += 1;
-        self.admitted += u64::from(admitted);
-        self.rejected += u64::from(!admitted);
-        self.window_peak = self.window_peak.max(window_count_after);
-    }
-
     /// Records one decision but leaves `offered` and `rejected` to
     /// [`Bin::close`] (the engine's loop knows how many arrived in the bin).
     #[inline(always)]
@@ -170,17 +160,6 @@ impl Timeline {
         Timeline { width, auto, bins, limiters: columns.len() }
     }
 
-    /// End of the last bin created so far (the next arrival below it needs no new bin).
-    #[inline]
-    pub fn covered_until(&self) -> u64 {
-        self.bins.len() as u64 * self.width
-    }
-
-    #[inline]
-    pub fn record(&mut self, bin: usize, limiter: usize, admitted: bool, window_count_after: u64) {
-        self.bins[bin][limiter].record(admitted, window_count_after);
-    }
-
     /// Adds counts gathered elsewhere into a bin.
     pub fn add(&mut self, bin: usize, limiter: usize, counts: &Bin) {
         self.bins[bin][limiter].merge(counts);
@@ -218,9 +197,9 @@ mod tests {
     fn auto_width_keeps_bins_few_and_merges_counts() {
         let mut tl = Timeline::new(None, 1);
         let b = tl.bin_for(Nanos::new(5), |_, _| 0).unwrap();
-        tl.record(b, 0, true, 1);
+        tl.add(b, 0, &Bin { offered: 1, admitted: 1, rejected: 0, window_peak: 1 });
         let b = tl.bin_for(Nanos::new(2_999_999_999), |_, _| 0).unwrap();
-        tl.record(b, 0, false, 7);
+        tl.add(b, 0, &Bin { offered: 1, admitted: 0, rejected: 1, window_peak: 7 });
         // 3 s over at most 2000 bins: 1.5 ms would do, the next round width is 2 ms.
         assert_eq!(tl.width(), Nanos::new(2_000_000));
         assert_eq!(tl.bins().len(), 1500);

@@ -1,4 +1,4 @@
-//! Invariants of SEMANTICS.md over random traces.
+//! Invariants of the contract (`docs/semantics.md`) over random traces.
 
 use proptest::prelude::*;
 

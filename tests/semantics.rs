@@ -1,4 +1,4 @@
-//! End-to-end values predicted by hand from SEMANTICS.md.
+//! End-to-end values predicted by hand from the contract, `docs/semantics.md`.
 
 use std::path::Path;
 
@@ -19,7 +19,7 @@ fn row<'a>(rows: &'a [LimiterReport], label: &str) -> &'a LimiterReport {
     rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("no row {label}"))
 }
 
-/// Seed 000: L = 100 per 1 s, 100 requests in [0.99 s, 1 s) and 100 in [1 s, 1.01 s).
+/// The boundary burst: L = 100 per 1 s, 100 requests in [0.99 s, 1 s) and 100 in [1 s, 1.01 s).
 /// The aligned fixed window resets at 1 s and admits both bursts: 200 admitted,
 /// and at t = 1.0099 s the exact window (0.0099, 1.0099] holds all 200. The
 /// second burst's 100 requests each found >= 100 admitted already: excess 100.
@@ -60,7 +60,7 @@ fn run(limit: Limit, specs: Vec<LimiterSpec>, times: &[u64]) -> Vec<LimiterRepor
     engine::run(&config, arrivals.into_iter(), None, &mut |_| {}).unwrap().limiters
 }
 
-/// The first-request fixed window of seed 004 opens at the first request; a
+/// The first-request fixed window opens at the first request; a
 /// burst placed across the *aligned* boundary is stopped, but one placed across
 /// its own window end still gets 2L through.
 #[test]

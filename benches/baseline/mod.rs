@@ -1,10 +1,10 @@
 //! Baselines for `benches/limiters.rs`. They live here, not in the library:
 //! they exist only to be measured against.
 //!
-//! - [`NaiveSlotCounter`]: what the seed articles' code does (seed 001): a ring
+//! - [`NaiveSlotCounter`]: what textbook implementations do (a ring
 //!   of `N` counters, each stamped with the slot it counts; the current slot is
 //!   reset when it is stale, then **all `N` counters are summed** on every
-//!   request. O(N) per request.
+//!   request): O(N) per request.
 //! - `bare_*`: the least code that makes the same decision as each library
 //!   limiter (cost 1, aligned windows, no state accounting). The library limiter
 //!   should be within 2x of its bare loop.
@@ -15,7 +15,7 @@
 use std::collections::VecDeque;
 use std::hint::black_box;
 
-/// Seed 001's slot counter: `N` counters with slot stamps, summed in full.
+/// The textbook slot counter: `N` counters with slot stamps, summed in full.
 pub struct NaiveSlotCounter {
     limit: u64,
     window: u64,

@@ -1,6 +1,6 @@
 //! A whole run over any CSV trace (timestamps up to the end of time) with a
 //! small limit: no panic, no overflow, and the sliding log keeps its promises
-//! (SEMANTICS.md: peak <= L, no excess, no false rejects).
+//! (`docs/semantics.md`: peak <= L, no excess, no false rejects).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -3,6 +3,7 @@
 //! library decides (`ratesim::run`); this module only draws them. Every chart is 1200 x 600 with a title, axis titles
 //! with units and a legend; each limiter has the same colour in every chart.
 
+pub mod admission_curve;
 pub mod burst_pair_map;
 pub mod error_vs_slots;
 pub mod load_sweep;
@@ -131,6 +132,10 @@ pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<
         ChartKind::Timeline => {
             let report = report.ok_or_else(missing)?;
             write(staged, set, chart.name, &timeline::Timeline { scenario: name, report })
+        }
+        ChartKind::AdmissionCurve => {
+            let report = report.ok_or_else(missing)?;
+            write(staged, set, chart.name, &admission_curve::AdmissionCurve { scenario: name, report })
         }
         ChartKind::WindowsDiagram(d) => write(staged, set, chart.name, &windows_diagram::Diagram(d)),
         ChartKind::ErrorVsSlots => {

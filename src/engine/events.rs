@@ -85,10 +85,6 @@ impl<P> EventQueue<P> {
         Some(event)
     }
 
-    pub fn len(&self) -> usize {
-        self.heap.len()
-    }
-
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }

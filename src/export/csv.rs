@@ -1,4 +1,7 @@
-//! Machine-readable CSV: `summary.csv`, `timeline.csv`, `decisions.csv`.
+//! Machine-readable CSV: `summary.csv`, `timeline.csv`, `decisions.csv`,
+//! `admission_curve.csv` and the sweeps' tables. Every file is written
+//! through `csv::Writer` (quoting as the format needs, `\n` line ends); this
+//! module only chooses columns and formats values.
 
 use std::io::Write;
 
@@ -10,147 +13,194 @@ use crate::time::Nanos;
 pub const SUMMARY_HEADER: &str = "limiter,algorithm,slots,offered,admitted,rejected,peak,peak_ratio,excess,false_rejects,over_admission,disagreement,state_peak,state_bytes";
 pub const TIMELINE_HEADER: &str = "bin_start,limiter,offered,admitted,rejected,window_peak";
 pub const DECISIONS_HEADER: &str = "seq,time,limiter,admitted,window_count";
-
-/// Quotes a field when CSV needs it (labels hold commas only if a user makes them).
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
-}
-
-/// `summary.csv`: one row per limiter; ratios as plain fractions.
-pub fn summary(report: &RunReport) -> String {
-    let mut out = String::from(SUMMARY_HEADER);
-    out.push('\n');
-    for l in &report.limiters {
-        let c = &l.counts;
-        let row = [
-            field(&l.label),
-            l.spec.algorithm().to_string(),
-            l.spec.slots().map_or(String::new(), |n| n.to_string()),
-            c.offered.to_string(),
-            c.admitted.to_string(),
-            c.rejected.to_string(),
-            c.peak.to_string(),
-            fmt_ratio(l.peak_ratio()),
-            c.excess.to_string(),
-            c.false_rejects.to_string(),
-            l.over_admission().map_or(String::new(), fmt_ratio),
-            l.disagreement().map_or(String::new(), fmt_ratio),
-            l.state.entries.to_string(),
-            l.state.bytes.to_string(),
-        ];
-        out.push_str(&row.join(","));
-        out.push('\n');
-    }
-    out
-}
-
-/// `timeline.csv`: long format, one row per bin per limiter, bins in time order.
-pub fn timeline(report: &RunReport) -> String {
-    let width = report.timeline.width().get();
-    let mut out = String::from(TIMELINE_HEADER);
-    out.push('\n');
-    let labels: Vec<String> = report.limiters.iter().map(|l| field(&l.label)).collect();
-    for (b, row) in report.timeline.bins().iter().enumerate() {
-        let start = Nanos::new(b as u64 * width);
-        for (i, bin) in row.iter().enumerate() {
-            out.push_str(&format!(
-                "{start},{},{},{},{},{}\n",
-                labels[i], bin.offered, bin.admitted, bin.rejected, bin.window_peak
-            ));
-        }
-    }
-    out
-}
-
-/// Streams `decisions.csv` rows as the engine makes them.
-pub struct DecisionsWriter<W: Write> {
-    out: W,
-    labels: Vec<String>,
-}
-
-impl<W: Write> DecisionsWriter<W> {
-    pub fn new(mut out: W, labels: &[String]) -> std::io::Result<DecisionsWriter<W>> {
-        writeln!(out, "{DECISIONS_HEADER}")?;
-        Ok(DecisionsWriter { out, labels: labels.iter().map(|l| field(l)).collect() })
-    }
-
-    pub fn finish(mut self) -> std::io::Result<W> {
-        self.out.flush()?;
-        Ok(self.out)
-    }
-}
-
-impl<W: Write> DecisionSink for DecisionsWriter<W> {
-    fn record(&mut self, r: &DecisionRecord) -> std::io::Result<()> {
-        writeln!(
-            self.out,
-            "{},{},{},{},{}",
-            r.seq,
-            r.time,
-            self.labels[r.limiter],
-            u8::from(r.admitted),
-            r.window_count
-        )
-    }
-}
-
+pub const ADMISSION_CURVE_HEADER: &str = "limiter,tau,max_admitted,exact_bound";
 pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,rule_of_thumb,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio";
 pub const LOAD_SWEEP_HEADER: &str = "load,limiter,algorithm,slots,offered,admitted,peak,peak_ratio,excess,excess_share,over_admission,disagreement";
+
+/// A CSV table written in memory: a header, then rows.
+fn table(header: &str, rows: impl FnOnce(&mut csv::Writer<Vec<u8>>) -> csv::Result<()>) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let written = w.write_record(header.split(',')).and_then(|()| rows(&mut w));
+    // Writing into memory fails only on a bug (a row of the wrong length).
+    written.expect("an in-memory CSV table");
+    let bytes = w.into_inner().expect("an in-memory CSV table");
+    String::from_utf8(bytes).expect("CSV of UTF-8 fields")
+}
 
 fn opt(v: Option<f64>) -> String {
     v.map_or(String::new(), fmt_ratio)
 }
 
+fn opt_u64(v: Option<u64>) -> String {
+    v.map_or(String::new(), |n| n.to_string())
+}
+
+/// `summary.csv`: one row per limiter; ratios as plain fractions.
+pub fn summary(report: &RunReport) -> String {
+    table(SUMMARY_HEADER, |w| {
+        for l in &report.limiters {
+            let c = &l.counts;
+            w.write_record([
+                l.label.clone(),
+                l.spec.algorithm().to_string(),
+                opt_u64(l.spec.slots()),
+                c.offered.to_string(),
+                c.admitted.to_string(),
+                c.rejected.to_string(),
+                c.peak.to_string(),
+                fmt_ratio(l.peak_ratio()),
+                c.excess.to_string(),
+                c.false_rejects.to_string(),
+                opt(l.over_admission()),
+                opt(l.disagreement()),
+                l.state.entries.to_string(),
+                l.state.bytes.to_string(),
+            ])?;
+        }
+        Ok(())
+    })
+}
+
+/// `timeline.csv`: long format, one row per bin per limiter, bins in time order.
+pub fn timeline(report: &RunReport) -> String {
+    let width = report.timeline.width().get();
+    table(TIMELINE_HEADER, |w| {
+        for (b, row) in report.timeline.bins().iter().enumerate() {
+            let start = Nanos::new(b as u64 * width).to_string();
+            for (bin, l) in row.iter().zip(&report.limiters) {
+                w.write_record([
+                    start.as_str(),
+                    l.label.as_str(),
+                    &bin.offered.to_string(),
+                    &bin.admitted.to_string(),
+                    &bin.rejected.to_string(),
+                    &bin.window_peak.to_string(),
+                ])?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `admission_curve.csv`: for each limiter and interval length `tau`
+/// (decimal seconds), the most requests it admitted in any `(t - tau, t]`,
+/// and the exact rule's bound `L * ceil(tau / W)`.
+pub fn admission_curve(report: &RunReport) -> String {
+    table(ADMISSION_CURVE_HEADER, |w| {
+        for l in &report.limiters {
+            for &(tau, admitted) in &l.admission_curve {
+                w.write_record([
+                    l.label.clone(),
+                    tau.to_string(),
+                    admitted.to_string(),
+                    crate::metrics::exact_bound(report.limit, tau).to_string(),
+                ])?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Streams `decisions.csv` rows as the engine makes them.
+pub struct DecisionsWriter<W: Write> {
+    out: csv::Writer<W>,
+    labels: Vec<String>,
+    /// Reused for each number of a row.
+    buf: String,
+}
+
+impl<W: Write> DecisionsWriter<W> {
+    pub fn new(out: W, labels: &[String]) -> std::io::Result<DecisionsWriter<W>> {
+        let mut out = csv::Writer::from_writer(out);
+        out.write_record(DECISIONS_HEADER.split(',')).map_err(std::io::Error::from)?;
+        Ok(DecisionsWriter { out, labels: labels.to_vec(), buf: String::new() })
+    }
+
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.out.flush()?;
+        self.out.into_inner().map_err(|e| e.into_error())
+    }
+
+    fn number(&mut self, v: impl std::fmt::Display) -> csv::Result<()> {
+        use std::fmt::Write as _;
+        self.buf.clear();
+        let _ = write!(self.buf, "{v}");
+        self.out.write_field(&self.buf)
+    }
+}
+
+impl<W: Write> DecisionSink for DecisionsWriter<W> {
+    fn record(&mut self, r: &DecisionRecord) -> std::io::Result<()> {
+        self.number(r.seq)
+            .and_then(|()| self.number(r.time))
+            .and_then(|()| self.out.write_field(&self.labels[r.limiter]))
+            .and_then(|()| self.number(u8::from(r.admitted)))
+            .and_then(|()| self.number(r.window_count))
+            .and_then(|()| self.out.write_record(None::<&[u8]>))
+            .map_err(std::io::Error::from)
+    }
+}
+
 /// `error_vs_slots.csv`: the burst-pair sweep, one row per limiter; fractions.
 pub fn error_vs_slots(result: &BurstPairResult) -> String {
-    let mut out = String::from(ERROR_VS_SLOTS_HEADER);
-    out.push('\n');
-    for r in &result.rows {
-        let analytic = analytic_burst_pair(&r.spec);
-        let row = [
-            field(&r.label),
-            r.spec.algorithm().to_string(),
-            r.spec.slots().map_or(String::new(), |n| n.to_string()),
-            result.grid.to_string(),
-            fmt_ratio(r.band_width(result.grid)),
-            opt(analytic.map(|a| a.0)),
-            opt(rule_of_thumb(&r.spec)),
-            fmt_ratio(r.violation_probability(result.grid)),
-            opt(analytic.map(|a| a.1)),
-            r.worst_peak.to_string(),
-            fmt_ratio(r.worst_peak_ratio(result.limit.requests)),
-        ];
-        out.push_str(&row.join(","));
-        out.push('\n');
-    }
-    out
+    table(ERROR_VS_SLOTS_HEADER, |w| {
+        for r in &result.rows {
+            let analytic = analytic_burst_pair(&r.spec);
+            w.write_record([
+                r.label.clone(),
+                r.spec.algorithm().to_string(),
+                opt_u64(r.spec.slots()),
+                result.grid.to_string(),
+                fmt_ratio(r.band_width(result.grid)),
+                opt(analytic.map(|a| a.0)),
+                opt(rule_of_thumb(&r.spec)),
+                fmt_ratio(r.violation_probability(result.grid)),
+                opt(analytic.map(|a| a.1)),
+                r.worst_peak.to_string(),
+                fmt_ratio(r.worst_peak_ratio(result.limit.requests)),
+            ])?;
+        }
+        Ok(())
+    })
 }
 
 /// `load_sweep.csv`: one row per load factor per limiter; fractions.
 /// `excess_share` is `excess / admitted`.
 pub fn load_sweep(points: &[LoadPoint]) -> String {
-    let mut out = String::from(LOAD_SWEEP_HEADER);
-    out.push('\n');
-    for p in points {
-        for l in &p.report.limiters {
-            let c = &l.counts;
-            let row = [
-                fmt_ratio(p.load),
-                field(&l.label),
-                l.spec.algorithm().to_string(),
-                l.spec.slots().map_or(String::new(), |n| n.to_string()),
-                c.offered.to_string(),
-                c.admitted.to_string(),
-                c.peak.to_string(),
-                fmt_ratio(l.peak_ratio()),
-                c.excess.to_string(),
-                opt(excess_share(l)),
-                opt(l.over_admission()),
-                opt(l.disagreement()),
-            ];
-            out.push_str(&row.join(","));
-            out.push('\n');
+    table(LOAD_SWEEP_HEADER, |w| {
+        for p in points {
+            for l in &p.report.limiters {
+                let c = &l.counts;
+                w.write_record([
+                    fmt_ratio(p.load),
+                    l.label.clone(),
+                    l.spec.algorithm().to_string(),
+                    opt_u64(l.spec.slots()),
+                    c.offered.to_string(),
+                    c.admitted.to_string(),
+                    c.peak.to_string(),
+                    fmt_ratio(l.peak_ratio()),
+                    c.excess.to_string(),
+                    opt(excess_share(l)),
+                    opt(l.over_admission()),
+                    opt(l.disagreement()),
+                ])?;
+            }
         }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_quoted_only_when_csv_needs_it() {
+        let out = table("a,b", |w| {
+            w.write_record(["plain", "with,comma"])?;
+            w.write_record(["say \"hi\"", ""])
+        });
+        assert_eq!(out, "a,b\nplain,\"with,comma\"\n\"say \"\"hi\"\"\",\n");
     }
-    out
 }

@@ -65,6 +65,27 @@ pub fn summary_table(report: &RunReport) -> Table {
     t
 }
 
+/// The admission curve as a table: a row per limiter, a column per
+/// interval length, the exact rule's bound first. Empty without a curve.
+pub fn admission_curve_table(report: &RunReport) -> Table {
+    let Some(taus) = report.limiters.iter().map(|l| &l.admission_curve).find(|c| !c.is_empty()) else {
+        return Table::default();
+    };
+    let mut columns: Vec<(String, Align)> = vec![("limiter".into(), Align::Left)];
+    columns.extend(taus.iter().map(|(tau, _)| (format!("A({})", format_duration(*tau)), Align::Right)));
+    let headers: Vec<(&str, Align)> = columns.iter().map(|(h, a)| (h.as_str(), *a)).collect();
+    let mut t = Table::new(&headers);
+    let mut bound = vec!["exact bound L × ⌈τ/W⌉".to_string()];
+    bound.extend(taus.iter().map(|(tau, _)| crate::metrics::exact_bound(report.limit, *tau).to_string()));
+    t.push(bound);
+    for l in report.limiters.iter().filter(|l| !l.admission_curve.is_empty()) {
+        let mut row = vec![l.label.clone()];
+        row.extend(l.admission_curve.iter().map(|(_, a)| a.to_string()));
+        t.push(row);
+    }
+    t
+}
+
 /// "Trace: 206 requests, first at 0.07 s, last at 11.9 s" (and the client
 /// keys when there are several), for the Markdown outputs.
 pub fn trace_sentence(report: &RunReport) -> String {

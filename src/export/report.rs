@@ -38,7 +38,7 @@ pub struct ReportInput<'a> {
 
 /// Escapes the characters that Markdown would read as markup in alt text and
 /// captions (`]` would end the alt text, `*` would end the italics).
-pub fn escape(text: &str) -> String {
+fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if matches!(c, '\\' | '*' | '_' | '[' | ']' | '`' | '<' | '>') {
@@ -81,7 +81,17 @@ the sliding log is the exact reference.\n",
         let _ = writeln!(out, "{}\n", super::markdown::trace_sentence(run));
         out.push_str(&render_table(&summary_table(run)));
         out.push('\n');
-        charts(&mut out, input.charts, &["window_count", "timeline", "windows_diagram"]);
+        let curve = super::markdown::admission_curve_table(run);
+        if !curve.rows.is_empty() {
+            let _ = writeln!(
+                out,
+                "Admission curve: A(τ), the most requests admitted in any interval (t - τ, t], for each interval \
+length τ; A(W) is the peak.\n"
+            );
+            out.push_str(&render_table(&curve));
+            out.push('\n');
+        }
+        charts(&mut out, input.charts, &["window_count", "timeline", "admission_curve", "windows_diagram"]);
     }
     if let Some(bp) = input.burst_pair {
         let _ = writeln!(out, "## Error versus slot count\n");

@@ -50,6 +50,8 @@ pub struct OutputOptions {
     pub decisions: bool,
     /// A TrueType font for chart text in PNGs (for scripts DejaVu lacks).
     pub font: Option<PathBuf>,
+    /// Measure and write each limiter's admission curve.
+    pub admission_curve: bool,
 }
 
 /// The most requests one generated source (burst, constant, poisson) may
@@ -94,6 +96,8 @@ struct RawOutput {
     #[serde(default)]
     decisions: bool,
     font: Option<Spanned<String>>,
+    #[serde(default)]
+    admission_curve: bool,
 }
 
 /// The `kind` every entry of an array of tables must have.
@@ -269,7 +273,7 @@ fn output(ctx: &Ctx, raw: &RawOutput, duration: Option<Nanos>) -> Result<OutputO
             ));
         }
     }
-    Ok(OutputOptions { bin, decisions: raw.decisions, font })
+    Ok(OutputOptions { bin, decisions: raw.decisions, font, admission_curve: raw.admission_curve })
 }
 
 /// Fixed window, slot counters with N = 2, 10, 100, and the sliding log.

@@ -1,4 +1,4 @@
-//! The burst-pair sweep of SEMANTICS.md: two bursts of `L` requests, the
+//! The burst-pair sweep of `docs/semantics.md`: two bursts of `L` requests, the
 //! second `g` after the first, the first at offset `p` against the window
 //! grid, over a `G x G` grid of `(g, p)`.
 //!
@@ -140,8 +140,9 @@ fn burst_size(traits: SweepTraits, limit: Limit) -> (Limit, u64, u64) {
 
 /// Runs one limiter on the pair at `(t1, t2)`: how many requests of each burst
 /// of `L` it admits. (The sweep does the same, sharing the first burst
-/// across a row.)
-pub fn pair_outcome(spec: &LimiterSpec, limit: Limit, t1: Nanos, t2: Nanos) -> (u64, u64) {
+/// across a row; the tests check the two agree.)
+#[cfg(test)]
+fn pair_outcome(spec: &LimiterSpec, limit: Limit, t1: Nanos, t2: Nanos) -> (u64, u64) {
     let (run_limit, size, scale) = burst_size(spec.sweep_traits(), limit);
     let mut l = spec.build(run_limit);
     let a1 = burst(&mut l, t1, size) * scale;

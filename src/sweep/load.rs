@@ -77,7 +77,7 @@ mod tests {
                 assert_eq!(l.counts.false_rejects, 0, "{} at {}", l.label, p.load);
             }
         }
-        // N = 1 is the aligned fixed window (SEMANTICS.md), decision for decision.
+        // N = 1 is the aligned fixed window (`docs/semantics.md`), decision for decision.
         for p in &points {
             let l = &p.report.limiters;
             assert_eq!(l[0].counts, l[1].counts, "load {}", p.load);

@@ -84,15 +84,14 @@ mod tests {
 
     #[test]
     fn ties_take_the_earlier_source_first() {
-        // Which source each arrival came from, tracked through a side table.
-        let mut m = Merge::new(vec![src(&[5, 5]), src(&[5])]);
-        // Source 0's two arrivals come before source 1's at the same instant.
-        assert_eq!(m.next().unwrap().unwrap().time.get(), 5);
-        assert_eq!(m.heads[0].map(|a| a.time.get()), Some(5));
-        assert_eq!(m.heads[1].map(|a| a.time.get()), Some(5));
-        m.next();
-        assert_eq!(m.heads[0], None); // source 0 drained before source 1 moved
-        assert_eq!(m.heads[1].map(|a| a.time.get()), Some(5));
+        // Each source's arrivals carry its index as their key.
+        let tagged = |k: u64, times: &[u64]| -> std::vec::IntoIter<ArrivalResult> {
+            times.iter().map(|&t| Ok(Arrival { time: Nanos::new(t), key: k })).collect::<Vec<_>>().into_iter()
+        };
+        let m = Merge::new(vec![tagged(0, &[5, 5, 7]), tagged(1, &[3, 5]), tagged(2, &[5, 6])]);
+        let order: Vec<(u64, u64)> = m.map(|r| r.unwrap()).map(|a| (a.time.get(), a.key)).collect();
+        // At t = 5: both of source 0, then source 1's, then source 2's.
+        assert_eq!(order, [(3, 1), (5, 0), (5, 0), (5, 1), (5, 2), (6, 2), (7, 0)]);
     }
 
     #[test]
