@@ -98,6 +98,8 @@ pub enum ChartKind {
     BurstPairMap(Vec<u64>),
     /// Peak/L and over-admission against the load factor.
     LoadSweep,
+    /// Accuracy against state per key, at load point `i` of the load sweep.
+    WhichLimiter(usize),
 }
 
 /// Everything a run produced, staged and not yet in place.
@@ -293,6 +295,18 @@ and violation probability against N, with the analytic 1/N and 1/(2N); the slidi
                 caption: "Poisson load sweep: over-admission (admitted / admitted by the sliding log - 1) and peak/L against the load factor".into(),
                 kind: ChartKind::LoadSweep,
             });
+            if let Some(i) = self.load.as_deref().and_then(which_limiter_load) {
+                let load = self.load.as_deref().map_or(1.5, |l| l[i].load);
+                charts.push(Chart {
+                    name: "which_limiter",
+                    caption: format!(
+                        "Which limiter? Peak/L and over-admission under Poisson load {} × L/W against the state \
+each limiter holds per client key",
+                        export::fmt_ratio(load)
+                    ),
+                    kind: ChartKind::WhichLimiter(i),
+                });
+            }
             if self.report.is_none() {
                 charts.push(windows_diagram(WindowsDiagram::of_burst_pair(&self.scenario)));
             }
@@ -341,6 +355,15 @@ and violation probability against N, with the analytic 1/N and 1/(2N); the slidi
         );
         Ok(Committed { target, summary })
     }
+}
+
+/// The load point the "which limiter?" chart shows: load 1.5 (the
+/// overload most comparisons quote), else the load nearest to it.
+fn which_limiter_load(points: &[LoadPoint]) -> Option<usize> {
+    (0..points.len()).min_by(|&a, &b| {
+        let d = |i: usize| (points[i].load - 1.5).abs();
+        d(a).total_cmp(&d(b))
+    })
 }
 
 fn windows_diagram(diagram: WindowsDiagram) -> Chart {

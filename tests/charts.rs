@@ -71,7 +71,12 @@ fn sweep_scenario_writes_tables_charts_and_report() {
     let csv = read(&out, "error_vs_slots.csv");
     assert!(csv.starts_with("limiter,algorithm,slots,grid,band_width,"));
     assert_eq!(csv.lines().count(), 11, "header + 10 default limiters");
-    assert!(csv.contains("slot_counter(N=10),slot_counter,10,200,0.1,0.1,0.1,0.0525,0.05,200,2\n"), "{csv}");
+    // Every violating pair of a window limiter lets a whole burst through
+    // against a full window: mean excess L = 100.
+    assert!(
+        csv.contains("slot_counter(N=10),slot_counter,10,200,0.1,0.1,0.1,0.0525,0.05,200,2,100\n"),
+        "{csv}"
+    );
     let md = read(&out, "error_vs_slots.md");
     assert!(md.contains("| slot_counter(N=100)") && md.contains("≈ 1 %") && md.contains("single instant"));
     let load = read(&out, "load_sweep.csv");
@@ -120,7 +125,26 @@ fn sweep_scenario_writes_tables_charts_and_report() {
         "windows_diagram.svg",
         &["time (s)", "t*", "fixed window: 200 admitted", "sliding log (exact): 100 admitted", "5 slots"],
     );
-    for png in ["error_vs_slots.png", "burst_pair_map.png", "load_sweep.png", "windows_diagram.png"] {
+    // Load 1.5 of the sweep: the fixed window holds 16 B per key, the log
+    // 8 B per timestamp.
+    assert_svg(
+        &out,
+        "which_limiter.svg",
+        &[
+            "state per client key (bytes, log)",
+            "peak / L",
+            "over-admission (%)",
+            "fixed window: 16 B",
+            "sliding log",
+        ],
+    );
+    for png in [
+        "error_vs_slots.png",
+        "burst_pair_map.png",
+        "load_sweep.png",
+        "windows_diagram.png",
+        "which_limiter.png",
+    ] {
         assert_png(&out, png);
     }
 
@@ -131,6 +155,7 @@ fn sweep_scenario_writes_tables_charts_and_report() {
         "](error_vs_slots.svg)",
         "](burst_pair_map.svg)",
         "](load_sweep.svg)",
+        "](which_limiter.svg)",
         "](windows_diagram.svg)",
         "](error_vs_slots.csv)",
     ] {
@@ -300,10 +325,10 @@ fn sweep_command_runs_only_the_sweeps() {
     let csv = read(&out, "error_vs_slots.csv");
     assert_eq!(csv.lines().count(), 1 + 5);
     assert!(
-        csv.contains("slot_counter(N=100),slot_counter,100,2000,0.01,0.01,0.01,0.00525,0.005,200,2\n"),
+        csv.contains("slot_counter(N=100),slot_counter,100,2000,0.01,0.01,0.01,0.00525,0.005,200,2,100\n"),
         "{csv}"
     );
-    assert!(csv.contains("sliding_log,sliding_log,,2000,0,0,,0,0,100,1\n"), "{csv}");
+    assert!(csv.contains("sliding_log,sliding_log,,2000,0,0,,0,0,100,1,\n"), "{csv}");
     assert!(out.join("error_vs_slots.svg").is_file() && out.join("windows_diagram.svg").is_file());
 }
 

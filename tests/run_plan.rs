@@ -43,7 +43,9 @@ fn a_sweep_asks_for_the_sweep_charts_and_the_pair_diagram() {
     let scenario = Scenario::parse(text, &dir.path().join("s.toml")).unwrap();
     let outputs = run(&scenario, &options(&dir.path().join("out"), false), &|_| {}).unwrap();
     let names: Vec<&str> = outputs.charts.iter().map(|c| c.name).collect();
-    assert_eq!(names, ["error_vs_slots", "burst_pair_map", "load_sweep", "windows_diagram"]);
+    assert_eq!(names, ["error_vs_slots", "burst_pair_map", "load_sweep", "which_limiter", "windows_diagram"]);
+    // The only load, 1.0, is the one nearest 1.5.
+    assert!(matches!(outputs.charts[3].kind, ChartKind::WhichLimiter(0)));
     assert!(matches!(&outputs.charts[1].kind, ChartKind::BurstPairMap(s) if s == &[2]));
     assert!(outputs.report.is_none());
     assert_eq!(outputs.burst_pair.as_ref().unwrap().grid, 20);

@@ -8,6 +8,7 @@ pub mod burst_pair_map;
 pub mod error_vs_slots;
 pub mod load_sweep;
 pub mod timeline;
+pub mod which_limiter;
 pub mod window_count;
 pub mod windows_diagram;
 
@@ -144,6 +145,10 @@ pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<
         ChartKind::BurstPairMap(slots) => {
             let result = bp.ok_or_else(missing)?;
             write(staged, set, chart.name, &burst_pair_map::BurstPairMap { result, slots })
+        }
+        ChartKind::WhichLimiter(i) => {
+            let point = load.and_then(|l| l.get(*i)).ok_or_else(missing)?;
+            write(staged, set, chart.name, &which_limiter::WhichLimiter { point })
         }
         ChartKind::LoadSweep => {
             write(staged, set, chart.name, &load_sweep::LoadSweep { points: load.ok_or_else(missing)? })

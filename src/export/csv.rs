@@ -14,7 +14,7 @@ pub const SUMMARY_HEADER: &str = "limiter,algorithm,slots,offered,admitted,rejec
 pub const TIMELINE_HEADER: &str = "bin_start,limiter,offered,admitted,rejected,window_peak";
 pub const DECISIONS_HEADER: &str = "seq,time,limiter,admitted,window_count";
 pub const ADMISSION_CURVE_HEADER: &str = "limiter,tau,max_admitted,exact_bound";
-pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,rule_of_thumb,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio";
+pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,rule_of_thumb,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio,mean_violation_excess";
 pub const LOAD_SWEEP_HEADER: &str = "load,limiter,algorithm,slots,offered,admitted,peak,peak_ratio,excess,excess_share,over_admission,disagreement";
 
 /// A CSV table written in memory: a header, then rows.
@@ -158,6 +158,7 @@ pub fn error_vs_slots(result: &BurstPairResult) -> String {
                 opt(analytic.map(|a| a.1)),
                 r.worst_peak.to_string(),
                 fmt_ratio(r.worst_peak_ratio(result.limit.requests)),
+                opt(r.mean_violation_excess()),
             ])?;
         }
         Ok(())

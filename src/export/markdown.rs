@@ -129,6 +129,7 @@ pub fn error_vs_slots_table(result: &BurstPairResult) -> Table {
         ("violation (measured)", Right),
         ("violation (analytic ≈ 1/(2N))", Right),
         ("worst peak/L", Right),
+        ("mean excess per violating pair", Right),
     ]);
     let dash = || "–".to_string();
     for r in &result.rows {
@@ -141,6 +142,14 @@ pub fn error_vs_slots_table(result: &BurstPairResult) -> Table {
             fmt_percent2(r.violation_probability(result.grid)),
             a.map_or_else(dash, |a| fmt_percent2(a.1)),
             fmt_ratio(r.worst_peak_ratio(result.limit.requests)),
+            r.mean_violation_excess().map_or_else(dash, |e| {
+                let l = result.limit.requests as f64;
+                format!(
+                    "{} ({}×L)",
+                    fmt_ratio((e * 100.0).round() / 100.0),
+                    fmt_ratio((e / l * 100.0).round() / 100.0)
+                )
+            }),
         ]);
     }
     t
@@ -155,8 +164,10 @@ pub fn burst_pair_method(result: &BurstPairResult) -> String {
 the first at offset p against the {w} window grid. g and p each take {g} values (cell midpoints, \
 a step of {step} = W/{g}), {pairs} pairs per limiter. **Band**: the share of gaps g for which some \
 offset p admits more than L in one exact window (t - W, t]; **violation**: the share of (g, p) pairs \
-that do. Measured values are within one grid step (1/{g} = {gs}) of the analysis; with {g} steps a \
-band of 1/N holds {g}/N steps, so N up to {g} is resolved, coarsely near that end.",
+that do; **mean excess**: over the violating pairs, the average number of requests admitted although \
+L were already in their exact window (how badly the limit breaks when it does). Measured values are \
+within one grid step (1/{g} = {gs}) of the analysis; with {g} steps a band of 1/N holds {g}/N steps, \
+so N up to {g} is resolved, coarsely near that end.",
         l = result.limit.requests,
         g = result.grid,
         pairs = u64::from(result.grid) * u64::from(result.grid),

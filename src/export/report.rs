@@ -108,7 +108,7 @@ length τ; A(W) is the peak.\n"
         let _ = writeln!(out, "{}\n", load_sweep_method(points, input.seed));
         out.push_str(&render_table(&load_sweep_table(points)));
         out.push('\n');
-        charts(&mut out, input.charts, &["load_sweep"]);
+        charts(&mut out, input.charts, &["load_sweep", "which_limiter"]);
     }
     if !input.files.is_empty() {
         let _ = writeln!(out, "## Files\n");

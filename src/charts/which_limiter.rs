@@ -1,0 +1,97 @@
+//! `which_limiter`: accuracy against cost, one point per limiter: peak/L
+//! and over-admission under Poisson load (one load of the load sweep)
+//! against the state the limiter holds per client key, so the trade-off
+//! between what a limiter lets through and what it stores shows at a glance.
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::*;
+use ratesim::export::fmt_bytes;
+use ratesim::sweep::LoadPoint;
+use ratesim::time::format_duration;
+
+pub struct WhichLimiter<'a> {
+    pub point: &'a LoadPoint,
+}
+
+/// (state bytes per key, peak/L, over-admission %) of each limiter.
+fn points(p: &LoadPoint) -> Vec<(f64, f64, f64)> {
+    let keys = p.report.keys.max(1) as f64;
+    p.report
+        .limiters
+        .iter()
+        .map(|l| {
+            let bytes = (l.state.bytes as f64 / keys).max(1.0);
+            (bytes, l.peak_ratio(), l.over_admission().unwrap_or(0.0) * 100.0)
+        })
+        .collect()
+}
+
+impl Chart for WhichLimiter<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        let r = &self.point.report;
+        let title = format!(
+            "Which limiter? Accuracy vs state (Poisson load {}, L = {} per {})",
+            ratesim::export::fmt_ratio(self.point.load),
+            r.limit.requests,
+            format_duration(r.limit.window)
+        );
+        let area = titled(root, &title)?;
+        let (plots, legend) = with_legend(&area);
+        let panels = plots.split_evenly((1, 2));
+        let pts = points(self.point);
+        let x_max = pts.iter().map(|p| p.0).fold(16.0, f64::max) * 3.0;
+        let x_min = pts.iter().map(|p| p.0).fold(f64::MAX, f64::min).min(x_max) / 3.0;
+        for (k, panel) in panels.iter().enumerate() {
+            let value = |p: &(f64, f64, f64)| if k == 0 { p.1 } else { p.2 };
+            let y_max = pts.iter().map(value).fold(0.0, f64::max);
+            let y_min = pts.iter().map(value).fold(f64::MAX, f64::min);
+            let (y0, y1) = if k == 0 {
+                ((y_min - 0.1).max(0.0), (y_max * 1.08).max(1.2))
+            } else {
+                (y_min.min(0.0) * 1.15 - 0.5, (y_max * 1.15).max(1.0))
+            };
+            let mut chart = ChartBuilder::on(panel)
+                .margin(12)
+                .caption(
+                    if k == 0 { "peak in one exact window" } else { "over-admission vs exact" },
+                    font(LABEL_SIZE),
+                )
+                .x_label_area_size(60)
+                .y_label_area_size(80)
+                .build_cartesian_2d((x_min..x_max).log_scale(), y0..y1)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_desc("state per client key (bytes, log)")
+                .y_desc(if k == 0 { "peak / L" } else { "over-admission (%)" })
+                .axis_desc_style(font(LABEL_SIZE))
+                .label_style(font(TICK_SIZE))
+                .x_label_formatter(&|v| fmt_bytes(v.round() as u64))
+                .light_line_style(WHITE.mix(0.0))
+                .draw()
+                .map_err(err)?;
+            if k == 0 {
+                let ideal = vec![(x_min, 1.0), (x_max, 1.0)];
+                chart.draw_series(DashedLineSeries::new(ideal, 10, 6, BLACK.stroke_width(1))).map_err(err)?;
+            }
+            for (l, p) in r.limiters.iter().zip(&pts) {
+                let c = colour(&l.spec);
+                chart
+                    .draw_series(std::iter::once(Circle::new((p.0, value(p)), 8, c.filled())))
+                    .map_err(err)?;
+            }
+        }
+        let mut entries = vec![LegendEntry::new("state / key, peak/L, over-adm.:", BLACK, Mark::Heading)];
+        for (l, p) in r.limiters.iter().zip(&pts) {
+            entries.push(LegendEntry::new(
+                format!("{}: {}, {:.2}, {:+.1}%", short_label(&l.spec), fmt_bytes(p.0 as u64), p.1, p.2),
+                colour(&l.spec),
+                Mark::Dot,
+            ));
+        }
+        draw_legend(&legend, &entries)
+    }
+}
