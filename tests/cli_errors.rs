@@ -829,3 +829,20 @@ fn k06_clients_on_a_burst() {
     Case::new(&with(BURST, &format!("{BURST}\nclients = 5")))
         .refused(&["`traffic[0].clients` is not a key of kind \"burst\""]);
 }
+
+#[test]
+fn r01_retry_after_not_known() {
+    Case::new(&with("slots = [2, 10]", "slots = [2, 10]\nretry_after = \"ceil\"")).refused(&[
+        "s.toml:17:15:",
+        "`limiter[0].retry_after` = \"ceil\" is not known",
+        "\"exact\", \"ceil_seconds\", \"floor_seconds\"",
+    ]);
+}
+
+#[test]
+fn r02_retry_after_listed_among_a_kinds_keys() {
+    Case::new(&with("slots = [2, 10]", "slots = [2, 10]\nretry_aftr = \"exact\"")).refused(&[
+        "`limiter[0].retry_aftr` is not a key of kind \"slot_counter\" (it takes: slots, retry_after)",
+        "did you mean `retry_after`?",
+    ]);
+}

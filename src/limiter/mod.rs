@@ -168,14 +168,14 @@ pub trait SpecVisitor {
     fn visit<A: Algorithm>(self, spec: &A) -> Self::Out;
 }
 
-/// Generates [`LimiterSpec`] (one variant per algorithm, holding its spec),
-/// [`AnyLimiter`] (static dispatch over the limiters) and their plumbing
-/// from the list of registered algorithms.
+/// Generates [`AlgorithmSpec`] (one variant per algorithm, holding its
+/// spec), [`AnyLimiter`] (static dispatch over the limiters) and their
+/// plumbing from the list of registered algorithms.
 macro_rules! registry {
     ($( $(#[$meta:meta])* $variant:ident($spec:ty), )+) => {
-        /// A validated `[[limiter]]` entry: which algorithm, with which parameters.
+        /// Which algorithm, with which parameters.
         #[derive(Clone, Debug, PartialEq)]
-        pub enum LimiterSpec {
+        pub enum AlgorithmSpec {
             $( $(#[$meta])* $variant($spec), )+
         }
 
@@ -187,14 +187,21 @@ macro_rules! registry {
 
         $(
             $(#[$meta])*
+            impl From<$spec> for AlgorithmSpec {
+                fn from(spec: $spec) -> AlgorithmSpec {
+                    AlgorithmSpec::$variant(spec)
+                }
+            }
+
+            $(#[$meta])*
             impl From<$spec> for LimiterSpec {
                 fn from(spec: $spec) -> LimiterSpec {
-                    LimiterSpec::$variant(spec)
+                    LimiterSpec { algorithm: AlgorithmSpec::$variant(spec), retry_after: RetryAfter::Exact }
                 }
             }
         )+
 
-        impl LimiterSpec {
+        impl AlgorithmSpec {
             /// Every registered `kind`, in registration order.
             #[allow(clippy::vec_init_then_push)] // entries may be cfg'd out
             pub fn kinds() -> Vec<&'static str> {
@@ -207,12 +214,12 @@ macro_rules! registry {
             pub(crate) fn parse(
                 kind: &str,
                 entry: &Entry<'_>,
-            ) -> Option<Result<Vec<LimiterSpec>, ScenarioError>> {
+            ) -> Option<Result<Vec<AlgorithmSpec>, ScenarioError>> {
                 $(
                     $(#[$meta])*
                     if kind == <$spec as Algorithm>::KIND {
                         let specs = <$spec as Algorithm>::parse(entry);
-                        return Some(specs.map(|v| v.into_iter().map(LimiterSpec::$variant).collect()));
+                        return Some(specs.map(|v| v.into_iter().map(AlgorithmSpec::$variant).collect()));
                     }
                 )+
                 None
@@ -221,20 +228,20 @@ macro_rules! registry {
             /// The spec as the object-safe questions every algorithm answers.
             pub fn describe(&self) -> &dyn Describe {
                 match self {
-                    $( $(#[$meta])* LimiterSpec::$variant(s) => s, )+
+                    $( $(#[$meta])* AlgorithmSpec::$variant(s) => s, )+
                 }
             }
 
             /// Runs `visitor` with the concrete spec type.
             pub fn visit<V: SpecVisitor>(&self, visitor: V) -> V::Out {
                 match self {
-                    $( $(#[$meta])* LimiterSpec::$variant(s) => visitor.visit(s), )+
+                    $( $(#[$meta])* AlgorithmSpec::$variant(s) => visitor.visit(s), )+
                 }
             }
 
             pub fn build(&self, limit: Limit) -> AnyLimiter {
                 match self {
-                    $( $(#[$meta])* LimiterSpec::$variant(s) => AnyLimiter::$variant(s.build(limit)), )+
+                    $( $(#[$meta])* AlgorithmSpec::$variant(s) => AnyLimiter::$variant(s.build(limit)), )+
                 }
             }
         }
@@ -275,16 +282,89 @@ registry! {
     Example(ExampleSpec),
 }
 
+/// How the `Retry-After` header a limiter sends rounds its advertised
+/// retry time (`docs/semantics.md`, "Advertised retry time").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RetryAfter {
+    /// The exact instant, to the nanosecond.
+    #[default]
+    Exact,
+    /// Whole seconds from the reject, rounded up (redis-cell since 2022).
+    CeilSeconds,
+    /// Whole seconds from the reject, rounded down (the older behaviour,
+    /// which sends clients back too early).
+    FloorSeconds,
+}
+
+impl RetryAfter {
+    pub const NAMES: [&'static str; 3] = ["exact", "ceil_seconds", "floor_seconds"];
+
+    pub fn parse(name: &str) -> Option<RetryAfter> {
+        Some(match name {
+            "exact" => RetryAfter::Exact,
+            "ceil_seconds" => RetryAfter::CeilSeconds,
+            "floor_seconds" => RetryAfter::FloorSeconds,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RetryAfter::Exact => "exact",
+            RetryAfter::CeilSeconds => "ceil_seconds",
+            RetryAfter::FloorSeconds => "floor_seconds",
+        }
+    }
+
+    /// The instant a client reads from the header sent at `now` for a
+    /// retry time `at`.
+    pub fn header(self, now: Nanos, at: Nanos) -> Nanos {
+        let wait = at.get().saturating_sub(now.get());
+        let secs = match self {
+            RetryAfter::Exact => return at,
+            RetryAfter::CeilSeconds => wait.div_ceil(Nanos::PER_SECOND),
+            RetryAfter::FloorSeconds => wait / Nanos::PER_SECOND,
+        };
+        Nanos::new(now.get().saturating_add(secs.saturating_mul(Nanos::PER_SECOND)))
+    }
+}
+
+/// A validated `[[limiter]]` entry: an algorithm with its parameters, and
+/// how the `Retry-After` header it sends is rounded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LimiterSpec {
+    pub algorithm: AlgorithmSpec,
+    pub retry_after: RetryAfter,
+}
+
 impl LimiterSpec {
+    /// Every registered `kind`, in registration order.
+    pub fn kinds() -> Vec<&'static str> {
+        AlgorithmSpec::kinds()
+    }
+
     /// The algorithm name used in outputs (`algorithm` column) and as `kind`.
     pub fn algorithm(&self) -> &'static str {
         self.describe().kind()
     }
 
-    /// A label such as `slot_counter(N=10)` (made unique within a run by
-    /// [`crate::engine::labels`]).
+    pub fn describe(&self) -> &dyn Describe {
+        self.algorithm.describe()
+    }
+
+    /// A label such as `slot_counter(N=10)`, with the header rounding when
+    /// it is not exact (`gcra(burst=10, retry_after=floor_seconds)`); made
+    /// unique within a run by [`crate::engine::labels`].
     pub fn label(&self) -> String {
-        self.describe().label()
+        let label = self.describe().label();
+        if self.retry_after == RetryAfter::Exact {
+            return label;
+        }
+        let extra = format!("retry_after={}", self.retry_after.name());
+        match label.strip_suffix(')') {
+            Some(open) => format!("{open}, {extra})"),
+            None => format!("{label}({extra})"),
+        }
     }
 
     pub fn style(&self) -> Style {
@@ -299,6 +379,14 @@ impl LimiterSpec {
         self.describe().slots()
     }
 
+    pub fn visit<V: SpecVisitor>(&self, visitor: V) -> V::Out {
+        self.algorithm.visit(visitor)
+    }
+
+    pub fn build(&self, limit: Limit) -> AnyLimiter {
+        self.algorithm.build(limit)
+    }
+
     /// The exact reference limiter: the sliding log.
     pub fn reference() -> LimiterSpec {
         SlidingLogSpec { count_rejected: false }.into()
@@ -308,6 +396,20 @@ impl LimiterSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn header_rounding() {
+        let (now, at) = (Nanos::from_millis(500), Nanos::from_millis(2_300));
+        assert_eq!(RetryAfter::Exact.header(now, at), at);
+        // 1.8 s to wait: 2 s rounded up, 1 s rounded down.
+        assert_eq!(RetryAfter::CeilSeconds.header(now, at), Nanos::from_millis(2_500));
+        assert_eq!(RetryAfter::FloorSeconds.header(now, at), Nanos::from_millis(1_500));
+        let spec =
+            LimiterSpec { retry_after: RetryAfter::FloorSeconds, ..SlotCounterSpec { slots: 10 }.into() };
+        assert_eq!(spec.label(), "slot_counter(N=10, retry_after=floor_seconds)");
+        let spec = LimiterSpec { retry_after: RetryAfter::CeilSeconds, ..FixedWindowSpec::ALIGNED.into() };
+        assert_eq!(spec.label(), "fixed_window(retry_after=ceil_seconds)");
+    }
 
     /// Every kind is listed once and labels of different specs differ.
     #[test]

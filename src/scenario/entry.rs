@@ -25,6 +25,9 @@ pub struct Entry<'a> {
     pub(super) kind: String,
     pub(super) limit: Limit,
     pub(super) duration: Option<Nanos>,
+    /// Keys every kind of this table takes, handled before the kind sees
+    /// the entry (named in "it takes" lists too).
+    pub(super) common: &'static [&'static str],
 }
 
 impl<'a> Entry<'a> {
@@ -65,7 +68,8 @@ impl<'a> Entry<'a> {
         T::deserialize(ValueDeserializer::from(self.value.clone())).map_err(|e| {
             match (unknown_field(e.message()), e.span()) {
                 (Some((unknown, expected)), Some(span)) => {
-                    let takes: Vec<&str> = expected.into_iter().filter(|k| *k != "kind").collect();
+                    let mut takes: Vec<&str> = expected.into_iter().filter(|k| *k != "kind").collect();
+                    takes.extend(self.common);
                     let near = nearest_key(unknown, &takes)
                         .map(|k| format!("; did you mean `{k}`?"))
                         .unwrap_or_default();
@@ -82,6 +86,16 @@ impl<'a> Entry<'a> {
                 _ => self.ctx.toml(&e),
             }
         })
+    }
+
+    /// Removes a key every kind of this table takes (such as a limiter's
+    /// `retry_after`) and reads it as a string, before the kind reads the rest.
+    pub(super) fn take_string(&mut self, key: &str) -> Result<Option<Spanned<String>>, ScenarioError> {
+        let DeValue::Table(table) = self.value.get_mut() else { return Ok(None) };
+        let Some(value) = table.remove(key) else { return Ok(None) };
+        Spanned::<String>::deserialize(ValueDeserializer::from(value))
+            .map(Some)
+            .map_err(|e| self.ctx.toml(&e))
     }
 
     /// An error at `span`.

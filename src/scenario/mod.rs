@@ -22,7 +22,7 @@ use serde::de::IgnoredAny;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use crate::limiter::{FixedWindowSpec, Limit, LimiterSpec, SlotCounterSpec};
+use crate::limiter::{AlgorithmSpec, FixedWindowSpec, Limit, LimiterSpec, RetryAfter, SlotCounterSpec};
 use crate::time::{Nanos, format_duration};
 use diagnostics::Ctx;
 
@@ -127,13 +127,19 @@ impl Scenario {
             ));
         }
         let mut traffic = Vec::new();
-        for (entry, kind) in entries(&ctx, doc.get_ref(), "traffic", limit, duration)? {
+        for (entry, kind) in entries(&ctx, doc.get_ref(), "traffic", limit, duration, &[])? {
             traffic.push(traffic::parse(&entry, &kind)?);
         }
         let mut limiters = Vec::new();
-        for (entry, kind) in entries(&ctx, doc.get_ref(), "limiter", limit, duration)? {
-            match LimiterSpec::parse(kind.get_ref(), &entry) {
-                Some(specs) => limiters.extend(specs?),
+        for (mut entry, kind) in entries(&ctx, doc.get_ref(), "limiter", limit, duration, &["retry_after"])? {
+            let retry_after = match entry.take_string("retry_after")? {
+                None => RetryAfter::Exact,
+                Some(v) => RetryAfter::parse(v.get_ref())
+                    .ok_or_else(|| entry.one_of("retry_after", &v, &RetryAfter::NAMES))?,
+            };
+            match AlgorithmSpec::parse(kind.get_ref(), &entry) {
+                Some(specs) => limiters
+                    .extend(specs?.into_iter().map(|algorithm| LimiterSpec { algorithm, retry_after })),
                 None => return Err(entry.one_of("kind", &kind, &LimiterSpec::kinds())),
             }
         }
@@ -168,7 +174,7 @@ impl Scenario {
                 ));
             }
         }
-        let is_slots = |l: &LimiterSpec| matches!(l, LimiterSpec::SlotCounter(_));
+        let is_slots = |l: &LimiterSpec| matches!(l.algorithm, AlgorithmSpec::SlotCounter(_));
         let insert_at = self.limiters.iter().position(is_slots).unwrap_or_else(|| {
             let reference = LimiterSpec::reference();
             self.limiters
@@ -209,13 +215,14 @@ fn header(ctx: &Ctx, raw: &RawScenario) -> Result<(String, u64, Option<Nanos>, L
 }
 
 /// The entries of the array of tables `table` (`traffic`, `limiter`), each
-/// with its `kind`.
+/// with its `kind`; `common` keys are taken by every kind of the table.
 fn entries<'a>(
     ctx: &'a Ctx<'a>,
     doc: &DeTable<'a>,
     table: &str,
     limit: Limit,
     duration: Option<Nanos>,
+    common: &'static [&'static str],
 ) -> Result<Vec<(Entry<'a>, Spanned<String>)>, ScenarioError> {
     let Some(DeValue::Array(items)) = doc.get(table).map(|v| v.get_ref()) else { return Ok(Vec::new()) };
     items
@@ -232,6 +239,7 @@ fn entries<'a>(
                 kind: kind.get_ref().clone(),
                 limit,
                 duration,
+                common,
             };
             Ok((entry, kind))
         })
