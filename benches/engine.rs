@@ -33,7 +33,7 @@ fn poisson(n: usize, rate: f64, seed: u64) -> Vec<Arrival> {
             z ^= z >> 31;
             let u = ((z >> 11) + 1) as f64 / (1u64 << 53) as f64;
             t += (-u.ln() / rate * 1e9) as u64;
-            Arrival { time: Nanos::new(t), key: 0 }
+            Arrival::keyed(Nanos::new(t), 0)
         })
         .collect()
 }

@@ -8,6 +8,7 @@
 //! layers is in `docs/architecture.md`.
 
 pub mod check;
+pub mod clients;
 pub mod diagram;
 pub mod engine;
 pub mod export;

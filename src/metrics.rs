@@ -183,6 +183,8 @@ pub struct LimiterReport {
     /// `(tau, A(tau))`: the most admitted requests in any `(t - tau, t]`
     /// (the largest over keys), when measured; `A(W)` is `peak`.
     pub admission_curve: Vec<(Nanos, u64)>,
+    /// What the clients measured, when they react to decisions.
+    pub clients: Option<crate::clients::ClientReport>,
 }
 
 impl LimiterReport {
@@ -194,9 +196,12 @@ impl LimiterReport {
         (self.reference_admitted > 0)
             .then(|| self.counts.admitted as f64 / self.reference_admitted as f64 - 1.0)
     }
-    /// Share of requests decided differently from the sliding log.
+    /// Share of requests decided differently from the sliding log: of the
+    /// arrivals, or when clients react, of the open-loop logical requests
+    /// whose outcome (succeeded or not) differs. `None` without any.
     pub fn disagreement(&self) -> Option<f64> {
-        (self.counts.offered > 0).then(|| self.counts.disagreements as f64 / self.counts.offered as f64)
+        let of = self.clients.as_ref().map_or(self.counts.offered, |c| c.open_logical);
+        (of > 0).then(|| self.counts.disagreements as f64 / of as f64)
     }
 }
 

@@ -21,6 +21,8 @@ pub struct Bin {
     pub rejected: u64,
     /// The largest exact window count `(t - W, t]` reached inside the bin.
     pub window_peak: u64,
+    /// Of the offered requests, the retries (when clients retry).
+    pub retries: u64,
 }
 
 impl Bin {
@@ -44,6 +46,7 @@ impl Bin {
         self.admitted += other.admitted;
         self.rejected += other.rejected;
         self.window_peak = self.window_peak.max(other.window_peak);
+        self.retries += other.retries;
     }
 }
 
@@ -197,14 +200,17 @@ mod tests {
     fn auto_width_keeps_bins_few_and_merges_counts() {
         let mut tl = Timeline::new(None, 1);
         let b = tl.bin_for(Nanos::new(5), |_, _| 0).unwrap();
-        tl.add(b, 0, &Bin { offered: 1, admitted: 1, rejected: 0, window_peak: 1 });
+        tl.add(b, 0, &Bin { offered: 1, admitted: 1, rejected: 0, window_peak: 1, retries: 0 });
         let b = tl.bin_for(Nanos::new(2_999_999_999), |_, _| 0).unwrap();
-        tl.add(b, 0, &Bin { offered: 1, admitted: 0, rejected: 1, window_peak: 7 });
+        tl.add(b, 0, &Bin { offered: 1, admitted: 0, rejected: 1, window_peak: 7, retries: 0 });
         // 3 s over at most 2000 bins: 1.5 ms would do, the next round width is 2 ms.
         assert_eq!(tl.width(), Nanos::new(2_000_000));
         assert_eq!(tl.bins().len(), 1500);
-        assert_eq!(tl.bins()[0][0], Bin { offered: 1, admitted: 1, rejected: 0, window_peak: 1 });
-        assert_eq!(tl.bins()[1499][0], Bin { offered: 1, admitted: 0, rejected: 1, window_peak: 7 });
+        assert_eq!(tl.bins()[0][0], Bin { offered: 1, admitted: 1, rejected: 0, window_peak: 1, retries: 0 });
+        assert_eq!(
+            tl.bins()[1499][0],
+            Bin { offered: 1, admitted: 0, rejected: 1, window_peak: 7, retries: 0 }
+        );
     }
 
     #[test]

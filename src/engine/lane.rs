@@ -13,24 +13,41 @@
 
 use super::events::EventQueue;
 use super::reader::{CHUNK, Chunk};
-use crate::limiter::{Algorithm, Limit, Limiter, SpecVisitor, StateSize};
+use crate::clients::{ClientReactor, ClientReport, Clients, Logical};
+use crate::limiter::{Algorithm, Limit, Limiter, RetryAfter, SpecVisitor, StateSize};
 use crate::metrics::{Counts, CurveTracker, WindowCounts, WindowTracker};
 use crate::time::Nanos;
 use crate::timeline::{Bin, Timeline, TooManyBins};
 
 /// What follows from a lane's decisions: the events the lane schedules for
-/// itself. Open-loop runs react to nothing ([`OpenLoop`]).
+/// itself (clients' retries and next requests, `crate::clients`). Open-loop
+/// runs react to nothing ([`OpenLoop`]).
 pub trait Reactor: Send + 'static {
     /// What an event carries besides its time and key.
     type Event: Copy + Send + 'static;
+    /// Whether [`Decided::retry_at`] is wanted: the limiter's advertised
+    /// retry time at every reject.
+    const WANTS_RETRY_AT: bool = false;
+    /// Schedules the events the lane starts with.
+    fn start(&mut self, _queue: &mut EventQueue<Scheduled<Self::Event>>) {}
     /// Called after every decision with what was decided; may schedule
     /// events at or after `decided.time`.
     fn react(&mut self, decided: &Decided<'_, Self::Event>, queue: &mut EventQueue<Scheduled<Self::Event>>);
+    /// The attempt number (1: a first attempt) and logical request of an
+    /// event about to be decided, for decisions.csv and the timeline.
+    fn attempt_of(&self, _event: &Self::Event) -> (u32, Option<Logical>) {
+        (1, None)
+    }
+    /// Appends the outcomes of open-loop logical requests that became final
+    /// since the last call, in arrival order (succeeded or not).
+    fn take_outcomes(&mut self, _into: &mut Vec<bool>) {}
+    /// The run has ended: whatever is pending will not happen.
+    fn close(&mut self) {}
+    /// What the reactor measured.
+    fn report(self) -> Option<ClientReport>;
 }
 
-/// A decision as a [`Reactor`] sees it. (Only the tests' reactors read it
-/// until a source reacts to decisions.)
-#[cfg_attr(not(test), allow(dead_code))]
+/// A decision as a [`Reactor`] sees it.
 pub struct Decided<'a, E> {
     pub time: Nanos,
     /// The dense key id of the request.
@@ -38,6 +55,11 @@ pub struct Decided<'a, E> {
     pub admitted: bool,
     /// The scheduled event that was decided, or `None` for an arrival.
     pub event: Option<&'a E>,
+    /// For an arrival: its position in the merged trace and its source.
+    pub arrival: Option<(u64, u16)>,
+    /// At a reject, when the reactor wants it: the limiter's advertised
+    /// retry time (`None` if it cannot say).
+    pub retry_at: Option<Nanos>,
 }
 
 /// An event in a lane's queue: a request of client `key` to decide.
@@ -54,6 +76,9 @@ impl Reactor for OpenLoop {
     type Event = ();
     #[inline(always)]
     fn react(&mut self, _: &Decided<'_, ()>, _: &mut EventQueue<Scheduled<()>>) {}
+    fn report(self) -> Option<ClientReport> {
+        None
+    }
 }
 
 /// What the schedule needs of a lane, whatever its limiter.
@@ -61,8 +86,12 @@ pub trait LaneOps: Send {
     /// Decides a chunk and updates the metrics; writes one decision bit per
     /// arrival into `out` (and each window count when `out` records them).
     fn process(&mut self, chunk: &Chunk, out: &mut LaneOut) -> Result<(), TooManyBins>;
-    /// Runs the events still pending before `end` and extends the timeline to it.
-    fn finish(&mut self, end: Nanos) -> Result<(), TooManyBins>;
+    /// Runs the events still pending (all of them, or those before `end`);
+    /// returns the time of the last one run.
+    fn run_pending(&mut self, end: Option<Nanos>, out: &mut LaneOut) -> Result<Option<Nanos>, TooManyBins>;
+    /// Closes the run at `end`: the remaining outcomes go to `out`, the
+    /// timeline reaches `end`.
+    fn finish(&mut self, end: Nanos, out: &mut LaneOut) -> Result<(), TooManyBins>;
     fn counts_mut(&mut self) -> &mut Counts;
     fn into_result(self: Box<Self>) -> LaneResult;
 }
@@ -75,36 +104,77 @@ pub struct LaneResult {
     pub state: StateSize,
     /// The admission curve (the largest over keys), if measured.
     pub curve: Vec<(Nanos, u64)>,
+    /// What its clients measured, when they react.
+    pub clients: Option<ClientReport>,
 }
 
-/// Builds an open-loop lane for a spec, monomorphised over its limiter.
-pub struct MakeLane {
+/// Builds a lane for a spec, monomorphised over its limiter: open-loop, or
+/// with reacting clients.
+pub struct MakeLane<'a> {
     pub limit: Limit,
     pub bin: Option<Nanos>,
     /// Measure the admission curve.
     pub curve: bool,
+    /// The lane's index (its clients' random stream).
+    pub index: usize,
+    pub clients: Option<&'a Clients>,
+    /// How the limiter rounds its Retry-After header.
+    pub header: RetryAfter,
 }
 
-impl SpecVisitor for MakeLane {
+impl SpecVisitor for MakeLane<'_> {
     type Out = Box<dyn LaneOps>;
     fn visit<A: Algorithm>(self, spec: &A) -> Box<dyn LaneOps> {
-        let mut lane = Lane::new(spec.build(self.limit), self.limit, self.bin, OpenLoop);
-        lane.curve = self.curve;
-        Box::new(lane)
+        let limiter = spec.build(self.limit);
+        match self.clients {
+            Some(clients) => {
+                let reactor = ClientReactor::new(clients, self.index, self.header);
+                let mut lane = Lane::new(limiter, self.limit, self.bin, reactor);
+                lane.curve = self.curve;
+                Box::new(lane)
+            }
+            None => {
+                let mut lane = Lane::new(limiter, self.limit, self.bin, OpenLoop);
+                lane.curve = self.curve;
+                Box::new(lane)
+            }
+        }
     }
+}
+
+/// One decided attempt, for decisions.csv when clients react.
+#[derive(Clone, Copy, Debug)]
+pub struct AttemptRecord {
+    pub time: Nanos,
+    pub admitted: bool,
+    pub window_count: u64,
+    pub attempt: u32,
+    pub logical: Option<Logical>,
 }
 
 /// What a lane hands back for one chunk, besides its own counters.
 pub struct LaneOut {
-    /// One bit per arrival: admitted or not.
+    /// One bit per arrival: admitted or not (its first attempt, when
+    /// clients retry).
     pub bits: Vec<u64>,
     /// Each arrival's exact window count, kept only when decisions are written.
     pub window_counts: Option<Vec<u64>>,
+    /// Every attempt the lane decided, when decisions are written and
+    /// clients react.
+    pub attempts: Vec<AttemptRecord>,
+    /// Outcomes of open-loop logical requests that became final, in arrival
+    /// order (when clients react).
+    pub outcomes: Vec<bool>,
 }
 
 impl LaneOut {
     pub fn new(record: bool) -> LaneOut {
-        LaneOut { bits: vec![0; CHUNK / 64], window_counts: record.then(|| Vec::with_capacity(CHUNK)) }
+        LaneOut {
+            bits: vec![0; CHUNK / 64],
+            window_counts: record.then(|| Vec::with_capacity(CHUNK)),
+            attempts: Vec::new(),
+            outcomes: Vec::new(),
+        }
     }
 
     pub fn admitted(&self, j: usize) -> bool {
@@ -159,9 +229,11 @@ struct Pass {
     bin_first: usize,
     bin_events: u64,
     bin: Bin,
-    /// Scheduled attempts decided in this pass, and how many were admitted.
+    /// Scheduled attempts decided in this pass, how many were admitted,
+    /// and the time of the last.
     events: u64,
     events_admitted: u64,
+    last_event: Option<Nanos>,
 }
 
 impl Pass {
@@ -175,6 +247,7 @@ impl Pass {
             bin: Bin::default(),
             events: 0,
             events_admitted: 0,
+            last_event: None,
         }
     }
 }
@@ -182,7 +255,7 @@ impl Pass {
 impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
     pub fn new(prototype: L, limit: Limit, bin: Option<Nanos>, reactor: R) -> Lane<L, R> {
         let self_tracking = prototype.clone().exact_window_count(Nanos::ZERO).is_some();
-        Lane {
+        let mut lane = Lane {
             self_tracking,
             prototype,
             window: limit.window,
@@ -194,7 +267,9 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             reactor,
             curve: false,
             curves: Vec::new(),
-        }
+        };
+        lane.reactor.start(&mut lane.events);
+        lane
     }
 
     /// Makes sure every key id below `keys` has its state.
@@ -268,27 +343,44 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         Ok((admitted, before))
     }
 
-    /// Decides the scheduled events due strictly before `t`, in (time,
-    /// sequence) order; `j` arrivals of the pass come before them.
+    /// The limiter's advertised retry time for key `id` after a reject at
+    /// `t`, when the reactor wants it.
+    #[inline(always)]
+    fn retry_at(&self, id: u32, t: Nanos, admitted: bool) -> Option<Nanos> {
+        if R::WANTS_RETRY_AT && !admitted { self.keys[id as usize].limiter.retry_at(t, 1) } else { None }
+    }
+
+    /// Decides the scheduled events due strictly before `t` (all of them
+    /// for `None`), in (time, sequence) order; `j` arrivals of the pass come
+    /// before them. Records each attempt when `record`.
     #[cold]
     #[inline(never)]
     fn run_events<const OWN: bool, const CURVE: bool>(
         &mut self,
         p: &mut Pass,
-        t: Nanos,
+        t: Option<Nanos>,
         j: usize,
+        mut record: Option<&mut Vec<AttemptRecord>>,
     ) -> Result<(), TooManyBins> {
         let mut last = Nanos::ZERO;
-        while let Some(ev) = self.events.pop_before(t) {
+        while let Some(ev) = self.events.pop_before(t.unwrap_or(Nanos::MAX)) {
             assert!(ev.time >= last, "an event was scheduled in the past");
             last = ev.time;
             let Scheduled { key, event } = ev.payload;
             self.grow_keys(key as usize + 1);
-            let (admitted, _) = self.attempt::<OWN, CURVE>(p, ev.time, key, j)?;
+            let (attempt, logical) = self.reactor.attempt_of(&event);
+            let (admitted, before) = self.attempt::<OWN, CURVE>(p, ev.time, key, j)?;
             p.bin_events += 1;
+            p.bin.retries += u64::from(attempt > 1);
             p.events += 1;
             p.events_admitted += u64::from(admitted);
-            let decided = Decided { time: ev.time, key, admitted, event: Some(&event) };
+            p.last_event = Some(ev.time);
+            if let Some(r) = record.as_deref_mut() {
+                r.push(AttemptRecord { time: ev.time, admitted, window_count: before, attempt, logical });
+            }
+            let retry_at = self.retry_at(key, ev.time, admitted);
+            let decided =
+                Decided { time: ev.time, key, admitted, event: Some(&event), arrival: None, retry_at };
             self.reactor.react(&decided, &mut self.events);
         }
         Ok(())
@@ -310,9 +402,11 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         let mut p = Pass::new(self.counts.peak);
         let mut bits = 0u64;
         let mut window_counts = if RECORD { out.window_counts.take() } else { None };
+        // Every attempt, when decisions are written and clients react.
+        let mut attempts = (RECORD && R::WANTS_RETRY_AT).then(|| std::mem::take(&mut out.attempts));
         for (j, (&t, &id)) in chunk.times.iter().zip(&chunk.ids).enumerate() {
             if t.get() > self.events.next_time() {
-                self.run_events::<OWN, CURVE>(&mut p, t, j)?;
+                self.run_events::<OWN, CURVE>(&mut p, Some(t), j, attempts.as_mut())?;
             }
             let (admitted, before) = self.attempt::<OWN, CURVE>(&mut p, t, id, j)?;
             bits |= u64::from(admitted) << (j % 64);
@@ -323,7 +417,15 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             if RECORD && let Some(wc) = &mut window_counts {
                 wc.push(before);
             }
-            let decided = Decided { time: t, key: id, admitted, event: None };
+            let seq = chunk.first_seq + j as u64;
+            if let Some(a) = attempts.as_mut() {
+                let logical = Some(crate::clients::Logical::Open(seq));
+                a.push(AttemptRecord { time: t, admitted, window_count: before, attempt: 1, logical });
+            }
+            let source = chunk.sources.get(j).copied().unwrap_or(0);
+            let retry_at = self.retry_at(id, t, admitted);
+            let decided =
+                Decided { time: t, key: id, admitted, event: None, arrival: Some((seq, source)), retry_at };
             self.reactor.react(&decided, &mut self.events);
         }
         let n = chunk.times.len();
@@ -339,6 +441,10 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         if RECORD {
             out.window_counts = window_counts;
         }
+        if let Some(a) = attempts {
+            out.attempts = a;
+        }
+        self.reactor.take_outcomes(&mut out.outcomes);
         Ok(())
     }
 
@@ -359,6 +465,8 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         if let Some(wc) = &mut out.window_counts {
             wc.clear();
         }
+        out.attempts.clear();
+        out.outcomes.clear();
         // One loop per combination, so no choice is a test per arrival.
         match (self.self_tracking, out.window_counts.is_some(), self.curve) {
             (false, false, false) => self.decide_chunk::<false, false, false>(chunk, out),
@@ -372,20 +480,31 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         }
     }
 
-    fn finish(&mut self, end: Nanos) -> Result<(), TooManyBins> {
-        let own = self.self_tracking;
-        if !self.events.is_empty() {
-            let mut p = Pass::new(self.counts.peak);
-            match (own, self.curve) {
-                (true, true) => self.run_events::<true, true>(&mut p, end, 0),
-                (true, false) => self.run_events::<true, false>(&mut p, end, 0),
-                (false, true) => self.run_events::<false, true>(&mut p, end, 0),
-                (false, false) => self.run_events::<false, false>(&mut p, end, 0),
-            }?;
-            self.close_bin(&mut p, 0);
-            self.counts.add_chunk(p.events, p.events_admitted, &p.window);
+    fn run_pending(&mut self, end: Option<Nanos>, out: &mut LaneOut) -> Result<Option<Nanos>, TooManyBins> {
+        out.attempts.clear();
+        out.outcomes.clear();
+        if self.events.is_empty() {
+            return Ok(None);
         }
-        let keys = &mut self.keys;
+        let mut p = Pass::new(self.counts.peak);
+        let record = (out.window_counts.is_some() && R::WANTS_RETRY_AT).then_some(&mut out.attempts);
+        match (self.self_tracking, self.curve) {
+            (true, true) => self.run_events::<true, true>(&mut p, end, 0, record),
+            (true, false) => self.run_events::<true, false>(&mut p, end, 0, record),
+            (false, true) => self.run_events::<false, true>(&mut p, end, 0, record),
+            (false, false) => self.run_events::<false, false>(&mut p, end, 0, record),
+        }?;
+        self.close_bin(&mut p, 0);
+        self.counts.add_chunk(p.events, p.events_admitted, &p.window);
+        self.reactor.take_outcomes(&mut out.outcomes);
+        Ok(p.last_event)
+    }
+
+    fn finish(&mut self, end: Nanos, out: &mut LaneOut) -> Result<(), TooManyBins> {
+        out.outcomes.clear();
+        self.reactor.close();
+        self.reactor.take_outcomes(&mut out.outcomes);
+        let (keys, own) = (&mut self.keys, self.self_tracking);
         self.timeline.extend_to(end, |_, start| Self::carry(keys, start, own))
     }
 
@@ -406,7 +525,13 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
                 }
             }
         }
-        LaneResult { counts: self.counts, timeline: self.timeline, state, curve }
+        LaneResult {
+            counts: self.counts,
+            timeline: self.timeline,
+            state,
+            curve,
+            clients: self.reactor.report(),
+        }
     }
 }
 
@@ -430,6 +555,9 @@ mod tests {
                 queue.schedule(d.time + Nanos::new(5), Scheduled { key: d.key, event: d.time.get() });
             }
         }
+        fn report(self) -> Option<ClientReport> {
+            None
+        }
     }
 
     fn chunk(arrivals: &[(u64, u32)]) -> Chunk {
@@ -439,6 +567,7 @@ mod tests {
             ids: arrivals.iter().map(|&(_, k)| k).collect(),
             keys: arrivals.iter().map(|&(_, k)| k as usize + 1).max().unwrap_or(0),
             key_values: Vec::new(),
+            sources: Vec::new(),
         }
     }
 
@@ -464,7 +593,8 @@ mod tests {
         // the arrival at 11 opens a new window and is admitted; the retry
         // due at 11 comes after it, at the end of the run, and is rejected.
         lane.process(&chunk(&[(11, 0)]), &mut out).unwrap();
-        lane.finish(Nanos::new(30)).unwrap();
+        assert_eq!(lane.run_pending(Some(Nanos::new(30)), &mut out).unwrap(), Some(Nanos::new(11)));
+        lane.finish(Nanos::new(30), &mut out).unwrap();
         assert_eq!(
             lane.reactor.log,
             [

@@ -23,8 +23,12 @@ mod reader;
 mod schedule;
 
 pub use events::{Event, EventQueue};
+pub use lane::{Decided, Reactor, Scheduled};
 pub use reader::CHUNK;
 
+use std::collections::VecDeque;
+
+use crate::clients::{Clients, Logical};
 use crate::export::fmt_bytes;
 use crate::limiter::{Limit, LimiterSpec};
 use crate::metrics::LimiterReport;
@@ -51,6 +55,9 @@ pub struct RunConfig {
     pub window_memory: u64,
     /// Measure each limiter's admission curve (`metrics::CurveTracker`).
     pub admission_curve: bool,
+    /// Clients that react to decisions (retries, closed populations), if
+    /// any: then each lane has its own attempt stream.
+    pub clients: Option<Clients>,
 }
 
 impl RunConfig {
@@ -65,6 +72,7 @@ impl RunConfig {
             bin: None,
             window_memory: WINDOW_MEMORY,
             admission_curve: false,
+            clients: None,
         }
     }
 }
@@ -83,6 +91,9 @@ pub struct DecisionRecord {
     /// Admitted requests of this limiter (for this key) in the exact window
     /// `(t - W, t]` just before it.
     pub window_count: u64,
+    /// When clients react: the attempt number and logical request (then
+    /// `seq` counts the limiter's own attempts).
+    pub attempt: Option<(u32, Option<Logical>)>,
 }
 
 /// Receives per-request decisions (the engine never formats them).
@@ -160,6 +171,52 @@ pub fn labels(specs: &[LimiterSpec]) -> Vec<String> {
     out
 }
 
+/// Disagreement from the outcomes of open-loop logical requests, when
+/// clients react: each lane's outcomes arrive in arrival order, at its own
+/// pace, and are compared with the reference lane's as far as both reach.
+/// Holds only what some lane has not reached yet.
+struct OutcomeComparison {
+    reference: usize,
+    /// Per lane, outcomes not compared yet; for the reference, those some
+    /// lane has not compared yet, from arrival `reference_base` on.
+    queues: Vec<VecDeque<bool>>,
+    compared: Vec<u64>,
+    reference_base: u64,
+    differ: Vec<u64>,
+}
+
+impl OutcomeComparison {
+    fn new(lanes: usize, reference: usize) -> OutcomeComparison {
+        OutcomeComparison {
+            reference,
+            queues: vec![VecDeque::new(); lanes],
+            compared: vec![0; lanes],
+            reference_base: 0,
+            differ: vec![0; lanes],
+        }
+    }
+
+    fn add(&mut self, lane: usize, outcomes: &[bool]) {
+        self.queues[lane].extend(outcomes);
+        let r = self.reference;
+        for i in (0..self.queues.len()).filter(|&i| i != r) {
+            while let Some(&mine) = self.queues[i].front() {
+                let at = (self.compared[i] - self.reference_base) as usize;
+                let Some(&theirs) = self.queues[r].get(at) else { break };
+                self.differ[i] += u64::from(mine != theirs);
+                self.queues[i].pop_front();
+                self.compared[i] += 1;
+            }
+        }
+        let reached = (0..self.queues.len()).filter(|&i| i != r).map(|i| self.compared[i]).min();
+        let reached = reached.unwrap_or(self.reference_base + self.queues[r].len() as u64);
+        while self.reference_base < reached {
+            self.queues[r].pop_front();
+            self.reference_base += 1;
+        }
+    }
+}
+
 /// Runs the arrivals through every limiter (see the module comment).
 pub fn run(
     config: &RunConfig,
@@ -170,24 +227,49 @@ pub fn run(
     let (specs, reference) = with_reference(&config.limiters);
     let limit = config.limit;
     let record = decisions.is_some();
+    let clients = config.clients.as_ref().filter(|c| c.active());
     if let Some(end) = config.end {
         // Refuse a too-fine explicit bin before any work is done.
         Timeline::new(config.bin, 1).reserve_until(Nanos::new(end.get().saturating_sub(1)))?;
     }
     let mut lanes: Vec<Box<dyn LaneOps>> = specs
         .iter()
-        .map(|s| s.visit(MakeLane { limit, bin: config.bin, curve: config.admission_curve }))
+        .enumerate()
+        .map(|(index, s)| {
+            let header = s.retry_after;
+            s.visit(MakeLane {
+                limit,
+                bin: config.bin,
+                curve: config.admission_curve,
+                index,
+                clients,
+                header,
+            })
+        })
         .collect();
-    let mut reader = Reader::new(arrivals, config.end, record);
+    let mut reader = Reader::new(arrivals, config.end, record, clients.is_some());
     let mut disagreements = vec![0u64; lanes.len()];
+    let mut outcomes = OutcomeComparison::new(lanes.len(), reference);
+    let mut attempts_seen = vec![0u64; lanes.len()];
     let mut report_chunk = |chunk: &Chunk, outs: &[LaneOut]| -> Result<(), RunError> {
-        let reference_bits = &outs[reference].bits;
-        for (count, out) in disagreements.iter_mut().zip(outs) {
-            let differ: u32 = out.bits.iter().zip(reference_bits).map(|(a, b)| (a ^ b).count_ones()).sum();
-            *count += u64::from(differ);
+        if clients.is_some() {
+            for (i, out) in outs.iter().enumerate() {
+                outcomes.add(i, &out.outcomes);
+            }
+        } else {
+            let reference_bits = &outs[reference].bits;
+            for (count, out) in disagreements.iter_mut().zip(outs) {
+                let differ: u32 =
+                    out.bits.iter().zip(reference_bits).map(|(a, b)| (a ^ b).count_ones()).sum();
+                *count += u64::from(differ);
+            }
         }
         if let Some(sink) = decisions.as_deref_mut() {
-            write_decisions(sink, chunk, outs)?;
+            if clients.is_some() {
+                write_attempts(sink, outs, &mut attempts_seen)?;
+            } else {
+                write_decisions(sink, chunk, outs)?;
+            }
         }
         let held = crate::ring::held_bytes();
         if held > config.window_memory {
@@ -201,13 +283,31 @@ pub fn run(
     };
     schedule::run(&mut reader, &mut lanes, record, &mut report_chunk)?;
 
-    let run_end = match config.end {
+    // What the lanes scheduled for themselves and have not run yet.
+    let mut outs: Vec<LaneOut> = lanes.iter().map(|_| LaneOut::new(record)).collect();
+    let last_events = schedule::run_pending(&mut lanes, &mut outs, config.end)?;
+    let mut run_end = match config.end {
         Some(e) => e,
         None => reader.last_time.map_or(Nanos::ZERO, |t| Nanos::new(t.get().saturating_add(1))),
     };
+    if config.end.is_none() {
+        for t in last_events.into_iter().flatten() {
+            run_end = run_end.max(Nanos::new(t.get().saturating_add(1)));
+        }
+    }
+    if let Some(sink) = decisions.as_deref_mut() {
+        write_attempts(sink, &outs, &mut attempts_seen)?;
+    }
+    for (i, (lane, out)) in lanes.iter_mut().zip(&mut outs).enumerate() {
+        outcomes.add(i, &out.outcomes);
+        lane.finish(run_end, out)?;
+        outcomes.add(i, &out.outcomes);
+    }
+    if clients.is_some() {
+        disagreements = outcomes.differ;
+    }
     for (lane, differ) in lanes.iter_mut().zip(&disagreements) {
         lane.counts_mut().disagreements += differ;
-        lane.finish(run_end)?;
     }
     progress(Progress { arrivals: reader.seq, now: run_end });
 
@@ -217,14 +317,14 @@ pub fn run(
     for lane in lanes {
         let result = lane.into_result();
         columns.push(result.timeline);
-        parts.push((result.counts, result.state, result.curve));
+        parts.push((result.counts, result.state, result.curve, result.clients));
     }
     let reference_admitted = parts[reference].0.admitted;
     let limiters = specs
         .into_iter()
         .zip(names)
         .zip(parts)
-        .map(|((spec, label), (counts, state, admission_curve))| LimiterReport {
+        .map(|((spec, label), (counts, state, admission_curve, clients))| LimiterReport {
             spec,
             label,
             counts,
@@ -232,6 +332,7 @@ pub fn run(
             reference_admitted,
             limit: limit.requests,
             admission_curve,
+            clients,
         })
         .collect();
     Ok(RunReport {
@@ -247,6 +348,27 @@ pub fn run(
     })
 }
 
+/// decisions.csv rows when clients react: each lane's attempts in its own
+/// order (`seq` counts a lane's attempts), lane after lane for each chunk.
+fn write_attempts(sink: &mut dyn DecisionSink, outs: &[LaneOut], seen: &mut [u64]) -> Result<(), RunError> {
+    for (i, out) in outs.iter().enumerate() {
+        for a in &out.attempts {
+            let record = DecisionRecord {
+                seq: seen[i],
+                time: a.time,
+                key: 0,
+                limiter: i,
+                admitted: a.admitted,
+                window_count: a.window_count,
+                attempt: Some((a.attempt, a.logical)),
+            };
+            seen[i] += 1;
+            sink.record(&record).map_err(RunError::Decisions)?;
+        }
+    }
+    Ok(())
+}
+
 fn write_decisions(sink: &mut dyn DecisionSink, chunk: &Chunk, outs: &[LaneOut]) -> Result<(), RunError> {
     for (j, (&time, &key)) in chunk.times.iter().zip(&chunk.key_values).enumerate() {
         for (i, out) in outs.iter().enumerate() {
@@ -257,6 +379,7 @@ fn write_decisions(sink: &mut dyn DecisionSink, chunk: &Chunk, outs: &[LaneOut])
                 limiter: i,
                 admitted: out.admitted(j),
                 window_count: out.window_counts.as_ref().map_or(0, |w| w[j]),
+                attempt: None,
             };
             sink.record(&record).map_err(RunError::Decisions)?;
         }
@@ -270,7 +393,7 @@ mod tests {
     use crate::trace::Arrival;
 
     fn arrivals(v: &[(u64, u64)]) -> impl Iterator<Item = ArrivalResult> + Send + use<> {
-        v.iter().map(|&(t, key)| Ok(Arrival { time: Nanos::new(t), key })).collect::<Vec<_>>().into_iter()
+        v.iter().map(|&(t, key)| Ok(Arrival::keyed(Nanos::new(t), key))).collect::<Vec<_>>().into_iter()
     }
 
     #[test]

@@ -24,6 +24,9 @@ pub struct Chunk {
     pub keys: usize,
     /// Each arrival's key, kept only when decisions are written.
     pub key_values: Vec<u64>,
+    /// Each arrival's source, kept only when clients react (their retry
+    /// policy is the source's).
+    pub sources: Vec<u16>,
 }
 
 pub struct Reader<I> {
@@ -42,10 +45,12 @@ pub struct Reader<I> {
     done: bool,
     /// Keep each arrival's key in the chunk (for decisions.csv).
     record_keys: bool,
+    /// Keep each arrival's source in the chunk (for reacting clients).
+    record_sources: bool,
 }
 
 impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
-    pub fn new(arrivals: I, end: Option<Nanos>, record_keys: bool) -> Reader<I> {
+    pub fn new(arrivals: I, end: Option<Nanos>, record_keys: bool, record_sources: bool) -> Reader<I> {
         Reader {
             arrivals,
             end,
@@ -57,6 +62,7 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
             last_time: None,
             done: false,
             record_keys,
+            record_sources,
         }
     }
 
@@ -65,6 +71,7 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
         chunk.times.clear();
         chunk.ids.clear();
         chunk.key_values.clear();
+        chunk.sources.clear();
         chunk.first_seq = self.seq;
         while !self.done && chunk.times.len() < CHUNK {
             let Some(a) = self.arrivals.next() else {
@@ -92,6 +99,9 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
             chunk.ids.push(id);
             if self.record_keys {
                 chunk.key_values.push(a.key);
+            }
+            if self.record_sources {
+                chunk.sources.push(a.source);
             }
         }
         if let (Some(&first), Some(&last)) = (chunk.times.first(), chunk.times.last()) {

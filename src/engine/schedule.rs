@@ -53,6 +53,31 @@ where
     }
 }
 
+/// Runs every lane's pending events (those before `end`, or all of them)
+/// once the arrivals are done, the lanes side by side when threaded;
+/// returns the time of each lane's last one.
+pub fn run_pending(
+    lanes: &mut [Box<dyn LaneOps>],
+    outs: &mut [LaneOut],
+    end: Option<crate::time::Nanos>,
+) -> Result<Vec<Option<crate::time::Nanos>>, RunError> {
+    if !threaded() {
+        return lanes
+            .iter_mut()
+            .zip(outs)
+            .map(|(l, o)| l.run_pending(end, o).map_err(RunError::from))
+            .collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> =
+            lanes.iter_mut().zip(outs).map(|(l, o)| scope.spawn(move || l.run_pending(end, o))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a lane thread panicked").map_err(RunError::from))
+            .collect()
+    })
+}
+
 /// The plain loop: read, decide on each lane, report.
 fn run_in_turn<I: Iterator<Item = ArrivalResult>>(
     reader: &mut Reader<I>,

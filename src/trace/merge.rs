@@ -56,11 +56,12 @@ impl<S: Iterator<Item = ArrivalResult>> Iterator for Merge<S> {
                 }
             }
         }
-        let (i, arrival) = best?;
+        let (i, mut arrival) = best?;
         if let Err(e) = self.refill(i) {
             self.failed = true;
             return Some(Err(e));
         }
+        arrival.source = i as u16;
         Some(Ok(arrival))
     }
 }
@@ -86,12 +87,15 @@ mod tests {
     fn ties_take_the_earlier_source_first() {
         // Each source's arrivals carry its index as their key.
         let tagged = |k: u64, times: &[u64]| -> std::vec::IntoIter<ArrivalResult> {
-            times.iter().map(|&t| Ok(Arrival { time: Nanos::new(t), key: k })).collect::<Vec<_>>().into_iter()
+            times.iter().map(|&t| Ok(Arrival::keyed(Nanos::new(t), k))).collect::<Vec<_>>().into_iter()
         };
         let m = Merge::new(vec![tagged(0, &[5, 5, 7]), tagged(1, &[3, 5]), tagged(2, &[5, 6])]);
         let order: Vec<(u64, u64)> = m.map(|r| r.unwrap()).map(|a| (a.time.get(), a.key)).collect();
         // At t = 5: both of source 0, then source 1's, then source 2's.
         assert_eq!(order, [(3, 1), (5, 0), (5, 0), (5, 1), (5, 2), (6, 2), (7, 0)]);
+        // Each arrival says which source it came from.
+        let m = Merge::new(vec![tagged(0, &[5, 5, 7]), tagged(1, &[3, 5]), tagged(2, &[5, 6])]);
+        assert!(m.map(|r| r.unwrap()).all(|a| u64::from(a.source) == a.key));
     }
 
     #[test]

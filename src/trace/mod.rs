@@ -34,12 +34,20 @@ pub struct Arrival {
     /// The client the request belongs to; each key gets its own limiters.
     /// Traces without keys use key 0 throughout.
     pub key: u64,
+    /// The index of the source it came from among the merged ones (set by
+    /// [`Merge`]; 0 for a single source).
+    pub source: u16,
 }
 
 impl Arrival {
     /// An unkeyed arrival.
     pub const fn at(time: Nanos) -> Arrival {
-        Arrival { time, key: 0 }
+        Arrival { time, key: 0, source: 0 }
+    }
+
+    /// An arrival of client `key`.
+    pub const fn keyed(time: Nanos, key: u64) -> Arrival {
+        Arrival { time, key, source: 0 }
     }
 }
 

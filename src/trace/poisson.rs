@@ -60,7 +60,7 @@ impl Iterator for Poisson {
             None => 0,
         };
         self.t = self.t.saturating_add(self.gap());
-        Some(Arrival { time: Nanos::new(t), key })
+        Some(Arrival::keyed(Nanos::new(t), key))
     }
 }
 

@@ -210,7 +210,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
                 };
                 self.last = t;
                 self.rows += 1;
-                Some(Ok(Arrival { time: t, key }))
+                Some(Ok(Arrival::keyed(t, key)))
             }
         }
     }

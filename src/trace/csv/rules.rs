@@ -139,6 +139,6 @@ impl RowRules {
         };
         self.last = t;
         self.rows += 1;
-        Ok(Arrival { time: t, key })
+        Ok(Arrival::keyed(t, key))
     }
 }

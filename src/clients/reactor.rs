@@ -1,0 +1,281 @@
+//! The clients inside one lane: after each decision they schedule what
+//! follows (a retry, a closed client's next request) in the lane's own
+//! event queue, with draws from the lane's own seeded stream, and they
+//! count what happened to every logical request.
+
+use std::collections::VecDeque;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Exp1};
+
+use super::policy::{BUDGET_CAP, RetryPolicy};
+use super::report::{ClientReport, Logical};
+use super::{Clients, ClosedSource};
+use crate::engine::{Decided, EventQueue, Reactor, Scheduled};
+use crate::limiter::RetryAfter;
+use crate::time::Nanos;
+
+/// What a lane schedules for its clients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientEvent {
+    /// Attempt `attempt` (2 or more) of a logical request.
+    Retry {
+        logical: Logical,
+        attempt: u32,
+        /// The first attempt's time.
+        first: Nanos,
+        /// The wait before this attempt (decorrelated jitter grows from it).
+        previous: Nanos,
+        /// The time the limiter's Retry-After header gave at the reject.
+        header: Option<Nanos>,
+        /// Whose policy: open sources first, then closed ones.
+        policy: u16,
+        /// The closed client (flat index), or `NO_CLIENT` for open sources.
+        client: u32,
+    },
+    /// A closed client's next logical request.
+    Send { client: u32 },
+}
+
+const NO_CLIENT: u32 = u32::MAX;
+
+/// Outcomes of open-loop logical requests, handed out in arrival order as
+/// soon as every earlier one is final.
+#[derive(Default)]
+struct Outcomes {
+    /// The arrival position of `states[0]`.
+    next: u64,
+    /// 0: pending, 1: succeeded, 2: did not.
+    states: VecDeque<u8>,
+}
+
+impl Outcomes {
+    fn start(&mut self, seq: u64) {
+        debug_assert_eq!(seq, self.next + self.states.len() as u64, "arrivals come in order");
+        self.states.push_back(0);
+    }
+
+    fn finish(&mut self, seq: u64, succeeded: bool) {
+        self.states[(seq - self.next) as usize] = if succeeded { 1 } else { 2 };
+    }
+
+    fn drain(&mut self, into: &mut Vec<bool>) {
+        while let Some(&s) = self.states.front()
+            && s != 0
+        {
+            into.push(s == 1);
+            self.states.pop_front();
+            self.next += 1;
+        }
+    }
+}
+
+/// A lane's clients.
+pub struct ClientReactor {
+    rng: ChaCha8Rng,
+    /// Open sources' policies, then closed sources'.
+    policies: Vec<RetryPolicy>,
+    open: usize,
+    closed: Vec<ClosedSource>,
+    /// The first flat client index of each closed source.
+    first_client: Vec<u32>,
+    /// How this lane's limiter rounds its Retry-After header.
+    header: RetryAfter,
+    /// Retry tokens: open-loop clients by key id, closed clients by index.
+    open_budget: Vec<f64>,
+    closed_budget: Vec<f64>,
+    next_closed: u64,
+    outcomes: Outcomes,
+    report: ClientReport,
+}
+
+impl ClientReactor {
+    /// The clients of lane `lane`, whose limiter rounds its header so.
+    pub fn new(clients: &Clients, lane: usize, header: RetryAfter) -> ClientReactor {
+        let mut rng = ChaCha8Rng::seed_from_u64(clients.seed);
+        rng.set_stream((1 << 32) + lane as u64);
+        let mut policies = clients.open.clone();
+        policies.extend(clients.closed.iter().map(|c| c.retry));
+        let mut first_client = Vec::new();
+        let mut n = 0u32;
+        for c in &clients.closed {
+            first_client.push(n);
+            n += c.clients as u32;
+        }
+        ClientReactor {
+            rng,
+            policies,
+            open: clients.open.len(),
+            closed: clients.closed.clone(),
+            first_client,
+            header,
+            open_budget: Vec::new(),
+            closed_budget: vec![0.0; n as usize],
+            next_closed: 0,
+            outcomes: Outcomes::default(),
+            report: ClientReport::new(),
+        }
+    }
+
+    /// An exponential think time of mean `mean`, in whole ns.
+    fn think(&mut self, mean: Nanos) -> u64 {
+        let e: f64 = Exp1.sample(&mut self.rng);
+        (e * mean.get() as f64 + 0.5) as u64
+    }
+
+    /// The closed source a flat client index belongs to.
+    fn source_of(&self, client: u32) -> usize {
+        self.first_client.partition_point(|&f| f <= client) - 1
+    }
+
+    /// Schedules closed client `client`'s next request after a think time,
+    /// if it falls before its source's end.
+    fn next_request(&mut self, client: u32, now: Nanos, queue: &mut EventQueue<Scheduled<ClientEvent>>) {
+        let s = self.source_of(client);
+        let (think, end) = (self.closed[s].think, self.closed[s].end);
+        let at = now.get().saturating_add(self.think(think));
+        if at < end.get() {
+            queue.schedule(Nanos::new(at), Scheduled { key: 0, event: ClientEvent::Send { client } });
+        }
+    }
+
+    /// The retry budget of a client, if its policy has one.
+    fn budget(&mut self, key: u32, client: u32) -> &mut f64 {
+        if client == NO_CLIENT {
+            let k = key as usize;
+            if self.open_budget.len() <= k {
+                self.open_budget.resize(k + 1, 0.0);
+            }
+            &mut self.open_budget[k]
+        } else {
+            &mut self.closed_budget[client as usize]
+        }
+    }
+
+    /// A logical request has ended.
+    fn end(
+        &mut self,
+        logical: Logical,
+        client: u32,
+        succeeded: bool,
+        now: Nanos,
+        queue: &mut EventQueue<Scheduled<ClientEvent>>,
+    ) {
+        if let Logical::Open(seq) = logical {
+            self.outcomes.finish(seq, succeeded);
+        }
+        if client != NO_CLIENT {
+            self.next_request(client, now, queue);
+        }
+    }
+}
+
+impl Reactor for ClientReactor {
+    type Event = ClientEvent;
+    const WANTS_RETRY_AT: bool = true;
+
+    fn start(&mut self, queue: &mut EventQueue<Scheduled<ClientEvent>>) {
+        for s in 0..self.closed.len() {
+            let (start, clients) = (self.closed[s].start, self.closed[s].clients as u32);
+            for c in 0..clients {
+                self.next_request(self.first_client[s] + c, start, queue);
+            }
+        }
+    }
+
+    fn react(&mut self, d: &Decided<'_, ClientEvent>, queue: &mut EventQueue<Scheduled<ClientEvent>>) {
+        let now = d.time;
+        let (logical, attempt, first, previous, policy, client) = match (d.event, d.arrival) {
+            (Some(&ClientEvent::Retry { logical, attempt, first, previous, header, policy, client }), _) => {
+                self.report.retries += 1;
+                if !d.admitted && header.is_some_and(|h| now >= h) {
+                    self.report.early_retries += 1;
+                }
+                (logical, attempt, first, previous, policy as usize, client)
+            }
+            (Some(&ClientEvent::Send { client }), _) => {
+                let logical = Logical::Closed(self.next_closed);
+                self.next_closed += 1;
+                self.report.logical += 1;
+                let policy = self.open + self.source_of(client);
+                (logical, 1, now, self.policies[policy].base, policy, client)
+            }
+            (None, arrival) => {
+                let (seq, source) = arrival.expect("a decision is an arrival or an event");
+                self.outcomes.start(seq);
+                self.report.logical += 1;
+                self.report.open_logical += 1;
+                let policy = usize::from(source).min(self.open.saturating_sub(1));
+                (Logical::Open(seq), 1, now, self.policies[policy].base, policy, NO_CLIENT)
+            }
+        };
+        let p = self.policies[policy];
+        if attempt == 1
+            && let Some(ratio) = p.budget
+        {
+            let b = self.budget(d.key, client);
+            *b = (*b + ratio).min(BUDGET_CAP);
+        }
+        if d.admitted {
+            self.report.record_success(now - first);
+            return self.end(logical, client, true, now, queue);
+        }
+        let header = d.retry_at.map(|at| self.header.header(now, at));
+        let mut wait = p.wait(&mut self.rng, now, attempt, previous, header);
+        if wait.is_some() && p.budget.is_some() {
+            // A retry spends a token; without one the client gives up.
+            let b = self.budget(d.key, client);
+            if *b >= 1.0 {
+                *b -= 1.0;
+            } else {
+                wait = None;
+            }
+        }
+        match wait {
+            Some(wait) => {
+                let at = Nanos::new(now.get().saturating_add(wait.get()));
+                let event = ClientEvent::Retry {
+                    logical,
+                    attempt: attempt + 1,
+                    first,
+                    previous: wait,
+                    header,
+                    policy: policy as u16,
+                    client,
+                };
+                queue.schedule(at, Scheduled { key: d.key, event });
+            }
+            None => {
+                self.report.gave_up += 1;
+                self.end(logical, client, false, now, queue);
+            }
+        }
+    }
+
+    fn attempt_of(&self, event: &ClientEvent) -> (u32, Option<Logical>) {
+        match *event {
+            ClientEvent::Retry { logical, attempt, .. } => (attempt, Some(logical)),
+            ClientEvent::Send { .. } => (1, Some(Logical::Closed(self.next_closed))),
+        }
+    }
+
+    fn take_outcomes(&mut self, into: &mut Vec<bool>) {
+        self.outcomes.drain(into);
+    }
+
+    fn close(&mut self) {
+        // Logical requests still waiting for a retry did not succeed.
+        let r = &mut self.report;
+        r.unfinished = r.logical - r.succeeded - r.gave_up;
+        for s in self.outcomes.states.iter_mut() {
+            if *s == 0 {
+                *s = 2;
+            }
+        }
+    }
+
+    fn report(self) -> Option<ClientReport> {
+        Some(self.report)
+    }
+}
