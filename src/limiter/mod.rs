@@ -16,6 +16,7 @@ mod fixed_window;
 mod leaky_bucket;
 mod sliding_log;
 mod slot_counter;
+mod weighted_window;
 
 #[cfg(test)]
 pub use example::ExampleSpec;
@@ -24,6 +25,7 @@ pub use fixed_window::{FixedWindow, FixedWindowSpec, WindowAlign};
 pub use leaky_bucket::{LeakyBucket, LeakyBucketSpec, LeakyState, nginx_rate};
 pub use sliding_log::{SlidingLog, SlidingLogSpec};
 pub use slot_counter::{SlotCounter, SlotCounterSpec};
+pub use weighted_window::{Rounding, WeightedWindow, WeightedWindowSpec};
 
 use std::fmt;
 
@@ -274,6 +276,7 @@ registry! {
     SlotCounter(SlotCounterSpec),
     SlidingLog(SlidingLogSpec),
     LeakyBucket(LeakyBucketSpec),
+    WeightedWindow(WeightedWindowSpec),
     #[cfg(test)]
     Example(ExampleSpec),
 }
