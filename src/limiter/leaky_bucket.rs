@@ -2,8 +2,8 @@
 //! `limit_req zone=... burst=N nodelay`, with nginx's own integer arithmetic.
 //!
 //! Followed: nginx 1.28.0, `src/http/modules/ngx_http_limit_req_module.c`
-//! (the file is byte-identical from 1.26.3 to 1.31.4, blob `2b062a30`). The
-//! lines that decide a request, in `ngx_http_limit_req_lookup`:
+//! (byte-identical in every release from 1.19.9 to 1.31.4, blob `2b062a30`).
+//! The lines that decide a request, in `ngx_http_limit_req_lookup`:
 //!
 //! ```c
 //! now = ngx_current_msec;

@@ -310,15 +310,14 @@ mod tests {
         )
     }
 
-    /// The golden example (the numbers of Cloudflare's blog post): 42 in the
-    /// previous minute, 18 in this one, 15 s into it, L = 50.
+    /// The golden example: 42 in the previous minute, 18 in this one, 15 s into it, L = 50.
     /// Exact: 42 * 45 + (18 + 1) * 60 = 1890 + 1140 = 3030 > 3000 = 50 * 60:
     /// reject (the estimate with this request is 31.5 + 19 = 50.5).
     /// Floor: floor(42 * 45 / 60) = floor(31.5) = 31, and 31 + 18 + 1 = 50
     /// <= 50: admit; the next one makes 31 + 19 + 1 = 51 > 50: reject.
-    /// (18 requests cannot reach [60 s, 75 s) through the limiter itself:
-    /// there 42 weighs at least 31.5, leaving room for 18 only from 15 s on.
-    /// So the test sets the counts of the minute [60 s, 120 s) directly.)
+    /// (The limiter itself admits an 18th request in that minute only once
+    /// 42 * rem + 18 * 60 <= 3000, about 14.3 s into it, so the test sets the
+    /// counts of the minute [60 s, 120 s) directly.)
     #[test]
     fn golden_42_18_at_15_seconds() {
         let mut exact = window(50, s(60), Rounding::Exact);
