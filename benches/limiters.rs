@@ -17,6 +17,8 @@
 //! - `lib/...`: the library limiters through `Limiter::decide`;
 //! - `bare/...`: the least code that makes the same decision (target: the
 //!   library within 2x of it);
+//! - `lib/leaky_bucket` (burst 10, nginx's `rate=100r/s burst=10 nodelay`)
+//!   and `lib/weighted_window` (exact, and `_floor`) with their bare loops;
 //! - `naive/slot_counter/N`: the textbook counter that sums all N slots per
 //!   request, at N = 10, 100, 1 000, 10 000 (the O(N) the library avoids).
 //!
@@ -29,7 +31,10 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use ratesim::limiter::{FixedWindow, Limit, Limiter, SlidingLog, SlotCounter, WindowAlign};
+use ratesim::limiter::{
+    FixedWindow, LeakyBucket, Limit, Limiter, Rounding, SlidingLog, SlotCounter, WeightedWindow,
+    WeightedWindowSpec, WindowAlign,
+};
 use ratesim::time::Nanos;
 
 const LIMIT: u64 = 100;
@@ -39,6 +44,9 @@ const ARRIVALS: usize = 1 << 16;
 /// The naive counter at large N costs O(N) per decision: a shorter prefix
 /// keeps its iterations short; throughput is still per decision.
 const NAIVE_ARRIVALS_LARGE_N: usize = 1 << 12;
+
+/// The leaky bucket's `burst` (nginx `burst=10 nodelay`; rate 100 r/s).
+const BURST: u64 = 10;
 
 const LIB_SLOTS: [u64; 5] = [10, 100, 1_000, 10_000, 100_000];
 const NAIVE_SLOTS: [u64; 4] = [10, 100, 1_000, 10_000];
@@ -81,6 +89,14 @@ fn fixed() -> FixedWindow {
     FixedWindow::new(limit(), WindowAlign::Epoch { offset: Nanos::ZERO })
 }
 
+fn leaky() -> LeakyBucket {
+    LeakyBucket::new(limit(), BURST)
+}
+
+fn weighted(rounding: Rounding) -> WeightedWindow {
+    WeightedWindow::new(limit(), WeightedWindowSpec { rounding, ..WeightedWindowSpec::DEFAULT })
+}
+
 /// The library and the baselines must make the same decisions, or the
 /// comparison means nothing. Checked once, outside the timed loops.
 fn check_agreement(name: &str, trace: &[u64]) {
@@ -94,6 +110,18 @@ fn check_agreement(name: &str, trace: &[u64]) {
         bare_sliding_log(trace, LIMIT, WINDOW),
         "{name}: sliding log"
     );
+    assert_eq!(
+        run_lib(leaky(), trace),
+        bare_leaky_bucket(trace, LIMIT, WINDOW, BURST),
+        "{name}: leaky bucket"
+    );
+    for (rounding, floor) in [(Rounding::Exact, false), (Rounding::Floor, true)] {
+        assert_eq!(
+            run_lib(weighted(rounding), trace),
+            bare_weighted_window(trace, LIMIT, WINDOW, floor),
+            "{name}: weighted window {rounding:?}"
+        );
+    }
     for n in LIB_SLOTS {
         let lib = run_lib(SlotCounter::new(limit(), n), trace);
         assert_eq!(lib, bare_slot_counter(trace, LIMIT, WINDOW, n), "{name}: bare slot counter N={n}");
@@ -135,6 +163,20 @@ fn bench_trace(c: &mut Criterion, name: &str, trace: &[u64]) {
     g.bench_function("lib/sliding_log", |b| b.iter(|| run_lib(SlidingLog::new(limit(), false), trace)));
     g.bench_function("bare/sliding_log", |b| {
         b.iter(|| baseline::bare_sliding_log(trace, LIMIT, black_box(WINDOW)))
+    });
+
+    g.bench_function("lib/leaky_bucket", |b| b.iter(|| run_lib(leaky(), trace)));
+    g.bench_function("bare/leaky_bucket", |b| {
+        b.iter(|| baseline::bare_leaky_bucket(trace, LIMIT, black_box(WINDOW), BURST))
+    });
+
+    g.bench_function("lib/weighted_window", |b| b.iter(|| run_lib(weighted(Rounding::Exact), trace)));
+    g.bench_function("bare/weighted_window", |b| {
+        b.iter(|| baseline::bare_weighted_window(trace, LIMIT, black_box(WINDOW), false))
+    });
+    g.bench_function("lib/weighted_window_floor", |b| b.iter(|| run_lib(weighted(Rounding::Floor), trace)));
+    g.bench_function("bare/weighted_window_floor", |b| {
+        b.iter(|| baseline::bare_weighted_window(trace, LIMIT, black_box(WINDOW), true))
     });
 
     for n in NAIVE_SLOTS {

@@ -830,6 +830,131 @@ fn k06_clients_on_a_burst() {
         .refused(&["`traffic[0].clients` is not a key of kind \"burst\""]);
 }
 
+// ---- production limiters: leaky_bucket (nginx) and weighted_window ------------
+
+const SLOTS: &str = "kind = \"slot_counter\"\nslots = [2, 10]";
+
+/// BASE with its slot counter replaced by `kind` and `keys`.
+fn limiter(kind: &str, keys: &str) -> String {
+    with(SLOTS, &format!("kind = \"{kind}\"\n{keys}"))
+}
+
+#[test]
+fn lb01_negative_burst() {
+    Case::new(&limiter("leaky_bucket", "burst = -1"))
+        .refused(&["s.toml:16:9:", "`limiter[0].burst` must be a whole number of at least 0, got -1"]);
+}
+
+#[test]
+fn lb02_burst_times_1000_overflows() {
+    Case::new(&limiter("leaky_bucket", "burst = [5, 9223372036854776]")).refused(&[
+        "s.toml:16:13:",
+        "`limiter[0].burst` = 9223372036854776 is too large",
+        "the most is 9223372036854775",
+    ]);
+}
+
+#[test]
+fn lb03_rate_rounds_to_zero() {
+    let text = limiter("leaky_bucket", "").replace("window = \"1s\"", "window = \"10001s\"");
+    Case::new(&text).refused(&[
+        "s.toml:15:8:",
+        "whole thousandths of a request per second",
+        "[limit] 10 per 10001s rounds to 0",
+        "with 10 requests the window may be at most 10000s",
+    ]);
+}
+
+#[test]
+fn lb04_rate_too_large_for_nginx() {
+    let text = limiter("leaky_bucket", "")
+        .replace("requests = 10", "requests = 9223372036854775807")
+        .replace("window = \"1s\"", "window = \"1ms\"");
+    Case::new(&text).refused(&["s.toml:15:8:", "more than nginx's integer rate holds"]);
+}
+
+#[test]
+fn lb05_burst_wrong_type() {
+    Case::new(&limiter("leaky_bucket", "burst = \"five\"")).refused(&[
+        "s.toml:16:9:",
+        "`limiter[0].burst`",
+        "invalid type: string \"five\", expected a whole number or a list of them, like 5 or [0, 5, 10]",
+    ]);
+}
+
+#[test]
+fn lb06_burst_fraction_in_list() {
+    Case::new(&limiter("leaky_bucket", "burst = [0, 2.5]")).refused(&[
+        "s.toml:16:13:",
+        "`limiter[0].burst`",
+        "invalid type: floating point `2.5`, expected a whole number",
+    ]);
+}
+
+#[test]
+fn lb07_burst_empty_list() {
+    Case::new(&limiter("leaky_bucket", "burst = []"))
+        .refused(&["s.toml:16:9:", "`limiter[0].burst` is empty"]);
+}
+
+#[test]
+fn lb08_unknown_key_near_miss() {
+    Case::new(&limiter("leaky_bucket", "brust = 5")).refused(&[
+        "s.toml:16:1:",
+        "`limiter[0].brust` is not a key of kind \"leaky_bucket\" (it takes: burst, retry_after)",
+        "did you mean `burst`?",
+    ]);
+}
+
+#[test]
+fn ww01_unknown_rounding() {
+    Case::new(&limiter("weighted_window", "rounding = \"round\"")).refused(&[
+        "s.toml:16:12:",
+        "`limiter[0].rounding` = \"round\" is not known: expected one of \"exact\", \"floor\"",
+    ]);
+}
+
+#[test]
+fn ww02_rounding_wrong_type() {
+    Case::new(&limiter("weighted_window", "rounding = true")).refused(&[
+        "s.toml:16:12:",
+        "`limiter[0].rounding`",
+        "invalid type: boolean `true`, expected a string",
+    ]);
+}
+
+#[test]
+fn ww03_count_rejected_wrong_type() {
+    Case::new(&limiter("weighted_window", "count_rejected = \"yes\"")).refused(&[
+        "s.toml:16:18:",
+        "`limiter[0].count_rejected`",
+        "invalid type: string \"yes\", expected true or false",
+    ]);
+}
+
+#[test]
+fn ww04_negative_offset() {
+    Case::new(&limiter("weighted_window", "offset = \"-300ms\""))
+        .refused(&["s.toml:16:10:", "`limiter[0].offset`: `-300ms` is negative"]);
+}
+
+#[test]
+fn ww05_offset_wrong_type() {
+    Case::new(&limiter("weighted_window", "offset = 300")).refused(&[
+        "s.toml:16:10:",
+        "`limiter[0].offset`",
+        "invalid type: integer `300`, expected a string",
+    ]);
+}
+
+#[test]
+fn ww06_key_of_another_kind() {
+    Case::new(&limiter("weighted_window", "burst = 5")).refused(&[
+        "s.toml:16:1:",
+        "`limiter[0].burst` is not a key of kind \"weighted_window\" (it takes: rounding, offset, count_rejected, retry_after)",
+    ]);
+}
+
 #[test]
 fn r01_retry_after_not_known() {
     Case::new(&with("slots = [2, 10]", "slots = [2, 10]\nretry_after = \"ceil\"")).refused(&[

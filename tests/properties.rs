@@ -4,7 +4,8 @@ use proptest::prelude::*;
 
 use ratesim::engine::{self, RunConfig};
 use ratesim::limiter::{
-    FixedWindowSpec, Limit, Limiter, LimiterSpec, SlidingLogSpec, SlotCounterSpec, WindowAlign,
+    AlgorithmSpec, FixedWindowSpec, LeakyBucketSpec, Limit, Limiter, LimiterSpec, Rounding, SlidingLogSpec,
+    SlotCounterSpec, WeightedWindowSpec, WindowAlign,
 };
 use ratesim::time::Nanos;
 use ratesim::trace::{Arrival, ArrivalResult};
@@ -260,6 +261,125 @@ proptest! {
                 prop_assert!(l.clone().decide(at, cost).admitted(), "{}: rejected at its retry time {} (t = {})", spec.label(), at, t);
                 let before = Nanos::new(at.get() - 1);
                 prop_assert!(!l.clone().decide(before, cost).admitted(), "{}: admitted 1 ns before {} (t = {})", spec.label(), at, t);
+            }
+        }
+    }
+}
+
+// ---- production limiters: leaky bucket (nginx) and weighted window ----------
+
+/// Sorted times in whole and part milliseconds: nginx's clock ticks every
+/// millisecond, so the leaky bucket needs gaps around 1 ms and around its
+/// emission interval (W / L, 10 ms to 1 s here), and bursts at one instant.
+fn ms_trace() -> impl Strategy<Value = Vec<u64>> {
+    prop::collection::vec(
+        prop_oneof![
+            3 => Just(0u64),
+            3 => 0u64..3_000_000,
+            2 => 0u64..400_000_000,
+            1 => prop::sample::select(vec![999_999u64, 1_000_000, 1_000_001]),
+        ],
+        0..200,
+    )
+    .prop_map(|gaps| {
+        let mut t = 0u64;
+        gaps.into_iter()
+            .map(|g| {
+                t += g;
+                t
+            })
+            .collect()
+    })
+}
+
+fn production_specs(window: u64) -> Vec<LimiterSpec> {
+    let weighted = |rounding, offset, count_rejected| {
+        LimiterSpec::from(WeightedWindowSpec { rounding, offset: Nanos::new(offset), count_rejected })
+    };
+    vec![
+        LimiterSpec::from(LeakyBucketSpec { burst: 0 }),
+        LimiterSpec::from(LeakyBucketSpec { burst: 1 }),
+        LimiterSpec::from(LeakyBucketSpec { burst: 5 }),
+        weighted(Rounding::Exact, 0, false),
+        weighted(Rounding::Floor, 0, false),
+        weighted(Rounding::Exact, window / 3, false),
+        weighted(Rounding::Floor, window / 7, true),
+        weighted(Rounding::Exact, 0, true),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// The advertised retry time of the leaky bucket and the weighted window,
+    /// every variant: with no other traffic, a request at exactly that time
+    /// is admitted and one 1 ns earlier is not. For the leaky bucket the
+    /// time is a whole millisecond, and 1 ns earlier is the millisecond
+    /// before, which has leaked less. With `count_rejected` this holds for
+    /// one retry: each refused attempt before it counts and moves it later.
+    #[test]
+    fn production_retry_at_is_admitted_and_not_a_nanosecond_before(
+        requests in 1u64..6,
+        window_ms in prop::sample::select(vec![10u64, 100, 250, 1000, 1001, 60_000]),
+        times in ms_trace(),
+        cost in 1u32..4,
+    ) {
+        let window = window_ms * 1_000_000;
+        let limit = Limit { requests, window: Nanos::new(window) };
+        for spec in production_specs(window) {
+            let mut l = spec.build(limit);
+            for &t in &times {
+                let now = Nanos::new(t);
+                if l.decide(now, cost).admitted() {
+                    continue;
+                }
+                let Some(at) = l.retry_at(now, cost) else {
+                    // Never: a cost above L (weighted) or above burst + 1 (leaky).
+                    let never = match &spec.algorithm {
+                        AlgorithmSpec::LeakyBucket(s) => u64::from(cost) > s.burst + 1,
+                        _ => u64::from(cost) > requests,
+                    };
+                    prop_assert!(never, "{}: no retry time at {}", spec.label(), t);
+                    continue;
+                };
+                prop_assert!(at > now, "{}: retry at {} for a reject at {}", spec.label(), at, t);
+                prop_assert!(l.clone().decide(at, cost).admitted(), "{}: rejected at its retry time {} (t = {})", spec.label(), at, t);
+                let before = Nanos::new(at.get() - 1);
+                prop_assert!(!l.clone().decide(before, cost).admitted(), "{}: admitted 1 ns before {} (t = {})", spec.label(), at, t);
+            }
+        }
+    }
+
+    /// Engine runs of the new limiters conserve requests; the leaky bucket
+    /// with burst 0 never admits two requests closer than its emission
+    /// interval in whole milliseconds, and the weighted window (counting
+    /// admitted requests, exact rounding) never has more than 2L in a window.
+    #[test]
+    fn production_limiters_in_the_engine(
+        requests in 1u64..6,
+        window_ms in prop::sample::select(vec![10u64, 100, 1000]),
+        times in ms_trace(),
+    ) {
+        let window = window_ms * 1_000_000;
+        let limit = Limit { requests, window: Nanos::new(window) };
+        for r in run(limit, &production_specs(window), &times) {
+            prop_assert_eq!(r.counts.admitted + r.counts.rejected, r.counts.offered);
+            prop_assert_eq!(r.counts.offered, times.len() as u64);
+            if r.spec == LimiterSpec::from(WeightedWindowSpec::DEFAULT) {
+                prop_assert!(r.counts.peak <= 2 * requests, "{} peak {}", r.label, r.counts.peak);
+            }
+        }
+        let mut l = LimiterSpec::from(LeakyBucketSpec { burst: 0 }).build(limit);
+        let mut last: Option<u64> = None;
+        for &t in &times {
+            if l.decide(Nanos::new(t), 1).admitted() {
+                let ms = t / 1_000_000;
+                if let Some(prev) = last {
+                    // r (ms - prev) / 1000 >= 1000 with r = floor(L * 10^6 / W_ms).
+                    let r = requests * 1_000_000 / window_ms;
+                    prop_assert!(r * (ms - prev) >= 1_000_000, "admitted {} ms after the last", ms - prev);
+                }
+                last = Some(ms);
             }
         }
     }

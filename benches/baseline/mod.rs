@@ -140,3 +140,53 @@ pub fn bare_sliding_log(trace: &[u64], limit: u64, window: u64) -> u64 {
     }
     admitted
 }
+
+/// nginx's `limit_req ... nodelay` in u64: `ms = t / 1 ms`, the first
+/// request makes `excess = 0`, later ones
+/// `e = max(excess + 1000 - rate * (ms - last) / 1000, 0)`, admitted iff
+/// `e <= burst * 1000`.
+pub fn bare_leaky_bucket(trace: &[u64], limit: u64, window: u64, burst: u64) -> u64 {
+    // u64 arithmetic: the bench's rate and gaps keep rate * ms far below 2^64.
+    let rate = limit * 1000 * 1_000_000_000 / window;
+    let burst = burst * 1000;
+    let (mut excess, mut last, mut started) = (0u64, 0u64, false);
+    let mut admitted = 0;
+    for &t in black_box(trace) {
+        let ms = t / 1_000_000;
+        let e = if started { (excess + 1000).saturating_sub(rate * (ms - last) / 1000) } else { 0 };
+        if e <= burst {
+            (excess, last, started) = (e, ms, true);
+            admitted += 1;
+        }
+    }
+    admitted
+}
+
+/// Weighted two-window counter, epoch-aligned: `prev` is window `k - 1`'s
+/// count if it was the last one, `rem = (k + 1) W - t`; exact:
+/// `prev * rem + (curr + 1) * W <= L * W`; floor:
+/// `prev * rem / W + curr + 1 <= L`.
+pub fn bare_weighted_window(trace: &[u64], limit: u64, window: u64, floor: bool) -> u64 {
+    let (mut k, mut prev, mut curr) = (u64::MAX, 0u64, 0u64);
+    let mut admitted = 0;
+    for &t in black_box(trace) {
+        let j = t / window;
+        if j != k {
+            prev = if j == k.wrapping_add(1) { curr } else { 0 };
+            curr = 0;
+            k = j;
+        }
+        // u64 arithmetic: prev <= L and rem <= W keep the products small.
+        let rem = (j + 1) * window - t;
+        let ok = if floor {
+            prev * rem / window + curr < limit
+        } else {
+            prev * rem + (curr + 1) * window <= limit * window
+        };
+        if ok {
+            curr += 1;
+            admitted += 1;
+        }
+    }
+    admitted
+}

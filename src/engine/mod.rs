@@ -295,7 +295,7 @@ pub fn run(
             run_end = run_end.max(Nanos::new(t.get().saturating_add(1)));
         }
     }
-    if let Some(sink) = decisions.as_deref_mut() {
+    if let Some(sink) = decisions {
         write_attempts(sink, &outs, &mut attempts_seen)?;
     }
     for (i, (lane, out)) in lanes.iter_mut().zip(&mut outs).enumerate() {

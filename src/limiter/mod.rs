@@ -13,15 +13,19 @@
 mod example;
 mod fast_div;
 mod fixed_window;
+mod leaky_bucket;
 mod sliding_log;
 mod slot_counter;
+mod weighted_window;
 
 #[cfg(test)]
 pub use example::ExampleSpec;
 pub use fast_div::FastDiv;
 pub use fixed_window::{FixedWindow, FixedWindowSpec, WindowAlign};
+pub use leaky_bucket::{LeakyBucket, LeakyBucketSpec, LeakyState, nginx_rate};
 pub use sliding_log::{SlidingLog, SlidingLogSpec};
 pub use slot_counter::{SlotCounter, SlotCounterSpec};
+pub use weighted_window::{Rounding, WeightedWindow, WeightedWindowSpec};
 
 use std::fmt;
 
@@ -278,6 +282,8 @@ registry! {
     FixedWindow(FixedWindowSpec),
     SlotCounter(SlotCounterSpec),
     SlidingLog(SlidingLogSpec),
+    LeakyBucket(LeakyBucketSpec),
+    WeightedWindow(WeightedWindowSpec),
     #[cfg(test)]
     Example(ExampleSpec),
 }
