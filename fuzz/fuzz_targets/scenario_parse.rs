@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use ratesim::limiter::{LimiterSpec, nginx_rate};
+use ratesim::limiter::{AlgorithmSpec, nginx_rate};
 use ratesim::scenario::{MAX_GENERATED, Scenario, Traffic};
 
 fuzz_target!(|data: &[u8]| {
@@ -17,15 +17,15 @@ fuzz_target!(|data: &[u8]| {
         if let Some(n) = l.slots() {
             assert!(n >= 1 && n <= s.limit.window.get());
         }
-        match l {
+        match &l.algorithm {
             // nginx's integers: a rate of at least 1 thousandth of a request
             // per second that fits ngx_int_t, and burst * 1000 that fits it.
-            LimiterSpec::LeakyBucket(b) => {
+            AlgorithmSpec::LeakyBucket(b) => {
                 let rate = nginx_rate(s.limit);
                 assert!(rate >= 1 && rate <= i64::MAX as u128);
                 assert!(b.burst.checked_mul(1000).is_some_and(|m| m <= i64::MAX as u64));
             }
-            LimiterSpec::WeightedWindow(w) => assert!(w.offset < s.limit.window),
+            AlgorithmSpec::WeightedWindow(w) => assert!(w.offset < s.limit.window),
             _ => {}
         }
     }
