@@ -90,6 +90,10 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
                 };
                 format!("poisson: {rate} requests/s on average from {start} s to {end} s{clients}")
             }
+            Traffic::Closed { clients, think, start, end } => format!(
+                "closed: {clients} clients, each with one request in flight, thinking {} on average, from {start} s to {end} s",
+                format_duration(*think)
+            ),
             Traffic::Csv(opts) => {
                 let Some(c) = csv.next() else { continue };
                 let span = match (c.first, c.last) {

@@ -1,16 +1,20 @@
 //! Glue from a validated scenario to an engine run.
 
+use crate::clients::{Clients, ClosedSource, RetryPolicy};
 use crate::engine::{self, DecisionSink, Progress, RunConfig, RunError, RunReport};
 use crate::scenario::{Scenario, Traffic};
 use crate::trace::{Burst, Constant, CsvTrace, Merge, Poisson, Source, TraceError};
 
-/// Opens the scenario's sources, in `[[traffic]]` order. Poisson source `i`
-/// draws from ChaCha8 stream `i` of the scenario seed.
+/// Opens the scenario's open-loop sources, in `[[traffic]]` order (closed
+/// populations run inside the lanes: [`clients`]). Poisson source `i` (its
+/// index among all `[[traffic]]` entries) draws from ChaCha8 stream `i` of
+/// the scenario seed.
 pub fn sources(scenario: &Scenario) -> Result<Vec<Source>, TraceError> {
     scenario
         .traffic
         .iter()
         .enumerate()
+        .filter(|(_, t)| !matches!(t, Traffic::Closed { .. }))
         .map(|(i, t)| {
             Ok(match t {
                 Traffic::Burst { start, span, count } => Source::Burst(Burst::new(*start, *span, *count)),
@@ -25,9 +29,34 @@ pub fn sources(scenario: &Scenario) -> Result<Vec<Source>, TraceError> {
                     })
                 }
                 Traffic::Csv(opts) => Source::Csv(Box::new(CsvTrace::open(opts)?)),
+                Traffic::Closed { .. } => unreachable!("filtered above"),
             })
         })
         .collect()
+}
+
+/// The scenario's reacting clients, if any: the retry policy of each
+/// open-loop source (its own, else `[retry]`) and the closed populations.
+pub fn clients(scenario: &Scenario) -> Option<Clients> {
+    let policy = |i: usize| {
+        scenario.source_retry.get(i).copied().flatten().or(scenario.retry).unwrap_or(RetryPolicy::NONE)
+    };
+    let mut open = Vec::new();
+    let mut closed = Vec::new();
+    for (i, t) in scenario.traffic.iter().enumerate() {
+        match t {
+            Traffic::Closed { clients, think, start, end } => closed.push(ClosedSource {
+                clients: *clients,
+                think: *think,
+                start: *start,
+                end: *end,
+                retry: policy(i),
+            }),
+            _ => open.push(policy(i)),
+        }
+    }
+    let clients = Clients { open, closed, seed: scenario.seed };
+    clients.active().then_some(clients)
 }
 
 /// The engine settings a scenario asks for.
@@ -36,6 +65,7 @@ pub fn run_config(scenario: &Scenario) -> RunConfig {
         end: scenario.duration,
         bin: scenario.output.bin,
         admission_curve: scenario.output.admission_curve,
+        clients: clients(scenario),
         ..RunConfig::new(scenario.limit, scenario.limiters.clone())
     }
 }
@@ -61,7 +91,9 @@ pub fn known_end(scenario: &Scenario) -> Option<crate::time::Nanos> {
         .iter()
         .map(|t| match t {
             Traffic::Burst { start, span, .. } => start.checked_add(*span),
-            Traffic::Constant { end, .. } | Traffic::Poisson { end, .. } => Some(*end),
+            Traffic::Constant { end, .. } | Traffic::Poisson { end, .. } | Traffic::Closed { end, .. } => {
+                Some(*end)
+            }
             Traffic::Csv(_) => None,
         })
         .try_fold(crate::time::Nanos::ZERO, |acc, e| e.map(|e| acc.max(e)))

@@ -13,6 +13,8 @@ use crate::time::Nanos;
 pub const SUMMARY_HEADER: &str = "limiter,algorithm,slots,offered,admitted,rejected,peak,peak_ratio,excess,false_rejects,over_admission,disagreement,state_peak,state_bytes";
 pub const TIMELINE_HEADER: &str = "bin_start,limiter,offered,admitted,rejected,window_peak";
 pub const DECISIONS_HEADER: &str = "seq,time,limiter,admitted,window_count";
+/// The columns `summary.csv` gains when clients react.
+pub const CLIENT_COLUMNS: &str = "logical,attempts,amplification,succeeded,gave_up,unfinished,early_retries,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max";
 pub const ADMISSION_CURVE_HEADER: &str = "limiter,tau,max_admitted,exact_bound";
 pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,rule_of_thumb,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio,mean_violation_excess";
 pub const LOAD_SWEEP_HEADER: &str = "load,limiter,algorithm,slots,offered,admitted,peak,peak_ratio,excess,excess_share,over_admission,disagreement";
@@ -35,12 +37,23 @@ fn opt_u64(v: Option<u64>) -> String {
     v.map_or(String::new(), |n| n.to_string())
 }
 
-/// `summary.csv`: one row per limiter; ratios as plain fractions.
+/// Whether any limiter of the run has reacting clients.
+fn reacts(report: &RunReport) -> bool {
+    report.limiters.iter().any(|l| l.clients.is_some())
+}
+
+/// `summary.csv`: one row per limiter; ratios as plain fractions; the
+/// clients' figures when they react (times in decimal seconds).
 pub fn summary(report: &RunReport) -> String {
-    table(SUMMARY_HEADER, |w| {
+    let header = if reacts(report) {
+        format!("{SUMMARY_HEADER},{CLIENT_COLUMNS}")
+    } else {
+        SUMMARY_HEADER.to_string()
+    };
+    table(&header, |w| {
         for l in &report.limiters {
             let c = &l.counts;
-            w.write_record([
+            let mut row = vec![
                 l.label.clone(),
                 l.spec.algorithm().to_string(),
                 opt_u64(l.spec.slots()),
@@ -55,27 +68,52 @@ pub fn summary(report: &RunReport) -> String {
                 opt(l.disagreement()),
                 l.state.entries.to_string(),
                 l.state.bytes.to_string(),
-            ])?;
+            ];
+            if let Some(k) = &l.clients {
+                let q = |q: f64| k.tts_quantile(q).map_or(String::new(), |t| t.to_string());
+                row.extend([
+                    k.logical.to_string(),
+                    c.offered.to_string(),
+                    opt(k.amplification()),
+                    k.succeeded.to_string(),
+                    k.gave_up.to_string(),
+                    k.unfinished.to_string(),
+                    k.early_retries.to_string(),
+                    q(0.5),
+                    q(0.95),
+                    q(0.99),
+                    q(1.0),
+                ]);
+            }
+            w.write_record(&row)?;
         }
         Ok(())
     })
 }
 
-/// `timeline.csv`: long format, one row per bin per limiter, bins in time order.
+/// `timeline.csv`: long format, one row per bin per limiter, bins in time
+/// order; with reacting clients also the attempts and, of them, retries.
 pub fn timeline(report: &RunReport) -> String {
     let width = report.timeline.width().get();
-    table(TIMELINE_HEADER, |w| {
+    let clients = reacts(report);
+    let header =
+        if clients { format!("{TIMELINE_HEADER},attempts,retries") } else { TIMELINE_HEADER.to_string() };
+    table(&header, |w| {
         for (b, row) in report.timeline.bins().iter().enumerate() {
             let start = Nanos::new(b as u64 * width).to_string();
             for (bin, l) in row.iter().zip(&report.limiters) {
-                w.write_record([
-                    start.as_str(),
-                    l.label.as_str(),
-                    &bin.offered.to_string(),
-                    &bin.admitted.to_string(),
-                    &bin.rejected.to_string(),
-                    &bin.window_peak.to_string(),
-                ])?;
+                let mut record = vec![
+                    start.clone(),
+                    l.label.clone(),
+                    bin.offered.to_string(),
+                    bin.admitted.to_string(),
+                    bin.rejected.to_string(),
+                    bin.window_peak.to_string(),
+                ];
+                if clients {
+                    record.extend([bin.offered.to_string(), bin.retries.to_string()]);
+                }
+                w.write_record(&record)?;
             }
         }
         Ok(())
@@ -110,9 +148,15 @@ pub struct DecisionsWriter<W: Write> {
 }
 
 impl<W: Write> DecisionsWriter<W> {
-    pub fn new(out: W, labels: &[String]) -> std::io::Result<DecisionsWriter<W>> {
+    /// A writer for a run of these limiters; `attempts` adds the `attempt`
+    /// and `logical` columns of runs whose clients react.
+    pub fn new(out: W, labels: &[String], attempts: bool) -> std::io::Result<DecisionsWriter<W>> {
         let mut out = csv::Writer::from_writer(out);
-        out.write_record(DECISIONS_HEADER.split(',')).map_err(std::io::Error::from)?;
+        let mut header: Vec<&str> = DECISIONS_HEADER.split(',').collect();
+        if attempts {
+            header.extend(["attempt", "logical"]);
+        }
+        out.write_record(header).map_err(std::io::Error::from)?;
         Ok(DecisionsWriter { out, labels: labels.to_vec(), buf: String::new() })
     }
 
@@ -136,6 +180,13 @@ impl<W: Write> DecisionSink for DecisionsWriter<W> {
             .and_then(|()| self.out.write_field(&self.labels[r.limiter]))
             .and_then(|()| self.number(u8::from(r.admitted)))
             .and_then(|()| self.number(r.window_count))
+            .and_then(|()| match r.attempt {
+                Some((attempt, logical)) => self.number(attempt).and_then(|()| match logical {
+                    Some(l) => self.number(l),
+                    None => self.out.write_field(""),
+                }),
+                None => Ok(()),
+            })
             .and_then(|()| self.out.write_record(None::<&[u8]>))
             .map_err(std::io::Error::from)
     }

@@ -114,7 +114,72 @@ pub fn summary(title: &str, report: &RunReport) -> String {
         trace_sentence(report)
     );
     out.push_str(&render_table(&summary_table(report)));
+    let clients = clients_table(report);
+    if !clients.rows.is_empty() {
+        let _ = writeln!(out, "\n{}\n", CLIENTS_NOTE);
+        out.push_str(&render_table(&clients));
+    }
     out
+}
+
+/// What the clients table and the summary's last two columns mean when
+/// clients react.
+pub const CLIENTS_NOTE: &str = "Clients react to rejections, so each limiter has its own attempt stream: \
+the counts above are attempts, judged on the exact window; **over-admission** and **disagreement** compare \
+logical requests (succeeded or not) with the sliding log's, disagreement over the open-loop ones only.";
+
+/// The clients' figures, a row per limiter; empty when nothing reacts.
+pub fn clients_table(report: &RunReport) -> Table {
+    use Align::*;
+    let mut t = Table::new(&[
+        ("limiter", Left),
+        ("logical", Right),
+        ("attempts", Right),
+        ("attempts/logical", Right),
+        ("succeeded", Right),
+        ("gave up", Right),
+        ("unfinished", Right),
+        ("early retries", Right),
+        ("time to success p50", Right),
+        ("p95", Right),
+        ("p99", Right),
+        ("max", Right),
+    ]);
+    for l in &report.limiters {
+        let Some(k) = &l.clients else { continue };
+        let q = |q: f64| k.tts_quantile(q).map_or("–".to_string(), fmt_seconds);
+        t.push(vec![
+            l.label.clone(),
+            k.logical.to_string(),
+            l.counts.offered.to_string(),
+            k.amplification().map_or("n/a".into(), |a| format!("{a:.2}")),
+            k.succeeded.to_string(),
+            k.gave_up.to_string(),
+            k.unfinished.to_string(),
+            k.early_retries.to_string(),
+            q(0.5),
+            q(0.95),
+            q(0.99),
+            q(1.0),
+        ]);
+    }
+    t
+}
+
+/// A duration in seconds, with three significant digits: `0.183 s`, `4.31 s`.
+pub fn fmt_seconds(t: crate::time::Nanos) -> String {
+    let v = t.as_secs_f64();
+    if v == 0.0 {
+        "0 s".into()
+    } else if v >= 100.0 {
+        format!("{v:.0} s")
+    } else if v >= 10.0 {
+        format!("{v:.1} s")
+    } else if v >= 1.0 {
+        format!("{v:.2} s")
+    } else {
+        format!("{} ms", crate::export::fmt_ratio((v * 1e4).round() / 10.0))
+    }
 }
 
 /// The burst-pair table: measured band and violation next to the analysis

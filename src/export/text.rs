@@ -58,8 +58,27 @@ pub fn run_summary(
             "trace     {} requests{keys}{span}; {covers}; seed {}",
             report.arrivals, scenario.seed
         );
+        let closed: Vec<String> = scenario
+            .traffic
+            .iter()
+            .filter_map(|t| match t {
+                crate::scenario::Traffic::Closed { clients, think, .. } => Some(format!(
+                    "{clients} closed clients thinking {} on average",
+                    crate::time::format_duration(*think)
+                )),
+                _ => None,
+            })
+            .collect();
+        if !closed.is_empty() {
+            let _ = writeln!(out, "clients   {}", closed.join("; "));
+        }
         let _ = writeln!(out);
         out.push_str(&render_table(&super::markdown::summary_table(report)));
+        let clients = super::markdown::clients_table(report);
+        if !clients.rows.is_empty() {
+            let _ = writeln!(out);
+            out.push_str(&render_table(&clients));
+        }
     }
     if let Some(bp) = burst_pair {
         let _ = writeln!(out);

@@ -68,6 +68,10 @@ impl Algorithm for FixedWindowSpec {
         Ok(vec![FixedWindowSpec { align }])
     }
 
+    fn advertises_retry(&self) -> bool {
+        true
+    }
+
     fn label(&self) -> String {
         match self.align {
             WindowAlign::Epoch { offset } if offset == Nanos::ZERO => "fixed_window".to_string(),

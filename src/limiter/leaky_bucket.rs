@@ -240,6 +240,10 @@ impl Algorithm for LeakyBucketSpec {
             .collect()
     }
 
+    fn advertises_retry(&self) -> bool {
+        true
+    }
+
     fn label(&self) -> String {
         if self.burst == 0 { "leaky_bucket".into() } else { format!("leaky_bucket(burst={})", self.burst) }
     }

@@ -135,6 +135,11 @@ pub trait Algorithm: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
     fn slots(&self) -> Option<u64> {
         None
     }
+    /// Whether its limiter answers [`Limiter::retry_at`] (clients may then
+    /// follow its `Retry-After` header).
+    fn advertises_retry(&self) -> bool {
+        false
+    }
 }
 
 /// The per-spec questions, object-safe, for code that does not care which
@@ -145,6 +150,7 @@ pub trait Describe {
     fn style(&self) -> Style;
     fn sweep_traits(&self) -> SweepTraits;
     fn slots(&self) -> Option<u64>;
+    fn advertises_retry(&self) -> bool;
 }
 
 impl<A: Algorithm> Describe for A {
@@ -162,6 +168,9 @@ impl<A: Algorithm> Describe for A {
     }
     fn slots(&self) -> Option<u64> {
         Algorithm::slots(self)
+    }
+    fn advertises_retry(&self) -> bool {
+        Algorithm::advertises_retry(self)
     }
 }
 
@@ -383,6 +392,10 @@ impl LimiterSpec {
 
     pub fn slots(&self) -> Option<u64> {
         self.describe().slots()
+    }
+
+    pub fn advertises_retry(&self) -> bool {
+        self.describe().advertises_retry()
     }
 
     pub fn visit<V: SpecVisitor>(&self, visitor: V) -> V::Out {

@@ -32,6 +32,10 @@ impl Algorithm for SlidingLogSpec {
         Ok(vec![SlidingLogSpec { count_rejected: keys.count_rejected.is_some_and(|c| *c.get_ref()) }])
     }
 
+    fn advertises_retry(&self) -> bool {
+        true
+    }
+
     fn label(&self) -> String {
         if self.count_rejected { "sliding_log(count_rejected)".into() } else { "sliding_log".into() }
     }

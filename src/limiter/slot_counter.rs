@@ -69,6 +69,10 @@ impl Algorithm for SlotCounterSpec {
         Ok(specs)
     }
 
+    fn advertises_retry(&self) -> bool {
+        true
+    }
+
     fn label(&self) -> String {
         format!("slot_counter(N={})", self.slots)
     }

@@ -99,6 +99,10 @@ impl Algorithm for WeightedWindowSpec {
         Ok(vec![WeightedWindowSpec { rounding, offset, count_rejected }])
     }
 
+    fn advertises_retry(&self) -> bool {
+        true
+    }
+
     fn label(&self) -> String {
         let mut parts = Vec::new();
         if self.rounding == Rounding::Floor {

@@ -89,13 +89,15 @@ impl<'a> Entry<'a> {
     }
 
     /// Removes a key every kind of this table takes (such as a limiter's
-    /// `retry_after`) and reads it as a string, before the kind reads the rest.
-    pub(super) fn take_string(&mut self, key: &str) -> Result<Option<Spanned<String>>, ScenarioError> {
+    /// `retry_after` or a source's `retry`) and reads it, before the kind
+    /// reads the rest.
+    pub(super) fn take<T: Deserialize<'a>>(
+        &mut self,
+        key: &str,
+    ) -> Result<Option<Spanned<T>>, ScenarioError> {
         let DeValue::Table(table) = self.value.get_mut() else { return Ok(None) };
         let Some(value) = table.remove(key) else { return Ok(None) };
-        Spanned::<String>::deserialize(ValueDeserializer::from(value))
-            .map(Some)
-            .map_err(|e| self.ctx.toml(&e))
+        Spanned::<T>::deserialize(ValueDeserializer::from(value)).map(Some).map_err(|e| self.ctx.toml(&e))
     }
 
     /// An error at `span`.

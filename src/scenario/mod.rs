@@ -7,6 +7,7 @@
 
 mod diagnostics;
 mod entry;
+mod retry;
 mod sweep;
 mod traffic;
 
@@ -22,6 +23,7 @@ use serde::de::IgnoredAny;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use crate::clients::{Backoff, RetryPolicy};
 use crate::limiter::{AlgorithmSpec, FixedWindowSpec, Limit, LimiterSpec, RetryAfter, SlotCounterSpec};
 use crate::time::{Nanos, format_duration};
 use diagnostics::Ctx;
@@ -41,6 +43,10 @@ pub struct Scenario {
     pub output: OutputOptions,
     /// The `[sweep]` table: run the burst-pair and load sweeps.
     pub sweep: Option<SweepOptions>,
+    /// The `[retry]` table: how every source's clients retry a rejection.
+    pub retry: Option<RetryPolicy>,
+    /// A source's own retry table, if it has one (`traffic[i].retry`).
+    pub source_retry: Vec<Option<RetryPolicy>>,
 }
 
 /// The `[output]` table.
@@ -80,6 +86,7 @@ struct RawScenario {
     #[serde(default)]
     output: RawOutput,
     sweep: Option<Spanned<sweep::RawSweep>>,
+    retry: Option<Spanned<retry::RawRetry>>,
 }
 
 #[derive(Deserialize)]
@@ -126,13 +133,25 @@ impl Scenario {
                 "no [[traffic]] source and no [sweep]: add a source (kind = \"burst\", \"constant\", \"poisson\" or \"csv\") or a [sweep] table",
             ));
         }
+        let retry =
+            raw.retry.as_ref().map(|r| retry::validate(&ctx, "retry", r.span(), r.get_ref())).transpose()?;
         let mut traffic = Vec::new();
-        for (entry, kind) in entries(&ctx, doc.get_ref(), "traffic", limit, duration, &[])? {
+        let mut source_retry = Vec::new();
+        for (i, (mut entry, kind)) in
+            entries(&ctx, doc.get_ref(), "traffic", limit, duration, &["retry"])?.into_iter().enumerate()
+        {
+            let own = entry.take::<retry::RawRetry>("retry")?;
+            source_retry.push(
+                own.map(|r| {
+                    retry::validate(entry.ctx, &format!("traffic[{i}].retry"), r.span(), r.get_ref())
+                })
+                .transpose()?,
+            );
             traffic.push(traffic::parse(&entry, &kind)?);
         }
         let mut limiters = Vec::new();
         for (mut entry, kind) in entries(&ctx, doc.get_ref(), "limiter", limit, duration, &["retry_after"])? {
-            let retry_after = match entry.take_string("retry_after")? {
+            let retry_after = match entry.take::<String>("retry_after")? {
                 None => RetryAfter::Exact,
                 Some(v) => RetryAfter::parse(v.get_ref())
                     .ok_or_else(|| entry.one_of("retry_after", &v, &RetryAfter::NAMES))?,
@@ -149,6 +168,7 @@ impl Scenario {
         }
         let sweep = raw.sweep.as_ref().map(|s| sweep::validate(&ctx, s.get_ref(), limit)).transpose()?;
         let output = output(&ctx, &raw.output, duration)?;
+        follows_headers(&ctx, &raw, &retry, &source_retry, &limiters)?;
         Ok(Scenario {
             path: path.to_path_buf(),
             name,
@@ -160,6 +180,8 @@ impl Scenario {
             limiters,
             output,
             sweep,
+            retry,
+            source_retry,
         })
     }
 
@@ -188,6 +210,33 @@ impl Scenario {
             self.limiters.insert(insert_at + k, SlotCounterSpec { slots: n }.into());
         }
         Ok(())
+    }
+}
+
+/// Clients that follow the `Retry-After` header need limiters that send one.
+fn follows_headers(
+    ctx: &Ctx,
+    raw: &RawScenario,
+    retry: &Option<RetryPolicy>,
+    source_retry: &[Option<RetryPolicy>],
+    limiters: &[LimiterSpec],
+) -> Result<(), ScenarioError> {
+    let follows = |p: &Option<RetryPolicy>| p.is_some_and(|p| p.backoff == Backoff::RetryAfter);
+    if !follows(retry) && !source_retry.iter().any(follows) {
+        return Ok(());
+    }
+    match limiters.iter().find(|l| !l.advertises_retry()) {
+        None => Ok(()),
+        Some(l) => {
+            let span = raw.retry.as_ref().map_or(0..0, |r| r.span());
+            Err(ctx.at(
+                span,
+                format!(
+                    "policy = \"retry_after\" follows each limiter's Retry-After header, but `{}` sends none: use another policy, or other limiters",
+                    l.label()
+                ),
+            ))
+        }
     }
 }
 

@@ -31,10 +31,19 @@ pub enum Traffic {
         clients: Option<(u64, f64)>,
     },
     Csv(CsvOptions),
+    /// A closed population of `clients` clients, each with one request in
+    /// flight, thinking an exponential time of mean `think` between them,
+    /// from `start` until `end` (`crate::clients::ClosedSource`).
+    Closed {
+        clients: u64,
+        think: Nanos,
+        start: Nanos,
+        end: Nanos,
+    },
 }
 
 /// The source kinds, in the order messages list them.
-pub const KINDS: [&str; 4] = ["burst", "constant", "poisson", "csv"];
+pub const KINDS: [&str; 5] = ["burst", "constant", "poisson", "csv", "closed"];
 
 /// Validates one `[[traffic]]` entry by its kind.
 pub(super) fn parse(entry: &Entry<'_>, kind: &Spanned<String>) -> Result<Traffic, ScenarioError> {
@@ -43,6 +52,7 @@ pub(super) fn parse(entry: &Entry<'_>, kind: &Spanned<String>) -> Result<Traffic
         "constant" => rate_source(entry, false),
         "poisson" => rate_source(entry, true),
         "csv" => csv(entry),
+        "closed" => closed(entry),
         _ => Err(entry.one_of("kind", kind, &KINDS)),
     }
 }
@@ -240,4 +250,54 @@ fn csv(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
     let key_column = keys.key_column.as_ref().map(|c| c.get_ref().clone());
     let sort = keys.sort.as_ref().is_some_and(|s| *s.get_ref());
     Ok(Traffic::Csv(CsvOptions { path, time_unit, time_column, key_column, sort }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClosedKeys {
+    #[allow(dead_code)]
+    kind: IgnoredAny,
+    clients: Option<Spanned<i64>>,
+    think: Option<Spanned<String>>,
+    start: Option<Spanned<String>>,
+    end: Option<Spanned<String>>,
+}
+
+/// The most clients a closed population may have.
+pub const MAX_CLOSED_CLIENTS: u64 = 10_000_000;
+
+/// `kind = "closed"`: a population of clients that wait for each answer.
+fn closed(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
+    let keys: ClosedKeys = entry.keys()?;
+    let clients_raw = keys.clients.as_ref().ok_or_else(|| entry.missing("clients"))?;
+    let clients = entry.at_least_one("clients", clients_raw)?;
+    if clients > MAX_CLOSED_CLIENTS {
+        return Err(entry.at(
+            clients_raw.span(),
+            format!("`{}` = {clients} is too many: a closed population may have at most {MAX_CLOSED_CLIENTS} clients", entry.key("clients")),
+        ));
+    }
+    let think = keys.think.as_ref().ok_or_else(|| entry.missing("think"))?;
+    let think = entry.positive_duration("think", think)?;
+    let start = start(entry, &keys.start)?;
+    let end = match (&keys.end, entry.duration()) {
+        (Some(e), _) => entry.duration_of("end", e)?,
+        (None, Some(d)) => d,
+        (None, None) => {
+            return Err(entry.at(
+                entry.span(),
+                format!(
+                    "`{}` is required when the scenario has no `duration`: a closed population never stops",
+                    entry.key("end")
+                ),
+            ));
+        }
+    };
+    if end <= start {
+        return Err(entry.at(
+            keys.end.as_ref().map_or(entry.span(), |e| e.span()),
+            format!("`{}` ({end} s) must be after `start` ({start} s)", entry.key("end")),
+        ));
+    }
+    Ok(Traffic::Closed { clients, think, start, end })
 }

@@ -1,0 +1,124 @@
+//! The `[retry]` table (and a source's own `[traffic.retry]`): how clients
+//! react to a rejection (`docs/semantics.md`, "Reacting clients").
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::diagnostics::{Ctx, ScenarioError};
+use crate::clients::Backoff;
+use crate::clients::policy::{MAX_ATTEMPTS, RetryPolicy};
+use crate::time::Nanos;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRetry {
+    policy: Spanned<String>,
+    base: Option<Spanned<String>>,
+    cap: Option<Spanned<String>>,
+    max_attempts: Option<Spanned<i64>>,
+    jitter: Option<Spanned<String>>,
+    budget: Option<Spanned<f64>>,
+}
+
+/// Validates a retry table whose keys are named `{table}.key`, starting at
+/// `span` (its header, for keys it lacks).
+pub(super) fn validate(
+    ctx: &Ctx,
+    table: &str,
+    span: std::ops::Range<usize>,
+    r: &RawRetry,
+) -> Result<RetryPolicy, ScenarioError> {
+    let key = |k: &str| format!("{table}.{k}");
+    let backoff = Backoff::parse(r.policy.get_ref())
+        .ok_or_else(|| ctx.one_of(&key("policy"), &r.policy, &Backoff::NAMES))?;
+    let needless = |k: &str, v: &std::ops::Range<usize>| {
+        ctx.at(v.clone(), format!("`{}` has no effect with policy = \"{}\"", key(k), backoff.name()))
+    };
+    if backoff == Backoff::None {
+        for (k, span) in [
+            ("base", r.base.as_ref().map(|v| v.span())),
+            ("cap", r.cap.as_ref().map(|v| v.span())),
+            ("max_attempts", r.max_attempts.as_ref().map(|v| v.span())),
+            ("jitter", r.jitter.as_ref().map(|v| v.span())),
+            ("budget", r.budget.as_ref().map(|v| v.span())),
+        ] {
+            if let Some(s) = span {
+                return Err(needless(k, &s));
+            }
+        }
+        return Ok(RetryPolicy::NONE);
+    }
+    let missing = |k: &str, why: &str| ctx.at(span.clone(), format!("`{}` is required {why}", key(k)));
+    let base = match (&r.base, backoff.uses_base()) {
+        (Some(b), true) => ctx.positive_duration(&key("base"), b)?,
+        (Some(b), false) => return Err(needless("base", &b.span())),
+        (None, true) => {
+            return Err(missing(
+                "base",
+                &format!("for policy = \"{}\": the first wait, like \"100ms\"", backoff.name()),
+            ));
+        }
+        (None, false) => Nanos::ZERO,
+    };
+    let cap = match (&r.cap, backoff.uses_cap()) {
+        (Some(c), true) => {
+            let cap = ctx.positive_duration(&key("cap"), c)?;
+            if cap < base {
+                return Err(ctx.at(
+                    c.span(),
+                    format!("`{}` ({} s) must be at least `base` ({} s)", key("cap"), cap, base),
+                ));
+            }
+            cap
+        }
+        (Some(c), false) => return Err(needless("cap", &c.span())),
+        (None, true) => {
+            return Err(missing(
+                "cap",
+                &format!("for policy = \"{}\": the longest wait, like \"10s\"", backoff.name()),
+            ));
+        }
+        (None, false) => base,
+    };
+    // Without a bound on attempts a storm grows without end: required.
+    let max_attempts = match &r.max_attempts {
+        None => {
+            return Err(missing(
+                "max_attempts",
+                "when clients retry: attempts per request, the first included, like 5",
+            ));
+        }
+        Some(m) => {
+            let v = *m.get_ref();
+            if v < 1 || v > i64::from(MAX_ATTEMPTS) {
+                return Err(ctx.at(
+                    m.span(),
+                    format!("`{}` must be a whole number from 1 to {MAX_ATTEMPTS} (the first attempt included), got {v}", key("max_attempts")),
+                ));
+            }
+            v as u32
+        }
+    };
+    let jitter = match (&r.jitter, backoff) {
+        (Some(j), Backoff::RetryAfter) => ctx.duration(&key("jitter"), j)?,
+        (Some(j), _) => return Err(needless("jitter", &j.span())),
+        (None, _) => Nanos::ZERO,
+    };
+    let budget = match &r.budget {
+        None => None,
+        Some(b) => {
+            let v = *b.get_ref();
+            if !(v.is_finite() && v > 0.0 && v <= 1.0) {
+                return Err(ctx.at(
+                    b.span(),
+                    format!(
+                        "`{}` must be above 0 and at most 1 (retry tokens each first attempt earns), got {v}",
+                        key("budget")
+                    ),
+                ));
+            }
+            Some(v)
+        }
+    };
+    Ok(RetryPolicy { backoff, base, cap, max_attempts, jitter, budget })
+}
