@@ -14,6 +14,7 @@ pub mod engine;
 pub mod export;
 pub mod limiter;
 pub mod metrics;
+pub mod nodes;
 pub mod ring;
 pub mod run;
 pub mod scenario;

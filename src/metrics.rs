@@ -185,6 +185,10 @@ pub struct LimiterReport {
     pub admission_curve: Vec<(Nanos, u64)>,
     /// What the clients measured, when they react to decisions.
     pub clients: Option<crate::clients::ClientReport>,
+    /// Per node, when the limiter runs on many nodes.
+    pub nodes: Vec<crate::nodes::NodeReport>,
+    /// Admitted per bin, one column per node (when on many nodes).
+    pub node_timeline: Option<crate::timeline::Timeline>,
 }
 
 impl LimiterReport {

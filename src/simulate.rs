@@ -66,6 +66,8 @@ pub fn run_config(scenario: &Scenario) -> RunConfig {
         bin: scenario.output.bin,
         admission_curve: scenario.output.admission_curve,
         clients: clients(scenario),
+        topology: scenario.nodes.clone(),
+        seed: scenario.seed,
         ..RunConfig::new(scenario.limit, scenario.limiters.clone())
     }
 }

@@ -60,7 +60,7 @@ pub struct TooManyBins {
     pub until: Nanos,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Timeline {
     width: u64,
     auto: bool,

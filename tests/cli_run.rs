@@ -239,3 +239,30 @@ c ratesim completions f"#;
         std::process::Command::new("bash").args(["-c", complete, "bash"]).arg(&script).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "sweep\n--no-charts\nfish\n", "{out:?}");
 }
+
+/// One local node is the limiter itself: the same decisions and every
+/// common output byte for byte.
+#[test]
+fn one_local_node_is_the_single_limiter() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = fs::read_to_string(scenario("poisson.toml")).unwrap();
+    let one = format!("{plain}\n[nodes]\ncount = 1\nmode = \"local\"\n");
+    let mut outputs = Vec::new();
+    for (name, text) in [("plain", plain), ("one", one)] {
+        let path = dir.path().join(format!("{name}.toml"));
+        fs::write(&path, text).unwrap();
+        let out = dir.path().join(format!("out-{name}"));
+        ratesim()
+            .args(["run", path.to_str().unwrap(), "--quiet", "--decisions", "--no-charts"])
+            .args(["--out", out.to_str().unwrap()])
+            .assert()
+            .success();
+        outputs.push(out);
+    }
+    for f in ["summary.csv", "summary.md", "timeline.csv", "decisions.csv"] {
+        assert!(
+            fs::read(outputs[0].join(f)).unwrap() == fs::read(outputs[1].join(f)).unwrap(),
+            "{f} differs with one local node"
+        );
+    }
+}

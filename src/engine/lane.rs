@@ -16,6 +16,7 @@ use super::reader::{CHUNK, Chunk};
 use crate::clients::{ClientReactor, ClientReport, Clients, Logical};
 use crate::limiter::{Algorithm, Limit, Limiter, RetryAfter, SpecVisitor, StateSize};
 use crate::metrics::{Counts, CurveTracker, WindowCounts, WindowTracker};
+use crate::nodes::{Balancer, Fleet, NodeReport, NodeStats, Topology};
 use crate::time::Nanos;
 use crate::timeline::{Bin, Timeline, TooManyBins};
 
@@ -106,6 +107,10 @@ pub struct LaneResult {
     pub curve: Vec<(Nanos, u64)>,
     /// What its clients measured, when they react.
     pub clients: Option<ClientReport>,
+    /// Per node, when the limiter runs on many nodes.
+    pub nodes: Vec<NodeReport>,
+    /// One column per node: admitted per bin (empty without nodes).
+    pub node_timeline: Option<Timeline>,
 }
 
 /// Builds a lane for a spec, monomorphised over its limiter: open-loop, or
@@ -120,24 +125,40 @@ pub struct MakeLane<'a> {
     pub clients: Option<&'a Clients>,
     /// How the limiter rounds its Retry-After header.
     pub header: RetryAfter,
+    /// The nodes it runs on, if many (not for the exact reference).
+    pub topology: Option<&'a Topology>,
+    /// The scenario seed (the balancer's random stream).
+    pub seed: u64,
+}
+
+impl MakeLane<'_> {
+    /// A lane of `limiter`, with its clients and its nodes.
+    fn lane<L: Limiter + Clone + Send + 'static>(&self, limiter: L) -> Box<dyn LaneOps> {
+        let nodes = self.topology.map(|t| {
+            (Balancer::new(t, self.seed, self.index), NodeStats::new(t.count, self.limit.window, self.bin))
+        });
+        match self.clients {
+            Some(clients) => {
+                let reactor = ClientReactor::new(clients, self.index, self.header);
+                let mut lane = Lane::new(limiter, self.limit, self.bin, reactor);
+                (lane.curve, lane.nodes) = (self.curve, nodes);
+                Box::new(lane)
+            }
+            None => {
+                let mut lane = Lane::new(limiter, self.limit, self.bin, OpenLoop);
+                (lane.curve, lane.nodes) = (self.curve, nodes);
+                Box::new(lane)
+            }
+        }
+    }
 }
 
 impl SpecVisitor for MakeLane<'_> {
     type Out = Box<dyn LaneOps>;
     fn visit<A: Algorithm>(self, spec: &A) -> Box<dyn LaneOps> {
-        let limiter = spec.build(self.limit);
-        match self.clients {
-            Some(clients) => {
-                let reactor = ClientReactor::new(clients, self.index, self.header);
-                let mut lane = Lane::new(limiter, self.limit, self.bin, reactor);
-                lane.curve = self.curve;
-                Box::new(lane)
-            }
-            None => {
-                let mut lane = Lane::new(limiter, self.limit, self.bin, OpenLoop);
-                lane.curve = self.curve;
-                Box::new(lane)
-            }
+        match self.topology {
+            Some(t) => self.lane(Fleet::new(spec.build(t.node_limit(self.limit)), t)),
+            None => self.lane(spec.build(self.limit)),
         }
     }
 }
@@ -216,6 +237,9 @@ pub struct Lane<L, R: Reactor> {
     /// Measure the admission curve: one tracker per key in `curves`.
     curve: bool,
     curves: Vec<CurveTracker>,
+    /// The load balancer and per-node figures, when the limiter runs on
+    /// many nodes.
+    nodes: Option<(Balancer, NodeStats)>,
 }
 
 /// The running state of one pass over a chunk (or over the events at the
@@ -267,6 +291,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             reactor,
             curve: false,
             curves: Vec::new(),
+            nodes: None,
         };
         lane.reactor.start(&mut lane.events);
         lane
@@ -331,7 +356,18 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         }
         let ks = &mut self.keys[id as usize];
         let before = ks.window_count(t, OWN);
+        let node = match &mut self.nodes {
+            Some((balancer, _)) => {
+                let node = balancer.pick(id);
+                ks.limiter.route(node);
+                Some(node)
+            }
+            None => None,
+        };
         let admitted = ks.limiter.decide(t, 1).admitted();
+        if let (Some(node), Some((_, stats))) = (node, &mut self.nodes) {
+            stats.record(node, t, admitted)?;
+        }
         if admitted && !OWN {
             ks.tracker.admit(t);
         }
@@ -504,6 +540,9 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         out.outcomes.clear();
         self.reactor.close();
         self.reactor.take_outcomes(&mut out.outcomes);
+        if let Some((_, stats)) = &mut self.nodes {
+            stats.timeline.extend_to(end, |_, _| 0)?;
+        }
         let (keys, own) = (&mut self.keys, self.self_tracking);
         self.timeline.extend_to(end, |_, start| Self::carry(keys, start, own))
     }
@@ -525,12 +564,27 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
                 }
             }
         }
+        let (nodes, node_timeline) = match self.nodes {
+            Some((_, stats)) => {
+                let reports = (0..stats.admitted.len())
+                    .map(|n| NodeReport {
+                        admitted: stats.admitted[n],
+                        rejected: stats.rejected[n],
+                        peak: stats.peak[n],
+                    })
+                    .collect();
+                (reports, Some(stats.timeline))
+            }
+            None => (Vec::new(), None),
+        };
         LaneResult {
             counts: self.counts,
             timeline: self.timeline,
             state,
             curve,
             clients: self.reactor.report(),
+            nodes,
+            node_timeline,
         }
     }
 }

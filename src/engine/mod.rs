@@ -32,6 +32,7 @@ use crate::clients::{Clients, Logical};
 use crate::export::fmt_bytes;
 use crate::limiter::{Limit, LimiterSpec};
 use crate::metrics::LimiterReport;
+use crate::nodes::Topology;
 use crate::time::Nanos;
 use crate::timeline::{Timeline, TooManyBins};
 use crate::trace::{ArrivalResult, TraceError};
@@ -58,6 +59,10 @@ pub struct RunConfig {
     /// Clients that react to decisions (retries, closed populations), if
     /// any: then each lane has its own attempt stream.
     pub clients: Option<Clients>,
+    /// The nodes every limiter but the exact reference runs on, if many.
+    pub topology: Option<Topology>,
+    /// The scenario seed (random load balancing).
+    pub seed: u64,
 }
 
 impl RunConfig {
@@ -73,6 +78,8 @@ impl RunConfig {
             window_memory: WINDOW_MEMORY,
             admission_curve: false,
             clients: None,
+            topology: None,
+            seed: 0,
         }
     }
 }
@@ -237,14 +244,10 @@ pub fn run(
         .enumerate()
         .map(|(index, s)| {
             let header = s.retry_after;
-            s.visit(MakeLane {
-                limit,
-                bin: config.bin,
-                curve: config.admission_curve,
-                index,
-                clients,
-                header,
-            })
+            // The exact reference judges the whole stream: never on nodes.
+            let topology = config.topology.as_ref().filter(|_| index != reference);
+            let (bin, curve, seed) = (config.bin, config.admission_curve, config.seed);
+            s.visit(MakeLane { limit, bin, curve, index, clients, header, topology, seed })
         })
         .collect();
     let mut reader = Reader::new(arrivals, config.end, record, clients.is_some());
@@ -314,25 +317,32 @@ pub fn run(
     let names = labels(&specs);
     let mut columns = Vec::with_capacity(lanes.len());
     let mut parts = Vec::with_capacity(lanes.len());
+    let mut node_timelines = Vec::with_capacity(lanes.len());
     for lane in lanes {
         let result = lane.into_result();
         columns.push(result.timeline);
-        parts.push((result.counts, result.state, result.curve, result.clients));
+        parts.push((result.counts, result.state, result.curve, result.clients, result.nodes));
+        node_timelines.push(result.node_timeline);
     }
     let reference_admitted = parts[reference].0.admitted;
     let limiters = specs
         .into_iter()
         .zip(names)
         .zip(parts)
-        .map(|((spec, label), (counts, state, admission_curve, clients))| LimiterReport {
-            spec,
-            label,
-            counts,
-            state,
-            reference_admitted,
-            limit: limit.requests,
-            admission_curve,
-            clients,
+        .zip(node_timelines)
+        .map(|(((spec, label), (counts, state, admission_curve, clients, nodes)), node_timeline)| {
+            LimiterReport {
+                spec,
+                label,
+                counts,
+                state,
+                reference_admitted,
+                limit: limit.requests,
+                admission_curve,
+                clients,
+                nodes,
+                node_timeline,
+            }
         })
         .collect();
     Ok(RunReport {

@@ -68,6 +68,10 @@ impl Algorithm for FixedWindowSpec {
         Ok(vec![FixedWindowSpec { align }])
     }
 
+    fn shares_counts(&self) -> bool {
+        true
+    }
+
     fn advertises_retry(&self) -> bool {
         true
     }
@@ -179,6 +183,14 @@ impl Limiter for FixedWindow {
         } else {
             Decision::Reject
         }
+    }
+
+    fn absorb(&mut self, now: Nanos, cost: u32) {
+        if u128::from(now.get()) >= self.end {
+            self.end = self.next_end(now.get());
+            self.count = 0;
+        }
+        self.count = self.count.saturating_add(u64::from(cost));
     }
 
     fn peak_state(&self) -> StateSize {

@@ -83,6 +83,14 @@ pub trait Limiter {
     fn retry_at(&self, _now: Nanos, _cost: u32) -> Option<Nanos> {
         None
     }
+    /// Counts a request that another node admitted at `now`, without
+    /// deciding it (many nodes that sync their counts). Only limiters whose
+    /// algorithm [`Algorithm::shares_counts`] do anything.
+    fn absorb(&mut self, _now: Nanos, _cost: u32) {}
+    /// The node the next decision happens on, for a limiter copied on many
+    /// nodes (`crate::nodes::Fleet`); others ignore it.
+    #[inline(always)]
+    fn route(&mut self, _node: u16) {}
 }
 
 /// How a limiter is drawn, the same in every chart: an RGB colour, a line
@@ -140,6 +148,11 @@ pub trait Algorithm: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
     fn advertises_retry(&self) -> bool {
         false
     }
+    /// Whether its state is counts that nodes can add up ([`Limiter::absorb`]),
+    /// so that nodes may sync them.
+    fn shares_counts(&self) -> bool {
+        false
+    }
 }
 
 /// The per-spec questions, object-safe, for code that does not care which
@@ -151,6 +164,7 @@ pub trait Describe {
     fn sweep_traits(&self) -> SweepTraits;
     fn slots(&self) -> Option<u64>;
     fn advertises_retry(&self) -> bool;
+    fn shares_counts(&self) -> bool;
 }
 
 impl<A: Algorithm> Describe for A {
@@ -171,6 +185,9 @@ impl<A: Algorithm> Describe for A {
     }
     fn advertises_retry(&self) -> bool {
         Algorithm::advertises_retry(self)
+    }
+    fn shares_counts(&self) -> bool {
+        Algorithm::shares_counts(self)
     }
 }
 
@@ -279,6 +296,11 @@ macro_rules! registry {
             fn retry_at(&self, now: Nanos, cost: u32) -> Option<Nanos> {
                 match self {
                     $( $(#[$meta])* AnyLimiter::$variant(l) => l.retry_at(now, cost), )+
+                }
+            }
+            fn absorb(&mut self, now: Nanos, cost: u32) {
+                match self {
+                    $( $(#[$meta])* AnyLimiter::$variant(l) => l.absorb(now, cost), )+
                 }
             }
         }
@@ -396,6 +418,10 @@ impl LimiterSpec {
 
     pub fn advertises_retry(&self) -> bool {
         self.describe().advertises_retry()
+    }
+
+    pub fn shares_counts(&self) -> bool {
+        self.describe().shares_counts()
     }
 
     pub fn visit<V: SpecVisitor>(&self, visitor: V) -> V::Out {

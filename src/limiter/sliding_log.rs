@@ -32,6 +32,10 @@ impl Algorithm for SlidingLogSpec {
         Ok(vec![SlidingLogSpec { count_rejected: keys.count_rejected.is_some_and(|c| *c.get_ref()) }])
     }
 
+    fn shares_counts(&self) -> bool {
+        true
+    }
+
     fn advertises_retry(&self) -> bool {
         true
     }
@@ -148,6 +152,11 @@ impl Limiter for SlidingLog {
 
     fn peak_state(&self) -> StateSize {
         StateSize { entries: self.peak_entries, bytes: self.peak_entries * 8 }
+    }
+
+    fn absorb(&mut self, now: Nanos, cost: u32) {
+        self.prune(now.get());
+        self.push(now.get(), u64::from(cost));
     }
 
     /// When the oldest entry that must leave for `cost` to fit leaves the

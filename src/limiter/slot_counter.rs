@@ -69,6 +69,10 @@ impl Algorithm for SlotCounterSpec {
         Ok(specs)
     }
 
+    fn shares_counts(&self) -> bool {
+        true
+    }
+
     fn advertises_retry(&self) -> bool {
         true
     }
@@ -210,6 +214,19 @@ impl Limiter for SlotCounter {
             }
         }
         Decision::Admit
+    }
+
+    fn absorb(&mut self, now: Nanos, cost: u32) {
+        self.advance(now.get());
+        let cost = u64::from(cost);
+        self.sum += cost;
+        match self.live.back_mut() {
+            Some((slot, count)) if *slot == self.current => *count += cost,
+            _ => {
+                self.live.push_back((self.current, cost));
+                self.peak_entries = self.peak_entries.max(self.live.len() as u64);
+            }
+        }
     }
 
     /// The first slot boundary at which the counted slots hold room for

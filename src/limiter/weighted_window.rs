@@ -99,6 +99,10 @@ impl Algorithm for WeightedWindowSpec {
         Ok(vec![WeightedWindowSpec { rounding, offset, count_rejected }])
     }
 
+    fn shares_counts(&self) -> bool {
+        true
+    }
+
     fn advertises_retry(&self) -> bool {
         true
     }
@@ -252,6 +256,14 @@ impl Limiter for WeightedWindow {
             self.curr = self.curr.saturating_add(cost);
         }
         if admit { Decision::Admit } else { Decision::Reject }
+    }
+
+    fn absorb(&mut self, now: Nanos, cost: u32) {
+        let t = now.get();
+        if u128::from(t) >= self.end {
+            self.advance(t);
+        }
+        self.curr = self.curr.saturating_add(u64::from(cost));
     }
 
     fn peak_state(&self) -> StateSize {

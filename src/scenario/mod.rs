@@ -7,6 +7,7 @@
 
 mod diagnostics;
 mod entry;
+mod nodes;
 mod retry;
 mod sweep;
 mod traffic;
@@ -25,6 +26,7 @@ use toml::de::{DeTable, DeValue};
 
 use crate::clients::{Backoff, RetryPolicy};
 use crate::limiter::{AlgorithmSpec, FixedWindowSpec, Limit, LimiterSpec, RetryAfter, SlotCounterSpec};
+use crate::nodes::Topology;
 use crate::time::{Nanos, format_duration};
 use diagnostics::Ctx;
 
@@ -47,6 +49,8 @@ pub struct Scenario {
     pub retry: Option<RetryPolicy>,
     /// A source's own retry table, if it has one (`traffic[i].retry`).
     pub source_retry: Vec<Option<RetryPolicy>>,
+    /// The `[nodes]` table: the nodes every limiter runs on.
+    pub nodes: Option<Topology>,
 }
 
 /// The `[output]` table.
@@ -87,6 +91,7 @@ struct RawScenario {
     output: RawOutput,
     sweep: Option<Spanned<sweep::RawSweep>>,
     retry: Option<Spanned<retry::RawRetry>>,
+    nodes: Option<Spanned<nodes::RawNodes>>,
 }
 
 #[derive(Deserialize)]
@@ -169,6 +174,13 @@ impl Scenario {
         let sweep = raw.sweep.as_ref().map(|s| sweep::validate(&ctx, s.get_ref(), limit)).transpose()?;
         let output = output(&ctx, &raw.output, duration)?;
         follows_headers(&ctx, &raw, &retry, &source_retry, &limiters)?;
+        let nodes = match &raw.nodes {
+            None => None,
+            Some(n) => {
+                let c = nodes::Context { limit, traffic: &traffic, limiters: &limiters };
+                Some(nodes::validate(&ctx, n.span(), n.get_ref(), &c)?)
+            }
+        };
         Ok(Scenario {
             path: path.to_path_buf(),
             name,
@@ -182,6 +194,7 @@ impl Scenario {
             sweep,
             retry,
             source_retry,
+            nodes,
         })
     }
 

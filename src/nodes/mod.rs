@@ -1,0 +1,404 @@
+//! Many nodes sharing one limit (`docs/semantics.md`, "Many nodes"): K
+//! gateway nodes behind a load balancer, each with its own copy of a
+//! limiter (local), all consulting one store (central), or syncing their
+//! counts now and then (sync). A [`Fleet`] is one key's limiter across the
+//! nodes; the lane's [`Balancer`] picks the node of each request and
+//! [`NodeStats`] keeps per-node figures. The exact reference stays one
+//! limiter over the whole stream, and every metric is judged on the union
+//! of what the nodes admitted.
+
+use std::collections::VecDeque;
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::limiter::{Decision, Limit, Limiter, StateSize};
+use crate::metrics::WindowTracker;
+use crate::time::Nanos;
+use crate::timeline::{Bin, Timeline, TooManyBins};
+
+/// How the load balancer spreads requests over the nodes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Balance {
+    RoundRobin,
+    /// Uniformly at random, from the lane's seeded stream.
+    Random,
+    /// The same client key always on the same node.
+    KeyHash,
+    /// Smooth weighted round robin (nginx's): node `i` gets `w_i / sum(w)`
+    /// of the requests, interleaved.
+    Weights(Vec<u64>),
+}
+
+/// How the nodes share the limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Each node enforces its own limit (`per_node`), knowing nothing of
+    /// the others.
+    Local,
+    /// One shared limiter state in a store a round trip `rtt` away: checks
+    /// reach it `rtt / 2` after arrival. `atomic`: check and update in one
+    /// step (a Lua script, INCR); otherwise get-then-set, the write landing
+    /// `rtt` after the read, so reads in between see the old state.
+    Central { rtt: Nanos, atomic: bool },
+    /// Each node decides on the counts of all nodes at the last sync plus
+    /// its own since; every `interval` the nodes exchange counts.
+    Sync { interval: Nanos },
+}
+
+/// A window when the store cannot be reached (central and sync modes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outage {
+    pub start: Nanos,
+    pub end: Nanos,
+    /// Admit everything (fail open, Envoy's default), or reject everything.
+    pub fail_open: bool,
+}
+
+/// A validated `[nodes]` table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Topology {
+    pub count: u16,
+    pub balance: Balance,
+    pub mode: Mode,
+    /// Local mode: the limit each node enforces.
+    pub per_node: u64,
+    /// Each node's clock offset in ns (its decisions happen at `t + skew`).
+    pub skew: Vec<i64>,
+    pub outages: Vec<Outage>,
+}
+
+impl Topology {
+    /// The limit a node's copy enforces: `per_node` per W locally, the
+    /// scenario's limit otherwise.
+    pub fn node_limit(&self, limit: Limit) -> Limit {
+        match self.mode {
+            Mode::Local => Limit { requests: self.per_node, window: limit.window },
+            _ => limit,
+        }
+    }
+
+    /// What the nodes' limits add up to when none knows of the others: the
+    /// most the fleet can let through in one window when each node sees
+    /// enough traffic (local mode, `K * per_node`).
+    pub fn uncoordinated_bound(&self) -> Option<u64> {
+        (self.mode == Mode::Local).then(|| u64::from(self.count) * self.per_node)
+    }
+
+    /// A short description: `5 nodes, local, 20 per node, round robin`.
+    pub fn describe(&self) -> String {
+        let mode = match self.mode {
+            Mode::Local => format!("local, {} per node", self.per_node),
+            Mode::Central { rtt, atomic } => format!(
+                "central store, rtt {}, {}",
+                crate::time::format_duration(rtt),
+                if atomic { "atomic" } else { "get-then-set" }
+            ),
+            Mode::Sync { interval } => format!("sync every {}", crate::time::format_duration(interval)),
+        };
+        let balance = match &self.balance {
+            Balance::RoundRobin => "round robin".to_string(),
+            Balance::Random => "random".to_string(),
+            Balance::KeyHash => "by key".to_string(),
+            Balance::Weights(w) => format!("weights {w:?}"),
+        };
+        format!("{} nodes, {mode}, {balance}", self.count)
+    }
+}
+
+/// The lane's load balancer.
+pub struct Balancer {
+    balance: Balance,
+    nodes: u16,
+    next: u16,
+    rng: ChaCha8Rng,
+    /// Smooth weighted round robin: each node's current weight.
+    current: Vec<i64>,
+}
+
+impl Balancer {
+    /// The balancer of lane `lane` (its random draws: ChaCha8 stream
+    /// `2^33 + lane` of the scenario seed).
+    pub fn new(topology: &Topology, seed: u64, lane: usize) -> Balancer {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream((1 << 33) + lane as u64);
+        Balancer {
+            balance: topology.balance.clone(),
+            nodes: topology.count,
+            next: 0,
+            rng,
+            current: vec![0; usize::from(topology.count)],
+        }
+    }
+
+    /// The node of the next request, of key id `key`.
+    #[inline]
+    pub fn pick(&mut self, key: u32) -> u16 {
+        match &self.balance {
+            Balance::RoundRobin => {
+                let n = self.next;
+                self.next = (n + 1) % self.nodes;
+                n
+            }
+            Balance::Random => self.rng.random_range(0..self.nodes),
+            // Key ids are dense, in order of first appearance: a fixed mix
+            // of the id spreads them evenly and the same id always lands on
+            // the same node.
+            Balance::KeyHash => {
+                let h =
+                    u64::from(key).wrapping_add(0x9E37_79B9_7F4A_7C15).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                ((h >> 32) % u64::from(self.nodes)) as u16
+            }
+            Balance::Weights(w) => {
+                // Every node gains its weight; the one with the most (the
+                // first on ties) takes the request and pays the total.
+                let total: i64 = w.iter().map(|&x| x as i64).sum();
+                let mut pick = 0;
+                for (c, &wi) in self.current.iter_mut().zip(w) {
+                    *c += wi as i64;
+                }
+                for i in 1..self.current.len() {
+                    if self.current[i] > self.current[pick] {
+                        pick = i;
+                    }
+                }
+                self.current[pick] -= total;
+                pick as u16
+            }
+        }
+    }
+}
+
+/// One key's limiter on every node, in the fleet's mode.
+#[derive(Clone, Debug)]
+pub struct Fleet<L> {
+    shared: FleetMode<L>,
+    /// The node the next decision happens on (set by [`Fleet::route`]).
+    node: u16,
+    skew: Vec<i64>,
+    outages: Vec<Outage>,
+}
+
+#[derive(Clone, Debug)]
+enum FleetMode<L> {
+    Local(Vec<L>),
+    Central {
+        store: L,
+        half_rtt: u64,
+        atomic: bool,
+        /// Get-then-set writes still in flight: (when it lands, the state it writes).
+        writes: VecDeque<(u64, L)>,
+        peak_writes: usize,
+    },
+    Sync {
+        /// Everyone's counts as of the last sync.
+        global: L,
+        /// Each node's view: the last sync's counts plus its own since.
+        views: Vec<L>,
+        /// Requests admitted since the last sync: (node time, cost).
+        since: Vec<(u64, u32)>,
+        interval: u64,
+        next_sync: u64,
+    },
+}
+
+impl<L: Limiter + Clone> Fleet<L> {
+    /// The fleet of a limiter whose node copies are `node`.
+    pub fn new(node: L, topology: &Topology) -> Fleet<L> {
+        let k = usize::from(topology.count);
+        let shared = match topology.mode {
+            Mode::Local => FleetMode::Local(vec![node; k]),
+            Mode::Central { rtt, atomic } => FleetMode::Central {
+                store: node,
+                half_rtt: rtt.get() / 2,
+                atomic,
+                writes: VecDeque::new(),
+                peak_writes: 0,
+            },
+            Mode::Sync { interval } => FleetMode::Sync {
+                views: vec![node.clone(); k],
+                global: node,
+                since: Vec::new(),
+                interval: interval.get(),
+                next_sync: interval.get(),
+            },
+        };
+        Fleet { shared, node: 0, skew: topology.skew.clone(), outages: topology.outages.clone() }
+    }
+
+    /// Node `node`'s clock at true time `t`.
+    fn node_time(&self, t: u64) -> u64 {
+        let skew = self.skew.get(usize::from(self.node)).copied().unwrap_or(0);
+        t.saturating_add_signed(skew)
+    }
+
+    /// The store's answer when it is down at true time `t`: admit or reject.
+    fn outage(&self, t: u64) -> Option<Decision> {
+        self.outages
+            .iter()
+            .find(|o| o.start.get() <= t && t < o.end.get())
+            .map(|o| if o.fail_open { Decision::Admit } else { Decision::Reject })
+    }
+
+    /// Brings the synced counts up to true time `t`: every sync due at or
+    /// before it merges all nodes' admissions since the last one.
+    fn sync_to(&mut self, t: u64) {
+        let outages = self.outages.clone();
+        let FleetMode::Sync { global, views, since, interval, next_sync } = &mut self.shared else { return };
+        while *next_sync <= t {
+            let at = *next_sync;
+            *next_sync = next_sync.saturating_add(*interval);
+            if outages.iter().any(|o| o.start.get() <= at && at < o.end.get()) {
+                continue; // the store is down: no exchange
+            }
+            since.sort_by_key(|&(time, _)| time);
+            for &(time, cost) in since.iter() {
+                global.absorb(Nanos::new(time), cost);
+            }
+            since.clear();
+            for v in views.iter_mut() {
+                v.clone_from(global);
+            }
+            if *next_sync == u64::MAX {
+                break;
+            }
+        }
+    }
+}
+
+impl<L: Limiter + Clone> Limiter for Fleet<L> {
+    #[inline]
+    fn route(&mut self, node: u16) {
+        self.node = node;
+    }
+
+    /// The advertised retry time of the node (or store) that rejected, in
+    /// true time: a node's own clock runs `skew` ahead.
+    fn retry_at(&self, now: Nanos, cost: u32) -> Option<Nanos> {
+        let node = usize::from(self.node);
+        let skew = self.skew.get(node).copied().unwrap_or(0);
+        let local = match &self.shared {
+            FleetMode::Local(nodes) => nodes[node].retry_at(Nanos::new(self.node_time(now.get())), cost)?,
+            FleetMode::Central { store, half_rtt, .. } => {
+                let at = store.retry_at(Nanos::new(now.get().saturating_add(*half_rtt)), cost)?;
+                return Some(Nanos::new(at.get().saturating_sub(*half_rtt).max(now.get() + 1)));
+            }
+            FleetMode::Sync { views, .. } => {
+                views[node].retry_at(Nanos::new(self.node_time(now.get())), cost)?
+            }
+        };
+        Some(Nanos::new(local.get().saturating_add_signed(-skew).max(now.get() + 1)))
+    }
+
+    #[inline]
+    fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
+        let t = now.get();
+        let node = usize::from(self.node);
+        let local = self.node_time(t);
+        if !matches!(self.shared, FleetMode::Local(_))
+            && let Some(d) = self.outage(t)
+        {
+            return d;
+        }
+        self.sync_to(t);
+        match &mut self.shared {
+            FleetMode::Local(nodes) => nodes[node].decide(Nanos::new(local), cost),
+            FleetMode::Central { store, half_rtt, atomic: true, .. } => {
+                store.decide(Nanos::new(t.saturating_add(*half_rtt)), cost)
+            }
+            FleetMode::Central { store, half_rtt, atomic: false, writes, peak_writes } => {
+                let read = t.saturating_add(*half_rtt);
+                while writes.front().is_some_and(|&(at, _)| at <= read) {
+                    let (_, state) = writes.pop_front().expect("a write");
+                    *store = state;
+                }
+                let mut view = store.clone();
+                let d = view.decide(Nanos::new(read), cost);
+                if d.admitted() {
+                    writes.push_back((read.saturating_add(2 * *half_rtt), view));
+                    *peak_writes = (*peak_writes).max(writes.len());
+                }
+                d
+            }
+            FleetMode::Sync { views, since, .. } => {
+                let d = views[node].decide(Nanos::new(local), cost);
+                if d.admitted() {
+                    since.push((local, cost));
+                }
+                d
+            }
+        }
+    }
+
+    /// The state of every node copy (or the store's, with the writes in
+    /// flight), added up.
+    fn peak_state(&self) -> StateSize {
+        let add = |a: StateSize, b: StateSize| StateSize {
+            entries: a.entries + b.entries,
+            bytes: a.bytes + b.bytes,
+        };
+        match &self.shared {
+            FleetMode::Local(nodes) => nodes.iter().map(|n| n.peak_state()).fold(StateSize::default(), add),
+            FleetMode::Central { store, peak_writes, .. } => {
+                let s = store.peak_state();
+                StateSize {
+                    entries: s.entries * (1 + *peak_writes as u64),
+                    bytes: s.bytes * (1 + *peak_writes as u64),
+                }
+            }
+            FleetMode::Sync { global, views, .. } => {
+                views.iter().map(|v| v.peak_state()).fold(global.peak_state(), add)
+            }
+        }
+    }
+}
+
+/// Per-node figures of one lane: what each node admitted and rejected, the
+/// most it admitted in one exact window (all keys together), and admitted
+/// per timeline bin.
+pub struct NodeStats {
+    pub admitted: Vec<u64>,
+    pub rejected: Vec<u64>,
+    trackers: Vec<WindowTracker>,
+    pub peak: Vec<u64>,
+    /// One column per node: requests each node admitted per bin.
+    pub timeline: Timeline,
+}
+
+impl NodeStats {
+    pub fn new(nodes: u16, window: Nanos, bin: Option<Nanos>) -> NodeStats {
+        let k = usize::from(nodes);
+        NodeStats {
+            admitted: vec![0; k],
+            rejected: vec![0; k],
+            trackers: (0..k).map(|_| WindowTracker::new(window)).collect(),
+            peak: vec![0; k],
+            timeline: Timeline::new(bin, k),
+        }
+    }
+
+    /// Counts a decision of node `node` at true time `t`.
+    pub fn record(&mut self, node: u16, t: Nanos, admitted: bool) -> Result<(), TooManyBins> {
+        let n = usize::from(node);
+        if !admitted {
+            self.rejected[n] += 1;
+            return Ok(());
+        }
+        self.admitted[n] += 1;
+        let tracker = &mut self.trackers[n];
+        let before = tracker.count_at(t);
+        tracker.admit(t);
+        self.peak[n] = self.peak[n].max(before + 1);
+        let b = self.timeline.bin_for(t, |_, _| 0)?;
+        self.timeline.add(b, n, &Bin { offered: 1, admitted: 1, rejected: 0, window_peak: 0, retries: 0 });
+        Ok(())
+    }
+}
+
+/// What one node of a lane did over the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeReport {
+    pub admitted: u64,
+    pub rejected: u64,
+    pub peak: u64,
+}

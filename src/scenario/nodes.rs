@@ -1,0 +1,302 @@
+//! The `[nodes]` table: how many nodes share the limit, how requests are
+//! spread over them and how they coordinate (`docs/semantics.md`, "Many
+//! nodes").
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::diagnostics::{Ctx, ScenarioError};
+use super::traffic::Traffic;
+use crate::limiter::{Limit, LimiterSpec};
+use crate::nodes::{Balance, Mode, Outage, Topology};
+use crate::time::{Nanos, parse_duration};
+
+/// The most nodes a topology may have.
+pub const MAX_NODES: u16 = 1000;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawNodes {
+    count: Option<Spanned<i64>>,
+    balance: Option<Spanned<toml::Value>>,
+    mode: Option<Spanned<String>>,
+    per_node: Option<Spanned<toml::Value>>,
+    skew: Option<Spanned<Vec<Spanned<String>>>>,
+    rtt: Option<Spanned<String>>,
+    atomic: Option<Spanned<bool>>,
+    sync_interval: Option<Spanned<String>>,
+    #[serde(default)]
+    outage: Vec<Spanned<RawOutage>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOutage {
+    start: Spanned<String>,
+    end: Spanned<String>,
+    fail: Option<Spanned<String>>,
+}
+
+/// What the rest of the scenario tells the `[nodes]` validation.
+pub(super) struct Context<'a> {
+    pub limit: Limit,
+    pub traffic: &'a [Traffic],
+    pub limiters: &'a [LimiterSpec],
+}
+
+pub(super) fn validate(
+    ctx: &Ctx,
+    span: std::ops::Range<usize>,
+    r: &RawNodes,
+    c: &Context,
+) -> Result<Topology, ScenarioError> {
+    let count_raw = r
+        .count
+        .as_ref()
+        .ok_or_else(|| ctx.at(span.clone(), "`nodes.count` is required: how many nodes, like 5"))?;
+    let count = *count_raw.get_ref();
+    if count < 1 || count > i64::from(MAX_NODES) {
+        return Err(ctx.at(
+            count_raw.span(),
+            format!("`nodes.count` must be a whole number from 1 to {MAX_NODES}, got {count}"),
+        ));
+    }
+    let count = count as u16;
+    let mode = mode(ctx, r, c)?;
+    let per_node = per_node(ctx, r, c.limit, count, mode)?;
+    let balance = balance(ctx, r, count)?;
+    let skew = skew(ctx, r, c.traffic, count)?;
+    let outages = outages(ctx, r, mode)?;
+    Ok(Topology { count, balance, mode, per_node, skew, outages })
+}
+
+/// `mode` with the keys it takes: `rtt` and `atomic` (central),
+/// `sync_interval` (sync).
+fn mode(ctx: &Ctx, r: &RawNodes, c: &Context) -> Result<Mode, ScenarioError> {
+    let name = r.mode.as_ref().map_or("local", |m| m.get_ref().as_str());
+    let needless = |key: &str, span: std::ops::Range<usize>| {
+        ctx.at(span, format!("`nodes.{key}` has no effect with mode = \"{name}\""))
+    };
+    let mode = match name {
+        "local" => Mode::Local,
+        "central" => {
+            let rtt = r.rtt.as_ref().ok_or_else(|| {
+                ctx.at(
+                    r.mode.as_ref().map_or(0..0, |m| m.span()),
+                    "`nodes.rtt` is required for mode = \"central\": the node-to-store round trip, like \"2ms\"",
+                )
+            })?;
+            let rtt = ctx.duration("nodes.rtt", rtt)?;
+            Mode::Central { rtt, atomic: r.atomic.as_ref().is_none_or(|a| *a.get_ref()) }
+        }
+        "sync" => {
+            let interval = r.sync_interval.as_ref().ok_or_else(|| {
+                ctx.at(
+                    r.mode.as_ref().map_or(0..0, |m| m.span()),
+                    "`nodes.sync_interval` is required for mode = \"sync\": how often nodes exchange counts, like \"1s\"",
+                )
+            })?;
+            let interval = ctx.positive_duration("nodes.sync_interval", interval)?;
+            if let Some(l) = c.limiters.iter().find(|l| !l.shares_counts()) {
+                return Err(ctx.at(
+                    r.mode.as_ref().map_or(0..0, |m| m.span()),
+                    format!(
+                        "mode = \"sync\" adds up the nodes' counts, but `{}` keeps no counts to add: use mode = \"local\" or \"central\" for it",
+                        l.label()
+                    ),
+                ));
+            }
+            Mode::Sync { interval }
+        }
+        _ => {
+            return Err(ctx.one_of(
+                "nodes.mode",
+                r.mode.as_ref().expect("named"),
+                &["local", "central", "sync"],
+            ));
+        }
+    };
+    if !matches!(mode, Mode::Central { .. }) {
+        if let Some(v) = &r.rtt {
+            return Err(needless("rtt", v.span()));
+        }
+        if let Some(v) = &r.atomic {
+            return Err(needless("atomic", v.span()));
+        }
+    }
+    if !matches!(mode, Mode::Sync { .. })
+        && let Some(v) = &r.sync_interval
+    {
+        return Err(needless("sync_interval", v.span()));
+    }
+    Ok(mode)
+}
+
+/// `per_node` (local mode): `"ceil"` (default) `ceil(L / K)`, `"floor"`,
+/// or a whole number.
+fn per_node(ctx: &Ctx, r: &RawNodes, limit: Limit, count: u16, mode: Mode) -> Result<u64, ScenarioError> {
+    let k = u64::from(count);
+    let Some(v) = &r.per_node else { return Ok(limit.requests.div_ceil(k)) };
+    if mode != Mode::Local {
+        return Err(ctx.at(v.span(), "`nodes.per_node` has no effect unless mode = \"local\""));
+    }
+    let per_node = match v.get_ref() {
+        toml::Value::String(s) if s == "ceil" => limit.requests.div_ceil(k),
+        toml::Value::String(s) if s == "floor" => limit.requests / k,
+        toml::Value::Integer(n) if *n >= 1 => *n as u64,
+        other => {
+            return Err(ctx.at(
+                v.span(),
+                format!("`nodes.per_node` must be \"ceil\", \"floor\" or a whole number of at least 1, got {other}"),
+            ));
+        }
+    };
+    if per_node == 0 {
+        return Err(ctx.at(
+            v.span(),
+            format!(
+                "`nodes.per_node` = \"floor\" gives floor({} / {k}) = 0: every node would refuse everything",
+                limit.requests
+            ),
+        ));
+    }
+    Ok(per_node)
+}
+
+/// `balance`: a name, or `{ weights = [...] }` with one weight per node.
+fn balance(ctx: &Ctx, r: &RawNodes, count: u16) -> Result<Balance, ScenarioError> {
+    let Some(v) = &r.balance else { return Ok(Balance::RoundRobin) };
+    let expected =
+        "`nodes.balance` must be \"round_robin\", \"random\", \"key_hash\" or { weights = [3, 1, ...] }";
+    match v.get_ref() {
+        toml::Value::String(s) => match s.as_str() {
+            "round_robin" => Ok(Balance::RoundRobin),
+            "random" => Ok(Balance::Random),
+            "key_hash" => Ok(Balance::KeyHash),
+            other => Err(ctx.at(v.span(), format!("{expected}, got \"{other}\""))),
+        },
+        toml::Value::Table(t) => {
+            let Some(toml::Value::Array(ws)) = t.get("weights").filter(|_| t.len() == 1) else {
+                return Err(ctx.at(v.span(), format!("{expected}: a table takes only `weights`, a list")));
+            };
+            if ws.len() != usize::from(count) {
+                return Err(ctx.at(
+                    v.span(),
+                    format!(
+                        "`nodes.balance.weights` has {} weights for {count} nodes: give one per node",
+                        ws.len()
+                    ),
+                ));
+            }
+            let weights: Option<Vec<u64>> = ws
+                .iter()
+                .map(|w| w.as_integer().filter(|n| (0..=1_000_000).contains(n)).map(|n| n as u64))
+                .collect();
+            let Some(weights) = weights else {
+                return Err(
+                    ctx.at(v.span(), "`nodes.balance.weights` must be whole numbers from 0 to 1000000")
+                );
+            };
+            if weights.iter().all(|&w| w == 0) {
+                return Err(
+                    ctx.at(v.span(), "`nodes.balance.weights` are all 0: no node would get a request")
+                );
+            }
+            Ok(Balance::Weights(weights))
+        }
+        other => Err(ctx.at(v.span(), format!("{expected}, got {other}"))),
+    }
+}
+
+/// The earliest instant any source can send a request (0 when a trace
+/// file could start at 0).
+fn earliest_arrival(traffic: &[Traffic]) -> Nanos {
+    traffic
+        .iter()
+        .map(|t| match t {
+            Traffic::Burst { start, .. }
+            | Traffic::Constant { start, .. }
+            | Traffic::Poisson { start, .. }
+            | Traffic::Closed { start, .. } => *start,
+            Traffic::Csv(_) => Nanos::ZERO,
+        })
+        .min()
+        .unwrap_or(Nanos::ZERO)
+}
+
+/// `skew`: one signed clock offset per node, like `"-40ms"`. A node whose
+/// clock is behind must not read a time before 0.
+fn skew(ctx: &Ctx, r: &RawNodes, traffic: &[Traffic], count: u16) -> Result<Vec<i64>, ScenarioError> {
+    let Some(list) = &r.skew else { return Ok(vec![0; usize::from(count)]) };
+    if list.get_ref().len() != usize::from(count) {
+        return Err(ctx.at(
+            list.span(),
+            format!("`nodes.skew` has {} offsets for {count} nodes: give one per node", list.get_ref().len()),
+        ));
+    }
+    let earliest = earliest_arrival(traffic);
+    list.get_ref()
+        .iter()
+        .map(|s| {
+            let text = s.get_ref().trim();
+            let (negative, magnitude) = match text.strip_prefix('-') {
+                Some(rest) => (true, rest),
+                None => (false, text),
+            };
+            let d = parse_duration(magnitude).map_err(|e| ctx.at(s.span(), format!("`nodes.skew`: {e}")))?;
+            let ns = i64::try_from(d.get())
+                .map_err(|_| ctx.at(s.span(), format!("`nodes.skew` = \"{text}\" is too large")))?;
+            if negative && d > earliest {
+                return Err(ctx.at(
+                    s.span(),
+                    format!(
+                        "`nodes.skew` = \"{text}\" puts a node's clock {} behind, but requests may come from {earliest} s: its time would be negative; start the traffic at least that late",
+                        crate::time::format_duration(d)
+                    ),
+                ));
+            }
+            Ok(if negative { -ns } else { ns })
+        })
+        .collect()
+}
+
+/// `[[nodes.outage]]`: windows when the store is unreachable (central and
+/// sync modes), in time order and not overlapping.
+fn outages(ctx: &Ctx, r: &RawNodes, mode: Mode) -> Result<Vec<Outage>, ScenarioError> {
+    let mut out: Vec<Outage> = Vec::new();
+    for (i, o) in r.outage.iter().enumerate() {
+        if mode == Mode::Local {
+            return Err(ctx.at(o.span(), "`nodes.outage`: in mode = \"local\" there is no store to lose"));
+        }
+        let o_ref = o.get_ref();
+        let key = |k: &str| format!("nodes.outage[{i}].{k}");
+        let start = ctx.duration(&key("start"), &o_ref.start)?;
+        let end = ctx.duration(&key("end"), &o_ref.end)?;
+        if end <= start {
+            return Err(ctx.at(
+                o_ref.end.span(),
+                format!("`{}` ({end} s) must be after `start` ({start} s)", key("end")),
+            ));
+        }
+        let fail_open = match &o_ref.fail {
+            None => true,
+            Some(f) if f.get_ref() == "open" => true,
+            Some(f) if f.get_ref() == "closed" => false,
+            Some(f) => return Err(ctx.one_of(&key("fail"), f, &["open", "closed"])),
+        };
+        if let Some(prev) = out.iter().find(|p| start < p.end && p.start < end) {
+            return Err(ctx.at(
+                o_ref.start.span(),
+                format!(
+                    "`{}` [{start} s, {end} s) overlaps an earlier outage [{} s, {} s): give each moment one outage",
+                    key("start"),
+                    prev.start,
+                    prev.end
+                ),
+            ));
+        }
+        out.push(Outage { start, end, fail_open });
+    }
+    out.sort_by_key(|o| o.start);
+    Ok(out)
+}
