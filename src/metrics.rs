@@ -119,6 +119,69 @@ impl CurveTracker {
     }
 }
 
+/// The delays of a shaping limiter: how many admitted requests waited, how
+/// long (3 significant digits; the maximum exact), and the most waiting at
+/// once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DelayReport {
+    /// Admitted requests in all (the delayed ones included), for quantiles
+    /// over every admitted request.
+    pub admitted: u64,
+    pub delayed: u64,
+    /// Positive delays, in ns.
+    pub histogram: hdrhistogram::Histogram<u64>,
+    pub max: Nanos,
+    /// Delayed requests not yet at the backend, now and at most.
+    pub pending: u64,
+    pub queue_peak: u64,
+}
+
+impl DelayReport {
+    pub fn new() -> DelayReport {
+        DelayReport {
+            admitted: 0,
+            delayed: 0,
+            histogram: hdrhistogram::Histogram::new(3).expect("3 significant digits"),
+            max: Nanos::ZERO,
+            pending: 0,
+            queue_peak: 0,
+        }
+    }
+
+    /// Counts a request admitted after a wait `d > 0`.
+    pub fn record(&mut self, d: Nanos) {
+        self.delayed += 1;
+        self.histogram.record(d.get()).expect("an auto-resizing histogram");
+        self.max = self.max.max(d);
+        self.pending += 1;
+        self.queue_peak = self.queue_peak.max(self.pending);
+    }
+
+    /// The delay below which a share `q` of admitted requests waited
+    /// (undelayed ones wait 0), within 0.1 %; `q = 1` is the exact maximum.
+    pub fn quantile(&self, q: f64) -> Option<Nanos> {
+        if self.admitted == 0 {
+            return None;
+        }
+        if q >= 1.0 {
+            return Some(self.max);
+        }
+        let rank = (q * self.admitted as f64).ceil().max(1.0) as u64;
+        let zeros = self.admitted - self.delayed;
+        if rank <= zeros {
+            return Some(Nanos::ZERO);
+        }
+        let within = (rank - zeros) as f64 / self.delayed as f64;
+        Some(Nanos::new(self.histogram.value_at_quantile(within).min(self.max.get())))
+    }
+}
+
+impl Default for DelayReport {
+    fn default() -> Self {
+        DelayReport::new()
+    }
+}
+
 /// Counters for one limiter over a whole run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -189,6 +252,8 @@ pub struct LimiterReport {
     pub nodes: Vec<crate::nodes::NodeReport>,
     /// Admitted per bin, one column per node (when on many nodes).
     pub node_timeline: Option<crate::timeline::Timeline>,
+    /// Delays, when the limiter shapes (`None` for one that never delays).
+    pub delays: Option<DelayReport>,
 }
 
 impl LimiterReport {

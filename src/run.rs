@@ -178,10 +178,12 @@ impl RunOutputs {
             let file =
                 File::create(&path).map_err(|source| JobError::Create { path: path.clone(), source })?;
             let attempts = simulate::clients(scenario).is_some();
+            let delays = specs.iter().any(|s| s.delays());
             let writer = export::csv::DecisionsWriter::new(
                 BufWriter::with_capacity(1 << 20, file),
                 &engine::labels(&specs),
                 attempts,
+                delays,
             )
             .map_err(JobError::Decisions)?;
             Some(writer)

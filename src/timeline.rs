@@ -23,6 +23,18 @@ pub struct Bin {
     pub window_peak: u64,
     /// Of the offered requests, the retries (when clients retry).
     pub retries: u64,
+    /// Of the admitted requests, those delayed (by a shaping limiter).
+    pub delayed: u64,
+    /// Delayed requests that reached the backend in this bin.
+    pub released: u64,
+}
+
+impl Bin {
+    /// Requests that reached the backend in this bin: those admitted at
+    /// once, and delayed ones released now.
+    pub fn backend(&self) -> u64 {
+        self.admitted - self.delayed + self.released
+    }
 }
 
 impl Bin {
@@ -47,6 +59,8 @@ impl Bin {
         self.rejected += other.rejected;
         self.window_peak = self.window_peak.max(other.window_peak);
         self.retries += other.retries;
+        self.delayed += other.delayed;
+        self.released += other.released;
     }
 }
 
@@ -200,17 +214,14 @@ mod tests {
     fn auto_width_keeps_bins_few_and_merges_counts() {
         let mut tl = Timeline::new(None, 1);
         let b = tl.bin_for(Nanos::new(5), |_, _| 0).unwrap();
-        tl.add(b, 0, &Bin { offered: 1, admitted: 1, rejected: 0, window_peak: 1, retries: 0 });
+        tl.add(b, 0, &Bin { offered: 1, admitted: 1, window_peak: 1, ..Bin::default() });
         let b = tl.bin_for(Nanos::new(2_999_999_999), |_, _| 0).unwrap();
-        tl.add(b, 0, &Bin { offered: 1, admitted: 0, rejected: 1, window_peak: 7, retries: 0 });
+        tl.add(b, 0, &Bin { offered: 1, rejected: 1, window_peak: 7, ..Bin::default() });
         // 3 s over at most 2000 bins: 1.5 ms would do, the next round width is 2 ms.
         assert_eq!(tl.width(), Nanos::new(2_000_000));
         assert_eq!(tl.bins().len(), 1500);
-        assert_eq!(tl.bins()[0][0], Bin { offered: 1, admitted: 1, rejected: 0, window_peak: 1, retries: 0 });
-        assert_eq!(
-            tl.bins()[1499][0],
-            Bin { offered: 1, admitted: 0, rejected: 1, window_peak: 7, retries: 0 }
-        );
+        assert_eq!(tl.bins()[0][0], Bin { offered: 1, admitted: 1, window_peak: 1, ..Bin::default() });
+        assert_eq!(tl.bins()[1499][0], Bin { offered: 1, rejected: 1, window_peak: 7, ..Bin::default() });
     }
 
     #[test]

@@ -901,9 +901,119 @@ fn lb07_burst_empty_list() {
 fn lb08_unknown_key_near_miss() {
     Case::new(&limiter("leaky_bucket", "brust = 5")).refused(&[
         "s.toml:16:1:",
-        "`limiter[0].brust` is not a key of kind \"leaky_bucket\" (it takes: burst, retry_after)",
+        "`limiter[0].brust` is not a key of kind \"leaky_bucket\" (it takes: burst, nodelay, delay, retry_after)",
         "did you mean `burst`?",
     ]);
+}
+
+#[test]
+fn lb09_nodelay_and_delay_together() {
+    Case::new(&limiter("leaky_bucket", "burst = 5\nnodelay = true\ndelay = 2")).refused(&[
+        "s.toml:17:11:",
+        "`limiter[0].nodelay` = true and `delay` exclude each other, as in nginx: give one",
+    ]);
+}
+
+#[test]
+fn lb10_negative_delay() {
+    Case::new(&limiter("leaky_bucket", "delay = -1")).refused(&[
+        "s.toml:16:9:",
+        "`limiter[0].delay` must be a whole number from 0 to 9223372036854775, got -1",
+    ]);
+}
+
+#[test]
+fn lb11_nodelay_wrong_type() {
+    Case::new(&limiter("leaky_bucket", "nodelay = \"no\"")).refused(&[
+        "s.toml:16:11:",
+        "`limiter[0].nodelay`: invalid type: string \"no\", expected true or false",
+    ]);
+}
+
+// ---- guava (SmoothBursty) ------------------------------------------------------
+
+#[test]
+fn gv01_zero_permits_per_second() {
+    Case::new(&limiter("guava", "permits_per_second = 0")).refused(&[
+        "s.toml:16:22:",
+        "`limiter[0].permits_per_second` must be a finite number above 0, got 0",
+    ]);
+}
+
+#[test]
+fn gv02_permits_per_second_wrong_type() {
+    Case::new(&limiter("guava", "permits_per_second = \"fast\"")).refused(&[
+        "s.toml:16:22:",
+        "`limiter[0].permits_per_second`: invalid type: string \"fast\", expected a number",
+    ]);
+}
+
+#[test]
+fn gv03_negative_max_burst_seconds() {
+    Case::new(&limiter("guava", "max_burst_seconds = -1")).refused(&[
+        "s.toml:16:21:",
+        "`limiter[0].max_burst_seconds` must be a finite number of at least 0, got -1",
+    ]);
+}
+
+#[test]
+fn gv04_timeout_not_a_duration() {
+    Case::new(&limiter("guava", "timeout = \"soon\""))
+        .refused(&["s.toml:16:11:", "`limiter[0].timeout`: `soon` is not a duration"]);
+}
+
+#[test]
+fn gv05_negative_timeout() {
+    Case::new(&limiter("guava", "timeout = \"-1s\""))
+        .refused(&["s.toml:16:11:", "`limiter[0].timeout`: `-1s` is negative"]);
+}
+
+#[test]
+fn gv06_unknown_key_near_miss() {
+    Case::new(&limiter("guava", "timout = \"1s\"")).refused(&[
+        "s.toml:16:1:",
+        "`limiter[0].timout` is not a key of kind \"guava\" (it takes: permits_per_second, max_burst_seconds, timeout, retry_after)",
+        "did you mean `timeout`?",
+    ]);
+}
+
+#[test]
+fn gv07_retry_after_on_a_limiter_that_never_refuses() {
+    Case::new(&limiter("guava", "retry_after = \"ceil_seconds\"")).refused(&[
+        "s.toml:16:15:",
+        "`limiter[0].retry_after`: `guava` never names a time to retry",
+        "leave the key out",
+    ]);
+}
+
+// ---- leaky_queue -----------------------------------------------------------------
+
+#[test]
+fn lq01_queue_missing() {
+    Case::new(&limiter("leaky_queue", "")).refused(&[
+        "s.toml:14:1:",
+        "`limiter[0].queue` is required for kind \"leaky_queue\": how many requests may wait, like 10",
+    ]);
+}
+
+#[test]
+fn lq02_queue_zero() {
+    Case::new(&limiter("leaky_queue", "queue = 0"))
+        .refused(&["s.toml:16:9:", "`limiter[0].queue` must be a whole number of at least 1, got 0"]);
+}
+
+#[test]
+fn lq03_queue_too_large() {
+    Case::new(&limiter("leaky_queue", "queue = 100000000000")).refused(&[
+        "s.toml:16:9:",
+        "`limiter[0].queue` = 100000000000 is too large: at most 100000000 places",
+    ]);
+}
+
+#[test]
+fn lq04_queue_list() {
+    Case::new(&limiter("leaky_queue", "queue = [1, 2]"))
+        .refused(&["s.toml:16:9:", "`limiter[0].queue`: invalid type: sequence, expected a whole number"]);
 }
 
 #[test]

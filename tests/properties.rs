@@ -297,9 +297,9 @@ fn production_specs(window: u64) -> Vec<LimiterSpec> {
         LimiterSpec::from(WeightedWindowSpec { rounding, offset: Nanos::new(offset), count_rejected })
     };
     vec![
-        LimiterSpec::from(LeakyBucketSpec { burst: 0 }),
-        LimiterSpec::from(LeakyBucketSpec { burst: 1 }),
-        LimiterSpec::from(LeakyBucketSpec { burst: 5 }),
+        LimiterSpec::from(LeakyBucketSpec { burst: 0, delay: None }),
+        LimiterSpec::from(LeakyBucketSpec { burst: 1, delay: None }),
+        LimiterSpec::from(LeakyBucketSpec { burst: 5, delay: None }),
         weighted(Rounding::Exact, 0, false),
         weighted(Rounding::Floor, 0, false),
         weighted(Rounding::Exact, window / 3, false),
@@ -369,7 +369,7 @@ proptest! {
                 prop_assert!(r.counts.peak <= 2 * requests, "{} peak {}", r.label, r.counts.peak);
             }
         }
-        let mut l = LimiterSpec::from(LeakyBucketSpec { burst: 0 }).build(limit);
+        let mut l = LimiterSpec::from(LeakyBucketSpec { burst: 0, delay: None }).build(limit);
         let mut last: Option<u64> = None;
         for &t in &times {
             if l.decide(Nanos::new(t), 1).admitted() {

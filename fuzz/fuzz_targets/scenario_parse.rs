@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use ratesim::limiter::{AlgorithmSpec, nginx_rate};
+use ratesim::limiter::{AlgorithmSpec, MAX_QUEUE, nginx_rate};
 use ratesim::scenario::{MAX_GENERATED, Scenario, Traffic};
 
 fuzz_target!(|data: &[u8]| {
@@ -24,7 +24,13 @@ fuzz_target!(|data: &[u8]| {
                 let rate = nginx_rate(s.limit);
                 assert!(rate >= 1 && rate <= i64::MAX as u128);
                 assert!(b.burst.checked_mul(1000).is_some_and(|m| m <= i64::MAX as u64));
+                assert!(b.delay.is_none_or(|d| d.checked_mul(1000).is_some_and(|m| m <= i64::MAX as u64)));
             }
+            AlgorithmSpec::Guava(g) => {
+                assert!(g.permits_per_second.is_finite() && g.permits_per_second > 0.0);
+                assert!(g.max_burst_seconds.is_finite() && g.max_burst_seconds >= 0.0);
+            }
+            AlgorithmSpec::LeakyQueue(q) => assert!(q.queue >= 1 && q.queue <= MAX_QUEUE),
             AlgorithmSpec::WeightedWindow(w) => assert!(w.offset < s.limit.window),
             _ => {}
         }

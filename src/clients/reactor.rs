@@ -12,7 +12,7 @@ use rand_distr::{Distribution, Exp1};
 use super::policy::{BUDGET_CAP, RetryPolicy};
 use super::report::{ClientReport, Logical};
 use super::{Clients, ClosedSource};
-use crate::engine::{Decided, EventQueue, Reactor, Scheduled};
+use crate::engine::{Calendar, Decided, Reactor, Scheduled};
 use crate::limiter::RetryAfter;
 use crate::time::Nanos;
 
@@ -131,7 +131,7 @@ impl ClientReactor {
 
     /// Schedules closed client `client`'s next request after a think time,
     /// if it falls before its source's end.
-    fn next_request(&mut self, client: u32, now: Nanos, queue: &mut EventQueue<Scheduled<ClientEvent>>) {
+    fn next_request(&mut self, client: u32, now: Nanos, queue: &mut Calendar<'_, ClientEvent>) {
         let s = self.source_of(client);
         let (think, end) = (self.closed[s].think, self.closed[s].end);
         let at = now.get().saturating_add(self.think(think));
@@ -160,7 +160,7 @@ impl ClientReactor {
         client: u32,
         succeeded: bool,
         now: Nanos,
-        queue: &mut EventQueue<Scheduled<ClientEvent>>,
+        queue: &mut Calendar<'_, ClientEvent>,
     ) {
         if let Logical::Open(seq) = logical {
             self.outcomes.finish(seq, succeeded);
@@ -175,7 +175,7 @@ impl Reactor for ClientReactor {
     type Event = ClientEvent;
     const WANTS_RETRY_AT: bool = true;
 
-    fn start(&mut self, queue: &mut EventQueue<Scheduled<ClientEvent>>) {
+    fn start(&mut self, queue: &mut Calendar<'_, ClientEvent>) {
         for s in 0..self.closed.len() {
             let (start, clients) = (self.closed[s].start, self.closed[s].clients as u32);
             for c in 0..clients {
@@ -184,7 +184,7 @@ impl Reactor for ClientReactor {
         }
     }
 
-    fn react(&mut self, d: &Decided<'_, ClientEvent>, queue: &mut EventQueue<Scheduled<ClientEvent>>) {
+    fn react(&mut self, d: &Decided<'_, ClientEvent>, queue: &mut Calendar<'_, ClientEvent>) {
         let now = d.time;
         let (logical, attempt, first, previous, policy, client) = match (d.event, d.arrival) {
             (Some(&ClientEvent::Retry { logical, attempt, first, previous, header, policy, client }), _) => {
@@ -218,8 +218,10 @@ impl Reactor for ClientReactor {
             *b = (*b + ratio).min(BUDGET_CAP);
         }
         if d.admitted {
-            self.report.record_success(now - first);
-            return self.end(logical, client, true, now, queue);
+            // A delayed request succeeds when it reaches the backend.
+            let done = Nanos::new(now.get().saturating_add(d.delay.get()));
+            self.report.record_success(done - first);
+            return self.end(logical, client, true, done, queue);
         }
         let header = d.retry_at.map(|at| self.header.header(now, at));
         let mut wait = p.wait(&mut self.rng, now, attempt, previous, header);

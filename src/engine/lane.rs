@@ -14,7 +14,8 @@
 use super::events::EventQueue;
 use super::reader::{CHUNK, Chunk};
 use crate::clients::{ClientReactor, ClientReport, Clients, Logical};
-use crate::limiter::{Algorithm, Limit, Limiter, RetryAfter, SpecVisitor, StateSize};
+use crate::limiter::{Algorithm, Decision, Limit, Limiter, RetryAfter, SpecVisitor, StateSize};
+use crate::metrics::DelayReport;
 use crate::metrics::{Counts, CurveTracker, WindowCounts, WindowTracker};
 use crate::nodes::{Balancer, Fleet, NodeReport, NodeStats, Topology};
 use crate::time::Nanos;
@@ -30,10 +31,10 @@ pub trait Reactor: Send + 'static {
     /// retry time at every reject.
     const WANTS_RETRY_AT: bool = false;
     /// Schedules the events the lane starts with.
-    fn start(&mut self, _queue: &mut EventQueue<Scheduled<Self::Event>>) {}
+    fn start(&mut self, _calendar: &mut Calendar<'_, Self::Event>) {}
     /// Called after every decision with what was decided; may schedule
     /// events at or after `decided.time`.
-    fn react(&mut self, decided: &Decided<'_, Self::Event>, queue: &mut EventQueue<Scheduled<Self::Event>>);
+    fn react(&mut self, decided: &Decided<'_, Self::Event>, calendar: &mut Calendar<'_, Self::Event>);
     /// The attempt number (1: a first attempt) and logical request of an
     /// event about to be decided, for decisions.csv and the timeline.
     fn attempt_of(&self, _event: &Self::Event) -> (u32, Option<Logical>) {
@@ -54,6 +55,9 @@ pub struct Decided<'a, E> {
     /// The dense key id of the request.
     pub key: u32,
     pub admitted: bool,
+    /// How long an admitted request waits before it reaches the backend
+    /// (a shaping limiter's delay; 0 otherwise).
+    pub delay: Nanos,
     /// The scheduled event that was decided, or `None` for an arrival.
     pub event: Option<&'a E>,
     /// For an arrival: its position in the merged trace and its source.
@@ -63,11 +67,29 @@ pub struct Decided<'a, E> {
     pub retry_at: Option<Nanos>,
 }
 
-/// An event in a lane's queue: a request of client `key` to decide.
+/// An event a reactor schedules: a request of client `key` to decide.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Scheduled<E> {
     pub key: u32,
     pub event: E,
+}
+
+/// What a lane's own event queue holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaneEvent<E> {
+    /// A request a reactor scheduled.
+    Client(Scheduled<E>),
+    /// A delayed request of key `key` reaching the backend.
+    Release { key: u32 },
+}
+
+/// A reactor's view of its lane's event queue: it may schedule requests.
+pub struct Calendar<'a, E>(&'a mut EventQueue<LaneEvent<E>>);
+
+impl<E> Calendar<'_, E> {
+    pub fn schedule(&mut self, time: Nanos, event: Scheduled<E>) {
+        self.0.schedule(time, LaneEvent::Client(event));
+    }
 }
 
 /// Nothing reacts: the lane decides the shared arrivals only.
@@ -76,7 +98,7 @@ pub struct OpenLoop;
 impl Reactor for OpenLoop {
     type Event = ();
     #[inline(always)]
-    fn react(&mut self, _: &Decided<'_, ()>, _: &mut EventQueue<Scheduled<()>>) {}
+    fn react(&mut self, _: &Decided<'_, ()>, _: &mut Calendar<'_, ()>) {}
     fn report(self) -> Option<ClientReport> {
         None
     }
@@ -111,6 +133,8 @@ pub struct LaneResult {
     pub nodes: Vec<NodeReport>,
     /// One column per node: admitted per bin (empty without nodes).
     pub node_timeline: Option<Timeline>,
+    /// Delays, when the limiter shapes.
+    pub delays: Option<DelayReport>,
 }
 
 /// Builds a lane for a spec, monomorphised over its limiter: open-loop, or
@@ -129,6 +153,8 @@ pub struct MakeLane<'a> {
     pub topology: Option<&'a Topology>,
     /// The scenario seed (the balancer's random stream).
     pub seed: u64,
+    /// The limiter may delay requests.
+    pub shapes: bool,
 }
 
 impl MakeLane<'_> {
@@ -141,12 +167,12 @@ impl MakeLane<'_> {
             Some(clients) => {
                 let reactor = ClientReactor::new(clients, self.index, self.header);
                 let mut lane = Lane::new(limiter, self.limit, self.bin, reactor);
-                (lane.curve, lane.nodes) = (self.curve, nodes);
+                (lane.curve, lane.nodes, lane.shapes) = (self.curve, nodes, self.shapes);
                 Box::new(lane)
             }
             None => {
                 let mut lane = Lane::new(limiter, self.limit, self.bin, OpenLoop);
-                (lane.curve, lane.nodes) = (self.curve, nodes);
+                (lane.curve, lane.nodes, lane.shapes) = (self.curve, nodes, self.shapes);
                 Box::new(lane)
             }
         }
@@ -171,6 +197,7 @@ pub struct AttemptRecord {
     pub window_count: u64,
     pub attempt: u32,
     pub logical: Option<Logical>,
+    pub delay: Nanos,
 }
 
 /// What a lane hands back for one chunk, besides its own counters.
@@ -186,6 +213,9 @@ pub struct LaneOut {
     /// Outcomes of open-loop logical requests that became final, in arrival
     /// order (when clients react).
     pub outcomes: Vec<bool>,
+    /// Each arrival's delay, when decisions are written and the limiter
+    /// shapes.
+    pub delays: Vec<Nanos>,
 }
 
 impl LaneOut {
@@ -195,6 +225,7 @@ impl LaneOut {
             window_counts: record.then(|| Vec::with_capacity(CHUNK)),
             attempts: Vec::new(),
             outcomes: Vec::new(),
+            delays: Vec::new(),
         }
     }
 
@@ -232,7 +263,7 @@ pub struct Lane<L, R: Reactor> {
     timeline: Timeline,
     /// The limiter reports its own exact window count (no tracker needed).
     self_tracking: bool,
-    events: EventQueue<Scheduled<R::Event>>,
+    events: EventQueue<LaneEvent<R::Event>>,
     reactor: R,
     /// Measure the admission curve: one tracker per key in `curves`.
     curve: bool,
@@ -240,6 +271,9 @@ pub struct Lane<L, R: Reactor> {
     /// The load balancer and per-node figures, when the limiter runs on
     /// many nodes.
     nodes: Option<(Balancer, NodeStats)>,
+    /// Delays, when the limiter shapes (`shapes`: it may delay).
+    delays: DelayReport,
+    shapes: bool,
 }
 
 /// The running state of one pass over a chunk (or over the events at the
@@ -292,8 +326,10 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             curve: false,
             curves: Vec::new(),
             nodes: None,
+            delays: DelayReport::new(),
+            shapes: false,
         };
-        lane.reactor.start(&mut lane.events);
+        lane.reactor.start(&mut Calendar(&mut lane.events));
         lane
     }
 
@@ -341,8 +377,9 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
     }
 
     /// Decides one request of key `id` at `t` (arrival `j` of the pass, or a
-    /// scheduled event before it) and updates the metrics. Returns whether
-    /// it was admitted and the window count it found.
+    /// scheduled event before it) and updates the metrics. Returns the
+    /// decision and the window count it found. A delayed request is judged
+    /// when it reaches the backend ([`Lane::release`]).
     #[inline(always)]
     fn attempt<const OWN: bool, const CURVE: bool>(
         &mut self,
@@ -350,7 +387,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         t: Nanos,
         id: u32,
         j: usize,
-    ) -> Result<(bool, u64), TooManyBins> {
+    ) -> Result<(Decision, u64), TooManyBins> {
         if t.get() >= p.bin_end {
             self.next_bin::<OWN>(p, t, j)?;
         }
@@ -364,9 +401,16 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             }
             None => None,
         };
-        let admitted = ks.limiter.decide(t, 1).admitted();
+        let decision = ks.limiter.decide(t, 1);
+        let admitted = decision.admitted();
         if let (Some(node), Some((_, stats))) = (node, &mut self.nodes) {
             stats.record(node, t, admitted)?;
+        }
+        if let Decision::Delay(d) = decision
+            && d > Nanos::ZERO
+        {
+            self.delay(p, t, id, d);
+            return Ok((decision, before));
         }
         if admitted && !OWN {
             ks.tracker.admit(t);
@@ -376,7 +420,45 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         }
         p.window.record(self.limit, before, admitted);
         p.bin.record_admitted(admitted, before + u64::from(admitted));
-        Ok((admitted, before))
+        Ok((decision, before))
+    }
+
+    /// A request of key `id` admitted at `t` after a wait `d`: it counts as
+    /// admitted now, and reaches the backend (where it is judged) at `t + d`.
+    #[cold]
+    fn delay(&mut self, p: &mut Pass, t: Nanos, id: u32, d: Nanos) {
+        p.bin.admitted += 1;
+        p.bin.delayed += 1;
+        self.delays.record(d);
+        self.events.schedule(Nanos::new(t.get().saturating_add(d.get())), LaneEvent::Release { key: id });
+    }
+
+    /// A delayed request of key `id` reaches the backend at `t`: the exact
+    /// window sees it now.
+    #[cold]
+    fn release<const OWN: bool, const CURVE: bool>(
+        &mut self,
+        p: &mut Pass,
+        t: Nanos,
+        id: u32,
+        j: usize,
+    ) -> Result<(), TooManyBins> {
+        if t.get() >= p.bin_end {
+            self.next_bin::<OWN>(p, t, j)?;
+        }
+        self.delays.pending -= 1;
+        let ks = &mut self.keys[id as usize];
+        let before = ks.window_count(t, OWN);
+        if !OWN {
+            ks.tracker.admit(t);
+        }
+        if CURVE {
+            self.curves[id as usize].admit(t);
+        }
+        p.window.record(self.limit, before, true);
+        p.bin.released += 1;
+        p.bin.window_peak = p.bin.window_peak.max(before + 1);
+        Ok(())
     }
 
     /// The limiter's advertised retry time for key `id` after a reject at
@@ -402,22 +484,38 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         while let Some(ev) = self.events.pop_before(t.unwrap_or(Nanos::MAX)) {
             assert!(ev.time >= last, "an event was scheduled in the past");
             last = ev.time;
-            let Scheduled { key, event } = ev.payload;
+            p.last_event = Some(ev.time);
+            let Scheduled { key, event } = match ev.payload {
+                LaneEvent::Client(s) => s,
+                LaneEvent::Release { key } => {
+                    self.release::<OWN, CURVE>(p, ev.time, key, j)?;
+                    continue;
+                }
+            };
             self.grow_keys(key as usize + 1);
             let (attempt, logical) = self.reactor.attempt_of(&event);
-            let (admitted, before) = self.attempt::<OWN, CURVE>(p, ev.time, key, j)?;
+            let (decision, before) = self.attempt::<OWN, CURVE>(p, ev.time, key, j)?;
+            let admitted = decision.admitted();
             p.bin_events += 1;
             p.bin.retries += u64::from(attempt > 1);
             p.events += 1;
             p.events_admitted += u64::from(admitted);
-            p.last_event = Some(ev.time);
             if let Some(r) = record.as_deref_mut() {
-                r.push(AttemptRecord { time: ev.time, admitted, window_count: before, attempt, logical });
+                let delay = decision.delay();
+                r.push(AttemptRecord {
+                    time: ev.time,
+                    admitted,
+                    window_count: before,
+                    attempt,
+                    logical,
+                    delay,
+                });
             }
             let retry_at = self.retry_at(key, ev.time, admitted);
+            let delay = decision.delay();
             let decided =
-                Decided { time: ev.time, key, admitted, event: Some(&event), arrival: None, retry_at };
-            self.reactor.react(&decided, &mut self.events);
+                Decided { time: ev.time, key, admitted, delay, event: Some(&event), arrival: None, retry_at };
+            self.reactor.react(&decided, &mut Calendar(&mut self.events));
         }
         Ok(())
     }
@@ -444,7 +542,8 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             if t.get() > self.events.next_time() {
                 self.run_events::<OWN, CURVE>(&mut p, Some(t), j, attempts.as_mut())?;
             }
-            let (admitted, before) = self.attempt::<OWN, CURVE>(&mut p, t, id, j)?;
+            let (decision, before) = self.attempt::<OWN, CURVE>(&mut p, t, id, j)?;
+            let admitted = decision.admitted();
             bits |= u64::from(admitted) << (j % 64);
             if j % 64 == 63 {
                 out.bits[j / 64] = bits;
@@ -452,17 +551,19 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             }
             if RECORD && let Some(wc) = &mut window_counts {
                 wc.push(before);
+                out.delays.push(decision.delay());
             }
             let seq = chunk.first_seq + j as u64;
+            let delay = decision.delay();
             if let Some(a) = attempts.as_mut() {
                 let logical = Some(crate::clients::Logical::Open(seq));
-                a.push(AttemptRecord { time: t, admitted, window_count: before, attempt: 1, logical });
+                a.push(AttemptRecord { time: t, admitted, window_count: before, attempt: 1, logical, delay });
             }
             let source = chunk.sources.get(j).copied().unwrap_or(0);
             let retry_at = self.retry_at(id, t, admitted);
-            let decided =
-                Decided { time: t, key: id, admitted, event: None, arrival: Some((seq, source)), retry_at };
-            self.reactor.react(&decided, &mut self.events);
+            let arrival = Some((seq, source));
+            let decided = Decided { time: t, key: id, admitted, delay, event: None, arrival, retry_at };
+            self.reactor.react(&decided, &mut Calendar(&mut self.events));
         }
         let n = chunk.times.len();
         if !n.is_multiple_of(64) {
@@ -503,6 +604,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         }
         out.attempts.clear();
         out.outcomes.clear();
+        out.delays.clear();
         // One loop per combination, so no choice is a test per arrival.
         match (self.self_tracking, out.window_counts.is_some(), self.curve) {
             (false, false, false) => self.decide_chunk::<false, false, false>(chunk, out),
@@ -577,6 +679,8 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
             }
             None => (Vec::new(), None),
         };
+        let mut delays = self.delays;
+        delays.admitted = self.counts.admitted;
         LaneResult {
             counts: self.counts,
             timeline: self.timeline,
@@ -585,6 +689,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
             clients: self.reactor.report(),
             nodes,
             node_timeline,
+            delays: self.shapes.then_some(delays),
         }
     }
 }
@@ -603,7 +708,7 @@ mod tests {
 
     impl Reactor for RetryOnce {
         type Event = u64;
-        fn react(&mut self, d: &Decided<'_, u64>, queue: &mut EventQueue<Scheduled<u64>>) {
+        fn react(&mut self, d: &Decided<'_, u64>, queue: &mut Calendar<'_, u64>) {
             self.log.push((d.time.get(), d.key, d.admitted, d.event.is_some()));
             if !d.admitted && d.event.is_none() {
                 queue.schedule(d.time + Nanos::new(5), Scheduled { key: d.key, event: d.time.get() });

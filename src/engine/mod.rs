@@ -23,7 +23,7 @@ mod reader;
 mod schedule;
 
 pub use events::{Event, EventQueue};
-pub use lane::{Decided, Reactor, Scheduled};
+pub use lane::{Calendar, Decided, Reactor, Scheduled};
 pub use reader::CHUNK;
 
 use std::collections::VecDeque;
@@ -101,6 +101,8 @@ pub struct DecisionRecord {
     /// When clients react: the attempt number and logical request (then
     /// `seq` counts the limiter's own attempts).
     pub attempt: Option<(u32, Option<Logical>)>,
+    /// How long the request waits before the backend (shaping limiters).
+    pub delay: Nanos,
 }
 
 /// Receives per-request decisions (the engine never formats them).
@@ -247,7 +249,8 @@ pub fn run(
             // The exact reference judges the whole stream: never on nodes.
             let topology = config.topology.as_ref().filter(|_| index != reference);
             let (bin, curve, seed) = (config.bin, config.admission_curve, config.seed);
-            s.visit(MakeLane { limit, bin, curve, index, clients, header, topology, seed })
+            let shapes = s.delays();
+            s.visit(MakeLane { limit, bin, curve, index, clients, header, topology, seed, shapes })
         })
         .collect();
     let mut reader = Reader::new(arrivals, config.end, record, clients.is_some());
@@ -315,36 +318,26 @@ pub fn run(
     progress(Progress { arrivals: reader.seq, now: run_end });
 
     let names = labels(&specs);
-    let mut columns = Vec::with_capacity(lanes.len());
-    let mut parts = Vec::with_capacity(lanes.len());
-    let mut node_timelines = Vec::with_capacity(lanes.len());
-    for lane in lanes {
-        let result = lane.into_result();
-        columns.push(result.timeline);
-        parts.push((result.counts, result.state, result.curve, result.clients, result.nodes));
-        node_timelines.push(result.node_timeline);
+    let results: Vec<lane::LaneResult> = lanes.into_iter().map(|l| l.into_result()).collect();
+    let reference_admitted = results[reference].counts.admitted;
+    let mut columns = Vec::with_capacity(results.len());
+    let mut limiters = Vec::with_capacity(results.len());
+    for ((spec, label), r) in specs.into_iter().zip(names).zip(results) {
+        columns.push(r.timeline);
+        limiters.push(LimiterReport {
+            spec,
+            label,
+            counts: r.counts,
+            state: r.state,
+            reference_admitted,
+            limit: limit.requests,
+            admission_curve: r.curve,
+            clients: r.clients,
+            nodes: r.nodes,
+            node_timeline: r.node_timeline,
+            delays: r.delays,
+        });
     }
-    let reference_admitted = parts[reference].0.admitted;
-    let limiters = specs
-        .into_iter()
-        .zip(names)
-        .zip(parts)
-        .zip(node_timelines)
-        .map(|(((spec, label), (counts, state, admission_curve, clients, nodes)), node_timeline)| {
-            LimiterReport {
-                spec,
-                label,
-                counts,
-                state,
-                reference_admitted,
-                limit: limit.requests,
-                admission_curve,
-                clients,
-                nodes,
-                node_timeline,
-            }
-        })
-        .collect();
     Ok(RunReport {
         limit,
         arrivals: reader.seq,
@@ -371,6 +364,7 @@ fn write_attempts(sink: &mut dyn DecisionSink, outs: &[LaneOut], seen: &mut [u64
                 admitted: a.admitted,
                 window_count: a.window_count,
                 attempt: Some((a.attempt, a.logical)),
+                delay: a.delay,
             };
             seen[i] += 1;
             sink.record(&record).map_err(RunError::Decisions)?;
@@ -390,6 +384,7 @@ fn write_decisions(sink: &mut dyn DecisionSink, chunk: &Chunk, outs: &[LaneOut])
                 admitted: out.admitted(j),
                 window_count: out.window_counts.as_ref().map_or(0, |w| w[j]),
                 attempt: None,
+                delay: out.delays.get(j).copied().unwrap_or(Nanos::ZERO),
             };
             sink.record(&record).map_err(RunError::Decisions)?;
         }

@@ -42,14 +42,25 @@ fn reacts(report: &RunReport) -> bool {
     report.limiters.iter().any(|l| l.clients.is_some())
 }
 
+/// Whether any limiter of the run shapes (may delay requests).
+fn shapes(report: &RunReport) -> bool {
+    report.limiters.iter().any(|l| l.delays.is_some())
+}
+
+/// The columns `summary.csv` gains when a limiter shapes.
+pub const DELAY_COLUMNS: &str = "delayed,delay_p50,delay_p95,delay_p99,delay_max,queue_peak";
+
 /// `summary.csv`: one row per limiter; ratios as plain fractions; the
-/// clients' figures when they react (times in decimal seconds).
+/// clients' figures when they react and the delays when a limiter shapes
+/// (times in decimal seconds).
 pub fn summary(report: &RunReport) -> String {
-    let header = if reacts(report) {
-        format!("{SUMMARY_HEADER},{CLIENT_COLUMNS}")
-    } else {
-        SUMMARY_HEADER.to_string()
-    };
+    let mut header = SUMMARY_HEADER.to_string();
+    if reacts(report) {
+        header = format!("{header},{CLIENT_COLUMNS}");
+    }
+    if shapes(report) {
+        header = format!("{header},{DELAY_COLUMNS}");
+    }
     table(&header, |w| {
         for l in &report.limiters {
             let c = &l.counts;
@@ -84,6 +95,24 @@ pub fn summary(report: &RunReport) -> String {
                     q(0.99),
                     q(1.0),
                 ]);
+            } else if reacts(report) {
+                row.extend(std::iter::repeat_n(String::new(), CLIENT_COLUMNS.split(',').count()));
+            }
+            if shapes(report) {
+                match &l.delays {
+                    Some(d) => {
+                        let q = |q: f64| d.quantile(q).map_or(String::new(), |t| t.to_string());
+                        row.extend([
+                            d.delayed.to_string(),
+                            q(0.5),
+                            q(0.95),
+                            q(0.99),
+                            q(1.0),
+                            d.queue_peak.to_string(),
+                        ]);
+                    }
+                    None => row.extend(std::iter::repeat_n(String::new(), DELAY_COLUMNS.split(',').count())),
+                }
             }
             w.write_record(&row)?;
         }
@@ -92,12 +121,20 @@ pub fn summary(report: &RunReport) -> String {
 }
 
 /// `timeline.csv`: long format, one row per bin per limiter, bins in time
-/// order; with reacting clients also the attempts and, of them, retries.
+/// order; with reacting clients also the attempts and, of them, retries;
+/// with a shaping limiter the delayed requests and those that reached the
+/// backend.
 pub fn timeline(report: &RunReport) -> String {
     let width = report.timeline.width().get();
     let clients = reacts(report);
-    let header =
-        if clients { format!("{TIMELINE_HEADER},attempts,retries") } else { TIMELINE_HEADER.to_string() };
+    let shaping = shapes(report);
+    let mut header = TIMELINE_HEADER.to_string();
+    if clients {
+        header.push_str(",attempts,retries");
+    }
+    if shaping {
+        header.push_str(",delayed,backend");
+    }
     table(&header, |w| {
         for (b, row) in report.timeline.bins().iter().enumerate() {
             let start = Nanos::new(b as u64 * width).to_string();
@@ -112,6 +149,9 @@ pub fn timeline(report: &RunReport) -> String {
                 ];
                 if clients {
                     record.extend([bin.offered.to_string(), bin.retries.to_string()]);
+                }
+                if shaping {
+                    record.extend([bin.delayed.to_string(), bin.backend().to_string()]);
                 }
                 w.write_record(&record)?;
             }
@@ -143,21 +183,32 @@ pub fn admission_curve(report: &RunReport) -> String {
 pub struct DecisionsWriter<W: Write> {
     out: csv::Writer<W>,
     labels: Vec<String>,
+    /// Write each request's delay (a shaping limiter is in the run).
+    delays: bool,
     /// Reused for each number of a row.
     buf: String,
 }
 
 impl<W: Write> DecisionsWriter<W> {
     /// A writer for a run of these limiters; `attempts` adds the `attempt`
-    /// and `logical` columns of runs whose clients react.
-    pub fn new(out: W, labels: &[String], attempts: bool) -> std::io::Result<DecisionsWriter<W>> {
+    /// and `logical` columns of runs whose clients react, `delays` the
+    /// `delay` column of runs with a shaping limiter.
+    pub fn new(
+        out: W,
+        labels: &[String],
+        attempts: bool,
+        delays: bool,
+    ) -> std::io::Result<DecisionsWriter<W>> {
         let mut out = csv::Writer::from_writer(out);
         let mut header: Vec<&str> = DECISIONS_HEADER.split(',').collect();
         if attempts {
             header.extend(["attempt", "logical"]);
         }
+        if delays {
+            header.push("delay");
+        }
         out.write_record(header).map_err(std::io::Error::from)?;
-        Ok(DecisionsWriter { out, labels: labels.to_vec(), buf: String::new() })
+        Ok(DecisionsWriter { out, labels: labels.to_vec(), delays, buf: String::new() })
     }
 
     pub fn finish(mut self) -> std::io::Result<W> {
@@ -187,6 +238,7 @@ impl<W: Write> DecisionSink for DecisionsWriter<W> {
                 }),
                 None => Ok(()),
             })
+            .and_then(|()| if self.delays { self.number(r.delay) } else { Ok(()) })
             .and_then(|()| self.out.write_record(None::<&[u8]>))
             .map_err(std::io::Error::from)
     }

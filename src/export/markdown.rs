@@ -119,7 +119,48 @@ pub fn summary(title: &str, report: &RunReport) -> String {
         let _ = writeln!(out, "\n{}\n", CLIENTS_NOTE);
         out.push_str(&render_table(&clients));
     }
+    let delays = delays_table(report);
+    if !delays.rows.is_empty() {
+        let _ = writeln!(out, "\n{}\n", DELAYS_NOTE);
+        out.push_str(&render_table(&delays));
+    }
     out
+}
+
+/// What the delays table means.
+pub const DELAYS_NOTE: &str = "Shaping limiters delay requests instead of rejecting them: a delayed \
+request reaches the backend later, and the exact window judges it there. Delay quantiles are over every \
+admitted request (0 for those not delayed); **queue peak**: the most delayed requests waiting at once.";
+
+/// The shaping limiters' delays, a row per limiter that may delay; empty
+/// when none does.
+pub fn delays_table(report: &RunReport) -> Table {
+    use Align::*;
+    let mut t = Table::new(&[
+        ("limiter", Left),
+        ("admitted", Right),
+        ("delayed", Right),
+        ("delay p50", Right),
+        ("p95", Right),
+        ("p99", Right),
+        ("max", Right),
+        ("queue peak", Right),
+    ]);
+    for l in &report.limiters {
+        let Some(d) = &l.delays else { continue };
+        let q = |q: f64| d.quantile(q).map_or("–".to_string(), fmt_seconds);
+        t.push(vec![
+            l.label.clone(),
+            d.admitted.to_string(),
+            d.delayed.to_string(),
+            q(0.5),
+            q(0.95),
+            q(0.99),
+            q(1.0),
+            d.queue_peak.to_string(),
+        ]);
+    }
+    t
 }
 
 /// What the clients table and the summary's last two columns mean when

@@ -74,10 +74,11 @@ pub fn run_summary(
         }
         let _ = writeln!(out);
         out.push_str(&render_table(&super::markdown::summary_table(report)));
-        let clients = super::markdown::clients_table(report);
-        if !clients.rows.is_empty() {
-            let _ = writeln!(out);
-            out.push_str(&render_table(&clients));
+        for extra in [super::markdown::clients_table(report), super::markdown::delays_table(report)] {
+            if !extra.rows.is_empty() {
+                let _ = writeln!(out);
+                out.push_str(&render_table(&extra));
+            }
         }
     }
     if let Some(bp) = burst_pair {

@@ -70,10 +70,22 @@
 //!
 //! With `account = 1` (a single `limit_req` in the location, which is what
 //! ratesim models) the lookup is the whole decision: admit unless `NGX_BUSY`.
-//! `nodelay` makes an admitted request pass at once; without it (or with
-//! `delay=`) nginx would hold it for `(excess - delay) * 1000 / rate` ms
-//! (`ngx_http_limit_req_account`), from the same `excess`
-//! ([`LeakyState::excess_at`]), which is why that computation stands alone.
+//! `nodelay` (the default here, `nodelay = true`) makes an admitted request
+//! pass at once. Without it (`nodelay = false`, nginx's own default) or with
+//! `delay = N`, nginx holds it, in `ngx_http_limit_req_account`:
+//!
+//! ```c
+//! if (excess <= (ngx_int_t) (*limit)->delay) {
+//!     max_delay = 0;
+//! } else {
+//!     ctx = (*limit)->shm_zone->data;
+//!     max_delay = (excess - (*limit)->delay) * 1000 / ctx->rate;
+//! }
+//! ```
+//!
+//! milliseconds, with `limit->delay = delay * 1000` (`nodelay` sets it to
+//! `NGX_MAX_INT_T_VALUE / 1000`, no delay ever; neither gives 0), and
+//! `excess` the same one the lookup computed for the request.
 //! The limiter itself keeps `excess + 1000` (0 before the first request), so
 //! a fresh key needs no branch of its own.
 //!
@@ -110,11 +122,15 @@ const ONE: u64 = 1000;
 pub const MAX_BURST: u64 = i64::MAX as u64 / ONE;
 
 /// `kind = "leaky_bucket"`: `burst = 5` or `burst = [0, 5, 10]` (one limiter
-/// per value).
+/// per value); `nodelay = false` or `delay = N` to delay instead of passing
+/// the excess at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LeakyBucketSpec {
     /// nginx's `burst=`, in requests (at most [`MAX_BURST`]).
     pub burst: u64,
+    /// nginx's `delay=`, in requests: the first `delay` excess requests pass
+    /// at once, later ones wait. `None`: `nodelay`.
+    pub delay: Option<u64>,
 }
 
 /// nginx's stored rate for a limit of `L` per `W`: milli-requests per second,
@@ -162,6 +178,8 @@ impl<'de> Deserialize<'de> for Bursts {
 struct Keys {
     kind: Spanned<String>,
     burst: Option<Spanned<Bursts>>,
+    nodelay: Option<Spanned<bool>>,
+    delay: Option<Spanned<i64>>,
 }
 
 impl Algorithm for LeakyBucketSpec {
@@ -197,6 +215,7 @@ impl Algorithm for LeakyBucketSpec {
                 ),
             ));
         }
+        let delay = delay(entry, &keys)?;
         let bursts = match keys.burst {
             None => vec![Spanned::new(entry.span(), 0)],
             Some(b) => {
@@ -235,9 +254,13 @@ impl Algorithm for LeakyBucketSpec {
                         ),
                     ));
                 }
-                Ok(LeakyBucketSpec { burst: v as u64 })
+                Ok(LeakyBucketSpec { burst: v as u64, delay })
             })
             .collect()
+    }
+
+    fn delays(&self) -> bool {
+        self.delay.is_some()
     }
 
     fn advertises_retry(&self) -> bool {
@@ -245,24 +268,65 @@ impl Algorithm for LeakyBucketSpec {
     }
 
     fn label(&self) -> String {
-        if self.burst == 0 { "leaky_bucket".into() } else { format!("leaky_bucket(burst={})", self.burst) }
+        let mut parts = Vec::new();
+        if self.burst != 0 {
+            parts.push(format!("burst={}", self.burst));
+        }
+        if let Some(d) = self.delay {
+            parts.push(format!("delay={d}"));
+        }
+        if parts.is_empty() { "leaky_bucket".into() } else { format!("leaky_bucket({})", parts.join(";")) }
     }
 
     fn build(&self, limit: Limit) -> LeakyBucket {
-        LeakyBucket::new(limit, self.burst)
+        let mut l = LeakyBucket::new(limit, self.burst);
+        l.delay = self.delay.map(|d| d.saturating_mul(ONE));
+        l
     }
 
     fn style(&self) -> Style {
-        let short = if self.burst == 0 {
+        let mut short = if self.burst == 0 {
             "leaky bucket".to_string()
         } else {
             format!("leaky bucket, burst {}", self.burst)
         };
-        Style { rgb: (0, 150, 136), line_width: 3, short }
+        let rgb = match self.delay {
+            None => (0, 150, 136),
+            Some(d) => {
+                short.push_str(&format!(", delay {d}"));
+                (0, 100, 90)
+            }
+        };
+        Style { rgb, line_width: 3, short }
     }
 
     // No sweep traits: with burst > 0 a burst at one instant is admitted in
     // part (burst + 1 of it from a fresh state), so nothing scales with L.
+}
+
+/// `nodelay = false` (delay 0) or `delay = N`; `None` for nodelay.
+fn delay(entry: &Entry<'_>, keys: &Keys) -> Result<Option<u64>, ScenarioError> {
+    match (&keys.nodelay, &keys.delay) {
+        (Some(n), Some(_)) if *n.get_ref() => Err(entry.at(
+            n.span(),
+            format!(
+                "`{}` = true and `delay` exclude each other, as in nginx: give one",
+                entry.key("nodelay")
+            ),
+        )),
+        (_, Some(d)) => {
+            let v = *d.get_ref();
+            if v < 0 || v as u64 > MAX_BURST {
+                return Err(entry.at(
+                    d.span(),
+                    format!("`{}` must be a whole number from 0 to {MAX_BURST}, got {v}", entry.key("delay")),
+                ));
+            }
+            Ok(Some(v as u64))
+        }
+        (Some(n), None) if !*n.get_ref() => Ok(Some(0)),
+        _ => Ok(None),
+    }
 }
 
 /// nginx's elapsed milliseconds since `last`, clamped as nginx clamps them:
@@ -298,8 +362,8 @@ pub struct LeakyState {
 impl LeakyState {
     /// The excess a request at `now_ms` finds:
     /// `max(lr->excess - rate * ms / 1000 + 1000, 0)`. The decision compares
-    /// it with `burst * 1000`; nginx's delaying mode (not modelled yet)
-    /// would wait `(excess - delay) * 1000 / rate` ms.
+    /// it with `burst * 1000`; in delaying mode an admitted request waits
+    /// `(excess - delay) * 1000 / rate` ms.
     #[inline(always)]
     pub fn excess_at(&self, rate: u64, now_ms: u64) -> u64 {
         self.excess.saturating_add(ONE).saturating_sub(leaked(rate, elapsed_ms(self.last, now_ms)))
@@ -326,6 +390,8 @@ pub struct LeakyBucket {
     plus: u64,
     /// `lr->last` (0 before the first request, which then moves it).
     last: u64,
+    /// `limit->delay` (`delay * 1000`), or `None` for nodelay.
+    delay: Option<u64>,
 }
 
 impl LeakyBucket {
@@ -335,7 +401,7 @@ impl LeakyBucket {
     pub fn new(limit: Limit, burst: u64) -> LeakyBucket {
         assert!(limit.window.get() > 0, "window must be positive");
         let rate = nginx_rate(limit).min(u128::from(u64::MAX)) as u64;
-        LeakyBucket { rate, burst: burst.saturating_mul(ONE), plus: 0, last: 0 }
+        LeakyBucket { rate, burst: burst.saturating_mul(ONE), plus: 0, last: 0, delay: None }
     }
 
     /// nginx's stored rate, milli-requests per second.
@@ -370,7 +436,15 @@ impl Limiter for LeakyBucket {
         if ms != 0 {
             self.last = now_ms;
         }
-        Decision::Admit
+        match self.delay {
+            // ngx_http_limit_req_account: (excess - delay) * 1000 / rate ms.
+            Some(delay) if excess > delay && self.rate != 0 => {
+                let ms = u128::from(excess - delay) * u128::from(ONE) / u128::from(self.rate);
+                let ns = (ms * u128::from(NS_PER_MS)).min(u128::from(u64::MAX)) as u64;
+                if ns == 0 { Decision::Admit } else { Decision::Delay(Nanos::new(ns)) }
+            }
+            _ => Decision::Admit,
+        }
     }
 
     fn peak_state(&self) -> StateSize {
@@ -422,6 +496,95 @@ mod tests {
     }
 
     // ---- golden values, worked from nginx's arithmetic ---------------------
+
+    fn delayed(l: &mut LeakyBucket, burst: u64, delay: Option<u64>) -> &mut LeakyBucket {
+        l.burst = burst * ONE;
+        l.delay = delay.map(|d| d * ONE);
+        l
+    }
+
+    /// `rate=1r/s burst=5` (no `nodelay`: nginx's default, delay 0): six
+    /// requests at one instant are all admitted, as with nodelay, but the
+    /// k-th waits `(excess - 0) * 1000 / 1000` = k - 1 seconds; the seventh
+    /// is refused (excess 6000 > 5000).
+    #[test]
+    fn nginx_burst_5_without_nodelay_spaces_the_burst_one_second_apart() {
+        let mut l = per_second(1, 5);
+        let l = delayed(&mut l, 5, Some(0));
+        assert_eq!(l.decide(ms(0), 1), Admit);
+        for k in 1..6 {
+            assert_eq!(l.decide(ms(0), 1), Decision::Delay(Nanos::from_secs(k)), "request {k}");
+        }
+        assert_eq!(l.decide(ms(0), 1), Reject);
+        // Nothing changes in what is admitted: nodelay admits the same six.
+        assert_eq!(l.state(), Some(LeakyState { excess: 5000, last: 0 }));
+    }
+
+    /// nginx's documented two-stage example, `rate=5r/s burst=12 delay=8`,
+    /// 25 requests at once: 9 pass at once (the one the rate allows and
+    /// the 8 of `delay`), the next 4 wait (excess 9000..12000 over 8000,
+    /// times 1000 / 5000: 200, 400, 600, 800 ms), the other 12 are refused.
+    #[test]
+    fn nginx_two_stage_burst_12_delay_8() {
+        let mut l = per_second(5, 12);
+        let l = delayed(&mut l, 12, Some(8));
+        let decisions: Vec<Decision> = (0..25).map(|_| l.decide(ms(0), 1)).collect();
+        assert!(decisions[..9].iter().all(|d| *d == Admit), "{decisions:?}");
+        let waits: Vec<Decision> = (200..=800).step_by(200).map(|m| Decision::Delay(ms(m))).collect();
+        assert_eq!(decisions[9..13], waits[..]);
+        assert!(decisions[13..].iter().all(|d| *d == Reject), "{decisions:?}");
+    }
+
+    /// The wait is whole milliseconds, truncated as nginx's integer division
+    /// truncates: `rate=3r/s burst=2`, three at once: excess 1000 waits
+    /// 1000 * 1000 / 3000 = 333 ms, excess 2000 waits 666 ms.
+    #[test]
+    fn nginx_delay_truncates_to_the_millisecond() {
+        let mut l = per_second(3, 2);
+        let l = delayed(&mut l, 2, Some(0));
+        assert_eq!(l.decide(ms(0), 1), Admit);
+        assert_eq!(l.decide(ms(0), 1), Decision::Delay(ms(333)));
+        assert_eq!(l.decide(ms(0), 1), Decision::Delay(ms(666)));
+        assert_eq!(l.decide(ms(0), 1), Reject);
+    }
+
+    /// `delay` above `burst` is accepted, as nginx accepts it, and then
+    /// never delays.
+    #[test]
+    fn delay_above_burst_never_delays() {
+        let specs = scenario("burst = 2\ndelay = 5", "1s").unwrap();
+        let mut l = specs[0].build(Limit { requests: 1, window: Nanos::from_secs(1) });
+        let d: Vec<Decision> = (0..4).map(|_| l.decide(ms(0), 1)).collect();
+        assert_eq!(d, [Admit, Admit, Admit, Reject]);
+    }
+
+    proptest! {
+        /// Delaying changes when an admitted request reaches the backend,
+        /// never which requests are admitted: nginx's lookup decides, the
+        /// account only computes the wait.
+        #[test]
+        fn delay_admits_what_nodelay_admits(
+            gaps in prop::collection::vec(0u64..400, 1..200),
+            requests in 1u64..20,
+            burst in 0u64..10,
+            delay in 0u64..12,
+        ) {
+            let limit = Limit { requests, window: Nanos::from_secs(1) };
+            let mut plain = LeakyBucket::new(limit, burst);
+            let mut shaping = LeakyBucket::new(limit, burst);
+            shaping.delay = Some(delay * ONE);
+            let mut t = 0;
+            for g in gaps {
+                t += g;
+                let (a, b) = (plain.decide(ms(t), 1), shaping.decide(ms(t), 1));
+                prop_assert_eq!(a.admitted(), b.admitted());
+                if let Decision::Delay(d) = b {
+                    // Never longer than the burst takes to drain.
+                    prop_assert!(d.get() <= (burst + 1) * 1_000_000_000 / requests + 1_000_000);
+                }
+            }
+        }
+    }
 
     /// `rate=1r/s burst=5 nodelay`: r = 1 * 1000 / 1 = 1000, burst = 5000.
     /// Six requests at one instant: the first creates the node (excess 0),
@@ -653,7 +816,7 @@ mod tests {
             ), 0..200),
         ) {
             let limit = Limit { requests, window: Nanos::from_millis(window_ms) };
-            let mut l = LeakyBucketSpec { burst }.build(limit);
+            let mut l = LeakyBucketSpec { burst, delay: None }.build(limit);
             let rate = requests * 1_000_000 / window_ms;
             let (b, mut node, mut t) = (burst * 1000, None, 0u64);
             for (gap, cost) in steps {
@@ -682,10 +845,10 @@ mod tests {
     #[test]
     fn parses_defaults_lists_and_labels() {
         let specs = scenario("", "1s").unwrap();
-        assert_eq!(specs, [LeakyBucketSpec { burst: 0 }.into()]);
+        assert_eq!(specs, [LeakyBucketSpec { burst: 0, delay: None }.into()]);
         assert_eq!(specs[0].label(), "leaky_bucket");
         let specs = scenario("burst = 5", "1s").unwrap();
-        assert_eq!(specs, [LeakyBucketSpec { burst: 5 }.into()]);
+        assert_eq!(specs, [LeakyBucketSpec { burst: 5, delay: None }.into()]);
         assert_eq!(specs[0].label(), "leaky_bucket(burst=5)");
         let specs = scenario("burst = [0, 5, 20]", "1m").unwrap();
         let labels: Vec<String> = specs.iter().map(|s| s.label()).collect();

@@ -13,7 +13,9 @@
 mod example;
 mod fast_div;
 mod fixed_window;
+mod guava;
 mod leaky_bucket;
+mod leaky_queue;
 mod sliding_log;
 mod slot_counter;
 mod weighted_window;
@@ -22,7 +24,9 @@ mod weighted_window;
 pub use example::ExampleSpec;
 pub use fast_div::FastDiv;
 pub use fixed_window::{FixedWindow, FixedWindowSpec, WindowAlign};
+pub use guava::{Guava, GuavaSpec};
 pub use leaky_bucket::{LeakyBucket, LeakyBucketSpec, LeakyState, nginx_rate};
+pub use leaky_queue::{LeakyQueue, LeakyQueueSpec, MAX_QUEUE};
 pub use sliding_log::{SlidingLog, SlidingLogSpec};
 pub use slot_counter::{SlotCounter, SlotCounterSpec};
 pub use weighted_window::{Rounding, WeightedWindow, WeightedWindowSpec};
@@ -43,12 +47,26 @@ pub struct Limit {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
     Admit,
+    /// Admitted, after a wait: the request reaches the backend at `now + d`
+    /// (a shaping limiter; `docs/semantics.md`, "Delay instead of reject").
+    Delay(Nanos),
     Reject,
 }
 
 impl Decision {
+    /// Whether the request gets through, at once or after a delay.
+    #[inline(always)]
     pub fn admitted(self) -> bool {
-        self == Decision::Admit
+        !matches!(self, Decision::Reject)
+    }
+
+    /// How long an admitted request waits (0 unless delayed).
+    #[inline(always)]
+    pub fn delay(self) -> Nanos {
+        match self {
+            Decision::Delay(d) => d,
+            _ => Nanos::ZERO,
+        }
     }
 }
 
@@ -153,6 +171,11 @@ pub trait Algorithm: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
     fn shares_counts(&self) -> bool {
         false
     }
+    /// Whether its limiter may answer [`Decision::Delay`] (a shaping
+    /// limiter). Those that never delay say so here, once.
+    fn delays(&self) -> bool {
+        false
+    }
 }
 
 /// The per-spec questions, object-safe, for code that does not care which
@@ -165,6 +188,7 @@ pub trait Describe {
     fn slots(&self) -> Option<u64>;
     fn advertises_retry(&self) -> bool;
     fn shares_counts(&self) -> bool;
+    fn delays(&self) -> bool;
 }
 
 impl<A: Algorithm> Describe for A {
@@ -188,6 +212,9 @@ impl<A: Algorithm> Describe for A {
     }
     fn shares_counts(&self) -> bool {
         Algorithm::shares_counts(self)
+    }
+    fn delays(&self) -> bool {
+        Algorithm::delays(self)
     }
 }
 
@@ -315,6 +342,8 @@ registry! {
     SlidingLog(SlidingLogSpec),
     LeakyBucket(LeakyBucketSpec),
     WeightedWindow(WeightedWindowSpec),
+    Guava(GuavaSpec),
+    LeakyQueue(LeakyQueueSpec),
     #[cfg(test)]
     Example(ExampleSpec),
 }
@@ -390,16 +419,18 @@ impl LimiterSpec {
     }
 
     /// A label such as `slot_counter(N=10)`, with the header rounding when
-    /// it is not exact (`gcra(burst=10, retry_after=floor_seconds)`); made
+    /// it is not exact (`gcra(burst=10;retry_after=floor_seconds)`); made
     /// unique within a run by [`crate::engine::labels`].
     pub fn label(&self) -> String {
         let label = self.describe().label();
         if self.retry_after == RetryAfter::Exact {
             return label;
         }
+        // Parameters are joined by `;`, as the algorithms join theirs, so a
+        // label needs no quoting in CSV.
         let extra = format!("retry_after={}", self.retry_after.name());
         match label.strip_suffix(')') {
-            Some(open) => format!("{open}, {extra})"),
+            Some(open) => format!("{open};{extra})"),
             None => format!("{label}({extra})"),
         }
     }
@@ -422,6 +453,10 @@ impl LimiterSpec {
 
     pub fn shares_counts(&self) -> bool {
         self.describe().shares_counts()
+    }
+
+    pub fn delays(&self) -> bool {
+        self.describe().delays()
     }
 
     pub fn visit<V: SpecVisitor>(&self, visitor: V) -> V::Out {
@@ -451,7 +486,7 @@ mod tests {
         assert_eq!(RetryAfter::FloorSeconds.header(now, at), Nanos::from_millis(1_500));
         let spec =
             LimiterSpec { retry_after: RetryAfter::FloorSeconds, ..SlotCounterSpec { slots: 10 }.into() };
-        assert_eq!(spec.label(), "slot_counter(N=10, retry_after=floor_seconds)");
+        assert_eq!(spec.label(), "slot_counter(N=10;retry_after=floor_seconds)");
         let spec = LimiterSpec { retry_after: RetryAfter::CeilSeconds, ..FixedWindowSpec::ALIGNED.into() };
         assert_eq!(spec.label(), "fixed_window(retry_after=ceil_seconds)");
     }

@@ -390,7 +390,7 @@ impl NodeStats {
         tracker.admit(t);
         self.peak[n] = self.peak[n].max(before + 1);
         let b = self.timeline.bin_for(t, |_, _| 0)?;
-        self.timeline.add(b, n, &Bin { offered: 1, admitted: 1, rejected: 0, window_peak: 0, retries: 0 });
+        self.timeline.add(b, n, &Bin { offered: 1, admitted: 1, ..Bin::default() });
         Ok(())
     }
 }

@@ -156,16 +156,29 @@ impl Scenario {
         }
         let mut limiters = Vec::new();
         for (mut entry, kind) in entries(&ctx, doc.get_ref(), "limiter", limit, duration, &["retry_after"])? {
-            let retry_after = match entry.take::<String>("retry_after")? {
+            let header = entry.take::<String>("retry_after")?;
+            let retry_after = match &header {
                 None => RetryAfter::Exact,
                 Some(v) => RetryAfter::parse(v.get_ref())
-                    .ok_or_else(|| entry.one_of("retry_after", &v, &RetryAfter::NAMES))?,
+                    .ok_or_else(|| entry.one_of("retry_after", v, &RetryAfter::NAMES))?,
             };
-            match AlgorithmSpec::parse(kind.get_ref(), &entry) {
-                Some(specs) => limiters
-                    .extend(specs?.into_iter().map(|algorithm| LimiterSpec { algorithm, retry_after })),
+            let specs = match AlgorithmSpec::parse(kind.get_ref(), &entry) {
+                Some(specs) => specs?,
                 None => return Err(entry.one_of("kind", &kind, &LimiterSpec::kinds())),
+            };
+            if let Some(v) = &header
+                && let Some(silent) = specs.iter().find(|s| !s.describe().advertises_retry())
+            {
+                return Err(entry.at(
+                    v.span(),
+                    format!(
+                        "`{}`: `{}` never names a time to retry (it sends no Retry-After header), so there is nothing to round: leave the key out",
+                        entry.key("retry_after"),
+                        silent.describe().label()
+                    ),
+                ));
             }
+            limiters.extend(specs.into_iter().map(|algorithm| LimiterSpec { algorithm, retry_after }));
         }
         if limiters.is_empty() {
             limiters =

@@ -1,0 +1,277 @@
+//! Guava's `RateLimiter.create(permitsPerSecond)` (`guava`): a SmoothBursty
+//! limiter that delays rather than rejects. It starts empty, stores up to
+//! `max_burst_seconds` (1 s) of unused permits, and the next caller pays
+//! the previous one's debt: a request is granted at once and pushes the
+//! time the *next* one may start. `acquire()` waits as long as it takes;
+//! with `timeout`, `tryAcquire(timeout)` refuses a request that would wait
+//! longer.
+//!
+//! Followed: Guava 33 (`SmoothRateLimiter.java`, `RateLimiter.java`), with
+//! its own arithmetic: microseconds (`long`, the stopwatch truncating
+//! nanoseconds) and `double` permits and intervals, so these decisions are
+//! Guava's, float rounding included:
+//!
+//! ```java
+//! void resync(long nowMicros) {
+//!   if (nowMicros > nextFreeTicketMicros) {
+//!     double newPermits = (nowMicros - nextFreeTicketMicros) / coolDownIntervalMicros();
+//!     storedPermits = min(maxPermits, storedPermits + newPermits);
+//!     nextFreeTicketMicros = nowMicros;
+//!   }
+//! }
+//! final long reserveEarliestAvailable(int requiredPermits, long nowMicros) {
+//!   resync(nowMicros);
+//!   long returnValue = nextFreeTicketMicros;
+//!   double storedPermitsToSpend = min(requiredPermits, this.storedPermits);
+//!   double freshPermits = requiredPermits - storedPermitsToSpend;
+//!   long waitMicros = storedPermitsToWaitTime(this.storedPermits, storedPermitsToSpend) // 0: bursty
+//!       + (long) (freshPermits * stableIntervalMicros);
+//!   this.nextFreeTicketMicros = LongMath.saturatedAdd(nextFreeTicketMicros, waitMicros);
+//!   this.storedPermits -= storedPermitsToSpend;
+//!   return returnValue;
+//! }
+//! // RateLimiter: wait = max(momentAvailable - nowMicros, 0);
+//! // tryAcquire: canAcquire = nextFreeTicketMicros - timeoutMicros <= nowMicros
+//! ```
+//!
+//! The limiter is created at time 0 of the run (`stableIntervalMicros =
+//! 1e6 / permitsPerSecond`, `maxPermits = maxBurstSeconds * permitsPerSecond`,
+//! `storedPermits = 0`, `nextFreeTicketMicros = 0`).
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{Algorithm, Decision, Limit, Limiter, StateSize, Style};
+use crate::scenario::{Entry, ScenarioError};
+use crate::time::{Nanos, format_duration};
+
+/// `kind = "guava"`: `permits_per_second` (default `L / W`),
+/// `max_burst_seconds` (default 1.0, as `RateLimiter.create`), `timeout`
+/// (`tryAcquire(timeout)`; without it, `acquire()`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GuavaSpec {
+    pub permits_per_second: f64,
+    pub max_burst_seconds: f64,
+    pub timeout: Option<Nanos>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    #[allow(dead_code)]
+    kind: serde::de::IgnoredAny,
+    permits_per_second: Option<Spanned<f64>>,
+    max_burst_seconds: Option<Spanned<f64>>,
+    timeout: Option<Spanned<String>>,
+}
+
+/// `L / W` in permits per second.
+fn default_rate(limit: Limit) -> f64 {
+    limit.requests as f64 * 1e9 / limit.window.get() as f64
+}
+
+impl Algorithm for GuavaSpec {
+    type Limiter = Guava;
+    const KIND: &'static str = "guava";
+
+    fn parse(entry: &Entry<'_>) -> Result<Vec<Self>, ScenarioError> {
+        let keys: Keys = entry.keys()?;
+        let permits_per_second = match &keys.permits_per_second {
+            None => default_rate(entry.limit()),
+            Some(v) => entry.rate("permits_per_second", v)?,
+        };
+        let max_burst_seconds = match &keys.max_burst_seconds {
+            None => 1.0,
+            Some(v) if v.get_ref().is_finite() && *v.get_ref() >= 0.0 => *v.get_ref(),
+            Some(v) => {
+                return Err(entry.at(
+                    v.span(),
+                    format!(
+                        "`{}` must be a finite number of at least 0, got {}",
+                        entry.key("max_burst_seconds"),
+                        v.get_ref()
+                    ),
+                ));
+            }
+        };
+        let timeout = keys.timeout.as_ref().map(|t| entry.duration_of("timeout", t)).transpose()?;
+        Ok(vec![GuavaSpec { permits_per_second, max_burst_seconds, timeout }])
+    }
+
+    fn delays(&self) -> bool {
+        true
+    }
+
+    /// `tryAcquire(timeout)` refuses until the next free moment is within
+    /// `timeout`; `acquire()` never refuses (and has no header to send).
+    fn advertises_retry(&self) -> bool {
+        self.timeout.is_some()
+    }
+
+    fn label(&self) -> String {
+        match self.timeout {
+            None => "guava".into(),
+            Some(t) => format!("guava(timeout={})", format_duration(t)),
+        }
+    }
+
+    fn build(&self, _limit: Limit) -> Guava {
+        let stable = 1e6 / self.permits_per_second;
+        Guava {
+            stable_interval_micros: stable,
+            max_permits: self.max_burst_seconds * self.permits_per_second,
+            stored_permits: 0.0,
+            next_free_micros: 0,
+            timeout_micros: self.timeout.map(|t| (t.get() / 1000) as i64),
+        }
+    }
+
+    fn style(&self) -> Style {
+        let short = match self.timeout {
+            None => "Guava acquire()".to_string(),
+            Some(t) => format!("Guava tryAcquire({})", format_duration(t)),
+        };
+        Style { rgb: (255, 152, 0), line_width: 3, short }
+    }
+}
+
+/// Guava's SmoothBursty state.
+#[derive(Clone, Debug)]
+pub struct Guava {
+    stable_interval_micros: f64,
+    max_permits: f64,
+    stored_permits: f64,
+    next_free_micros: i64,
+    /// `tryAcquire(timeout)`, or `None` for `acquire()`.
+    timeout_micros: Option<i64>,
+}
+
+impl Guava {
+    fn resync(&mut self, now: i64) {
+        if now > self.next_free_micros {
+            // SmoothBursty: coolDownIntervalMicros() == stableIntervalMicros.
+            let new_permits = (now - self.next_free_micros) as f64 / self.stable_interval_micros;
+            self.stored_permits = self.max_permits.min(self.stored_permits + new_permits);
+            self.next_free_micros = now;
+        }
+    }
+
+    /// `reserveEarliestAvailable`: the moment the request may go.
+    fn reserve(&mut self, permits: u32, now: i64) -> i64 {
+        self.resync(now);
+        let moment = self.next_free_micros;
+        let required = f64::from(permits);
+        let from_stored = required.min(self.stored_permits);
+        let fresh = required - from_stored;
+        let wait = (fresh * self.stable_interval_micros) as i64;
+        self.next_free_micros = self.next_free_micros.saturating_add(wait);
+        self.stored_permits -= from_stored;
+        moment
+    }
+}
+
+impl Limiter for Guava {
+    fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
+        // The stopwatch reads whole microseconds since creation.
+        let now_micros = (now.get() / 1000) as i64;
+        if let Some(timeout) = self.timeout_micros
+            && self.next_free_micros - timeout > now_micros
+        {
+            return Decision::Reject;
+        }
+        let wait = (self.reserve(cost.max(1), now_micros) - now_micros).max(0);
+        if wait == 0 { Decision::Admit } else { Decision::Delay(Nanos::new(wait as u64 * 1000)) }
+    }
+
+    /// `tryAcquire(timeout)` succeeds once `nextFreeTicketMicros - timeout
+    /// <= nowMicros`, and the stopwatch reads `floor(t / 1 us)`: the first
+    /// such `t` is `(nextFreeTicketMicros - timeout) * 1000` ns. A refusal
+    /// reserves nothing, so that is exact.
+    fn retry_at(&self, _now: Nanos, _cost: u32) -> Option<Nanos> {
+        let timeout = self.timeout_micros?;
+        let micros = self.next_free_micros.saturating_sub(timeout).max(0) as u64;
+        Some(Nanos::new(micros.saturating_mul(1000)))
+    }
+
+    fn peak_state(&self) -> StateSize {
+        // storedPermits and nextFreeTicketMicros.
+        StateSize { entries: 1, bytes: 16 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guava(permits_per_second: f64, timeout: Option<Nanos>) -> Guava {
+        GuavaSpec { permits_per_second, max_burst_seconds: 1.0, timeout }
+            .build(Limit { requests: 1, window: Nanos::from_secs(1) })
+    }
+
+    fn ms(v: u64) -> Nanos {
+        Nanos::from_millis(v)
+    }
+
+    /// `create(5)`, then `acquire()` every 200 ms: each finds its permit due
+    /// just then (the first pays nothing, the empty limiter's first request
+    /// is granted at once) and none waits.
+    #[test]
+    fn acquire_spaced_at_the_rate_never_waits() {
+        let mut g = guava(5.0, None);
+        for k in 0..10 {
+            assert_eq!(g.decide(ms(200 * k), 1), Decision::Admit, "k = {k}");
+        }
+    }
+
+    /// `create(5)`: `acquire(10)` at once returns at once, and the next
+    /// `acquire(1)` pays its debt: 10 x 200 ms = 2 s (the Javadoc example).
+    #[test]
+    fn the_next_caller_pays_the_previous_debt() {
+        let mut g = guava(5.0, None);
+        assert_eq!(g.decide(ms(0), 10), Decision::Admit);
+        assert_eq!(g.decide(ms(0), 1), Decision::Delay(Nanos::from_secs(2)));
+        // And the one after that waits 200 ms more.
+        assert_eq!(g.decide(ms(0), 1), Decision::Delay(ms(2200)));
+    }
+
+    /// Starts empty, stores at most one second of permits: after 10 idle
+    /// seconds at 5 per second, 5 stored permits and one fresh one go at
+    /// once (6 immediate), the 7th waits one interval.
+    #[test]
+    fn stores_one_second_of_permits() {
+        let mut g = guava(5.0, None);
+        assert_eq!(g.decide(ms(0), 1), Decision::Admit); // next free 200 ms
+        let t = ms(10_000);
+        for _ in 0..6 {
+            assert_eq!(g.decide(t, 1), Decision::Admit);
+        }
+        assert_eq!(g.decide(t, 1), Decision::Delay(ms(200)));
+        assert_eq!(g.decide(t, 1), Decision::Delay(ms(400)));
+    }
+
+    /// `tryAcquire(timeout)`: refused without a reservation when the next
+    /// free moment is more than `timeout` away; `timeout = 0` is
+    /// `tryAcquire()`, which never delays.
+    #[test]
+    fn try_acquire_with_a_timeout() {
+        let mut g = guava(5.0, Some(ms(300)));
+        assert_eq!(g.decide(ms(0), 1), Decision::Admit); // next free 200 ms
+        assert_eq!(g.decide(ms(0), 1), Decision::Delay(ms(200))); // next free 400 ms
+        assert_eq!(g.decide(ms(0), 1), Decision::Reject); // 400 - 300 > 0
+        assert_eq!(g.retry_at(ms(0), 1), Some(ms(100)));
+        assert_eq!(g.decide(ms(100) - Nanos::new(1), 1), Decision::Reject);
+        assert_eq!(g.decide(ms(100), 1), Decision::Delay(ms(300))); // 400 - 300 <= 100
+        let mut g = guava(5.0, Some(Nanos::ZERO));
+        assert_eq!(g.decide(ms(0), 1), Decision::Admit);
+        assert_eq!(g.decide(ms(199), 1), Decision::Reject);
+        assert_eq!(g.decide(ms(200), 1), Decision::Admit);
+    }
+
+    /// The stopwatch truncates to whole microseconds.
+    #[test]
+    fn microsecond_clock() {
+        let mut g = guava(1_000_000.0, None); // one permit per microsecond
+        assert_eq!(g.decide(Nanos::new(999), 1), Decision::Admit); // 0 us
+        assert_eq!(g.decide(Nanos::new(999), 1), Decision::Delay(Nanos::new(1000)));
+    }
+}
