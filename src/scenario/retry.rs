@@ -122,3 +122,32 @@ pub(super) fn validate(
     };
     Ok(RetryPolicy { backoff, base, cap, max_attempts, jitter, budget })
 }
+
+/// `[sweep] retry_policies` (first entry at `at`, if any) replaces the
+/// retry table of every source: it needs sources, and none may have a
+/// table of its own, which would override every entry. `policies`: the
+/// `[retry]` table, then each source's own, with their places.
+pub(super) fn swept(
+    ctx: &Ctx,
+    at: Option<std::ops::Range<usize>>,
+    traffic: &[super::Traffic],
+    policies: &[(std::ops::Range<usize>, Option<RetryPolicy>)],
+) -> Result<(), ScenarioError> {
+    let Some(at) = at else { return Ok(()) };
+    if traffic.is_empty() {
+        return Err(ctx.at(
+            at,
+            "`sweep.retry_policies` runs the scenario's traffic once per retry table, but there is no [[traffic]] source",
+        ));
+    }
+    if let Some(i) = policies.iter().skip(1).position(|(_, p)| p.is_some()) {
+        return Err(ctx.at(
+            policies[i + 1].0.clone(),
+            format!(
+                "`traffic[{i}].retry` would override every entry of `sweep.retry_policies` for this source: \
+remove it, and give the policies to compare in `sweep.retry_policies`"
+            ),
+        ));
+    }
+    Ok(())
+}
