@@ -434,7 +434,7 @@ bunching at window boundaries (set [output] bin)"
             name: "retry_timeline",
             caption: format!(
                 "Attempts per {bin} bin, one strip per limiter: first attempts (grey) and retries (the limiter's \
-colour) stacked, admitted attempts as a black line; retries sent back together stand out as spikes, {name}{coarse}"
+colour) stacked; retries sent back together stand out as spikes, {name}{coarse}"
             ),
             kind: ChartKind::RetryTimeline,
         },

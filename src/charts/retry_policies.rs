@@ -65,11 +65,17 @@ impl Chart for RetryPolicies<'_> {
         let points = self.points;
         let lanes = limiters(points);
         let Some(first) = points.first() else { return Ok(()) };
+        // The number of logical requests, when every run has the same
+        // (open-loop traffic); a closed population's depends on the run.
+        let mut logical =
+            points.iter().flat_map(|p| p.report.limiters.iter().filter_map(|l| l.clients.as_ref()));
+        let count = logical.next().map(|k| k.logical);
+        let same = count.filter(|&c| logical.all(|k| k.logical == c));
         let title = format!(
-            "Retry policies: {} per {}, {} logical requests",
+            "Retry policies: {} per {}{}",
             first.report.limit.requests,
             ratesim::time::format_duration(first.report.limit.window),
-            lanes.first().and_then(|l| l.clients.as_ref()).map_or(0, |k| k.logical)
+            same.map_or(String::new(), |c| format!(", {c} logical requests"))
         );
         let area = titled(root, &title)?;
         let (plots, legend) = with_legend(&area);
@@ -148,7 +154,8 @@ impl Chart for RetryPolicies<'_> {
         let positive = tts.iter().flat_map(|(b, r)| [Some(b.value), *r]).flatten().filter(|v| *v > 0.0);
         let (lo, hi) = positive.fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
         let (y0, y1) = if hi > 0.0 {
-            (10f64.powf(lo.log10().floor()), 10f64.powf((hi * 1.5).log10().ceil()))
+            // A decade below the shortest time, so that only 0 sits on the floor.
+            (10f64.powf(lo.log10().floor() - 1.0), 10f64.powf((hi * 1.5).log10().ceil()))
         } else {
             (1e-3, 1.0)
         };
