@@ -86,6 +86,9 @@ pub struct ClientReactor {
     open_budget: Vec<f64>,
     closed_budget: Vec<f64>,
     next_closed: u64,
+    /// Events this reactor has scheduled and the lane has not decided yet:
+    /// the lane's queue length, since nothing else schedules in it.
+    pending: u64,
     outcomes: Outcomes,
     report: ClientReport,
 }
@@ -113,6 +116,7 @@ impl ClientReactor {
             open_budget: Vec::new(),
             closed_budget: vec![0.0; n as usize],
             next_closed: 0,
+            pending: 0,
             outcomes: Outcomes::default(),
             report: ClientReport::new(),
         }
@@ -129,6 +133,18 @@ impl ClientReactor {
         self.first_client.partition_point(|&f| f <= client) - 1
     }
 
+    /// Puts an event in the lane's queue and counts it.
+    fn schedule(
+        &mut self,
+        at: Nanos,
+        event: Scheduled<ClientEvent>,
+        queue: &mut EventQueue<Scheduled<ClientEvent>>,
+    ) {
+        queue.schedule(at, event);
+        self.pending += 1;
+        self.report.peak_pending = self.report.peak_pending.max(self.pending);
+    }
+
     /// Schedules closed client `client`'s next request after a think time,
     /// if it falls before its source's end.
     fn next_request(&mut self, client: u32, now: Nanos, queue: &mut EventQueue<Scheduled<ClientEvent>>) {
@@ -136,7 +152,7 @@ impl ClientReactor {
         let (think, end) = (self.closed[s].think, self.closed[s].end);
         let at = now.get().saturating_add(self.think(think));
         if at < end.get() {
-            queue.schedule(Nanos::new(at), Scheduled { key: 0, event: ClientEvent::Send { client } });
+            self.schedule(Nanos::new(at), Scheduled { key: 0, event: ClientEvent::Send { client } }, queue);
         }
     }
 
@@ -186,6 +202,9 @@ impl Reactor for ClientReactor {
 
     fn react(&mut self, d: &Decided<'_, ClientEvent>, queue: &mut EventQueue<Scheduled<ClientEvent>>) {
         let now = d.time;
+        if d.event.is_some() {
+            self.pending -= 1;
+        }
         let (logical, attempt, first, previous, policy, client) = match (d.event, d.arrival) {
             (Some(&ClientEvent::Retry { logical, attempt, first, previous, header, policy, client }), _) => {
                 self.report.retries += 1;
@@ -244,7 +263,7 @@ impl Reactor for ClientReactor {
                     policy: policy as u16,
                     client,
                 };
-                queue.schedule(at, Scheduled { key: d.key, event });
+                self.schedule(at, Scheduled { key: d.key, event }, queue);
             }
             None => {
                 self.report.gave_up += 1;

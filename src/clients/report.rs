@@ -48,6 +48,10 @@ pub struct ClientReport {
     pub time_to_success: Histogram<u64>,
     /// The exact longest time to success.
     pub tts_max: Nanos,
+    /// The most events (retries, closed clients' next requests) the lane's
+    /// queue held at once: its memory, which the pending work bounds, not
+    /// the length of the run.
+    pub peak_pending: u64,
 }
 
 impl ClientReport {
@@ -62,6 +66,7 @@ impl ClientReport {
             early_retries: 0,
             time_to_success: Histogram::new(3).expect("3 significant digits"),
             tts_max: Nanos::ZERO,
+            peak_pending: 0,
         }
     }
 

@@ -165,11 +165,15 @@ impl Scenario {
                 None => return Err(entry.one_of("kind", &kind, &LimiterSpec::kinds())),
             }
         }
-        if limiters.is_empty() {
-            limiters =
-                if raw.sweep.is_some() { crate::sweep::default_limiters() } else { default_limiters() };
-        }
         let sweep = raw.sweep.as_ref().map(|s| sweep::validate(&ctx, s.get_ref(), limit)).transpose()?;
+        if limiters.is_empty() {
+            // The burst-pair and load sweeps compare many slot counts.
+            limiters = if sweep.as_ref().is_some_and(|s| s.window_sweeps) {
+                crate::sweep::default_limiters()
+            } else {
+                default_limiters()
+            };
+        }
         let output = output(&ctx, &raw.output, duration)?;
         let mut policies: Vec<(std::ops::Range<usize>, Option<RetryPolicy>)> =
             retry_spans.into_iter().zip(std::iter::once(retry).chain(source_retry.iter().copied())).collect();
