@@ -16,26 +16,35 @@ use crate::engine::{Decided, EventQueue, Reactor, Scheduled};
 use crate::limiter::RetryAfter;
 use crate::time::Nanos;
 
-/// What a lane schedules for its clients.
+/// What a lane schedules for its clients. Small on purpose: the lane's
+/// queue is a binary heap that moves its entries on every push and pop, so
+/// a retry's state stays in the reactor ([`InFlight`]) and the event holds
+/// its index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClientEvent {
-    /// Attempt `attempt` (2 or more) of a logical request.
-    Retry {
-        logical: Logical,
-        attempt: u32,
-        /// The first attempt's time.
-        first: Nanos,
-        /// The wait before this attempt (decorrelated jitter grows from it).
-        previous: Nanos,
-        /// The time the limiter's Retry-After header gave at the reject.
-        header: Option<Nanos>,
-        /// Whose policy: open sources first, then closed ones.
-        policy: u16,
-        /// The closed client (flat index), or `NO_CLIENT` for open sources.
-        client: u32,
-    },
+    /// The next attempt of the logical request in slot `n` of the reactor's
+    /// in-flight table.
+    Retry(u32),
     /// A closed client's next logical request.
     Send { client: u32 },
+}
+
+/// A logical request waiting for its next attempt.
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    logical: Logical,
+    /// The attempt this is (2 or more).
+    attempt: u32,
+    /// The first attempt's time.
+    first: Nanos,
+    /// The wait before this attempt (decorrelated jitter grows from it).
+    previous: Nanos,
+    /// The time the limiter's Retry-After header gave at the reject.
+    header: Option<Nanos>,
+    /// Whose policy: open sources first, then closed ones.
+    policy: u16,
+    /// The closed client (flat index), or `NO_CLIENT` for open sources.
+    client: u32,
 }
 
 const NO_CLIENT: u32 = u32::MAX;
@@ -89,6 +98,9 @@ pub struct ClientReactor {
     /// Events this reactor has scheduled and the lane has not decided yet:
     /// the lane's queue length, since nothing else schedules in it.
     pending: u64,
+    /// Logical requests waiting for a retry, by slot; free slots are reused.
+    in_flight: Vec<InFlight>,
+    free: Vec<u32>,
     outcomes: Outcomes,
     report: ClientReport,
 }
@@ -117,6 +129,8 @@ impl ClientReactor {
             closed_budget: vec![0.0; n as usize],
             next_closed: 0,
             pending: 0,
+            in_flight: Vec::new(),
+            free: Vec::new(),
             outcomes: Outcomes::default(),
             report: ClientReport::new(),
         }
@@ -206,7 +220,10 @@ impl Reactor for ClientReactor {
             self.pending -= 1;
         }
         let (logical, attempt, first, previous, policy, client) = match (d.event, d.arrival) {
-            (Some(&ClientEvent::Retry { logical, attempt, first, previous, header, policy, client }), _) => {
+            (Some(&ClientEvent::Retry(slot)), _) => {
+                let InFlight { logical, attempt, first, previous, header, policy, client } =
+                    self.in_flight[slot as usize];
+                self.free.push(slot);
                 self.report.retries += 1;
                 if !d.admitted && header.is_some_and(|h| now >= h) {
                     self.report.early_retries += 1;
@@ -254,7 +271,7 @@ impl Reactor for ClientReactor {
         match wait {
             Some(wait) => {
                 let at = Nanos::new(now.get().saturating_add(wait.get()));
-                let event = ClientEvent::Retry {
+                let next = InFlight {
                     logical,
                     attempt: attempt + 1,
                     first,
@@ -263,7 +280,17 @@ impl Reactor for ClientReactor {
                     policy: policy as u16,
                     client,
                 };
-                self.schedule(at, Scheduled { key: d.key, event }, queue);
+                let slot = match self.free.pop() {
+                    Some(slot) => {
+                        self.in_flight[slot as usize] = next;
+                        slot
+                    }
+                    None => {
+                        self.in_flight.push(next);
+                        (self.in_flight.len() - 1) as u32
+                    }
+                };
+                self.schedule(at, Scheduled { key: d.key, event: ClientEvent::Retry(slot) }, queue);
             }
             None => {
                 self.report.gave_up += 1;
@@ -274,7 +301,10 @@ impl Reactor for ClientReactor {
 
     fn attempt_of(&self, event: &ClientEvent) -> (u32, Option<Logical>) {
         match *event {
-            ClientEvent::Retry { logical, attempt, .. } => (attempt, Some(logical)),
+            ClientEvent::Retry(slot) => {
+                let r = &self.in_flight[slot as usize];
+                (r.attempt, Some(r.logical))
+            }
             ClientEvent::Send { .. } => (1, Some(Logical::Closed(self.next_closed))),
         }
     }
