@@ -8,11 +8,19 @@
 //!
 //! Trace: 1 048 576 Poisson arrivals at 1.5 x the limit (L = 1000 per 1 s,
 //! 1500/s), as in the end-to-end Poisson case of `scripts/bench.sh`.
+//!
+//! `clients_1_thread`: a lane whose clients react against an open-loop lane
+//! deciding the same number of attempts (the sliding log alone, one lane):
+//! a closed population and an open-loop source with retries are run once
+//! to count their attempts, then an open-loop Poisson trace of that many
+//! arrivals is timed beside them. Throughput is per attempt, so criterion's
+//! elements per second give ns per attempt for both.
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ratesim::clients::{Backoff, Clients, ClosedSource, RetryPolicy};
 use ratesim::engine::{self, RunConfig};
 use ratesim::limiter::{FixedWindowSpec, Limit, LimiterSpec, SlotCounterSpec, WindowAlign};
 use ratesim::time::Nanos;
@@ -72,5 +80,87 @@ fn lanes(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, lanes);
+/// Reacting clients against the open loop, at the same number of attempts.
+fn clients(c: &mut Criterion) {
+    let limit = Limit { requests: 1000, window: Nanos::new(1_000_000_000) };
+    let jitter = RetryPolicy {
+        backoff: Backoff::FullJitter,
+        base: Nanos::new(1_000_000),
+        cap: Nanos::new(1_000_000_000),
+        max_attempts: 10,
+        jitter: Nanos::ZERO,
+        budget: None,
+    };
+    let end = Nanos::new(200_000_000_000);
+    // 1000 clients thinking 100 ms on average: up to 10 000 requests a
+    // second against 1000, retried with full jitter; 200 s.
+    let closed = Clients {
+        open: vec![],
+        closed: vec![ClosedSource {
+            clients: 1000,
+            think: Nanos::new(100_000_000),
+            start: Nanos::ZERO,
+            end,
+            retry: jitter,
+        }],
+        seed: 1,
+    };
+    // Poisson at 3x the limit for 200 s, its rejections retried the same way.
+    let retrying = Clients { open: vec![jitter], closed: vec![], seed: 1 };
+    let retry_trace = poisson(600_000, 3000.0, 11);
+    let config =
+        |clients: Option<Clients>| RunConfig { end: Some(end), clients, ..RunConfig::new(limit, vec![]) };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("thread pool");
+    let attempts = |config: &RunConfig, trace: &[Arrival]| {
+        let report = pool.install(|| engine::run(config, trace.iter().map(|&a| Ok(a)), None, &mut |_| {}));
+        let lane = &report.expect("run").limiters[0];
+        let clients = lane.clients.as_ref().expect("clients react");
+        // The queue holds pending work only: at most one event per closed
+        // client, and for open-loop retries at most one per request in flight.
+        assert!(
+            clients.peak_pending <= 1000 + clients.logical - clients.succeeded - clients.gave_up + 10_000
+        );
+        (lane.counts.offered, clients.peak_pending)
+    };
+    let closed_config = config(Some(closed));
+    let retry_config = config(Some(retrying));
+    let (closed_attempts, closed_queue) = attempts(&closed_config, &[]);
+    let (retry_attempts, retry_queue) = attempts(&retry_config, &retry_trace);
+    assert!(closed_queue <= 1000, "a closed population's queue holds at most one event per client");
+    eprintln!(
+        "clients: closed {closed_attempts} attempts (queue peak {closed_queue}), retries {retry_attempts} attempts (queue peak {retry_queue})"
+    );
+    // The open-loop traces spread the same number of attempts over the same
+    // 200 s, so the limiter sees the same rate of requests.
+    let open = RunConfig::new(limit, vec![]);
+    let rate = |n: u64| n as f64 / end.as_secs_f64();
+    let cases: Vec<(&str, &RunConfig, Vec<Arrival>, u64)> = vec![
+        ("closed", &closed_config, vec![], closed_attempts),
+        (
+            "open_as_closed",
+            &open,
+            poisson(closed_attempts as usize, rate(closed_attempts), 5),
+            closed_attempts,
+        ),
+        ("retry", &retry_config, retry_trace.clone(), retry_attempts),
+        ("open_as_retry", &open, poisson(retry_attempts as usize, rate(retry_attempts), 5), retry_attempts),
+    ];
+    let mut group = c.benchmark_group("clients_1_thread");
+    group.sample_size(10).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
+    for (name, config, trace, attempts) in cases {
+        group.throughput(Throughput::Elements(attempts));
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                pool.install(|| {
+                    let report =
+                        engine::run(config, trace.iter().map(|&a| Ok(a)), None, &mut |_| {}).expect("run");
+                    black_box(report.limiters[0].counts.offered)
+                })
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, lanes, clients);
 criterion_main!(benches);

@@ -16,7 +16,7 @@ use crate::export::{self, OutputDir, OutputError};
 use crate::scenario::{Scenario, SweepOptions};
 use crate::simulate;
 use crate::sweep::burst_pair::BurstPairError;
-use crate::sweep::{self, BurstPairConfig, BurstPairResult, LoadPoint, LoadSweepConfig};
+use crate::sweep::{self, BurstPairConfig, BurstPairResult, LoadPoint, LoadSweepConfig, RetryPolicyPoint};
 use crate::time::format_duration;
 
 /// How to run a scenario, beyond the scenario itself.
@@ -69,6 +69,8 @@ pub enum JobError {
     BurstPair(#[source] BurstPairError),
     #[error("load sweep")]
     LoadSweep(#[source] RunError),
+    #[error("retry-policy comparison")]
+    RetryPolicies(#[source] RunError),
 }
 
 /// A chart the outputs call for; the caller draws it.
@@ -87,6 +89,12 @@ pub enum ChartKind {
     WindowCount,
     /// Offered and admitted per bin, a strip per limiter.
     Timeline,
+    /// Attempts per bin, first attempts and retries stacked, a strip per
+    /// limiter (when clients react).
+    RetryTimeline,
+    /// The share of succeeded requests whose time to success is at most x,
+    /// per limiter (when clients react).
+    TimeToSuccess,
     /// How the algorithms cut time at one instant.
     WindowsDiagram(WindowsDiagram),
     /// Band and violation probability against N.
@@ -100,6 +108,8 @@ pub enum ChartKind {
     LoadSweep,
     /// Accuracy against state per key, at load point `i` of the load sweep.
     WhichLimiter(usize),
+    /// Attempts per request and time to success per retry table.
+    RetryPolicies,
 }
 
 /// Everything a run produced, staged and not yet in place.
@@ -109,6 +119,7 @@ pub struct RunOutputs {
     pub report: Option<RunReport>,
     pub burst_pair: Option<BurstPairResult>,
     pub load: Option<Vec<LoadPoint>>,
+    pub retry_policies: Option<Vec<RetryPolicyPoint>>,
     /// The charts to draw, in the order the report shows them.
     pub charts: Vec<Chart>,
     /// Data files written so far.
@@ -135,6 +146,7 @@ pub fn run(
         report: None,
         burst_pair: None,
         load: None,
+        retry_policies: None,
         charts: Vec::new(),
         files: Vec::new(),
     };
@@ -213,34 +225,49 @@ impl RunOutputs {
         Ok(())
     }
 
-    /// The burst-pair and load sweeps and their tables.
+    /// The sweeps the `[sweep]` table asks for and their tables: the
+    /// burst-pair and load sweeps, the retry-policy comparison.
     fn sweep(&mut self, opts: &SweepOptions, step: &(dyn Fn(Step) + Sync)) -> Result<(), JobError> {
         let scenario = &self.scenario;
         let (limiters, _) = engine::with_reference(&scenario.limiters);
-        let total = (limiters.len() as u64) * u64::from(opts.grid) + opts.loads.len() as u64;
+        let windows = if opts.window_sweeps {
+            (limiters.len() as u64) * u64::from(opts.grid) + opts.loads.len() as u64
+        } else {
+            0
+        };
+        let total = windows + opts.retry_policies.len() as u64;
         let done = std::sync::atomic::AtomicU64::new(0);
         let tick = |_| {
             let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             step(Step::Sweep { done: d, total });
         };
-        let bp_config =
-            BurstPairConfig { limit: scenario.limit, limiters: limiters.clone(), grid: opts.grid };
-        let bp = sweep::burst_pair::run(&bp_config, &tick).map_err(JobError::BurstPair)?;
-        let load_config = LoadSweepConfig {
-            limit: scenario.limit,
-            limiters,
-            loads: opts.loads.clone(),
-            duration: opts.load_duration,
-            seed: scenario.seed,
-        };
-        let load = sweep::load::run(&load_config, &tick).map_err(JobError::LoadSweep)?;
         let seed = scenario.seed;
-        self.write("error_vs_slots.csv", export::csv::error_vs_slots(&bp))?;
-        self.write("error_vs_slots.md", export::markdown::error_vs_slots(&bp))?;
-        self.write("load_sweep.csv", export::csv::load_sweep(&load))?;
-        self.write("load_sweep.md", export::markdown::load_sweep(&load, seed))?;
-        self.burst_pair = Some(bp);
-        self.load = Some(load);
+        if opts.window_sweeps {
+            let bp_config =
+                BurstPairConfig { limit: scenario.limit, limiters: limiters.clone(), grid: opts.grid };
+            let bp = sweep::burst_pair::run(&bp_config, &tick).map_err(JobError::BurstPair)?;
+            let load_config = LoadSweepConfig {
+                limit: scenario.limit,
+                limiters,
+                loads: opts.loads.clone(),
+                duration: opts.load_duration,
+                seed,
+            };
+            let load = sweep::load::run(&load_config, &tick).map_err(JobError::LoadSweep)?;
+            self.write("error_vs_slots.csv", export::csv::error_vs_slots(&bp))?;
+            self.write("error_vs_slots.md", export::markdown::error_vs_slots(&bp))?;
+            self.write("load_sweep.csv", export::csv::load_sweep(&load))?;
+            self.write("load_sweep.md", export::markdown::load_sweep(&load, seed))?;
+            self.burst_pair = Some(bp);
+            self.load = Some(load);
+        }
+        if !opts.retry_policies.is_empty() {
+            let points = sweep::retry_policies::run(&self.scenario, &opts.retry_policies, &tick)
+                .map_err(JobError::RetryPolicies)?;
+            self.write("retry_policies.csv", export::csv::retry_policies(&points))?;
+            self.write("retry_policies.md", export::markdown::retry_policies(&points, seed))?;
+            self.retry_policies = Some(points);
+        }
         Ok(())
     }
 
@@ -265,6 +292,9 @@ impl RunOutputs {
                 caption: format!("Offered and admitted requests per {bin} bin, {name}"),
                 kind: ChartKind::Timeline,
             });
+            if r.limiters.iter().any(|l| l.clients.is_some()) {
+                charts.extend(client_charts(r, name));
+            }
             if self.scenario.output.admission_curve {
                 charts.push(Chart {
                     name: "admission_curve",
@@ -315,6 +345,20 @@ each limiter holds per client key",
                 charts.push(windows_diagram(WindowsDiagram::of_burst_pair(&self.scenario)));
             }
         }
+        if let Some(points) = &self.retry_policies
+            && let Some(first) = points.first()
+        {
+            charts.push(Chart {
+                name: "retry_policies",
+                caption: format!(
+                    "Retry policies compared on the same traffic, limit {} per {}: attempts per logical request \
+(top) and time to success (bottom: the bar is the longest, the dot the median) for each retry table and limiter",
+                    first.report.limit.requests,
+                    format_duration(first.report.limit.window)
+                ),
+                kind: ChartKind::RetryPolicies,
+            });
+        }
         Ok(charts)
     }
 
@@ -344,6 +388,7 @@ each limiter holds per client key",
             run: self.report.as_ref(),
             burst_pair: self.burst_pair.as_ref(),
             load: self.load.as_deref(),
+            retry_policies: self.retry_policies.as_deref(),
             charts: &chart_refs,
             files: &self.files,
         });
@@ -353,6 +398,7 @@ each limiter holds per client key",
             &self.scenario,
             self.report.as_ref(),
             self.burst_pair.as_ref(),
+            self.retry_policies.as_deref(),
             &target,
             &self.files,
             chart_refs.len(),
@@ -368,6 +414,42 @@ fn which_limiter_load(points: &[LoadPoint]) -> Option<usize> {
         let d = |i: usize| (points[i].load - 1.5).abs();
         d(a).total_cmp(&d(b))
     })
+}
+
+/// The charts of a run whose clients react: the retry timeline and the
+/// time-to-success distribution.
+fn client_charts(r: &RunReport, name: &str) -> [Chart; 2] {
+    let bin = format_duration(r.timeline.width());
+    let window = format_duration(r.limit.window);
+    // Retries that a header sends back together land at one instant; bins
+    // wider than a tenth of the window smear them over the window.
+    let coarse = if r.timeline.width().get().saturating_mul(10) > r.limit.window.get() {
+        format!(
+            ". Bins of {bin} are wider than a tenth of the {window} window: too coarse to show retries \
+bunching at window boundaries (set [output] bin)"
+        )
+    } else {
+        String::new()
+    };
+    [
+        Chart {
+            name: "retry_timeline",
+            caption: format!(
+                "Attempts per {bin} bin, one strip per limiter: first attempts (grey) and retries (the limiter's \
+colour) stacked; retries sent back together stand out as spikes, {name}{coarse}"
+            ),
+            kind: ChartKind::RetryTimeline,
+        },
+        Chart {
+            name: "time_to_success",
+            caption: format!(
+                "Time to success (first attempt to admitted attempt) of the requests that succeeded: the share \
+that took at most x, per limiter; the requests admitted on their first attempt (time 0) are where each curve \
+starts at the left edge, {name}"
+            ),
+            kind: ChartKind::TimeToSuccess,
+        },
+    ]
 }
 
 fn windows_diagram(diagram: WindowsDiagram) -> Chart {

@@ -353,3 +353,66 @@ fn a_chinese_title_without_a_font_is_warned_about() {
         .stderr(predicate::str::contains("边界突发").and(predicate::str::contains("--font")));
     assert_png(&out, "window_count.png");
 }
+
+/// A run whose clients react draws the retry timeline and the
+/// time-to-success chart; a retry-policy comparison draws its bars. Limiters
+/// that differ only by header rounding are named apart in the legends.
+#[test]
+fn retry_charts_show_what_the_clients_did() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("rounding");
+    ratesim()
+        .args(["run", "scenarios/retry_after_rounding.toml", "-q", "--out", out.to_str().unwrap()])
+        .assert()
+        .success();
+    assert_svg(
+        &out,
+        "retry_timeline.svg",
+        &[
+            "first attempts and retries per 10ms bin",
+            "attempts per 10ms bin",
+            "first attempts",
+            "fixed window, header ceil",
+            "fixed window, header floor",
+            "time (s)",
+        ],
+    );
+    assert_svg(
+        &out,
+        "time_to_success.svg",
+        &[
+            "time to success x (log scale; 0 at the left edge)",
+            "succeeded with time ≤ x (%)",
+            "100 % at time 0, median 0 s",
+        ],
+    );
+    for png in ["retry_timeline.png", "time_to_success.png"] {
+        assert_png(&out, png);
+    }
+    let report = read(&out, "report.md");
+    for link in ["](retry_timeline.svg)", "](time_to_success.svg)", "| early retries |"] {
+        assert!(report.contains(link), "report lacks {link}");
+    }
+
+    let out = tmp.path().join("backoff");
+    ratesim()
+        .args(["run", "scenarios/backoff.toml", "-q", "--out", out.to_str().unwrap()])
+        .assert()
+        .success();
+    assert_svg(
+        &out,
+        "retry_policies.svg",
+        &[
+            "Retry policies: 10 per 1s, 100 logical requests",
+            "attempts per request",
+            "exponential",
+            "full_jitter",
+            "50.5",
+        ],
+    );
+    assert_png(&out, "retry_policies.png");
+    // The comparison alone: no burst-pair or load sweep.
+    assert!(!out.join("error_vs_slots.csv").exists() && !out.join("load_sweep.csv").exists());
+    let report = read(&out, "report.md");
+    assert!(report.contains("## Retry policies") && report.contains("](retry_policies.svg)"));
+}

@@ -1081,3 +1081,226 @@ fn r02_retry_after_listed_among_a_kinds_keys() {
         "did you mean `retry_after`?",
     ]);
 }
+
+// ---- reacting clients: [retry], [traffic.retry], kind = "closed", [sweep] retry_policies
+
+/// `BASE` with a `[retry]` table on line 18 (keys from line 19).
+fn with_retry(table: &str) -> String {
+    format!("{BASE}\n[retry]\n{table}\n")
+}
+
+/// `BASE` whose source is a closed population (keys from line 9).
+fn closed(keys: &str) -> String {
+    with_traffic(&format!("kind = \"closed\"\n{keys}"))
+}
+
+#[test]
+fn r03_policy_not_known() {
+    Case::new(&with_retry("policy = \"exponentail\"\nbase = \"100ms\"\ncap = \"1s\"\nmax_attempts = 3")).refused(&[
+        "s.toml:19:10:",
+        "`retry.policy` = \"exponentail\" is not known",
+        "\"none\", \"immediate\", \"fixed\", \"exponential\", \"full_jitter\", \"equal_jitter\", \"decorrelated\", \"retry_after\"",
+        "did you mean \"exponential\"?",
+    ]);
+}
+
+#[test]
+fn r04_base_zero() {
+    Case::new(&with_retry("policy = \"fixed\"\nbase = \"0s\"\nmax_attempts = 3"))
+        .refused(&["s.toml:20:8:", "`retry.base` must be longer than 0, got \"0s\""]);
+}
+
+#[test]
+fn r05_base_negative() {
+    Case::new(&with_retry("policy = \"fixed\"\nbase = \"-100ms\"\nmax_attempts = 3"))
+        .refused(&["s.toml:20:8:", "`retry.base`: `-100ms` is negative"]);
+}
+
+#[test]
+fn r06_cap_below_base() {
+    Case::new(&with_retry("policy = \"exponential\"\nbase = \"1s\"\ncap = \"100ms\"\nmax_attempts = 3"))
+        .refused(&["s.toml:21:7:", "`retry.cap` (0.1 s) must be at least `base` (1 s)"]);
+}
+
+#[test]
+fn r07_base_missing() {
+    Case::new(&with_retry("policy = \"full_jitter\"\ncap = \"10s\"\nmax_attempts = 3")).refused(&[
+        "s.toml:18:1:",
+        "`retry.base` is required for policy = \"full_jitter\": the first wait, like \"100ms\"",
+    ]);
+}
+
+#[test]
+fn r08_cap_missing() {
+    Case::new(&with_retry("policy = \"decorrelated\"\nbase = \"100ms\"\nmax_attempts = 3")).refused(&[
+        "s.toml:18:1:",
+        "`retry.cap` is required for policy = \"decorrelated\": the longest wait, like \"10s\"",
+    ]);
+}
+
+#[test]
+fn r09_max_attempts_missing() {
+    Case::new(&with_retry("policy = \"immediate\"")).refused(&[
+        "s.toml:18:1:",
+        "`retry.max_attempts` is required when clients retry: attempts per request, the first included, like 5",
+    ]);
+}
+
+#[test]
+fn r10_max_attempts_zero() {
+    Case::new(&with_retry("policy = \"immediate\"\nmax_attempts = 0")).refused(&[
+        "s.toml:20:16:",
+        "`retry.max_attempts` must be a whole number from 1 to 1000 (the first attempt included), got 0",
+    ]);
+}
+
+#[test]
+fn r11_max_attempts_too_many() {
+    Case::new(&with_retry("policy = \"immediate\"\nmax_attempts = 1001"))
+        .refused(&["s.toml:20:16:", "from 1 to 1000 (the first attempt included), got 1001"]);
+}
+
+#[test]
+fn r12_budget_out_of_range() {
+    for (budget, shown) in [("0.0", "0"), ("1.5", "1.5"), ("-0.1", "-0.1")] {
+        Case::new(&with_retry(&format!("policy = \"immediate\"\nmax_attempts = 3\nbudget = {budget}"))).refused(&[
+            "s.toml:21:10:",
+            &format!("`retry.budget` must be above 0 and at most 1 (retry tokens each first attempt earns), got {shown}"),
+        ]);
+    }
+}
+
+#[test]
+fn r13_key_without_effect() {
+    for (table, words) in [
+        (
+            "policy = \"fixed\"\nbase = \"1s\"\ncap = \"2s\"\nmax_attempts = 3",
+            "s.toml:21:7: `retry.cap` has no effect with policy = \"fixed\"",
+        ),
+        (
+            "policy = \"retry_after\"\nbase = \"1s\"\nmax_attempts = 3",
+            "s.toml:20:8: `retry.base` has no effect with policy = \"retry_after\"",
+        ),
+        (
+            "policy = \"exponential\"\nbase = \"1s\"\ncap = \"2s\"\njitter = \"1s\"\nmax_attempts = 3",
+            "s.toml:22:10: `retry.jitter` has no effect with policy = \"exponential\"",
+        ),
+        (
+            "policy = \"none\"\nmax_attempts = 3",
+            "s.toml:20:16: `retry.max_attempts` has no effect with policy = \"none\"",
+        ),
+    ] {
+        Case::new(&with_retry(table)).refused(&[words]);
+    }
+}
+
+#[test]
+fn r14_retry_key_not_known() {
+    Case::new(&with_retry("policy = \"immediate\"\nmax_attempt = 3")).refused(&[
+        "s.toml:20:1:",
+        "unknown field `max_attempt`",
+        "did you mean `max_attempts`?",
+    ]);
+}
+
+#[test]
+fn r15_source_retry_table_checked_under_its_own_name() {
+    Case::new(&with(
+        "count = 20",
+        "count = 20\n[traffic.retry]\npolicy = \"fixed\"\nbase = \"0s\"\nmax_attempts = 2",
+    ))
+    .refused(&["s.toml:15:8:", "`traffic[0].retry.base` must be longer than 0, got \"0s\""]);
+}
+
+#[test]
+fn r16_retry_jitter_negative() {
+    Case::new(&with_retry("policy = \"retry_after\"\njitter = \"-1s\"\nmax_attempts = 3"))
+        .refused(&["s.toml:20:10:", "`retry.jitter`: `-1s` is negative"]);
+}
+
+#[test]
+fn r17_closed_clients_zero() {
+    Case::new(&closed("clients = 0\nthink = \"1s\""))
+        .refused(&["s.toml:10:11:", "`traffic[0].clients` must be a whole number of at least 1, got 0"]);
+}
+
+#[test]
+fn r18_closed_clients_too_many() {
+    Case::new(&closed("clients = 10000001\nthink = \"1s\"")).refused(&[
+        "s.toml:10:11:",
+        "`traffic[0].clients` = 10000001 is too many: a closed population may have at most 10000000 clients",
+    ]);
+}
+
+#[test]
+fn r19_closed_think_missing() {
+    Case::new(&closed("clients = 10"))
+        .refused(&["s.toml:8:1:", "`traffic[0].think` is required for kind \"closed\""]);
+}
+
+#[test]
+fn r20_closed_think_zero() {
+    Case::new(&closed("clients = 10\nthink = \"0s\""))
+        .refused(&["s.toml:11:9:", "`traffic[0].think` must be longer than 0, got \"0s\""]);
+}
+
+#[test]
+fn r21_closed_without_end_or_duration() {
+    let text = closed("clients = 10\nthink = \"1s\"").replacen("duration = \"2s\"\n", "", 1);
+    Case::new(&text).refused(&[
+        "s.toml:7:1:",
+        "`traffic[0].end` is required when the scenario has no `duration`: a closed population never stops",
+    ]);
+}
+
+#[test]
+fn r22_closed_key_of_another_kind() {
+    Case::new(&closed("clients = 10\nthink = \"1s\"\nrate = 5.0"))
+        .refused(&["s.toml:12:1:", "`traffic[0].rate` is not a key of kind \"closed\""]);
+}
+
+#[test]
+fn r23_retry_policies_empty() {
+    Case::new(&format!("{BASE}\n[sweep]\nretry_policies = []\n"))
+        .refused(&["s.toml:19:18:", "`sweep.retry_policies` must list 1 to 20 retry tables"]);
+}
+
+#[test]
+fn r24_retry_policies_entry_checked_under_its_own_name() {
+    Case::new(&format!(
+        "{BASE}\n[sweep]\nretry_policies = [{{ policy = \"none\" }}, {{ policy = \"fixed\", max_attempts = 2 }}]\n"
+    ))
+    .refused(&[
+        "s.toml:19:40:",
+        "`sweep.retry_policies[1].base` is required for policy = \"fixed\": the first wait, like \"100ms\"",
+    ]);
+}
+
+#[test]
+fn r25_retry_policies_with_a_source_retry_table() {
+    Case::new(&format!(
+        "{}\n[sweep]\nretry_policies = [{{ policy = \"none\" }}]\n",
+        with("count = 20", "count = 20\n[traffic.retry]\npolicy = \"immediate\"\nmax_attempts = 2")
+    ))
+    .refused(&[
+        "s.toml:13:1:",
+        "`traffic[0].retry` would override every entry of `sweep.retry_policies` for this source",
+    ]);
+}
+
+#[test]
+fn r26_retry_policies_without_traffic() {
+    Case::new("name = \"t\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[sweep]\nretry_policies = [{ policy = \"none\" }]\n")
+        .refused(&[
+            "s.toml:6:19:",
+            "`sweep.retry_policies` runs the scenario's traffic once per retry table, but there is no [[traffic]] source",
+        ]);
+}
+
+#[test]
+fn r27_retry_wrong_type() {
+    Case::new(&with_retry("policy = \"immediate\"\nmax_attempts = \"3\"")).refused(&[
+        "s.toml:20:16:",
+        "`retry.max_attempts`: invalid type: string \"3\", expected a whole number",
+    ]);
+}

@@ -63,3 +63,54 @@ fn sweep_only_takes_the_default_sweep_and_skips_the_trace() {
     // The default grid: 2000 steps.
     assert_eq!(outputs.burst_pair.as_ref().unwrap().grid, 2000);
 }
+
+#[test]
+fn reacting_clients_add_their_charts_and_say_when_bins_are_coarse() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = |bin: &str| {
+        format!(
+            "name = \"r\"\nduration = \"60s\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n{bin}\
+[retry]\npolicy = \"retry_after\"\nmax_attempts = 3\n[[traffic]]\nkind = \"poisson\"\nload = 2.0\n"
+        )
+    };
+    // 60 s in at most 2000 automatic bins: 100 ms, a tenth of the window.
+    let scenario = Scenario::parse(&text(""), &dir.path().join("r.toml")).unwrap();
+    let outputs = run(&scenario, &options(&dir.path().join("a"), false), &|_| {}).unwrap();
+    let names: Vec<&str> = outputs.charts.iter().map(|c| c.name).collect();
+    assert_eq!(names, ["window_count", "timeline", "retry_timeline", "time_to_success", "windows_diagram"]);
+    assert!(!outputs.charts[2].caption.contains("too coarse"), "{}", outputs.charts[2].caption);
+    // 1 s bins smear a window's boundary herd over the window: say so.
+    let scenario = Scenario::parse(&text("[output]\nbin = \"1s\"\n"), &dir.path().join("r.toml")).unwrap();
+    let outputs = run(&scenario, &options(&dir.path().join("b"), false), &|_| {}).unwrap();
+    let caption = &outputs.charts[2].caption;
+    assert!(
+        caption.contains("Bins of 1s are wider than a tenth of the 1s window")
+            && caption.contains("[output] bin")
+    );
+}
+
+#[test]
+fn a_retry_policy_comparison_runs_alone_and_asks_for_its_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "name = \"p\"\n[limit]\nrequests = 2\nwindow = \"1s\"\n[[traffic]]\nkind = \"burst\"\ncount = 6\n\
+[sweep]\nretry_policies = [{ policy = \"none\" }, { policy = \"fixed\", base = \"1s\", max_attempts = 3 }]\n";
+    let scenario = Scenario::parse(text, &dir.path().join("p.toml")).unwrap();
+    let outputs = run(&scenario, &options(&dir.path().join("o"), false), &|_| {}).unwrap();
+    assert!(outputs.burst_pair.is_none() && outputs.load.is_none());
+    let names: Vec<&str> = outputs.charts.iter().map(|c| c.name).collect();
+    assert_eq!(names, ["window_count", "timeline", "windows_diagram", "retry_policies"]);
+    // 6 requests at 0 against 2 per 1 s; the default limiters (a retry
+    // comparison alone does not take the sweeps' ten), the fixed window
+    // first. none: 2 admitted, 4 give up. fixed 1 s, 3 attempts: 2 at 0, 2 at
+    // 1 s, 2 at 2 s: 6 + 4 + 2 = 12 attempts, all succeed.
+    let points = outputs.retry_policies.as_ref().unwrap();
+    let labels: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
+    assert_eq!(labels, ["none", "fixed"]);
+    let log = |i: usize| points[i].report.limiters[0].clients.clone().unwrap();
+    assert_eq!((log(0).logical, log(0).succeeded, log(0).gave_up, log(0).retries), (6, 2, 4, 0));
+    assert_eq!((log(1).succeeded, log(1).gave_up, log(1).retries), (6, 0, 6));
+    assert_eq!(points[1].report.limiters[0].label, "fixed_window");
+    assert_eq!(points[1].report.limiters[0].counts.offered, 12);
+    assert_eq!(points[1].report.limiters.len(), scenario.limiters.len());
+    assert!(scenario.limiters.len() < 10);
+}

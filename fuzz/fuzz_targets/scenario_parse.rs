@@ -5,6 +5,8 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
+use ratesim::clients::policy::MAX_ATTEMPTS;
+use ratesim::clients::{Backoff, RetryPolicy};
 use ratesim::limiter::{AlgorithmSpec, MAX_QUEUE, nginx_rate};
 use ratesim::scenario::{MAX_GENERATED, Scenario, Traffic};
 
@@ -44,7 +46,37 @@ fuzz_target!(|data: &[u8]| {
                 assert!(end > start && rate.is_finite() && *rate > 0.0)
             }
             Traffic::Csv(_) => {}
+            // A population that exists, thinks a positive time and stops.
+            Traffic::Closed { clients, think, start, end } => {
+                assert!(*clients >= 1 && *clients <= 10_000_000 && think.get() > 0 && end > start)
+            }
         }
+    }
+    // Every retry table holds what validation promises.
+    assert_eq!(s.source_retry.len(), s.traffic.len());
+    let swept = s.sweep.as_ref().map_or(&[][..], |w| &w.retry_policies[..]);
+    for p in s.retry.iter().chain(s.source_retry.iter().flatten()).chain(swept) {
+        assert!(p.max_attempts >= 1 && p.max_attempts <= MAX_ATTEMPTS);
+        if p.backoff == Backoff::None {
+            assert_eq!(*p, RetryPolicy::NONE);
+        }
+        if p.backoff.uses_base() {
+            assert!(p.base.get() > 0);
+        }
+        if p.backoff.uses_cap() {
+            assert!(p.cap >= p.base);
+        }
+        if p.backoff != Backoff::RetryAfter {
+            assert_eq!(p.jitter.get(), 0);
+        }
+        if let Some(b) = p.budget {
+            assert!(b > 0.0 && b <= 1.0);
+        }
+    }
+    // A policy comparison runs the traffic with each table in place of every
+    // source's: there is traffic, and no source overrides the tables.
+    if !swept.is_empty() {
+        assert!(!s.traffic.is_empty() && s.source_retry.iter().all(Option::is_none));
     }
     let _ = ratesim::check::summary(&s, &[]);
 });

@@ -7,6 +7,9 @@ pub mod admission_curve;
 pub mod burst_pair_map;
 pub mod error_vs_slots;
 pub mod load_sweep;
+pub mod retry_policies;
+pub mod retry_timeline;
+pub mod time_to_success;
 pub mod timeline;
 pub mod which_limiter;
 pub mod window_count;
@@ -22,6 +25,7 @@ use plotters::style::FontStyle;
 
 use ratesim::LimiterSpec;
 use ratesim::export::OutputDir;
+use ratesim::limiter::RetryAfter;
 use ratesim::run::{self, ChartKind, RunOutputs};
 
 pub const WIDTH: u32 = 1200;
@@ -87,18 +91,39 @@ pub fn missing_glyphs(text: &str) -> Vec<char> {
 }
 
 /// The colour of a limiter, the same in every chart (its algorithm's file
-/// chooses it).
+/// chooses it). A limiter whose Retry-After header is rounded gets a shade
+/// of it, so that limiters differing only by that rounding can be told
+/// apart: darker for `ceil_seconds`, lighter for `floor_seconds`.
 pub fn colour(spec: &LimiterSpec) -> RGBColor {
-    rgb(spec.style().rgb)
+    let (r, g, b) = spec.style().rgb;
+    let shade = |c: u8, f: fn(f64) -> f64| f(f64::from(c)).round().clamp(0.0, 255.0) as u8;
+    match spec.retry_after {
+        RetryAfter::Exact => rgb((r, g, b)),
+        RetryAfter::CeilSeconds => {
+            let dark = |c: f64| c * 0.55;
+            rgb((shade(r, dark), shade(g, dark), shade(b, dark)))
+        }
+        RetryAfter::FloorSeconds => {
+            let light = |c: f64| c + (255.0 - c) * 0.5;
+            rgb((shade(r, light), shade(g, light), shade(b, light)))
+        }
+    }
 }
 
 pub fn rgb((r, g, b): (u8, u8, u8)) -> RGBColor {
     RGBColor(r, g, b)
 }
 
-/// A short name for legends: `fixed window`, `10 slots`, `sliding log`.
+/// A short name for legends: `fixed window`, `10 slots`, `sliding log`;
+/// with the Retry-After rounding when it is not exact
+/// (`fixed window, header floor`).
 pub fn short_label(spec: &LimiterSpec) -> String {
-    spec.style().short
+    let short = spec.style().short;
+    match spec.retry_after {
+        RetryAfter::Exact => short,
+        RetryAfter::CeilSeconds => format!("{short}, header ceil"),
+        RetryAfter::FloorSeconds => format!("{short}, header floor"),
+    }
 }
 
 /// Line width for a limiter in line charts (the aligned fixed window is drawn
@@ -134,6 +159,14 @@ pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<
             let report = report.ok_or_else(missing)?;
             write(staged, set, chart.name, &timeline::Timeline { scenario: name, report })
         }
+        ChartKind::RetryTimeline => {
+            let report = report.ok_or_else(missing)?;
+            write(staged, set, chart.name, &retry_timeline::RetryTimeline { scenario: name, report })
+        }
+        ChartKind::TimeToSuccess => {
+            let report = report.ok_or_else(missing)?;
+            write(staged, set, chart.name, &time_to_success::TimeToSuccess { scenario: name, report })
+        }
         ChartKind::AdmissionCurve => {
             let report = report.ok_or_else(missing)?;
             write(staged, set, chart.name, &admission_curve::AdmissionCurve { scenario: name, report })
@@ -149,6 +182,10 @@ pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<
         ChartKind::WhichLimiter(i) => {
             let point = load.and_then(|l| l.get(*i)).ok_or_else(missing)?;
             write(staged, set, chart.name, &which_limiter::WhichLimiter { point })
+        }
+        ChartKind::RetryPolicies => {
+            let points = outputs.retry_policies.as_deref().ok_or_else(missing)?;
+            write(staged, set, chart.name, &retry_policies::RetryPolicies { points })
         }
         ChartKind::LoadSweep => {
             write(staged, set, chart.name, &load_sweep::LoadSweep { points: load.ok_or_else(missing)? })
@@ -239,6 +276,8 @@ pub enum Mark {
     Dashed,
     Dot,
     Area,
+    /// A solid swatch, for bars and areas drawn at full colour.
+    Solid,
     Cross,
     /// A ring, for a point drawn under another of the same place.
     Ring,
@@ -286,6 +325,7 @@ pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &
             }
             Mark::Dot => area.draw(&Circle::new((26, y), 6, c.filled())),
             Mark::Area => area.draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.mix(0.35).filled())),
+            Mark::Solid => area.draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.filled())),
             Mark::Cross => area.draw(&Cross::new((26, y), 7, c.stroke_width(3))),
             Mark::Ring => area.draw(&Circle::new((26, y), 9, c.stroke_width(3))),
             Mark::Heading => Ok(()),

@@ -16,26 +16,35 @@ use crate::engine::{Calendar, Decided, Reactor, Scheduled};
 use crate::limiter::RetryAfter;
 use crate::time::Nanos;
 
-/// What a lane schedules for its clients.
+/// What a lane schedules for its clients. Small on purpose: the lane's
+/// queue is a binary heap that moves its entries on every push and pop, so
+/// a retry's state stays in the reactor ([`InFlight`]) and the event holds
+/// its index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClientEvent {
-    /// Attempt `attempt` (2 or more) of a logical request.
-    Retry {
-        logical: Logical,
-        attempt: u32,
-        /// The first attempt's time.
-        first: Nanos,
-        /// The wait before this attempt (decorrelated jitter grows from it).
-        previous: Nanos,
-        /// The time the limiter's Retry-After header gave at the reject.
-        header: Option<Nanos>,
-        /// Whose policy: open sources first, then closed ones.
-        policy: u16,
-        /// The closed client (flat index), or `NO_CLIENT` for open sources.
-        client: u32,
-    },
+    /// The next attempt of the logical request in slot `n` of the reactor's
+    /// in-flight table.
+    Retry(u32),
     /// A closed client's next logical request.
     Send { client: u32 },
+}
+
+/// A logical request waiting for its next attempt.
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    logical: Logical,
+    /// The attempt this is (2 or more).
+    attempt: u32,
+    /// The first attempt's time.
+    first: Nanos,
+    /// The wait before this attempt (decorrelated jitter grows from it).
+    previous: Nanos,
+    /// The time the limiter's Retry-After header gave at the reject.
+    header: Option<Nanos>,
+    /// Whose policy: open sources first, then closed ones.
+    policy: u16,
+    /// The closed client (flat index), or `NO_CLIENT` for open sources.
+    client: u32,
 }
 
 const NO_CLIENT: u32 = u32::MAX;
@@ -86,6 +95,13 @@ pub struct ClientReactor {
     open_budget: Vec<f64>,
     closed_budget: Vec<f64>,
     next_closed: u64,
+    /// Events this reactor has scheduled and the lane has not decided yet:
+    /// the lane's queue length, less the delayed requests a shaping limiter
+    /// holds there.
+    pending: u64,
+    /// Logical requests waiting for a retry, by slot; free slots are reused.
+    in_flight: Vec<InFlight>,
+    free: Vec<u32>,
     outcomes: Outcomes,
     report: ClientReport,
 }
@@ -113,6 +129,9 @@ impl ClientReactor {
             open_budget: Vec::new(),
             closed_budget: vec![0.0; n as usize],
             next_closed: 0,
+            pending: 0,
+            in_flight: Vec::new(),
+            free: Vec::new(),
             outcomes: Outcomes::default(),
             report: ClientReport::new(),
         }
@@ -129,6 +148,18 @@ impl ClientReactor {
         self.first_client.partition_point(|&f| f <= client) - 1
     }
 
+    /// Puts an event in the lane's queue and counts it.
+    fn schedule(
+        &mut self,
+        at: Nanos,
+        event: Scheduled<ClientEvent>,
+        queue: &mut Calendar<'_, ClientEvent>,
+    ) {
+        queue.schedule(at, event);
+        self.pending += 1;
+        self.report.peak_pending = self.report.peak_pending.max(self.pending);
+    }
+
     /// Schedules closed client `client`'s next request after a think time,
     /// if it falls before its source's end.
     fn next_request(&mut self, client: u32, now: Nanos, queue: &mut Calendar<'_, ClientEvent>) {
@@ -136,7 +167,7 @@ impl ClientReactor {
         let (think, end) = (self.closed[s].think, self.closed[s].end);
         let at = now.get().saturating_add(self.think(think));
         if at < end.get() {
-            queue.schedule(Nanos::new(at), Scheduled { key: 0, event: ClientEvent::Send { client } });
+            self.schedule(Nanos::new(at), Scheduled { key: 0, event: ClientEvent::Send { client } }, queue);
         }
     }
 
@@ -186,8 +217,14 @@ impl Reactor for ClientReactor {
 
     fn react(&mut self, d: &Decided<'_, ClientEvent>, queue: &mut Calendar<'_, ClientEvent>) {
         let now = d.time;
+        if d.event.is_some() {
+            self.pending -= 1;
+        }
         let (logical, attempt, first, previous, policy, client) = match (d.event, d.arrival) {
-            (Some(&ClientEvent::Retry { logical, attempt, first, previous, header, policy, client }), _) => {
+            (Some(&ClientEvent::Retry(slot)), _) => {
+                let InFlight { logical, attempt, first, previous, header, policy, client } =
+                    self.in_flight[slot as usize];
+                self.free.push(slot);
                 self.report.retries += 1;
                 if !d.admitted && header.is_some_and(|h| now >= h) {
                     self.report.early_retries += 1;
@@ -237,7 +274,7 @@ impl Reactor for ClientReactor {
         match wait {
             Some(wait) => {
                 let at = Nanos::new(now.get().saturating_add(wait.get()));
-                let event = ClientEvent::Retry {
+                let next = InFlight {
                     logical,
                     attempt: attempt + 1,
                     first,
@@ -246,7 +283,17 @@ impl Reactor for ClientReactor {
                     policy: policy as u16,
                     client,
                 };
-                queue.schedule(at, Scheduled { key: d.key, event });
+                let slot = match self.free.pop() {
+                    Some(slot) => {
+                        self.in_flight[slot as usize] = next;
+                        slot
+                    }
+                    None => {
+                        self.in_flight.push(next);
+                        (self.in_flight.len() - 1) as u32
+                    }
+                };
+                self.schedule(at, Scheduled { key: d.key, event: ClientEvent::Retry(slot) }, queue);
             }
             None => {
                 self.report.gave_up += 1;
@@ -257,7 +304,10 @@ impl Reactor for ClientReactor {
 
     fn attempt_of(&self, event: &ClientEvent) -> (u32, Option<Logical>) {
         match *event {
-            ClientEvent::Retry { logical, attempt, .. } => (attempt, Some(logical)),
+            ClientEvent::Retry(slot) => {
+                let r = &self.in_flight[slot as usize];
+                (r.attempt, Some(r.logical))
+            }
             ClientEvent::Send { .. } => (1, Some(Logical::Closed(self.next_closed))),
         }
     }

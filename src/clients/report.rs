@@ -48,6 +48,10 @@ pub struct ClientReport {
     pub time_to_success: Histogram<u64>,
     /// The exact longest time to success.
     pub tts_max: Nanos,
+    /// The most events (retries, closed clients' next requests) the lane's
+    /// queue held at once: its memory, which the pending work bounds, not
+    /// the length of the run.
+    pub peak_pending: u64,
 }
 
 impl ClientReport {
@@ -62,6 +66,7 @@ impl ClientReport {
             early_retries: 0,
             time_to_success: Histogram::new(3).expect("3 significant digits"),
             tts_max: Nanos::ZERO,
+            peak_pending: 0,
         }
     }
 
@@ -82,6 +87,32 @@ impl ClientReport {
         Some(Nanos::new(self.time_to_success.value_at_quantile(q).min(self.tts_max.get())))
     }
 
+    /// The distribution of time to success over the succeeded requests:
+    /// the share admitted on their first attempt (time 0), and for each
+    /// recorded positive time `x` (the top of its histogram bucket, 3
+    /// significant digits; the last one the exact maximum) the share whose
+    /// time to success is at most `x`, rising to 1. `None` when nothing
+    /// succeeded.
+    pub fn tts_cdf(&self) -> Option<(f64, Vec<(Nanos, f64)>)> {
+        let total = self.time_to_success.len();
+        if total == 0 {
+            return None;
+        }
+        let at_once = self.time_to_success.count_at(0);
+        let mut cumulative = at_once;
+        let mut points = Vec::new();
+        for v in self.time_to_success.iter_recorded() {
+            let top = v.value_iterated_to();
+            if top == 0 {
+                continue;
+            }
+            cumulative += v.count_at_value();
+            let x = Nanos::new(top.min(self.tts_max.get()));
+            points.push((x, cumulative as f64 / total as f64));
+        }
+        Some((at_once as f64 / total as f64, points))
+    }
+
     pub(crate) fn record_success(&mut self, tts: Nanos) {
         self.succeeded += 1;
         self.time_to_success.record(tts.get()).expect("an auto-resizing histogram");
@@ -92,5 +123,28 @@ impl ClientReport {
 impl Default for ClientReport {
     fn default() -> Self {
         ClientReport::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cdf_starts_at_the_first_attempt_share_and_ends_at_one() {
+        let mut r = ClientReport::new();
+        assert_eq!(r.tts_cdf(), None);
+        // 2 at once, then 0.5 s, 0.5 s, 1.5 s: 40 % at 0, 80 % by 0.5 s
+        // (a bucket top within 0.1 % above it), 100 % by the exact 1.5 s.
+        for ms in [0, 500, 0, 1500, 500] {
+            r.record_success(Nanos::from_millis(ms));
+        }
+        let (at_once, points) = r.tts_cdf().unwrap();
+        assert_eq!(at_once, 0.4);
+        assert_eq!(points.len(), 2);
+        let (x, share) = points[0];
+        assert!(x >= Nanos::from_millis(500) && x.get() <= 500_500_000, "{x}");
+        assert_eq!(share, 0.8);
+        assert_eq!(points[1], (Nanos::from_millis(1500), 1.0));
     }
 }

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use super::{excess_share, fmt_ratio};
 use crate::engine::{DecisionRecord, DecisionSink, RunReport};
-use crate::sweep::{BurstPairResult, LoadPoint, analytic_burst_pair, rule_of_thumb};
+use crate::sweep::{BurstPairResult, LoadPoint, RetryPolicyPoint, analytic_burst_pair, rule_of_thumb};
 use crate::time::Nanos;
 
 pub const SUMMARY_HEADER: &str = "limiter,algorithm,slots,offered,admitted,rejected,peak,peak_ratio,excess,false_rejects,over_admission,disagreement,state_peak,state_bytes";
@@ -18,6 +18,7 @@ pub const CLIENT_COLUMNS: &str = "logical,attempts,amplification,succeeded,gave_
 pub const ADMISSION_CURVE_HEADER: &str = "limiter,tau,max_admitted,exact_bound";
 pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,rule_of_thumb,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio,mean_violation_excess";
 pub const LOAD_SWEEP_HEADER: &str = "load,limiter,algorithm,slots,offered,admitted,peak,peak_ratio,excess,excess_share,over_admission,disagreement";
+pub const RETRY_POLICIES_HEADER: &str = "policy,backoff,base,cap,max_attempts,jitter,budget,limiter,logical,attempts,amplification,succeeded,gave_up,unfinished,early_retries,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max,peak_ratio";
 
 /// A CSV table written in memory: a header, then rows.
 fn table(header: &str, rows: impl FnOnce(&mut csv::Writer<Vec<u8>>) -> csv::Result<()>) -> String {
@@ -289,6 +290,48 @@ pub fn load_sweep(points: &[LoadPoint]) -> String {
                     opt(l.over_admission()),
                     opt(l.disagreement()),
                 ])?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `retry_policies.csv`: one row per retry table per limiter; times in
+/// decimal seconds, settings a policy does not use empty.
+pub fn retry_policies(points: &[RetryPolicyPoint]) -> String {
+    table(RETRY_POLICIES_HEADER, |w| {
+        for p in points {
+            let b = p.policy.backoff;
+            let dur = |used: bool, d: Nanos| if used { d.to_string() } else { String::new() };
+            let settings = [
+                p.label.clone(),
+                b.name().to_string(),
+                dur(b.uses_base(), p.policy.base),
+                dur(b.uses_cap(), p.policy.cap),
+                p.policy.max_attempts.to_string(),
+                dur(b == crate::clients::Backoff::RetryAfter, p.policy.jitter),
+                p.policy.budget.map_or(String::new(), fmt_ratio),
+            ];
+            for l in &p.report.limiters {
+                let Some(k) = &l.clients else { continue };
+                let q = |q: f64| k.tts_quantile(q).map_or(String::new(), |t| t.to_string());
+                let mut row = settings.to_vec();
+                row.extend([
+                    l.label.clone(),
+                    k.logical.to_string(),
+                    l.counts.offered.to_string(),
+                    opt(k.amplification()),
+                    k.succeeded.to_string(),
+                    k.gave_up.to_string(),
+                    k.unfinished.to_string(),
+                    k.early_retries.to_string(),
+                    q(0.5),
+                    q(0.95),
+                    q(0.99),
+                    q(1.0),
+                    fmt_ratio(l.peak_ratio()),
+                ]);
+                w.write_record(&row)?;
             }
         }
         Ok(())

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use super::table::{Align, Table, pad};
 use super::{excess_share, fmt_bytes, fmt_percent, fmt_percent2, fmt_ratio};
 use crate::engine::RunReport;
-use crate::sweep::{BurstPairResult, LoadPoint, analytic_burst_pair, rule_of_thumb};
+use crate::sweep::{BurstPairResult, LoadPoint, RetryPolicyPoint, analytic_burst_pair, rule_of_thumb};
 use crate::time::format_duration;
 
 /// Renders a table as GitHub-flavoured Markdown, columns aligned in the source too.
@@ -350,5 +350,68 @@ pub fn load_sweep(points: &[LoadPoint], seed: u64) -> String {
     let _ = writeln!(out, "### Load sweep: Poisson arrivals at several load factors\n");
     let _ = writeln!(out, "{}\n", load_sweep_method(points, seed));
     out.push_str(&render_table(&load_sweep_table(points)));
+    out
+}
+
+/// The retry-policy comparison, a row per retry table per limiter.
+pub fn retry_policies_table(points: &[RetryPolicyPoint]) -> Table {
+    use Align::*;
+    let mut t = Table::new(&[
+        ("policy", Left),
+        ("limiter", Left),
+        ("logical", Right),
+        ("attempts", Right),
+        ("attempts/logical", Right),
+        ("succeeded", Right),
+        ("gave up", Right),
+        ("unfinished", Right),
+        ("time to success p50", Right),
+        ("p99", Right),
+        ("max", Right),
+    ]);
+    for p in points {
+        for l in &p.report.limiters {
+            let Some(k) = &l.clients else { continue };
+            let q = |q: f64| k.tts_quantile(q).map_or("–".to_string(), fmt_seconds);
+            t.push(vec![
+                p.label.clone(),
+                l.label.clone(),
+                k.logical.to_string(),
+                l.counts.offered.to_string(),
+                k.amplification().map_or("n/a".into(), |a| format!("{a:.2}")),
+                k.succeeded.to_string(),
+                k.gave_up.to_string(),
+                k.unfinished.to_string(),
+                q(0.5),
+                q(0.99),
+                q(1.0),
+            ]);
+        }
+    }
+    t
+}
+
+/// How the retry-policy comparison was run, in a sentence or two.
+pub fn retry_policies_method(points: &[RetryPolicyPoint], seed: u64) -> String {
+    let Some(first) = points.first() else { return String::new() };
+    let r = &first.report;
+    format!(
+        "The scenario's traffic, limit ({} per {}) and limiters, run once per retry table in place of \
+[retry], seed {seed}: the open-loop arrivals are the same in every run, and each limiter's clients draw \
+their random waits from the same stream in every run. **attempts/logical**: attempts per logical request \
+(the calls AWS's article counts, per request); **time to success**: from a request's first attempt to its \
+admitted one, over the requests that succeeded; **gave up**: out of attempts (or budget); **unfinished**: \
+still waiting for a retry when the run ended.",
+        r.limit.requests,
+        format_duration(r.limit.window),
+    )
+}
+
+/// `retry_policies.md`.
+pub fn retry_policies(points: &[RetryPolicyPoint], seed: u64) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "### Retry policies compared\n");
+    let _ = writeln!(out, "{}\n", retry_policies_method(points, seed));
+    out.push_str(&render_table(&retry_policies_table(points)));
     out
 }

@@ -8,7 +8,7 @@ use super::markdown::{
 };
 use crate::engine::RunReport;
 use crate::limiter::Limit;
-use crate::sweep::{BurstPairResult, LoadPoint};
+use crate::sweep::{BurstPairResult, LoadPoint, RetryPolicyPoint};
 use crate::time::format_duration;
 
 /// A chart written beside the report: its name (`timeline`, ...), its file
@@ -31,6 +31,7 @@ pub struct ReportInput<'a> {
     pub run: Option<&'a RunReport>,
     pub burst_pair: Option<&'a BurstPairResult>,
     pub load: Option<&'a [LoadPoint]>,
+    pub retry_policies: Option<&'a [RetryPolicyPoint]>,
     pub charts: &'a [ChartRef],
     /// Data files written beside the report.
     pub files: &'a [String],
@@ -81,6 +82,12 @@ the sliding log is the exact reference.\n",
         let _ = writeln!(out, "{}\n", super::markdown::trace_sentence(run));
         out.push_str(&render_table(&summary_table(run)));
         out.push('\n');
+        let clients = super::markdown::clients_table(run);
+        if !clients.rows.is_empty() {
+            let _ = writeln!(out, "{}\n", super::markdown::CLIENTS_NOTE);
+            out.push_str(&render_table(&clients));
+            out.push('\n');
+        }
         let curve = super::markdown::admission_curve_table(run);
         if !curve.rows.is_empty() {
             let _ = writeln!(
@@ -91,7 +98,18 @@ length τ; A(W) is the peak.\n"
             out.push_str(&render_table(&curve));
             out.push('\n');
         }
-        charts(&mut out, input.charts, &["window_count", "timeline", "admission_curve", "windows_diagram"]);
+        charts(
+            &mut out,
+            input.charts,
+            &[
+                "window_count",
+                "timeline",
+                "retry_timeline",
+                "time_to_success",
+                "admission_curve",
+                "windows_diagram",
+            ],
+        );
     }
     if let Some(bp) = input.burst_pair {
         let _ = writeln!(out, "## Error versus slot count\n");
@@ -109,6 +127,13 @@ length τ; A(W) is the peak.\n"
         out.push_str(&render_table(&load_sweep_table(points)));
         out.push('\n');
         charts(&mut out, input.charts, &["load_sweep", "which_limiter"]);
+    }
+    if let Some(points) = input.retry_policies {
+        let _ = writeln!(out, "## Retry policies\n");
+        let _ = writeln!(out, "{}\n", super::markdown::retry_policies_method(points, input.seed));
+        out.push_str(&render_table(&super::markdown::retry_policies_table(points)));
+        out.push('\n');
+        charts(&mut out, input.charts, &["retry_policies"]);
     }
     if !input.files.is_empty() {
         let _ = writeln!(out, "## Files\n");

@@ -26,6 +26,7 @@ pub fn run_summary(
     scenario: &crate::scenario::Scenario,
     report: Option<&crate::engine::RunReport>,
     burst_pair: Option<&crate::sweep::BurstPairResult>,
+    retry_policies: Option<&[crate::sweep::RetryPolicyPoint]>,
     target: &std::path::Path,
     files: &[String],
     charts: usize,
@@ -51,6 +52,9 @@ pub fn run_summary(
         let keys = if report.keys > 1 { format!(" from {} client keys", report.keys) } else { String::new() };
         let covers = match scenario.duration {
             Some(d) => format!("run covers [0, {d} s)"),
+            None if report.limiters.iter().any(|l| l.clients.is_some()) => {
+                "run ends after the last attempt".to_string()
+            }
             None => "run ends at the last arrival".to_string(),
         };
         let _ = writeln!(
@@ -90,6 +94,12 @@ pub fn run_summary(
         );
         let _ = writeln!(out);
         out.push_str(&render_table(&super::markdown::error_vs_slots_table(bp)));
+    }
+    if let Some(points) = retry_policies {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "retry policies: the traffic run once per retry table");
+        let _ = writeln!(out);
+        out.push_str(&render_table(&super::markdown::retry_policies_table(points)));
     }
     let _ = writeln!(out);
     let charts = if charts > 0 { format!(" and {charts} charts") } else { String::new() };

@@ -142,10 +142,13 @@ impl Scenario {
             raw.retry.as_ref().map(|r| retry::validate(&ctx, "retry", r.span(), r.get_ref())).transpose()?;
         let mut traffic = Vec::new();
         let mut source_retry = Vec::new();
+        // Every retry table's place, for errors about the policies they hold.
+        let mut retry_spans = vec![raw.retry.as_ref().map_or(0..0, |r| r.span())];
         for (i, (mut entry, kind)) in
             entries(&ctx, doc.get_ref(), "traffic", limit, duration, &["retry"])?.into_iter().enumerate()
         {
             let own = entry.take::<retry::RawRetry>("retry")?;
+            retry_spans.push(own.as_ref().map_or(0..0, |r| r.span()));
             source_retry.push(
                 own.map(|r| {
                     retry::validate(entry.ctx, &format!("traffic[{i}].retry"), r.span(), r.get_ref())
@@ -180,13 +183,25 @@ impl Scenario {
             }
             limiters.extend(specs.into_iter().map(|algorithm| LimiterSpec { algorithm, retry_after }));
         }
-        if limiters.is_empty() {
-            limiters =
-                if raw.sweep.is_some() { crate::sweep::default_limiters() } else { default_limiters() };
-        }
         let sweep = raw.sweep.as_ref().map(|s| sweep::validate(&ctx, s.get_ref(), limit)).transpose()?;
+        if limiters.is_empty() {
+            // The burst-pair and load sweeps compare many slot counts.
+            limiters = if sweep.as_ref().is_some_and(|s| s.window_sweeps) {
+                crate::sweep::default_limiters()
+            } else {
+                default_limiters()
+            };
+        }
         let output = output(&ctx, &raw.output, duration)?;
-        follows_headers(&ctx, &raw, &retry, &source_retry, &limiters)?;
+        let mut policies: Vec<(std::ops::Range<usize>, Option<RetryPolicy>)> =
+            retry_spans.into_iter().zip(std::iter::once(retry).chain(source_retry.iter().copied())).collect();
+        if let Some(swept) = &sweep {
+            let spans = raw.sweep.as_ref().and_then(|s| s.get_ref().retry_policies.as_ref());
+            let spans = spans.map(|l| l.get_ref().iter().map(|t| t.span()).collect()).unwrap_or(Vec::new());
+            retry::swept(&ctx, spans.first().cloned(), &traffic, &policies)?;
+            policies.extend(spans.into_iter().zip(swept.retry_policies.iter().map(|p| Some(*p))));
+        }
+        follows_headers(&ctx, &policies, &limiters)?;
         let nodes = match &raw.nodes {
             None => None,
             Some(n) => {
@@ -239,31 +254,24 @@ impl Scenario {
     }
 }
 
-/// Clients that follow the `Retry-After` header need limiters that send one.
+/// Clients that follow the `Retry-After` header need limiters that send
+/// one. `policies`: every retry table with its place in the file.
 fn follows_headers(
     ctx: &Ctx,
-    raw: &RawScenario,
-    retry: &Option<RetryPolicy>,
-    source_retry: &[Option<RetryPolicy>],
+    policies: &[(std::ops::Range<usize>, Option<RetryPolicy>)],
     limiters: &[LimiterSpec],
 ) -> Result<(), ScenarioError> {
-    let follows = |p: &Option<RetryPolicy>| p.is_some_and(|p| p.backoff == Backoff::RetryAfter);
-    if !follows(retry) && !source_retry.iter().any(follows) {
+    let follows = policies.iter().find(|(_, p)| p.is_some_and(|p| p.backoff == Backoff::RetryAfter));
+    let (Some((span, _)), Some(l)) = (follows, limiters.iter().find(|l| !l.advertises_retry())) else {
         return Ok(());
-    }
-    match limiters.iter().find(|l| !l.advertises_retry()) {
-        None => Ok(()),
-        Some(l) => {
-            let span = raw.retry.as_ref().map_or(0..0, |r| r.span());
-            Err(ctx.at(
-                span,
-                format!(
-                    "policy = \"retry_after\" follows each limiter's Retry-After header, but `{}` sends none: use another policy, or other limiters",
-                    l.label()
-                ),
-            ))
-        }
-    }
+    };
+    Err(ctx.at(
+        span.clone(),
+        format!(
+            "policy = \"retry_after\" follows each limiter's Retry-After header, but `{}` sends none: use another policy, or other limiters",
+            l.label()
+        ),
+    ))
 }
 
 /// `name`, `seed`, `duration` and `[limit]`, validated.

@@ -122,3 +122,71 @@ pub(super) fn validate(
     };
     Ok(RetryPolicy { backoff, base, cap, max_attempts, jitter, budget })
 }
+
+/// `[sweep] retry_policies` (first entry at `at`, if any) replaces the
+/// retry table of every source: it needs sources, and none may have a
+/// table of its own, which would override every entry. `policies`: the
+/// `[retry]` table, then each source's own, with their places.
+pub(super) fn swept(
+    ctx: &Ctx,
+    at: Option<std::ops::Range<usize>>,
+    traffic: &[super::Traffic],
+    policies: &[(std::ops::Range<usize>, Option<RetryPolicy>)],
+) -> Result<(), ScenarioError> {
+    let Some(at) = at else { return Ok(()) };
+    if traffic.is_empty() {
+        return Err(ctx.at(
+            at,
+            "`sweep.retry_policies` runs the scenario's traffic once per retry table, but there is no [[traffic]] source",
+        ));
+    }
+    if let Some(i) = policies.iter().skip(1).position(|(_, p)| p.is_some()) {
+        return Err(ctx.at(
+            policies[i + 1].0.clone(),
+            format!(
+                "`traffic[{i}].retry` would override every entry of `sweep.retry_policies` for this source: \
+remove it, and give the policies to compare in `sweep.retry_policies`"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::super::Scenario;
+
+    const HEAD: &str = "name = \"t\"\nduration = \"2s\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n";
+    const EXAMPLE: &str = "[[limiter]]\nkind = \"example\"\n";
+
+    fn error(text: &str) -> String {
+        Scenario::parse(text, Path::new("s.toml")).unwrap_err().to_string()
+    }
+
+    /// Only the test-only example limiter sends no Retry-After header (every
+    /// shipped limiter advertises one), so the CLI cannot reach this error:
+    /// it is checked here, at the retry table that asks for the header.
+    #[test]
+    fn following_a_header_needs_limiters_that_send_one() {
+        let burst = "[[traffic]]\nkind = \"burst\"\ncount = 3\n";
+        let follow = "policy = \"retry_after\"\nmax_attempts = 2\n";
+        let sends_none =
+            "policy = \"retry_after\" follows each limiter's Retry-After header, but `example` sends none";
+        // [retry] starts on line 11.
+        let e = error(&format!("{HEAD}{burst}{EXAMPLE}[retry]\n{follow}"));
+        assert!(e.starts_with("s.toml:11:1: ") && e.contains(sends_none), "{e}");
+        // A source's own table, on line 9.
+        let e = error(&format!("{HEAD}{burst}[traffic.retry]\n{follow}{EXAMPLE}"));
+        assert!(e.starts_with("s.toml:9:1: ") && e.contains(sends_none), "{e}");
+        // An entry of the policy comparison (line 12, column 40).
+        let e = error(&format!(
+            "{HEAD}{burst}{EXAMPLE}[sweep]\nretry_policies = [{{ policy = \"none\" }}, {{ policy = \"retry_after\", max_attempts = 2 }}]\n"
+        ));
+        assert!(e.starts_with("s.toml:12:40: ") && e.contains(sends_none), "{e}");
+        // Other policies do not need the header.
+        let text = format!("{HEAD}{burst}{EXAMPLE}[retry]\npolicy = \"immediate\"\nmax_attempts = 2\n");
+        assert!(Scenario::parse(&text, Path::new("s.toml")).is_ok());
+    }
+}

@@ -1,10 +1,14 @@
 //! The `[sweep]` table: which burst-pair grid and which load factors the
-//! sweeps of `docs/semantics.md` ("Error versus slot count") run.
+//! sweeps of `docs/semantics.md` ("Error versus slot count") run, and which
+//! retry tables the retry-policy comparison runs the scenario with
+//! ("Reacting clients").
 
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::diagnostics::{Ctx, ScenarioError};
+use super::retry::{self, RawRetry};
+use crate::clients::RetryPolicy;
 use crate::limiter::Limit;
 use crate::time::Nanos;
 
@@ -19,6 +23,12 @@ pub struct SweepOptions {
     pub load_duration: Nanos,
     /// Slot counts shown in the burst-pair heat map (1 = fixed window).
     pub map_slots: Vec<u64>,
+    /// Run the burst-pair and load sweeps: always, unless the table gives
+    /// `retry_policies` and none of their keys.
+    pub window_sweeps: bool,
+    /// Retry tables to run the scenario's traffic with, one run each, in
+    /// place of `[retry]` (empty: no comparison).
+    pub retry_policies: Vec<RetryPolicy>,
 }
 
 impl SweepOptions {
@@ -30,6 +40,8 @@ impl SweepOptions {
             loads: crate::sweep::load::DEFAULT_LOADS.to_vec(),
             load_duration: Nanos::new(limit.window.get().saturating_mul(crate::sweep::load::DEFAULT_WINDOWS)),
             map_slots: vec![1, 2, 5, 10],
+            window_sweeps: true,
+            retry_policies: Vec::new(),
         }
     }
 }
@@ -41,7 +53,11 @@ pub(super) struct RawSweep {
     loads: Option<Spanned<Vec<Spanned<f64>>>>,
     load_duration: Option<Spanned<String>>,
     map_slots: Option<Spanned<Vec<Spanned<i64>>>>,
+    pub(super) retry_policies: Option<Spanned<Vec<Spanned<RawRetry>>>>,
 }
+
+/// The most entries `retry_policies` may have.
+pub const MAX_RETRY_POLICIES: usize = 20;
 
 pub(super) fn validate(ctx: &Ctx, r: &RawSweep, limit: Limit) -> Result<SweepOptions, ScenarioError> {
     let mut out = SweepOptions::defaults(limit);
@@ -78,6 +94,26 @@ pub(super) fn validate(ctx: &Ctx, r: &RawSweep, limit: Limit) -> Result<SweepOpt
                 Ok(v)
             })
             .collect::<Result<_, _>>()?;
+    }
+    if let Some(list) = &r.retry_policies {
+        let n = list.get_ref().len();
+        if n == 0 || n > MAX_RETRY_POLICIES {
+            return Err(ctx.at(
+                list.span(),
+                format!(
+                    "`sweep.retry_policies` must list 1 to {MAX_RETRY_POLICIES} retry tables, like \
+[{{ policy = \"none\" }}, {{ policy = \"full_jitter\", base = \"100ms\", cap = \"10s\", max_attempts = 10 }}], got {n}"
+                ),
+            ));
+        }
+        out.retry_policies = list
+            .get_ref()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| retry::validate(ctx, &format!("sweep.retry_policies[{i}]"), t.span(), t.get_ref()))
+            .collect::<Result<_, _>>()?;
+        out.window_sweeps =
+            r.grid.is_some() || r.loads.is_some() || r.load_duration.is_some() || r.map_slots.is_some();
     }
     Ok(out)
 }

@@ -1,0 +1,193 @@
+//! `retry_policies`: the retry-policy comparison as grouped bars, a group
+//! per retry table and a bar per limiter (in its colour): attempts per
+//! logical request on top, time to success below (the bar is the longest,
+//! the dot the median).
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::*;
+use ratesim::metrics::LimiterReport;
+use ratesim::sweep::RetryPolicyPoint;
+
+pub struct RetryPolicies<'a> {
+    pub points: &'a [RetryPolicyPoint],
+}
+
+/// The limiters whose clients react, in the order of the first run (every
+/// run has the same).
+fn limiters(points: &[RetryPolicyPoint]) -> Vec<&LimiterReport> {
+    points.first().map_or(Vec::new(), |p| p.report.limiters.iter().filter(|l| l.clients.is_some()).collect())
+}
+
+/// One bar: its group, its place in the group and its value.
+struct Bar {
+    x0: f64,
+    x1: f64,
+    value: f64,
+    colour: RGBColor,
+}
+
+/// What a bar shows of a limiter's run: its value and, maybe, a ring.
+type Measure<'a> = &'a dyn Fn(&LimiterReport) -> Option<(f64, Option<f64>)>;
+
+/// Draws bars from `floor` up, with an optional ring (the median) on each.
+fn draw_bars<DB: DrawingBackend, Y: Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, Y>>,
+    bars: &[(Bar, Option<f64>)],
+    floor: f64,
+) -> Result<()> {
+    for (b, ring) in bars {
+        if b.value > floor {
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(b.x0, floor), (b.x1, b.value)],
+                    b.colour.filled(),
+                )))
+                .map_err(err)?;
+        }
+        if let Some(r) = ring {
+            // White with a black ring: visible on any bar colour.
+            let at = ((b.x0 + b.x1) / 2.0, r.max(floor));
+            chart
+                .draw_series([Circle::new(at, 5, WHITE.filled()), Circle::new(at, 5, BLACK.stroke_width(2))])
+                .map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+impl Chart for RetryPolicies<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        let points = self.points;
+        let lanes = limiters(points);
+        let Some(first) = points.first() else { return Ok(()) };
+        // The number of logical requests, when every run has the same
+        // (open-loop traffic); a closed population's depends on the run.
+        let mut logical =
+            points.iter().flat_map(|p| p.report.limiters.iter().filter_map(|l| l.clients.as_ref()));
+        let count = logical.next().map(|k| k.logical);
+        let same = count.filter(|&c| logical.all(|k| k.logical == c));
+        let title = format!(
+            "Retry policies: {} per {}{}",
+            first.report.limit.requests,
+            ratesim::time::format_duration(first.report.limit.window),
+            same.map_or(String::new(), |c| format!(", {c} logical requests"))
+        );
+        let area = titled(root, &title)?;
+        let (plots, legend) = with_legend(&area);
+        let (top, bottom) = plots.split_vertically(plots.dim_in_pixel().1 / 2 - 10);
+        let n = points.len();
+        let m = lanes.len().max(1);
+        let find = |p: &'_ RetryPolicyPoint, label: &str| {
+            p.report.limiters.iter().find(|l| l.label == label).cloned()
+        };
+        // Group g spans [g - 0.4, g + 0.4]; bar j takes its share of that.
+        let bars = |f: Measure<'_>| -> Vec<(Bar, Option<f64>)> {
+            let w = 0.8 / m as f64;
+            let mut out = Vec::new();
+            for (g, p) in points.iter().enumerate() {
+                for (j, l) in lanes.iter().enumerate() {
+                    let Some((value, ring)) = find(p, &l.label).as_ref().and_then(f) else { continue };
+                    let x0 = g as f64 - 0.4 + w * j as f64;
+                    let bar = Bar { x0: x0 + w * 0.08, x1: x0 + w * 0.92, value, colour: colour(&l.spec) };
+                    out.push((bar, ring));
+                }
+            }
+            out
+        };
+        let names: Vec<String> = points.iter().map(|p| p.label.clone()).collect();
+        let x_fmt = |v: &f64| {
+            let g = v.round();
+            if (v - g).abs() < 1e-6 && g >= 0.0 && (g as usize) < n {
+                names[g as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        let x_range = -0.5f64..n as f64 - 0.5;
+
+        // Top: attempts per logical request, linear, with each value written.
+        let amp = bars(&|l| l.clients.as_ref().and_then(|k| k.amplification()).map(|a| (a, None)));
+        let y_max = amp.iter().map(|(b, _)| b.value).fold(1.0, f64::max);
+        let mut chart = ChartBuilder::on(&top)
+            .margin(8)
+            .margin_right(20)
+            .x_label_area_size(34)
+            .y_label_area_size(80)
+            .build_cartesian_2d(x_range.clone(), 0f64..y_max * 1.2)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .y_desc("attempts per request")
+            .axis_desc_style(font(LABEL_SIZE - 2.0))
+            .label_style(font(TICK_SIZE - 2.0))
+            .x_labels(2 * n + 1)
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&tick)
+            .y_labels(5)
+            .disable_x_mesh()
+            .light_line_style(WHITE.mix(0.0))
+            .draw()
+            .map_err(err)?;
+        draw_bars(&mut chart, &amp, 0.0)?;
+        for (b, _) in &amp {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!("{:.1}", b.value),
+                    ((b.x0 + b.x1) / 2.0, b.value + y_max * 0.02),
+                    font(TICK_SIZE - 6.0).pos(Pos::new(HPos::Center, VPos::Bottom)),
+                )))
+                .map_err(err)?;
+        }
+
+        // Bottom: the longest time to success (bar) and the median (ring),
+        // on a log scale; 0 (every success on its first attempt) sits on
+        // the floor.
+        let secs = |q: f64, l: &LimiterReport| {
+            l.clients.as_ref().and_then(|k| k.tts_quantile(q)).map(|t| t.as_secs_f64())
+        };
+        let tts = bars(&|l| secs(1.0, l).map(|max| (max, secs(0.5, l))));
+        let positive = tts.iter().flat_map(|(b, r)| [Some(b.value), *r]).flatten().filter(|v| *v > 0.0);
+        let (lo, hi) = positive.fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        let (y0, y1) = if hi > 0.0 {
+            // A decade below the shortest time, so that only 0 sits on the floor.
+            (10f64.powf(lo.log10().floor() - 1.0), 10f64.powf((hi * 1.5).log10().ceil()))
+        } else {
+            (1e-3, 1.0)
+        };
+        let mut chart = ChartBuilder::on(&bottom)
+            .margin(8)
+            .margin_right(20)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(x_range, (y0..y1).log_scale())
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .y_desc("time to success (s, log)")
+            .axis_desc_style(font(LABEL_SIZE - 2.0))
+            .label_style(font(TICK_SIZE - 2.0))
+            .x_labels(2 * n + 1)
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&tick)
+            .disable_x_mesh()
+            .light_line_style(WHITE.mix(0.0))
+            .draw()
+            .map_err(err)?;
+        draw_bars(&mut chart, &tts, y0)?;
+
+        let mut entries: Vec<LegendEntry> = lanes
+            .iter()
+            .map(|l| LegendEntry::new(short_label(&l.spec), colour(&l.spec), Mark::Solid))
+            .collect();
+        entries.push(LegendEntry::new("time to success:", BLACK, Mark::Heading));
+        entries.push(LegendEntry::new("bar = longest", RGBColor(120, 120, 120), Mark::Solid));
+        entries.push(LegendEntry::new("ring = median", BLACK, Mark::Ring));
+        entries.push(LegendEntry::new("on the floor: 0 s", BLACK, Mark::Heading));
+        draw_legend(&legend, &entries)
+    }
+}

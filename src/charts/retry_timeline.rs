@@ -1,0 +1,115 @@
+//! `retry_timeline`: attempts per bin, one strip per limiter, with first
+//! attempts (grey) and retries (the limiter's colour) stacked. Retries that a Retry-After header sends
+//! back at one instant stand out as spikes at window boundaries.
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::*;
+use ratesim::RunReport;
+use ratesim::time::format_duration;
+
+pub struct RetryTimeline<'a> {
+    pub scenario: &'a str,
+    pub report: &'a RunReport,
+}
+
+impl Chart for RetryTimeline<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        let r = self.report;
+        let width = r.timeline.width().get();
+        let bins = r.timeline.bins();
+        let (div, unit) = time_unit(r.end.get());
+        let x_end = r.end.get() as f64 / div;
+        let bin = format_duration(r.timeline.width());
+        let y_max =
+            bins.iter().flat_map(|row| row.iter().map(|b| b.offered)).max().unwrap_or(1).max(1) as f64;
+        let area = titled(root, &format!("{}: first attempts and retries per {bin} bin", self.scenario))?;
+        let (plots, legend) = with_legend(&area);
+        let n = r.limiters.len();
+        let (strips, bottom) = plots.split_vertically(plots.dim_in_pixel().1.saturating_sub(40));
+        bottom
+            .draw_text(
+                &format!("time ({unit})"),
+                &font(LABEL_SIZE).pos(Pos::new(HPos::Center, VPos::Top)),
+                (((bottom.dim_in_pixel().0 + 90) / 2) as i32, 6),
+            )
+            .map_err(err)?;
+        let (ylab, strips) = strips.split_horizontally(30);
+        ylab.draw_text(
+            &format!("attempts per {bin} bin"),
+            &font(LABEL_SIZE).transform(FontTransform::Rotate270).pos(Pos::new(HPos::Center, VPos::Top)),
+            (4, (ylab.dim_in_pixel().1 / 2) as i32),
+        )
+        .map_err(err)?;
+        let rows = strips.split_evenly((n, 1));
+        let grey = RGBColor(150, 150, 150);
+        let series = |i: usize, f: &dyn Fn(&ratesim::timeline::Bin) -> u64| {
+            steps(bins.iter().enumerate().map(|(b, row)| {
+                let x0 = (b as u64 * width) as f64 / div;
+                let x1 = ((b as u64 + 1) * width) as f64 / div;
+                (x0, x1.min(x_end), f(&row[i]) as f64)
+            }))
+        };
+        for (i, strip) in rows.iter().enumerate() {
+            let last = i + 1 == n;
+            let l = &r.limiters[i];
+            let mut chart = ChartBuilder::on(strip)
+                .margin_right(10)
+                .margin_top(4)
+                .x_label_area_size(if last { 30 } else { 0 })
+                .y_label_area_size(60)
+                .build_cartesian_2d(0f64..x_end, 0f64..y_max * 1.35)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .label_style(font(TICK_SIZE - 2.0))
+                .x_label_formatter(&tick)
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .y_labels(3)
+                .light_line_style(WHITE.mix(0.0))
+                .draw()
+                .map_err(err)?;
+            let c = colour(&l.spec);
+            // Stacked: all attempts (retries on top) in colour, first
+            // attempts over them in grey.
+            chart
+                .draw_series(
+                    AreaSeries::new(series(i, &|b| b.offered), 0.0, c.mix(0.85))
+                        .border_style(c.stroke_width(1)),
+                )
+                .map_err(err)?;
+            chart
+                .draw_series(AreaSeries::new(series(i, &|b| b.offered - b.retries), 0.0, grey.mix(0.9)))
+                .map_err(err)?;
+            let retries: u64 = bins.iter().map(|row| row[i].retries).sum();
+            let amp = l.clients.as_ref().and_then(|k| k.amplification());
+            let text = format!(
+                "{}: {} attempts ({} retries{}), {} admitted",
+                short_label(&l.spec),
+                l.counts.offered,
+                retries,
+                amp.map_or(String::new(), |a| format!(", {a:.2} per request")),
+                l.counts.admitted
+            );
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    text,
+                    (x_end * 0.01, y_max * 1.32),
+                    font(TICK_SIZE - 1.0),
+                )))
+                .map_err(err)?;
+        }
+        let mut entries = vec![
+            LegendEntry::new("first attempts", grey, Mark::Solid),
+            LegendEntry::new("retries, by limiter:", BLACK, Mark::Heading),
+        ];
+        for l in &r.limiters {
+            entries.push(LegendEntry::new(short_label(&l.spec), colour(&l.spec), Mark::Solid));
+        }
+        draw_legend(&legend, &entries)?;
+        Ok(())
+    }
+}

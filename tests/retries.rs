@@ -1,0 +1,487 @@
+//! Reacting clients end to end: values a hand calculation predicts from
+//! `docs/semantics.md` ("Reacting clients"), the order and contents of
+//! decisions.csv when clients retry, determinism across thread counts, a
+//! property of the exact reference under retries, and the memory the
+//! lanes' event queues hold.
+
+mod common;
+
+use std::path::Path;
+
+use proptest::prelude::*;
+use ratesim::clients::{ClientReport, Logical};
+use ratesim::engine::{DecisionRecord, DecisionSink};
+use ratesim::metrics::LimiterReport;
+use ratesim::scenario::Scenario;
+use ratesim::simulate;
+use ratesim::time::Nanos;
+
+/// Collects decisions in memory.
+#[derive(Default)]
+struct Collect(Vec<DecisionRecord>);
+
+impl DecisionSink for Collect {
+    fn record(&mut self, record: &DecisionRecord) -> std::io::Result<()> {
+        self.0.push(*record);
+        Ok(())
+    }
+}
+
+fn parse(text: &str) -> Scenario {
+    Scenario::parse(text, Path::new("t.toml")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(text: &str) -> Vec<LimiterReport> {
+    simulate::run_scenario(&parse(text), None, &mut |_| {}).unwrap().limiters
+}
+
+fn run_recorded(s: &Scenario) -> (Vec<LimiterReport>, Vec<DecisionRecord>) {
+    let mut sink = Collect::default();
+    let report = simulate::run_scenario(s, Some(&mut sink), &mut |_| {}).unwrap();
+    (report.limiters, sink.0)
+}
+
+fn row<'a>(rows: &'a [LimiterReport], label: &str) -> &'a LimiterReport {
+    rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("no row {label}"))
+}
+
+fn clients<'a>(rows: &'a [LimiterReport], label: &str) -> &'a ClientReport {
+    row(rows, label).clients.as_ref().expect("clients react")
+}
+
+const MS: u64 = 1_000_000;
+
+/// L = 10 per 1 s; 20 requests at t = 0.5 s; clients follow Retry-After
+/// (max_attempts 3). Every limiter admits the first 10 and rejects the
+/// other 10 at 0.5 s; what happens next depends on the header.
+const HEADER: &str = r#"
+name = "header"
+[limit]
+requests = 10
+window = "1s"
+[retry]
+policy = "retry_after"
+max_attempts = 3
+[[traffic]]
+kind = "burst"
+start = "500ms"
+count = 20
+[[limiter]]
+kind = "fixed_window"
+[[limiter]]
+kind = "fixed_window"
+retry_after = "ceil_seconds"
+[[limiter]]
+kind = "fixed_window"
+retry_after = "floor_seconds"
+[[limiter]]
+kind = "sliding_log"
+"#;
+
+#[test]
+fn retry_after_exact_ceil_and_floor_by_hand() {
+    let rows = run(HEADER);
+
+    // Exact: the fixed window advertises its next window start, 1.0 s. All
+    // 10 retry at exactly 1.0 s, into an empty window: admitted. 30
+    // attempts for 20 requests; 10 succeeded at once and 10 after 0.5 s.
+    let fw = row(&rows, "fixed_window");
+    let c = clients(&rows, "fixed_window");
+    assert_eq!((fw.counts.offered, fw.counts.admitted, fw.counts.rejected), (30, 20, 10));
+    assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished), (20, 20, 0, 0));
+    assert_eq!(c.amplification(), Some(1.5));
+    assert_eq!(c.early_retries, 0);
+    // Half the successes took 0, so the median is 0; the rest took 0.5 s.
+    assert_eq!(c.tts_quantile(0.5), Some(Nanos::ZERO));
+    assert_eq!(c.tts_quantile(0.95), Some(Nanos::new(500 * MS)));
+    assert_eq!(c.tts_quantile(1.0), Some(Nanos::new(500 * MS)));
+    // The exact window (0, 1 s] at 1 s holds both tens: peak 20, and each
+    // retry found 10 already there: excess 10.
+    assert_eq!((fw.counts.peak, fw.counts.excess), (20, 10));
+
+    // Ceil: the 0.5 s wait rounds up to 1 s: back at 1.5 s, admitted.
+    let c = clients(&rows, "fixed_window(retry_after=ceil_seconds)");
+    assert_eq!((c.succeeded, c.gave_up, c.early_retries), (20, 0, 0));
+    assert_eq!(c.tts_quantile(1.0), Some(Nanos::from_secs(1)));
+
+    // Floor: 0.5 s rounds down to 0 ("Retry-After: 0"): each rejected
+    // client retries at once, in the same window, and is rejected again
+    // until it runs out of attempts. Every retry came at (not before) the
+    // header's time and failed: 10 x (3 - 1) early retries.
+    let fl = row(&rows, "fixed_window(retry_after=floor_seconds)");
+    let c = clients(&rows, "fixed_window(retry_after=floor_seconds)");
+    assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished), (20, 10, 10, 0));
+    assert_eq!(c.early_retries, 10 * (3 - 1));
+    assert_eq!(fl.counts.offered, 40);
+    assert_eq!(c.amplification(), Some(2.0));
+    assert_eq!(c.tts_quantile(1.0), Some(Nanos::ZERO));
+
+    // The sliding log advertises its oldest entry + W = 1.5 s: all 10
+    // admitted then (the entries at 0.5 s leave at exactly 1.5 s).
+    let c = clients(&rows, "sliding_log");
+    assert_eq!((c.succeeded, c.early_retries), (20, 0));
+    assert_eq!(c.tts_quantile(1.0), Some(Nanos::from_secs(1)));
+
+    // Over-admission and disagreement compare logical outcomes with the
+    // log's: exact and ceil succeed for all 20 like the log; floor for 10.
+    assert_eq!(fw.over_admission(), Some(0.0));
+    assert_eq!(fw.disagreement(), Some(0.0));
+    assert_eq!(fl.over_admission(), Some(-0.5));
+    assert_eq!(fl.disagreement(), Some(0.5));
+}
+
+/// One closed client, thinking 1 us on average, against 1 per 1 s, following
+/// Retry-After, for 5 s. Its first request (after one think time) is
+/// admitted; every next one, sent microseconds after the last success, is
+/// rejected and retried when the window frees: at 1, 2, 3 and 4 s (fixed
+/// window) or one window after the last admission (sliding log). The
+/// sixth request's retry falls at or after 5 s, the end: unfinished.
+#[test]
+fn one_closed_client_by_hand() {
+    let text = r#"
+name = "closed"
+duration = "5s"
+[limit]
+requests = 1
+window = "1s"
+[retry]
+policy = "retry_after"
+max_attempts = 10
+[[traffic]]
+kind = "closed"
+clients = 1
+think = "1us"
+[[limiter]]
+kind = "fixed_window"
+[[limiter]]
+kind = "sliding_log"
+"#;
+    let rows = run(text);
+    for label in ["fixed_window", "sliding_log"] {
+        let r = row(&rows, label);
+        let c = clients(&rows, label);
+        assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished), (6, 5, 0, 1), "{label}");
+        // 1 for the first, 2 for each of the next four, 1 for the last.
+        assert_eq!(r.counts.offered, 10, "{label}");
+        assert_eq!(r.counts.admitted, 5, "{label}");
+        assert_eq!(c.early_retries, 0, "{label}");
+        // Each retried request waited for the window, less the think time.
+        let max = c.tts_quantile(1.0).unwrap();
+        assert!(max <= Nanos::from_secs(1) && max > Nanos::new(999 * MS), "{label}: {max}");
+        assert_eq!(c.tts_quantile(0.0), Some(Nanos::ZERO), "{label}");
+        // A closed client has at most one event pending: its retry or its
+        // next request.
+        assert_eq!(c.peak_pending, 1, "{label}");
+        // Closed requests are not open-loop arrivals: nothing to disagree on.
+        assert_eq!(r.disagreement(), None, "{label}");
+    }
+}
+
+/// A retry budget of 0.5 tokens per first attempt (one key): 4 requests at
+/// 0 against a limit that admits only the first. The 2nd finds 1 token
+/// (0.5 + 0.5) and retries; the 3rd finds 0.5 and gives up; the 4th finds
+/// 1 again and retries. At 10 ms both retries are rejected and find no
+/// token: 3 give-ups, 6 attempts.
+#[test]
+fn a_retry_budget_runs_out_by_hand() {
+    let text = r#"
+name = "budget"
+[limit]
+requests = 1
+window = "1000s"
+[retry]
+policy = "fixed"
+base = "10ms"
+max_attempts = 5
+budget = 0.5
+[[traffic]]
+kind = "burst"
+start = "0s"
+count = 4
+[[limiter]]
+kind = "sliding_log"
+"#;
+    let (rows, decisions) = run_recorded(&parse(text));
+    let c = clients(&rows, "sliding_log");
+    assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished, c.retries), (4, 1, 3, 0, 2));
+    assert_eq!(row(&rows, "sliding_log").counts.offered, 6);
+    let retried: Vec<(u64, u32, Option<Logical>)> =
+        decisions.iter().map(|d| (d.time.get(), d.attempt.unwrap().0, d.attempt.unwrap().1)).collect();
+    assert_eq!(
+        retried,
+        [
+            (0, 1, Some(Logical::Open(0))),
+            (0, 1, Some(Logical::Open(1))),
+            (0, 1, Some(Logical::Open(2))),
+            (0, 1, Some(Logical::Open(3))),
+            (10 * MS, 2, Some(Logical::Open(1))),
+            (10 * MS, 2, Some(Logical::Open(3))),
+        ]
+    );
+}
+
+/// Waits as decisions.csv shows them: one request rejected for good (the
+/// limit admits one per 1000 s and another request took it).
+fn waits(policy: &str, max_attempts: u32) -> Vec<u64> {
+    let text = format!(
+        r#"
+name = "waits"
+seed = 9
+[limit]
+requests = 1
+window = "1000s"
+[retry]
+policy = "{policy}"
+base = "100ms"
+cap = "1s"
+max_attempts = {max_attempts}
+[[traffic]]
+kind = "burst"
+start = "0s"
+count = 2
+[[limiter]]
+kind = "sliding_log"
+"#
+    );
+    let (rows, decisions) = run_recorded(&parse(&text));
+    assert_eq!(clients(&rows, "sliding_log").gave_up, 1);
+    // In a run whose clients react, `seq` numbers the lane's own attempts.
+    let seqs: Vec<u64> = decisions.iter().map(|d| d.seq).collect();
+    assert_eq!(seqs, (0..decisions.len() as u64).collect::<Vec<_>>());
+    let times: Vec<u64> = decisions
+        .iter()
+        .filter(|d| d.attempt.unwrap().1 == Some(Logical::Open(1)))
+        .map(|d| d.time.get())
+        .collect();
+    let attempts: Vec<u32> = decisions.iter().skip(1).map(|d| d.attempt.unwrap().0).collect();
+    assert_eq!(attempts, (1..=max_attempts).collect::<Vec<_>>());
+    times.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+#[test]
+fn exponential_waits_double_up_to_the_cap() {
+    // min(cap, base * 2^(a-1)) after attempt a: 100, 200, 400, 800 ms, then 1 s.
+    assert_eq!(waits("exponential", 6), [100 * MS, 200 * MS, 400 * MS, 800 * MS, 1000 * MS]);
+}
+
+#[test]
+fn decorrelated_waits_stay_within_three_times_the_last() {
+    // sleep = min(cap, uniform in [base, 3 * previous]), previous = base
+    // before the first retry.
+    let w = waits("decorrelated", 12);
+    assert_eq!(w.len(), 11);
+    let mut previous = 100 * MS;
+    for &sleep in &w {
+        assert!(sleep >= 100 * MS && sleep <= (3 * previous).min(1000 * MS), "{sleep} after {previous}");
+        previous = sleep;
+    }
+    // Not a fixed sequence: the draws vary.
+    assert!(w.windows(2).any(|p| p[0] != p[1]));
+    // And the same seed draws the same waits.
+    assert_eq!(w, waits("decorrelated", 12));
+}
+
+/// A CSV source with client keys: a retry keeps its request's key. Key `a`
+/// is rejected at 0.1 s and told 1 s; key `b`'s only request arrives at 1 s
+/// and fills `b`'s window; the retry at 1 s (after the arrivals of that
+/// instant) is admitted in `a`'s empty window. Had it lost its key, `b`'s
+/// full window would refuse it.
+#[test]
+fn a_retry_keeps_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("keys.csv"), "time,client\n0,a\n0.1,a\n1,b\n").unwrap();
+    let text = r#"
+name = "keys"
+[limit]
+requests = 1
+window = "1s"
+[retry]
+policy = "retry_after"
+max_attempts = 2
+[[traffic]]
+kind = "csv"
+path = "keys.csv"
+key_column = "client"
+[[limiter]]
+kind = "fixed_window"
+[[limiter]]
+kind = "sliding_log"
+"#;
+    let path = dir.path().join("keys.toml");
+    std::fs::write(&path, text).unwrap();
+    let s = Scenario::load(&path).unwrap();
+    let (rows, decisions) = run_recorded(&s);
+    for label in ["fixed_window", "sliding_log"] {
+        let c = clients(&rows, label);
+        assert_eq!((c.logical, c.succeeded, c.gave_up), (3, 3, 0), "{label}");
+        assert_eq!(row(&rows, label).counts.offered, 4, "{label}");
+    }
+    // The retry is decided at 1 s, after b's arrival at that instant.
+    let fixed: Vec<(u64, bool, u32)> = decisions
+        .iter()
+        .filter(|d| d.limiter == 0)
+        .map(|d| (d.time.get(), d.admitted, d.attempt.unwrap().0))
+        .collect();
+    assert_eq!(fixed, [(0, true, 1), (100 * MS, false, 1), (1000 * MS, true, 1), (1000 * MS, true, 2)]);
+}
+
+/// Same outputs, byte for byte, on one thread and on two, for scenarios
+/// whose clients react (jitter, closed clients, the policy comparison),
+/// decisions included.
+#[test]
+fn reacting_clients_do_not_depend_on_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["retry_storm.toml", "backoff_closed.toml"] {
+        let mut outputs = Vec::new();
+        for threads in ["1", "2"] {
+            let out = dir.path().join(format!("{name}-{threads}"));
+            common::ratesim()
+                .env("RAYON_NUM_THREADS", threads)
+                .args(["run", common::scenario(name).to_str().unwrap(), "--quiet", "--decisions"])
+                .args(["--format", "svg", "--out", out.to_str().unwrap()])
+                .assert()
+                .success();
+            outputs.push(common::snapshot(&out));
+        }
+        assert!(outputs[0] == outputs[1], "{name}");
+        assert!(outputs[0].keys().any(|p| p.ends_with("decisions.csv")));
+    }
+}
+
+/// The queue of a lane holds only pending retries and closed clients'
+/// next requests: however long the run, its peak stays at most the number
+/// of clients for a closed population.
+#[test]
+fn the_event_queue_holds_only_pending_work() {
+    let text = |duration: &str| {
+        format!(
+            r#"
+name = "long"
+duration = "{duration}"
+[limit]
+requests = 10
+window = "1s"
+[retry]
+policy = "full_jitter"
+base = "100ms"
+cap = "10s"
+max_attempts = 20
+[[traffic]]
+kind = "closed"
+clients = 50
+think = "200ms"
+[[limiter]]
+kind = "fixed_window"
+[[limiter]]
+kind = "sliding_log"
+"#
+        )
+    };
+    let short = run(&text("20s"));
+    let long = run(&text("2000s"));
+    for label in ["fixed_window", "sliding_log"] {
+        let (a, b) = (clients(&short, label), clients(&long, label));
+        assert!(b.logical > 50 * a.logical, "{label}: the long run is longer");
+        assert!(
+            a.peak_pending <= 50 && b.peak_pending <= 50,
+            "{label}: {} {}",
+            a.peak_pending,
+            b.peak_pending
+        );
+    }
+}
+
+/// A random small open-loop scenario whose clients retry.
+fn retry_scenario(
+    limit: u64,
+    window_ms: u64,
+    policy: usize,
+    max_attempts: u32,
+    load: f64,
+    seed: u64,
+) -> String {
+    let table = match policy {
+        0 => "policy = \"immediate\"".to_string(),
+        1 => "policy = \"fixed\"\nbase = \"7ms\"".to_string(),
+        2 => "policy = \"exponential\"\nbase = \"3ms\"\ncap = \"500ms\"".to_string(),
+        3 => "policy = \"full_jitter\"\nbase = \"3ms\"\ncap = \"500ms\"".to_string(),
+        4 => "policy = \"decorrelated\"\nbase = \"3ms\"\ncap = \"500ms\"".to_string(),
+        5 => "policy = \"retry_after\"".to_string(),
+        _ => "policy = \"retry_after\"\njitter = \"20ms\"".to_string(),
+    };
+    format!(
+        r#"
+name = "prop"
+seed = {seed}
+duration = "3s"
+[limit]
+requests = {limit}
+window = "{window_ms}ms"
+[retry]
+{table}
+max_attempts = {max_attempts}
+[[traffic]]
+kind = "poisson"
+load = {load}
+clients = 3
+[[limiter]]
+kind = "fixed_window"
+[[limiter]]
+kind = "slot_counter"
+slots = [4]
+[[limiter]]
+kind = "sliding_log"
+"#
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    /// Under retries the sliding log is still exact: no key ever has more
+    /// than L admitted attempts in any exact window (checked by brute force
+    /// on its decisions), and every lane's counts add up.
+    #[test]
+    fn the_log_stays_exact_and_counts_add_up_under_retries(
+        limit in 1u64..6,
+        window_ms in 10u64..400,
+        policy in 0usize..7,
+        max_attempts in 1u32..6,
+        load in 0.5f64..4.0,
+        seed in 0u64..1000,
+    ) {
+        let text = retry_scenario(limit, window_ms, policy, max_attempts, load, seed);
+        let s = parse(&text);
+        let (rows, decisions) = run_recorded(&s);
+        let log = rows.len() - 1;
+        // decisions.csv has no key column: a retry's key is its logical
+        // request's, the arrival at that position of the (single) source.
+        let arrivals: Vec<u64> = simulate::sources(&s)
+            .unwrap()
+            .into_iter()
+            .flat_map(|src| src.map(|a| a.unwrap().key))
+            .collect();
+        let window = window_ms * MS;
+        let mut admitted: std::collections::HashMap<u64, Vec<u64>> = Default::default();
+        for d in decisions.iter().filter(|d| d.limiter == log) {
+            let Some(Logical::Open(seq)) = d.attempt.unwrap().1 else { panic!("open-loop logical request") };
+            let times = admitted.entry(arrivals[seq as usize]).or_default();
+            let t = d.time.get();
+            if d.admitted {
+                let in_window = times.iter().filter(|&&a| a + window > t).count() as u64;
+                prop_assert!(in_window < limit, "admitted at {} with {} in its window", t, in_window);
+                times.push(t);
+            }
+        }
+        for r in &rows {
+            let c = r.clients.as_ref().unwrap();
+            prop_assert_eq!(r.counts.offered, r.counts.admitted + r.counts.rejected, "{}", r.label);
+            prop_assert_eq!(r.counts.offered, c.logical + c.retries, "{}", r.label);
+            prop_assert_eq!(c.logical, c.succeeded + c.gave_up + c.unfinished, "{}", r.label);
+            prop_assert_eq!(r.counts.admitted, c.succeeded, "{}", r.label);
+            prop_assert!(c.retries <= c.logical * u64::from(max_attempts - 1), "{}", r.label);
+        }
+        let l = &rows[log];
+        prop_assert!(l.counts.peak <= limit && l.counts.excess == 0 && l.counts.false_rejects == 0);
+    }
+}
