@@ -134,9 +134,9 @@ pub struct MakeLane<'a> {
 impl MakeLane<'_> {
     /// A lane of `limiter`, with its clients and its nodes.
     fn lane<L: Limiter + Clone + Send + 'static>(&self, limiter: L) -> Box<dyn LaneOps> {
-        let nodes = self.topology.map(|t| {
-            (Balancer::new(t, self.seed, self.index), NodeStats::new(t.count, self.limit.window, self.bin))
-        });
+        let nodes = self
+            .topology
+            .map(|t| (Balancer::new(t, self.seed), NodeStats::new(t.count, self.limit.window, self.bin)));
         match self.clients {
             Some(clients) => {
                 let reactor = ClientReactor::new(clients, self.index, self.header);

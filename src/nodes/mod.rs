@@ -117,11 +117,14 @@ pub struct Balancer {
 }
 
 impl Balancer {
-    /// The balancer of lane `lane` (its random draws: ChaCha8 stream
-    /// `2^33 + lane` of the scenario seed).
-    pub fn new(topology: &Topology, seed: u64, lane: usize) -> Balancer {
+    /// A balancer (its random draws: ChaCha8 stream `2^33` of the
+    /// scenario seed). Every lane's balancer draws the same stream, so in
+    /// an open-loop run the same request lands on the same node whichever
+    /// limiter decides it: the node a request goes to is the load
+    /// balancer's choice, not the limiter's.
+    pub fn new(topology: &Topology, seed: u64) -> Balancer {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        rng.set_stream((1 << 33) + lane as u64);
+        rng.set_stream(1 << 33);
         Balancer {
             balance: topology.balance.clone(),
             nodes: topology.count,
@@ -243,8 +246,8 @@ impl<L: Limiter + Clone> Fleet<L> {
     /// Brings the synced counts up to true time `t`: every sync due at or
     /// before it merges all nodes' admissions since the last one.
     fn sync_to(&mut self, t: u64) {
-        let outages = self.outages.clone();
-        let FleetMode::Sync { global, views, since, interval, next_sync } = &mut self.shared else { return };
+        let Fleet { shared, outages, .. } = self;
+        let FleetMode::Sync { global, views, since, interval, next_sync } = shared else { return };
         while *next_sync <= t {
             let at = *next_sync;
             *next_sync = next_sync.saturating_add(*interval);
@@ -300,7 +303,11 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
         {
             return d;
         }
-        self.sync_to(t);
+        if let FleetMode::Sync { next_sync, .. } = &self.shared
+            && *next_sync <= t
+        {
+            self.sync_to(t);
+        }
         match &mut self.shared {
             FleetMode::Local(nodes) => nodes[node].decide(Nanos::new(local), cost),
             FleetMode::Central { store, half_rtt, atomic: true, .. } => {
