@@ -51,6 +51,9 @@ pub struct Scenario {
     pub source_retry: Vec<Option<RetryPolicy>>,
     /// The `[nodes]` table: the nodes every limiter runs on.
     pub nodes: Option<Topology>,
+    /// `nodes`, `rtts` or `sync_intervals` in `[sweep]`: reruns of the
+    /// scenario with one value of its topology changed.
+    pub topology_sweep: Option<crate::sweep::TopologySweep>,
 }
 
 /// The `[output]` table.
@@ -168,19 +171,36 @@ impl Scenario {
             }
         }
         if limiters.is_empty() {
-            limiters =
-                if raw.sweep.is_some() { crate::sweep::default_limiters() } else { default_limiters() };
+            let burst_pair = raw.sweep.as_ref().is_some_and(|s| s.get_ref().runs_burst_pair());
+            limiters = if burst_pair { crate::sweep::default_limiters() } else { default_limiters() };
         }
-        let sweep = raw.sweep.as_ref().map(|s| sweep::validate(&ctx, s.get_ref(), limit)).transpose()?;
+        let sweep = raw
+            .sweep
+            .as_ref()
+            .filter(|s| s.get_ref().runs_burst_pair())
+            .map(|s| sweep::validate(&ctx, s.get_ref(), limit))
+            .transpose()?;
         let output = output(&ctx, &raw.output, duration)?;
         follows_headers(&ctx, &raw, &retry, &source_retry, &limiters)?;
         let nodes = match &raw.nodes {
             None => None,
             Some(n) => {
                 let c = nodes::Context { limit, traffic: &traffic, limiters: &limiters };
-                Some(nodes::validate(&ctx, n.span(), n.get_ref(), &c)?)
+                Some((nodes::validate(&ctx, n.span(), n.get_ref(), &c)?, n.span()))
             }
         };
+        let topology_sweep = match &raw.sweep {
+            None => None,
+            Some(s) => {
+                let c = sweep::TopologyContext {
+                    limit,
+                    nodes: nodes.as_ref().map(|((t, rule), span)| (t, *rule, span.clone())),
+                    has_traffic: !traffic.is_empty(),
+                };
+                sweep::validate_topology(&ctx, s.get_ref(), &c)?
+            }
+        };
+        let nodes = nodes.map(|((t, _), _)| t);
         Ok(Scenario {
             path: path.to_path_buf(),
             name,
@@ -195,6 +215,7 @@ impl Scenario {
             retry,
             source_retry,
             nodes,
+            topology_sweep,
         })
     }
 
