@@ -13,25 +13,23 @@ use ratesim::nodes::{Mode, Topology};
 use ratesim::time::format_duration;
 
 /// Nodes drawn one line each; with more, a band from the least to the most
-/// any node admitted in the bin, and their mean.
-pub const NODE_LINES: usize = 8;
+/// any node admitted in the bin, and their mean (five or more lines, nested
+/// so that equal ones show, become a tangle).
+pub const NODE_LINES: usize = 4;
 
 /// A colour per node (Okabe-Ito and Tableau: told apart in colour-blind
 /// vision too), the same in every strip.
-const NODE_COLOURS: [(u8, u8, u8); NODE_LINES] = [
-    (0, 114, 178),
-    (230, 159, 0),
-    (0, 158, 115),
-    (204, 121, 167),
-    (86, 180, 233),
-    (213, 94, 0),
-    (120, 120, 120),
-    (240, 200, 40),
-];
+const NODE_COLOURS: [(u8, u8, u8); NODE_LINES] =
+    [(0, 114, 178), (230, 159, 0), (0, 158, 115), (204, 121, 167)];
 
 /// The area of all nodes together.
 fn total_colour() -> RGBColor {
     RGBColor(150, 150, 150)
+}
+
+/// The global limit L, dark so that it shows on the nodes' area.
+fn global_colour() -> RGBColor {
+    RGBColor(40, 40, 40)
 }
 
 pub fn node_colour(i: usize) -> RGBColor {
@@ -192,14 +190,14 @@ impl Chart for NodesTimeline<'_> {
                 chart
                     .draw_series(DashedLineSeries::new(
                         vec![(x_start, global), (x_end, global)],
-                        4,
                         6,
-                        total_colour().stroke_width(2),
+                        6,
+                        global_colour().stroke_width(2),
                     ))
                     .map_err(err)?;
             }
             let per_node: Vec<String> = l.nodes.iter().map(|n| n.admitted.to_string()).collect();
-            let per_node = if per_node.len() <= NODE_LINES {
+            let per_node = if per_node.len() <= 2 * NODE_LINES {
                 format!(" (nodes: {})", per_node.join(" + "))
             } else {
                 String::new()
@@ -243,7 +241,7 @@ impl Chart for NodesTimeline<'_> {
             ));
             entries.push(LegendEntry::new(
                 format!("limit L = {} per {window}", r.limit.requests),
-                total_colour(),
+                global_colour(),
                 Mark::Dashed,
             ));
         }
