@@ -14,6 +14,7 @@ mod traffic;
 
 pub use diagnostics::ScenarioError;
 pub use entry::Entry;
+pub use nodes::MAX_NODES;
 pub use sweep::SweepOptions;
 pub use traffic::Traffic;
 
