@@ -1157,7 +1157,7 @@ fn n29_sweep_sync_interval_zero() {
 
 #[test]
 fn n30_sweep_nodes_without_traffic() {
-    Case::new(&"name = \"t\"\n\n[limit]\nrequests = 10\nwindow = \"1s\"\n\n[sweep]\nnodes = [1, 2]\n")
+    Case::new("name = \"t\"\n\n[limit]\nrequests = 10\nwindow = \"1s\"\n\n[sweep]\nnodes = [1, 2]\n")
         .refused(&[
             "s.toml:8:9:",
             "`sweep.nodes` reruns the scenario's own traffic, but it has no [[traffic]] source: add one",
