@@ -135,12 +135,13 @@ impl Balancer {
     }
 
     /// The node of the next request, of key id `key`.
-    #[inline]
+    #[inline(always)]
     pub fn pick(&mut self, key: u32) -> u16 {
         match &self.balance {
             Balance::RoundRobin => {
+                // A compare, not a division: this runs once per request.
                 let n = self.next;
-                self.next = (n + 1) % self.nodes;
+                self.next = if n + 1 == self.nodes { 0 } else { n + 1 };
                 n
             }
             Balance::Random => self.rng.random_range(0..self.nodes),
@@ -293,7 +294,7 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
         Some(Nanos::new(local.get().saturating_add_signed(-skew).max(now.get() + 1)))
     }
 
-    #[inline]
+    #[inline(always)]
     fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
         let t = now.get();
         let node = usize::from(self.node);
@@ -364,41 +365,104 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
 /// most it admitted in one exact window (all keys together), and admitted
 /// per timeline bin.
 pub struct NodeStats {
-    pub admitted: Vec<u64>,
-    pub rejected: Vec<u64>,
-    trackers: Vec<WindowTracker>,
-    pub peak: Vec<u64>,
-    /// One column per node: requests each node admitted per bin.
+    /// One entry per node: everything a decision touches in one place.
+    nodes: Vec<NodeCounters>,
+    /// One column per node: requests each node admitted per bin (complete
+    /// once [`NodeStats::finish`] has run).
     pub timeline: Timeline,
+    /// The bin admissions go to now (`usize::MAX` before the first) and
+    /// the instant it ends; each node's `open` holds what it admitted in it
+    /// that the timeline has not been told yet: one division and one
+    /// timeline update per bin, not per admission.
+    open: usize,
+    open_end: u64,
+}
+
+struct NodeCounters {
+    admitted: u64,
+    rejected: u64,
+    peak: u64,
+    open: u64,
+    tracker: WindowTracker,
 }
 
 impl NodeStats {
     pub fn new(nodes: u16, window: Nanos, bin: Option<Nanos>) -> NodeStats {
         let k = usize::from(nodes);
         NodeStats {
-            admitted: vec![0; k],
-            rejected: vec![0; k],
-            trackers: (0..k).map(|_| WindowTracker::new(window)).collect(),
-            peak: vec![0; k],
+            nodes: (0..k)
+                .map(|_| NodeCounters {
+                    admitted: 0,
+                    rejected: 0,
+                    peak: 0,
+                    open: 0,
+                    tracker: WindowTracker::new(window),
+                })
+                .collect(),
             timeline: Timeline::new(bin, k),
+            open: usize::MAX,
+            open_end: 0,
         }
     }
 
+    /// Hands the open bin's counts to the timeline.
+    fn flush(&mut self) {
+        if self.open == usize::MAX {
+            return;
+        }
+        for (n, c) in self.nodes.iter_mut().enumerate() {
+            if c.open > 0 {
+                let bin = Bin { offered: c.open, admitted: c.open, rejected: 0, window_peak: 0, retries: 0 };
+                self.timeline.add(self.open, n, &bin);
+                c.open = 0;
+            }
+        }
+    }
+
+    /// Closes the timeline at the end of the run: it covers `[0, end)`.
+    pub fn finish(&mut self, end: Nanos) -> Result<(), TooManyBins> {
+        self.flush();
+        self.open = usize::MAX;
+        self.open_end = 0;
+        self.timeline.extend_to(end, |_, _| 0)
+    }
+
     /// Counts a decision of node `node` at true time `t`.
+    #[inline(always)]
     pub fn record(&mut self, node: u16, t: Nanos, admitted: bool) -> Result<(), TooManyBins> {
-        let n = usize::from(node);
+        if t.get() >= self.open_end && admitted {
+            self.next_bin(t)?;
+        }
+        let c = &mut self.nodes[usize::from(node)];
         if !admitted {
-            self.rejected[n] += 1;
+            c.rejected += 1;
             return Ok(());
         }
-        self.admitted[n] += 1;
-        let tracker = &mut self.trackers[n];
-        let before = tracker.count_at(t);
-        tracker.admit(t);
-        self.peak[n] = self.peak[n].max(before + 1);
-        let b = self.timeline.bin_for(t, |_, _| 0)?;
-        self.timeline.add(b, n, &Bin { offered: 1, admitted: 1, rejected: 0, window_peak: 0, retries: 0 });
+        c.admitted += 1;
+        c.open += 1;
+        let before = c.tracker.count_at(t);
+        c.tracker.admit(t);
+        c.peak = c.peak.max(before + 1);
         Ok(())
+    }
+
+    /// Opens the bin of `t`. The timeline may widen on the way, so the
+    /// open bin's counts go in first and the bin is looked up after.
+    #[cold]
+    #[inline(never)]
+    fn next_bin(&mut self, t: Nanos) -> Result<(), TooManyBins> {
+        self.flush();
+        self.open = self.timeline.bin_for(t, |_, _| 0)?;
+        self.open_end = (self.open as u64 + 1).saturating_mul(self.timeline.width().get());
+        Ok(())
+    }
+
+    /// What each node did.
+    pub fn reports(&self) -> Vec<NodeReport> {
+        self.nodes
+            .iter()
+            .map(|c| NodeReport { admitted: c.admitted, rejected: c.rejected, peak: c.peak })
+            .collect()
     }
 }
 
