@@ -85,7 +85,8 @@ impl Topology {
         (self.mode == Mode::Local).then(|| u64::from(self.count) * self.per_node)
     }
 
-    /// A short description: `5 nodes, local, 20 per node, round robin`.
+    /// A short description: `5 nodes, local, 20 per node, round robin`
+    /// (`1 node, ...` for one).
     pub fn describe(&self) -> String {
         let mode = match self.mode {
             Mode::Local => format!("local, {} per node", self.per_node),
@@ -102,7 +103,8 @@ impl Topology {
             Balance::KeyHash => "by key".to_string(),
             Balance::Weights(w) => format!("weights {w:?}"),
         };
-        format!("{} nodes, {mode}, {balance}", self.count)
+        let nodes = if self.count == 1 { "node" } else { "nodes" };
+        format!("{} {nodes}, {mode}, {balance}", self.count)
     }
 }
 
