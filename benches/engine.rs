@@ -23,6 +23,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ratesim::clients::{Backoff, Clients, ClosedSource, RetryPolicy};
 use ratesim::engine::{self, RunConfig};
 use ratesim::limiter::{FixedWindowSpec, Limit, LimiterSpec, SlotCounterSpec, WindowAlign};
+use ratesim::nodes::{Balance, Mode, Topology};
 use ratesim::time::Nanos;
 use ratesim::trace::Arrival;
 
@@ -162,5 +163,62 @@ fn clients(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, lanes, clients);
+/// The same fixed-window lane on nodes (`src/nodes/mod.rs`): one local node
+/// against the plain limiter, five local nodes (round robin and random),
+/// five nodes asking one store (atomic, and get-then-set 1 ms away: about
+/// 1.5 reads in flight at 1500/s) and five nodes syncing every 100 ms. The
+/// arrivals are the same 1 048 576, so `case - fixed+log` is what the
+/// topology costs per decision: the balancer, the fleet, the per-node
+/// counts and peaks.
+fn nodes(c: &mut Criterion) {
+    let trace = poisson(ARRIVALS, 1500.0, 7);
+    let limit = Limit { requests: 1000, window: Nanos::new(1_000_000_000) };
+    let fixed = LimiterSpec::from(FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(0) } });
+    let topology = |count: u16, balance: Balance, mode: Mode| Topology {
+        count,
+        balance,
+        mode,
+        per_node: limit.requests.div_ceil(u64::from(count)),
+        skew: vec![0; usize::from(count)],
+        outages: Vec::new(),
+    };
+    let ms = Nanos::new(1_000_000);
+    let cases: Vec<(&str, Option<Topology>)> = vec![
+        ("fixed+log", None),
+        ("fixed+log, 1 local node", Some(topology(1, Balance::RoundRobin, Mode::Local))),
+        ("fixed+log, 5 local nodes", Some(topology(5, Balance::RoundRobin, Mode::Local))),
+        ("fixed+log, 5 local nodes, random", Some(topology(5, Balance::Random, Mode::Local))),
+        (
+            "fixed+log, 5 nodes, atomic store",
+            Some(topology(5, Balance::RoundRobin, Mode::Central { rtt: ms, atomic: true })),
+        ),
+        (
+            "fixed+log, 5 nodes, get-then-set 1ms",
+            Some(topology(5, Balance::RoundRobin, Mode::Central { rtt: ms, atomic: false })),
+        ),
+        (
+            "fixed+log, 5 nodes, sync 100ms",
+            Some(topology(5, Balance::RoundRobin, Mode::Sync { interval: Nanos::new(100_000_000) })),
+        ),
+    ];
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("thread pool");
+    let mut group = c.benchmark_group("engine_nodes_1_thread");
+    group.throughput(Throughput::Elements(ARRIVALS as u64));
+    group.sample_size(20).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
+    for (name, topology) in cases {
+        let config = RunConfig { topology, ..RunConfig::new(limit, vec![fixed.clone()]) };
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                pool.install(|| {
+                    let report =
+                        engine::run(&config, trace.iter().map(|&a| Ok(a)), None, &mut |_| {}).expect("run");
+                    black_box(report.limiters.len())
+                })
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, lanes, clients, nodes);
 criterion_main!(benches);

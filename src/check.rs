@@ -116,6 +116,24 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
     }
     let labels: Vec<String> = scenario.limiters.iter().map(|l| l.label()).collect();
     let _ = writeln!(s, "limiters  {}", labels.join(", "));
+    if let Some(t) = &scenario.nodes {
+        let _ = writeln!(s, "nodes     {}", t.describe());
+    }
+    if let Some(t) = &scenario.topology_sweep {
+        let mut parts = Vec::new();
+        if !t.nodes.is_empty() {
+            parts.push(format!("nodes {:?}", t.nodes));
+        }
+        if !t.rtts.is_empty() {
+            let rtts: Vec<String> = t.rtts.iter().map(|&r| format_duration(r)).collect();
+            parts.push(format!("rtts [{}], each atomic and get-then-set", rtts.join(", ")));
+        }
+        if !t.sync_intervals.is_empty() {
+            let i: Vec<String> = t.sync_intervals.iter().map(|&r| format_duration(r)).collect();
+            parts.push(format!("sync intervals [{}]", i.join(", ")));
+        }
+        let _ = writeln!(s, "sweeps    {} ({} runs of the traffic)", parts.join("; "), t.runs());
+    }
     s
 }
 

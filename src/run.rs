@@ -16,7 +16,10 @@ use crate::export::{self, OutputDir, OutputError};
 use crate::scenario::{Scenario, SweepOptions};
 use crate::simulate;
 use crate::sweep::burst_pair::BurstPairError;
-use crate::sweep::{self, BurstPairConfig, BurstPairResult, LoadPoint, LoadSweepConfig, RetryPolicyPoint};
+use crate::sweep::{
+    self, BurstPairConfig, BurstPairResult, LoadPoint, LoadSweepConfig, RetryPolicyPoint, TopologySweep,
+    TopologySweepResult,
+};
 use crate::time::format_duration;
 
 /// How to run a scenario, beyond the scenario itself.
@@ -71,6 +74,8 @@ pub enum JobError {
     LoadSweep(#[source] RunError),
     #[error("retry-policy comparison")]
     RetryPolicies(#[source] RunError),
+    #[error("topology sweep")]
+    TopologySweep(#[source] RunError),
 }
 
 /// A chart the outputs call for; the caller draws it.
@@ -110,6 +115,11 @@ pub enum ChartKind {
     WhichLimiter(usize),
     /// Attempts per request and time to success per retry table.
     RetryPolicies,
+    /// Admitted per bin on each node, a strip per limiter on nodes.
+    NodesTimeline,
+    /// Peak/L and over-admission against the swept value, for topology
+    /// sweep `i` of [`RunOutputs::topology`].
+    TopologySweep(usize),
 }
 
 /// Everything a run produced, staged and not yet in place.
@@ -120,6 +130,8 @@ pub struct RunOutputs {
     pub burst_pair: Option<BurstPairResult>,
     pub load: Option<Vec<LoadPoint>>,
     pub retry_policies: Option<Vec<RetryPolicyPoint>>,
+    /// The topology sweeps (`[sweep] nodes`, `rtts`, `sync_intervals`).
+    pub topology: Vec<TopologySweepResult>,
     /// The charts to draw, in the order the report shows them.
     pub charts: Vec<Chart>,
     /// Data files written so far.
@@ -135,7 +147,7 @@ pub fn run(
     step: &(dyn Fn(Step) + Sync),
 ) -> Result<RunOutputs, JobError> {
     let mut scenario = scenario.clone();
-    if options.sweep_only && scenario.sweep.is_none() {
+    if options.sweep_only && scenario.sweep.is_none() && scenario.topology_sweep.is_none() {
         scenario.sweep = Some(SweepOptions::defaults(scenario.limit));
     }
     // Check the destination before any work is done.
@@ -147,6 +159,7 @@ pub fn run(
         burst_pair: None,
         load: None,
         retry_policies: None,
+        topology: Vec::new(),
         charts: Vec::new(),
         files: Vec::new(),
     };
@@ -155,6 +168,9 @@ pub fn run(
     }
     if let Some(opts) = out.scenario.sweep.clone() {
         out.sweep(&opts, step)?;
+    }
+    if let Some(t) = out.scenario.topology_sweep.clone() {
+        out.topology_sweep(&t, step)?;
     }
     if options.charts {
         out.charts = out.plan_charts()?;
@@ -213,10 +229,17 @@ impl RunOutputs {
         }
         let title = self.title();
         self.write("summary.csv", export::csv::summary(&report))?;
-        self.write("summary.md", export::markdown::summary(&title, &report))?;
+        let mut summary_md = export::markdown::summary(&title, &report);
+        if let Some(t) = &self.scenario.nodes {
+            summary_md.push_str(&export::markdown::nodes_summary(&report, t));
+        }
+        self.write("summary.md", summary_md)?;
         self.write("timeline.csv", export::csv::timeline(&report))?;
         if self.scenario.output.admission_curve {
             self.write("admission_curve.csv", export::csv::admission_curve(&report))?;
+        }
+        if self.scenario.nodes.is_some() {
+            self.write("nodes.csv", export::csv::nodes(&report))?;
         }
         if record {
             self.files.push("decisions.csv".into());
@@ -269,6 +292,67 @@ impl RunOutputs {
             self.retry_policies = Some(points);
         }
         Ok(())
+    }
+
+    /// The topology sweeps and their tables: one CSV and one Markdown file
+    /// per swept parameter.
+    fn topology_sweep(
+        &mut self,
+        sweep: &TopologySweep,
+        step: &(dyn Fn(Step) + Sync),
+    ) -> Result<(), JobError> {
+        let total = sweep.runs() as u64;
+        let results = sweep::topology::run(&self.scenario, sweep, &|done| step(Step::Sweep { done, total }))
+            .map_err(JobError::TopologySweep)?;
+        for r in &results {
+            let file = r.parameter.file();
+            self.write(&format!("{file}.csv"), export::csv::topology_sweep(r))?;
+            self.write(&format!("{file}.md"), export::markdown::topology_sweep(r))?;
+        }
+        self.topology = results;
+        Ok(())
+    }
+
+    /// The charts of a run on nodes and of the topology sweeps.
+    fn plan_node_charts(&self, charts: &mut Vec<Chart>) {
+        let name = self.scenario.name.as_str();
+        if let (Some(r), Some(t)) = (&self.report, &self.scenario.nodes)
+            && r.limiters.iter().any(|l| l.node_timeline.is_some())
+        {
+            let bin = format_duration(r.timeline.width());
+            let limit = match t.mode {
+                crate::nodes::Mode::Local => format!(
+                    "; each node's own limit is {} per {}",
+                    t.per_node,
+                    format_duration(r.limit.window)
+                ),
+                _ => String::new(),
+            };
+            charts.push(Chart {
+                name: "nodes_timeline",
+                caption: format!(
+                    "Requests each node admitted per {bin} bin, a strip per limiter on nodes ({}){limit}, {name}",
+                    t.describe()
+                ),
+                kind: ChartKind::NodesTimeline,
+            });
+        }
+        for (i, result) in self.topology.iter().enumerate() {
+            use crate::sweep::topology::Parameter;
+            let caption = match result.parameter {
+                Parameter::Nodes => format!(
+                    "The same traffic on K nodes (per node: {}): peak/L and over-admission against K, with the analytic K × per node / L (dashed), {name}",
+                    result.per_node.describe()
+                ),
+                Parameter::Rtt => format!(
+                    "One central store: peak/L and over-admission against the requests arriving during one round trip (arrival rate × rtt), atomic (dashed) and get-then-set (solid), {name}"
+                ),
+                Parameter::SyncInterval => format!(
+                    "Nodes syncing their counts: peak/L and over-admission against the sync interval, with the bound K when nodes never sync (dashed), {name}"
+                ),
+            };
+            charts.push(Chart { name: result.parameter.file(), caption, kind: ChartKind::TopologySweep(i) });
+        }
     }
 
     /// Which charts the outputs call for, with their captions.
@@ -359,6 +443,7 @@ each limiter holds per client key",
                 kind: ChartKind::RetryPolicies,
             });
         }
+        self.plan_node_charts(&mut charts);
         Ok(charts)
     }
 
@@ -389,6 +474,8 @@ each limiter holds per client key",
             burst_pair: self.burst_pair.as_ref(),
             load: self.load.as_deref(),
             retry_policies: self.retry_policies.as_deref(),
+            nodes: self.scenario.nodes.as_ref(),
+            topology: &self.topology,
             charts: &chart_refs,
             files: &self.files,
         });

@@ -1304,3 +1304,213 @@ fn r27_retry_wrong_type() {
         "`retry.max_attempts`: invalid type: string \"3\", expected a whole number",
     ]);
 }
+
+// ---- many nodes: [nodes] and the topology sweeps ------------------------------
+
+/// `BASE` with `table` after a blank line: `[nodes]` (or `[sweep]`) starts on
+/// line 18.
+fn with_nodes(table: &str) -> String {
+    format!("{BASE}\n{table}")
+}
+
+#[test]
+fn n01_count_zero() {
+    Case::new(&with_nodes("[nodes]\ncount = 0\n"))
+        .refused(&["s.toml:19:9:", "`nodes.count` must be a whole number from 1 to 1000, got 0"]);
+}
+
+#[test]
+fn n02_skew_length_differs_from_count() {
+    Case::new(&with_nodes("[nodes]\ncount = 3\nskew = [\"0ms\", \"10ms\"]\n"))
+        .refused(&["s.toml:20:8:", "`nodes.skew` has 2 offsets for 3 nodes: give one per node"]);
+}
+
+#[test]
+fn n03_weights_of_the_wrong_length() {
+    Case::new(&with_nodes("[nodes]\ncount = 3\nbalance = { weights = [1, 2] }\n"))
+        .refused(&["s.toml:20:11:", "`nodes.balance.weights` has 2 weights for 3 nodes: give one per node"]);
+}
+
+#[test]
+fn n04_weights_all_zero() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = { weights = [0, 0] }\n"))
+        .refused(&["s.toml:20:11:", "`nodes.balance.weights` are all 0: no node would get a request"]);
+}
+
+#[test]
+fn n05_central_without_rtt() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"central\"\n")).refused(&[
+        "s.toml:20:8:",
+        "`nodes.rtt` is required for mode = \"central\": the node-to-store round trip, like \"2ms\"",
+    ]);
+}
+
+#[test]
+fn n06_sync_interval_zero() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"sync\"\nsync_interval = \"0ms\"\n"))
+        .refused(&["s.toml:21:17:", "`nodes.sync_interval` must be longer than 0, got \"0ms\""]);
+}
+
+#[test]
+fn n07_overlapping_outages() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\n\n[[nodes.outage]]\nstart = \"100ms\"\nend = \"300ms\"\n\n[[nodes.outage]]\nstart = \"200ms\"\nend = \"400ms\"\nfail = \"closed\"\n")).refused(&["s.toml:28:9:", "`nodes.outage[1].start` [0.2 s, 0.4 s) overlaps an earlier outage [0.1 s, 0.3 s): give each moment one outage"]);
+}
+
+#[test]
+fn n08_skew_makes_a_node_time_negative() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nskew = [\"0ms\", \"-150ms\"]\n")).refused(&["s.toml:20:16:", "`nodes.skew` = \"-150ms\" puts a node's clock 150ms behind, but requests may come from 0.1 s: its time would be negative; start the traffic at least that late"]);
+}
+
+#[test]
+fn n09_sync_with_a_limiter_that_keeps_no_counts() {
+    let text = with("kind = \"slot_counter\"\nslots = [2, 10]", "kind = \"leaky_bucket\"")
+        + "\n[nodes]\ncount = 2\nmode = \"sync\"\nsync_interval = \"100ms\"\n";
+    Case::new(&text).refused(&["s.toml:19:8:", "mode = \"sync\" adds up the nodes' counts, but `leaky_bucket` keeps no counts to add: use mode = \"local\" or \"central\" for it"]);
+}
+
+#[test]
+fn n10_per_node_floor_gives_zero() {
+    Case::new(&with_nodes("[nodes]\ncount = 20\nper_node = \"floor\"\n")).refused(&[
+        "s.toml:20:12:",
+        "`nodes.per_node` = \"floor\" gives floor(10 / 20) = 0: every node would refuse everything",
+    ]);
+}
+
+#[test]
+fn n11_rtt_in_local_mode() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nrtt = \"1ms\"\n"))
+        .refused(&["s.toml:20:7:", "`nodes.rtt` has no effect with mode = \"local\""]);
+}
+
+#[test]
+fn n12_per_node_in_central_mode() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\nper_node = 5\n"))
+        .refused(&["s.toml:22:12:", "`nodes.per_node` has no effect unless mode = \"local\""]);
+}
+
+#[test]
+fn n13_sync_interval_in_central_mode() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\nsync_interval = \"1s\"\n"))
+        .refused(&["s.toml:22:17:", "`nodes.sync_interval` has no effect with mode = \"central\""]);
+}
+
+#[test]
+fn n14_outage_in_local_mode() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\n\n[[nodes.outage]]\nstart = \"100ms\"\nend = \"300ms\"\n"))
+        .refused(&["s.toml:21:1:", "`nodes.outage`: in mode = \"local\" there is no store to lose"]);
+}
+
+#[test]
+fn n15_skew_in_central_mode() {
+    Case::new(&with_nodes(
+        "[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\nskew = [\"0ms\", \"10ms\"]\n",
+    ))
+    .refused(&[
+        "s.toml:22:8:",
+        "`nodes.skew` has no effect with mode = \"central\": the store's clock decides every request",
+    ]);
+}
+
+#[test]
+fn n16_skew_in_sync_mode() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"sync\"\nsync_interval = \"100ms\"\nskew = [\"0ms\", \"10ms\"]\n")).refused(&["s.toml:22:8:", "`nodes.skew` is not modelled with mode = \"sync\": a node would decide at its own time on counts stamped by clocks ahead of it; use mode = \"local\""]);
+}
+
+#[test]
+fn n17_unknown_mode() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"cluster\"\n")).refused(&[
+        "s.toml:20:8:",
+        "`nodes.mode` = \"cluster\" is not known: expected one of \"local\", \"central\", \"sync\"",
+    ]);
+}
+
+#[test]
+fn n18_unknown_balance() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = \"least_conn\"\n")).refused(&["s.toml:20:11:", "`nodes.balance` must be \"round_robin\", \"random\", \"key_hash\" or { weights = [3, 1, ...] }, got \"least_conn\""]);
+}
+
+#[test]
+fn n19_unknown_key_near_miss() {
+    Case::new(&with_nodes("[nodes]\ncuont = 2\n")).refused(&["s.toml:19:1:", "unknown field `cuont`, expected one of `count`, `balance`, `mode`, `per_node`, `skew`, `rtt`, `atomic`, `sync_interval`, `outage`; did you mean `count`?"]);
+}
+
+#[test]
+fn n20_outage_end_before_start() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\n\n[[nodes.outage]]\nstart = \"300ms\"\nend = \"100ms\"\n")).refused(&["s.toml:25:7:", "`nodes.outage[0].end` (0.1 s) must be after `start` (0.3 s)"]);
+}
+
+#[test]
+fn n21_outage_fail_not_known() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\n\n[[nodes.outage]]\nstart = \"100ms\"\nend = \"300ms\"\nfail = \"half\"\n")).refused(&["s.toml:26:8:", "`nodes.outage[0].fail` = \"half\" is not known: expected one of \"open\", \"closed\""]);
+}
+
+#[test]
+fn n22_per_node_zero() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nper_node = 0\n")).refused(&[
+        "s.toml:20:12:",
+        "`nodes.per_node` must be \"ceil\", \"floor\" or a whole number of at least 1, got 0",
+    ]);
+}
+
+#[test]
+fn n23_sweep_nodes_in_central_mode() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\n\n[sweep]\nnodes = [1, 2, 3]\n")).refused(&["s.toml:24:9:", "`sweep.nodes` has no effect with mode = \"central\": the one store decides every request, however many nodes ask it; sweep `rtts` instead"]);
+}
+
+#[test]
+fn n24_sweep_nodes_with_weights() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = { weights = [1, 2] }\n\n[sweep]\nnodes = [1, 2, 3]\n")).refused(&["s.toml:23:9:", "`sweep.nodes` changes the number of nodes, but `nodes.balance.weights` gives one weight per node: use another balance to sweep it"]);
+}
+
+#[test]
+fn n25_sweep_nodes_zero() {
+    Case::new(&with_nodes("[sweep]\nnodes = [1, 0, 3]\n"))
+        .refused(&["s.toml:19:13:", "`sweep.nodes` must be whole numbers from 1 to 1000, got 0"]);
+}
+
+#[test]
+fn n26_sweep_nodes_floor_gives_zero() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nper_node = \"floor\"\n\n[sweep]\nnodes = [2, 5, 20]\n")).refused(&["s.toml:23:16:", "`sweep.nodes` = 20 with `nodes.per_node` = \"floor\" gives floor(10 / 20) = 0: every node would refuse everything"]);
+}
+
+#[test]
+fn n27_sweep_rtts_outside_central_mode() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\n\n[sweep]\nrtts = [\"0ms\", \"1ms\"]\n")).refused(&["s.toml:22:8:", "`sweep.rtts` sweeps the store's round trip: it needs mode = \"central\" in [nodes] (or no [nodes] table), not \"local\""]);
+}
+
+#[test]
+fn n28_sweep_sync_intervals_without_nodes() {
+    Case::new(&with_nodes("[sweep]\nsync_intervals = [\"100ms\"]\n")).refused(&["s.toml:19:18:", "`sweep.sync_intervals` sweeps how often nodes sync: it needs mode = \"sync\" in [nodes] with its `count`, and there is no [nodes] table"]);
+}
+
+#[test]
+fn n29_sweep_sync_interval_zero() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"sync\"\nsync_interval = \"100ms\"\n\n[sweep]\nsync_intervals = [\"100ms\", \"0s\"]\n")).refused(&["s.toml:24:28:", "`sweep.sync_intervals` must be longer than 0, got \"0s\""]);
+}
+
+#[test]
+fn n30_sweep_nodes_without_traffic() {
+    Case::new("name = \"t\"\n\n[limit]\nrequests = 10\nwindow = \"1s\"\n\n[sweep]\nnodes = [1, 2]\n")
+        .refused(&[
+            "s.toml:8:9:",
+            "`sweep.nodes` reruns the scenario's own traffic, but it has no [[traffic]] source: add one",
+        ]);
+}
+
+#[test]
+fn n31_sweep_nodes_empty() {
+    Case::new(&with_nodes("[sweep]\nnodes = []\n")).refused(&[
+        "s.toml:19:9:",
+        "`sweep.nodes` is empty: give at least one number of nodes, like [1, 2, 3, 5, 10]",
+    ]);
+}
+
+#[test]
+fn n32_sweep_nodes_with_skew() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nskew = [\"0ms\", \"-40ms\"]\n\n[sweep]\nnodes = [1, 2]\n")).refused(&["s.toml:23:9:", "`sweep.nodes` changes the number of nodes, but `nodes.skew` gives one clock offset per node: remove it to sweep the number of nodes"]);
+}
+
+#[test]
+fn n33_sweep_nodes_and_rtts_without_nodes() {
+    Case::new(&with_nodes("[sweep]\nnodes = [1, 2]\nrtts = [\"1ms\"]\n")).refused(&["s.toml:20:8:", "`sweep.nodes` and `sweep.rtts` change different modes (local and central): give [nodes] a mode, or sweep them in two scenarios"]);
+}

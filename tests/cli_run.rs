@@ -259,10 +259,15 @@ fn one_local_node_is_the_single_limiter() {
             .success();
         outputs.push(out);
     }
-    for f in ["summary.csv", "summary.md", "timeline.csv", "decisions.csv"] {
+    for f in ["summary.csv", "timeline.csv", "decisions.csv"] {
         assert!(
             fs::read(outputs[0].join(f)).unwrap() == fs::read(outputs[1].join(f)).unwrap(),
             "{f} differs with one local node"
         );
     }
+    // summary.md: the same, then the topology and the one node's figures.
+    let plain = fs::read_to_string(outputs[0].join("summary.md")).unwrap();
+    let one = fs::read_to_string(outputs[1].join("summary.md")).unwrap();
+    let nodes = one.strip_prefix(plain.as_str()).expect("summary.md differs with one local node");
+    assert!(nodes.starts_with("\nNodes: 1 node, local, 100 per node, round robin."), "{nodes}");
 }

@@ -8,7 +8,8 @@ use libfuzzer_sys::fuzz_target;
 use ratesim::clients::policy::MAX_ATTEMPTS;
 use ratesim::clients::{Backoff, RetryPolicy};
 use ratesim::limiter::{AlgorithmSpec, MAX_QUEUE, nginx_rate};
-use ratesim::scenario::{MAX_GENERATED, Scenario, Traffic};
+use ratesim::nodes::{Balance, Mode, Topology};
+use ratesim::scenario::{MAX_GENERATED, MAX_NODES, Scenario, Traffic};
 
 fuzz_target!(|data: &[u8]| {
     // Scenario::load refuses non-UTF-8 files before parsing.
@@ -52,6 +53,19 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
+    // Many nodes: a topology that makes sense, and sweeps that can run.
+    if let Some(t) = &s.nodes {
+        check_topology(t, &s);
+    }
+    if let Some(w) = &s.topology_sweep {
+        assert!(!s.traffic.is_empty());
+        check_topology(&w.base, &s);
+        for (_, points) in w.plans(s.limit) {
+            for t in &points {
+                check_topology(t, &s);
+            }
+        }
+    }
     // Every retry table holds what validation promises.
     assert_eq!(s.source_retry.len(), s.traffic.len());
     let swept = s.sweep.as_ref().map_or(&[][..], |w| &w.retry_policies[..]);
@@ -80,3 +94,40 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = ratesim::check::summary(&s, &[]);
 });
+
+/// One skew and one weight per node, weights not all 0, a per-node limit of
+/// at least 1, a positive sync interval, clock offsets in local mode only
+/// and none that puts a node's time before 0 for a generated source,
+/// outages in time order that do not overlap, none in local mode.
+fn check_topology(t: &Topology, s: &Scenario) {
+    let k = usize::from(t.count);
+    assert!((1..=usize::from(MAX_NODES)).contains(&k));
+    assert_eq!(t.skew.len(), k);
+    if let Balance::Weights(w) = &t.balance {
+        assert!(w.len() == k && w.iter().any(|&x| x > 0));
+    }
+    match t.mode {
+        Mode::Local => {
+            assert!(t.per_node >= 1 && t.outages.is_empty());
+            let earliest = s
+                .traffic
+                .iter()
+                .map(|x| match x {
+                    Traffic::Burst { start, .. }
+                    | Traffic::Constant { start, .. }
+                    | Traffic::Poisson { start, .. }
+                    | Traffic::Closed { start, .. } => start.get(),
+                    Traffic::Csv(_) => 0,
+                })
+                .min()
+                .unwrap_or(0);
+            assert!(t.skew.iter().all(|&k| k >= 0 || k.unsigned_abs() <= earliest));
+        }
+        Mode::Central { .. } => assert!(t.skew.iter().all(|&k| k == 0)),
+        Mode::Sync { interval } => assert!(interval.get() > 0 && t.skew.iter().all(|&k| k == 0)),
+    }
+    for pair in t.outages.windows(2) {
+        assert!(pair[0].end <= pair[1].start);
+    }
+    assert!(t.outages.iter().all(|o| o.end > o.start));
+}

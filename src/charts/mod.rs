@@ -7,10 +7,12 @@ pub mod admission_curve;
 pub mod burst_pair_map;
 pub mod error_vs_slots;
 pub mod load_sweep;
+pub mod nodes_timeline;
 pub mod retry_policies;
 pub mod retry_timeline;
 pub mod time_to_success;
 pub mod timeline;
+pub mod topology_sweep;
 pub mod which_limiter;
 pub mod window_count;
 pub mod windows_diagram;
@@ -189,6 +191,20 @@ pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<
         }
         ChartKind::LoadSweep => {
             write(staged, set, chart.name, &load_sweep::LoadSweep { points: load.ok_or_else(missing)? })
+        }
+        ChartKind::NodesTimeline => {
+            let report = report.ok_or_else(missing)?;
+            let topology = outputs.scenario.nodes.as_ref().ok_or_else(missing)?;
+            write(
+                staged,
+                set,
+                chart.name,
+                &nodes_timeline::NodesTimeline { scenario: name, report, topology },
+            )
+        }
+        ChartKind::TopologySweep(i) => {
+            let result = outputs.topology.get(*i).ok_or_else(missing)?;
+            write(staged, set, chart.name, &topology_sweep::TopologySweep { scenario: name, result })
         }
     }
 }

@@ -149,12 +149,7 @@ impl ClientReactor {
     }
 
     /// Puts an event in the lane's queue and counts it.
-    fn schedule(
-        &mut self,
-        at: Nanos,
-        event: Scheduled<ClientEvent>,
-        queue: &mut Calendar<'_, ClientEvent>,
-    ) {
+    fn schedule(&mut self, at: Nanos, event: Scheduled<ClientEvent>, queue: &mut Calendar<'_, ClientEvent>) {
         queue.schedule(at, event);
         self.pending += 1;
         self.report.peak_pending = self.report.peak_pending.max(self.pending);

@@ -160,9 +160,9 @@ pub struct MakeLane<'a> {
 impl MakeLane<'_> {
     /// A lane of `limiter`, with its clients and its nodes.
     fn lane<L: Limiter + Clone + Send + 'static>(&self, limiter: L) -> Box<dyn LaneOps> {
-        let nodes = self.topology.map(|t| {
-            (Balancer::new(t, self.seed, self.index), NodeStats::new(t.count, self.limit.window, self.bin))
-        });
+        let nodes = self
+            .topology
+            .map(|t| (Balancer::new(t, self.seed), NodeStats::new(t.count, self.limit.window, self.bin)));
         match self.clients {
             Some(clients) => {
                 let reactor = ClientReactor::new(clients, self.index, self.header);
@@ -643,7 +643,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         self.reactor.close();
         self.reactor.take_outcomes(&mut out.outcomes);
         if let Some((_, stats)) = &mut self.nodes {
-            stats.timeline.extend_to(end, |_, _| 0)?;
+            stats.finish(end)?;
         }
         let (keys, own) = (&mut self.keys, self.self_tracking);
         self.timeline.extend_to(end, |_, start| Self::carry(keys, start, own))
@@ -667,16 +667,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
             }
         }
         let (nodes, node_timeline) = match self.nodes {
-            Some((_, stats)) => {
-                let reports = (0..stats.admitted.len())
-                    .map(|n| NodeReport {
-                        admitted: stats.admitted[n],
-                        rejected: stats.rejected[n],
-                        peak: stats.peak[n],
-                    })
-                    .collect();
-                (reports, Some(stats.timeline))
-            }
+            Some((_, stats)) => (stats.reports(), Some(stats.timeline)),
             None => (Vec::new(), None),
         };
         let mut delays = self.delays;

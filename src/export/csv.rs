@@ -338,6 +338,95 @@ pub fn retry_policies(points: &[RetryPolicyPoint]) -> String {
     })
 }
 
+// ---- many nodes ---------------------------------------------------------------
+
+pub const NODES_HEADER: &str = "limiter,node,admitted,rejected,peak,peak_ratio";
+pub const NODES_SWEEP_HEADER: &str = "nodes,per_node,limiter,algorithm,slots,offered,admitted,rejected,peak,peak_ratio,excess,false_rejects,over_admission,analytic_peak_ratio";
+pub const RTT_SWEEP_HEADER: &str = "rtt,store,arrivals_per_rtt,limiter,algorithm,slots,offered,admitted,rejected,peak,peak_ratio,excess,false_rejects,over_admission,estimated_over_admission";
+pub const SYNC_SWEEP_HEADER: &str = "sync_interval,nodes,limiter,algorithm,slots,offered,admitted,rejected,peak,peak_ratio,excess,false_rejects,over_admission,never_synced_peak_ratio";
+
+/// `nodes.csv`: one row per limiter on nodes per node (the exact reference
+/// is not on nodes). `peak` is the most the node admitted in one exact
+/// window, all keys together; `peak_ratio` is `peak / L` with the scenario's
+/// `L`, so a node's share of the global limit.
+pub fn nodes(report: &RunReport) -> String {
+    table(NODES_HEADER, |w| {
+        for l in &report.limiters {
+            for (i, n) in l.nodes.iter().enumerate() {
+                w.write_record([
+                    l.label.clone(),
+                    i.to_string(),
+                    n.admitted.to_string(),
+                    n.rejected.to_string(),
+                    n.peak.to_string(),
+                    fmt_ratio(n.peak as f64 / report.limit.requests as f64),
+                ])?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The columns every topology sweep row shares, from `limiter` on.
+fn sweep_figures(l: &crate::metrics::LimiterReport) -> Vec<String> {
+    let c = &l.counts;
+    vec![
+        l.label.clone(),
+        l.spec.algorithm().to_string(),
+        opt_u64(l.spec.slots()),
+        c.offered.to_string(),
+        c.admitted.to_string(),
+        c.rejected.to_string(),
+        c.peak.to_string(),
+        fmt_ratio(l.peak_ratio()),
+        c.excess.to_string(),
+        c.false_rejects.to_string(),
+        opt(l.over_admission()),
+    ]
+}
+
+/// A topology sweep's table (`nodes_sweep.csv`, `rtt_sweep.csv`,
+/// `sync_sweep.csv`): one row per point per limiter; times in decimal
+/// seconds, ratios as fractions.
+pub fn topology_sweep(result: &crate::sweep::TopologySweepResult) -> String {
+    use crate::nodes::Mode;
+    use crate::sweep::topology::Parameter;
+    let header = match result.parameter {
+        Parameter::Nodes => NODES_SWEEP_HEADER,
+        Parameter::Rtt => RTT_SWEEP_HEADER,
+        Parameter::SyncInterval => SYNC_SWEEP_HEADER,
+    };
+    table(header, |w| {
+        for p in &result.points {
+            let t = &p.topology;
+            for l in &p.report.limiters {
+                let mut row = match (result.parameter, t.mode) {
+                    (Parameter::Rtt, Mode::Central { rtt, atomic }) => vec![
+                        rtt.to_string(),
+                        if atomic { "atomic" } else { "get-then-set" }.to_string(),
+                        opt(p.arrivals_per_rtt()),
+                    ],
+                    (Parameter::SyncInterval, Mode::Sync { interval }) => {
+                        vec![interval.to_string(), t.count.to_string()]
+                    }
+                    _ => {
+                        let per_node =
+                            if t.mode == Mode::Local { t.per_node.to_string() } else { String::new() };
+                        vec![t.count.to_string(), per_node]
+                    }
+                };
+                row.extend(sweep_figures(l));
+                row.push(match result.parameter {
+                    Parameter::Rtt => opt(p.estimated_over_admission(l)),
+                    _ => opt(p.analytic_peak_ratio(l)),
+                });
+                w.write_record(&row)?;
+            }
+        }
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

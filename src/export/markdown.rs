@@ -391,6 +391,77 @@ pub fn retry_policies_table(points: &[RetryPolicyPoint]) -> Table {
     t
 }
 
+// ---- many nodes ---------------------------------------------------------------
+
+/// One sentence on the nodes a run's limiters ran on: the topology
+/// (`Topology::describe`), the clock offsets and store outages if any, and
+/// how they are judged.
+pub fn topology_sentence(t: &crate::nodes::Topology) -> String {
+    let mut s = format!("Nodes: {}", t.describe());
+    if t.skew.iter().any(|&k| k != 0) {
+        let skews: Vec<String> = t.skew.iter().map(|&k| fmt_skew(k)).collect();
+        let _ = write!(s, "; node clocks offset by {}", skews.join(", "));
+    }
+    for o in &t.outages {
+        let _ = write!(
+            s,
+            "; store down over [{} s, {} s), failing {}",
+            o.start,
+            o.end,
+            if o.fail_open { "open" } else { "closed" }
+        );
+    }
+    s.push_str(
+        ". Every limiter but the sliding-log reference runs on them and is judged on what all nodes admitted together.",
+    );
+    s
+}
+
+/// A node's clock offset as a scenario writes it: `-40ms`, `0s`, `25ms`.
+pub fn fmt_skew(ns: i64) -> String {
+    let d = format_duration(crate::time::Nanos::new(ns.unsigned_abs()));
+    if ns < 0 { format!("-{d}") } else { d }
+}
+
+/// The per-node table: a row per node of each limiter on nodes. `share`
+/// is the node's part of what the limiter admitted; `peak` the most the node
+/// admitted in one exact window (all keys together), over the scenario's
+/// `L`.
+pub fn nodes_table(report: &RunReport, topology: &crate::nodes::Topology) -> Table {
+    use Align::*;
+    let skewed = topology.skew.iter().any(|&k| k != 0);
+    let mut columns = vec![("limiter", Left), ("node", Right)];
+    if skewed {
+        columns.push(("clock", Right));
+    }
+    columns.extend([
+        ("admitted", Right),
+        ("share", Right),
+        ("rejected", Right),
+        ("peak", Right),
+        ("peak/L", Right),
+    ]);
+    let mut t = Table::new(&columns);
+    for l in report.limiters.iter().filter(|l| !l.nodes.is_empty()) {
+        for (i, n) in l.nodes.iter().enumerate() {
+            let mut row = vec![l.label.clone(), i.to_string()];
+            if skewed {
+                row.push(fmt_skew(topology.skew.get(i).copied().unwrap_or(0)));
+            }
+            let share = (l.counts.admitted > 0).then(|| n.admitted as f64 / l.counts.admitted as f64);
+            row.extend([
+                n.admitted.to_string(),
+                share.map_or("n/a".into(), |s| fmt_percent(s, false)),
+                n.rejected.to_string(),
+                n.peak.to_string(),
+                format!("{:.2}", n.peak as f64 / report.limit.requests as f64),
+            ]);
+            t.push(row);
+        }
+    }
+    t
+}
+
 /// How the retry-policy comparison was run, in a sentence or two.
 pub fn retry_policies_method(points: &[RetryPolicyPoint], seed: u64) -> String {
     let Some(first) = points.first() else { return String::new() };
@@ -413,5 +484,155 @@ pub fn retry_policies(points: &[RetryPolicyPoint], seed: u64) -> String {
     let _ = writeln!(out, "### Retry policies compared\n");
     let _ = writeln!(out, "{}\n", retry_policies_method(points, seed));
     out.push_str(&render_table(&retry_policies_table(points)));
+    out
+}
+
+/// What `summary.md` adds for a run on nodes: the topology and the
+/// per-node table.
+pub fn nodes_summary(report: &RunReport, topology: &crate::nodes::Topology) -> String {
+    let mut out = format!("\n{}\n\n", topology_sentence(topology));
+    out.push_str(&render_table(&nodes_table(report, topology)));
+    out
+}
+
+/// A topology sweep's table: a row per point per limiter.
+pub fn topology_sweep_table(result: &crate::sweep::TopologySweepResult) -> Table {
+    use crate::nodes::Mode;
+    use crate::sweep::topology::Parameter;
+    use Align::*;
+    let mut columns: Vec<(&str, Align)> = match result.parameter {
+        Parameter::Nodes => vec![("nodes K", Right), ("per node", Right)],
+        Parameter::Rtt => vec![("rtt", Right), ("store", Left), ("arrivals per rtt", Right)],
+        Parameter::SyncInterval => vec![("sync interval", Right)],
+    };
+    columns.extend([
+        ("limiter", Left),
+        ("admitted", Right),
+        ("peak/L", Right),
+        ("excess", Right),
+        ("false rejects", Right),
+        ("over-admission", Right),
+    ]);
+    match result.parameter {
+        Parameter::Nodes => columns.push(("analytic peak/L (K × per node / L)", Right)),
+        Parameter::SyncInterval => columns.push(("never synced: K (each node at L)", Right)),
+        Parameter::Rtt => columns.push(("estimate: rate × rtt", Right)),
+    }
+    let mut t = Table::new(&columns);
+    for p in &result.points {
+        let topo = &p.topology;
+        for l in &p.report.limiters {
+            let mut row = match topo.mode {
+                Mode::Central { rtt, atomic } if result.parameter == Parameter::Rtt => vec![
+                    format_duration(rtt),
+                    if atomic { "atomic" } else { "get-then-set" }.to_string(),
+                    p.arrivals_per_rtt().map_or("n/a".into(), |a| format!("{a:.2}")),
+                ],
+                Mode::Sync { interval } if result.parameter == Parameter::SyncInterval => {
+                    vec![format_duration(interval)]
+                }
+                _ => vec![
+                    topo.count.to_string(),
+                    if topo.mode == Mode::Local { topo.per_node.to_string() } else { "–".into() },
+                ],
+            };
+            row.extend([
+                l.label.clone(),
+                l.counts.admitted.to_string(),
+                format!("{:.2}", l.peak_ratio()),
+                l.counts.excess.to_string(),
+                l.counts.false_rejects.to_string(),
+                l.over_admission().map_or("n/a".into(), |v| fmt_percent(v, true)),
+            ]);
+            row.push(match result.parameter {
+                Parameter::Rtt => {
+                    p.estimated_over_admission(l).map_or("–".into(), |e| fmt_percent(e, true))
+                }
+                _ => p.analytic_peak_ratio(l).map_or("–".into(), |a| format!("{a:.2}")),
+            });
+            t.push(row);
+        }
+    }
+    t
+}
+
+/// How a topology sweep was run, for its Markdown file and the report.
+pub fn topology_sweep_method(result: &crate::sweep::TopologySweepResult) -> String {
+    use crate::sweep::topology::Parameter;
+    let Some(first) = result.points.first() else { return String::new() };
+    let base = &first.topology;
+    let r = &first.report;
+    let trace = trace_sentence(r);
+    let judged = "Every limiter but the sliding-log reference runs on the nodes; peak/L, excess and false rejects \
+are judged on what all nodes admitted together in the exact window (t - W, t], over-admission against the \
+reference on the same trace.";
+    match result.parameter {
+        Parameter::Nodes => format!(
+            "The scenario's traffic and limiters rerun on K nodes ({} balance, {}), everything else as in its \
+[nodes] table; per node: {}. {trace} {judged} **Analytic peak/L**: nodes that do not coordinate, each holding \
+its own limit exactly, with the traffic spread evenly and heavy enough, let through up to K × per node in one \
+window; a per-node fixed window can exceed its own limit at its window edge, and the sum with it.",
+            balance_name(&base.balance),
+            mode_name(base.mode),
+            if base.mode == crate::nodes::Mode::Local {
+                result.per_node.describe()
+            } else {
+                "–".to_string()
+            },
+        ),
+        Parameter::Rtt => format!(
+            "The scenario's traffic and limiters rerun with one central store at each round trip rtt, {} nodes, \
+{} balance: **atomic** (check and update in one step, as a Lua script or INCR) and **get-then-set** (the read \
+reaches the store at t + rtt/2, the post-decision state is written back at t + 3 rtt/2, last writer wins). \
+**Arrivals per rtt**: the trace's mean arrival rate times rtt, how many requests arrive while one check is in \
+flight. {trace} {judged} **Estimate** (get-then-set, Poisson arrivals at rate r, a count kept in the store): \
+each write carries the count its read saw plus one, and a read sees the write of the latest request that arrived \
+at least one rtt earlier, so the count grows by one per rtt + 1/r and a window admits L (1 + r × rtt): \
+over-admission r × rtt, at most what the traffic offers beyond the reference.",
+            base.count,
+            balance_name(&base.balance),
+        ),
+        Parameter::SyncInterval => format!(
+            "The scenario's traffic and limiters rerun on {} nodes that sync their counts every interval ({} \
+balance): between syncs each node decides on everyone's counts at the last sync plus its own since. {trace} \
+{judged} **Never synced**: each node counts at least its own admissions, so with exact limiters no more than K × L \
+get through in one window.",
+            base.count,
+            balance_name(&base.balance),
+        ),
+    }
+}
+
+fn balance_name(b: &crate::nodes::Balance) -> String {
+    use crate::nodes::Balance;
+    match b {
+        Balance::RoundRobin => "round-robin".into(),
+        Balance::Random => "random".into(),
+        Balance::KeyHash => "key-hash".into(),
+        Balance::Weights(w) => format!("weighted {w:?}"),
+    }
+}
+
+fn mode_name(m: crate::nodes::Mode) -> String {
+    use crate::nodes::Mode;
+    match m {
+        Mode::Local => "local mode".into(),
+        Mode::Central { .. } => "central mode".into(),
+        Mode::Sync { interval } => format!("synced every {}", format_duration(interval)),
+    }
+}
+
+/// A topology sweep's Markdown file (`nodes_sweep.md`, ...).
+pub fn topology_sweep(result: &crate::sweep::TopologySweepResult) -> String {
+    use crate::sweep::topology::Parameter;
+    let what = match result.parameter {
+        Parameter::Nodes => "Nodes sweep: the same traffic on K nodes",
+        Parameter::Rtt => "Round-trip sweep: one central store, atomic and get-then-set",
+        Parameter::SyncInterval => "Sync sweep: nodes that exchange counts every interval",
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "### {what}\n");
+    let _ = writeln!(out, "{}\n", topology_sweep_method(result));
+    out.push_str(&render_table(&topology_sweep_table(result)));
     out
 }

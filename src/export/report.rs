@@ -32,6 +32,10 @@ pub struct ReportInput<'a> {
     pub burst_pair: Option<&'a BurstPairResult>,
     pub load: Option<&'a [LoadPoint]>,
     pub retry_policies: Option<&'a [RetryPolicyPoint]>,
+    /// The nodes the limiters ran on, if many.
+    pub nodes: Option<&'a crate::nodes::Topology>,
+    /// The topology sweeps, if any.
+    pub topology: &'a [crate::sweep::TopologySweepResult],
     pub charts: &'a [ChartRef],
     /// Data files written beside the report.
     pub files: &'a [String],
@@ -110,6 +114,18 @@ length τ; A(W) is the peak.\n"
                 "windows_diagram",
             ],
         );
+        if let Some(t) = input.nodes {
+            let _ = writeln!(out, "## Nodes\n");
+            let _ = writeln!(out, "{}\n", super::markdown::topology_sentence(t));
+            let _ = writeln!(
+                out,
+                "Per node: what each node admitted and rejected, its share of the limiter's admitted requests, and \
+its peak, the most it admitted in one exact window (all client keys together), over the scenario's L.\n"
+            );
+            out.push_str(&render_table(&super::markdown::nodes_table(run, t)));
+            out.push('\n');
+            charts(&mut out, input.charts, &["nodes_timeline"]);
+        }
     }
     if let Some(bp) = input.burst_pair {
         let _ = writeln!(out, "## Error versus slot count\n");
@@ -134,6 +150,19 @@ length τ; A(W) is the peak.\n"
         out.push_str(&render_table(&super::markdown::retry_policies_table(points)));
         out.push('\n');
         charts(&mut out, input.charts, &["retry_policies"]);
+    }
+
+    for sweep in input.topology {
+        let heading = match sweep.parameter {
+            crate::sweep::topology::Parameter::Nodes => "Nodes sweep",
+            crate::sweep::topology::Parameter::Rtt => "Round-trip sweep",
+            crate::sweep::topology::Parameter::SyncInterval => "Sync sweep",
+        };
+        let _ = writeln!(out, "## {heading}\n");
+        let _ = writeln!(out, "{}\n", super::markdown::topology_sweep_method(sweep));
+        out.push_str(&render_table(&super::markdown::topology_sweep_table(sweep)));
+        out.push('\n');
+        charts(&mut out, input.charts, &[sweep.parameter.file()]);
     }
     if !input.files.is_empty() {
         let _ = writeln!(out, "## Files\n");

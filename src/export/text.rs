@@ -44,6 +44,9 @@ pub fn run_summary(
         scenario.limit.requests,
         crate::time::format_duration(scenario.limit.window)
     );
+    if let Some(t) = &scenario.nodes {
+        let _ = writeln!(out, "nodes     {} (every limiter but the sliding-log reference)", t.describe());
+    }
     if let Some(report) = report {
         let span = match (report.first_arrival, report.last_arrival) {
             (Some(a), Some(b)) => format!(", first at {a} s, last at {b} s"),

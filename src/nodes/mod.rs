@@ -85,7 +85,8 @@ impl Topology {
         (self.mode == Mode::Local).then(|| u64::from(self.count) * self.per_node)
     }
 
-    /// A short description: `5 nodes, local, 20 per node, round robin`.
+    /// A short description: `5 nodes, local, 20 per node, round robin`
+    /// (`1 node, ...` for one).
     pub fn describe(&self) -> String {
         let mode = match self.mode {
             Mode::Local => format!("local, {} per node", self.per_node),
@@ -102,7 +103,8 @@ impl Topology {
             Balance::KeyHash => "by key".to_string(),
             Balance::Weights(w) => format!("weights {w:?}"),
         };
-        format!("{} nodes, {mode}, {balance}", self.count)
+        let nodes = if self.count == 1 { "node" } else { "nodes" };
+        format!("{} {nodes}, {mode}, {balance}", self.count)
     }
 }
 
@@ -117,11 +119,14 @@ pub struct Balancer {
 }
 
 impl Balancer {
-    /// The balancer of lane `lane` (its random draws: ChaCha8 stream
-    /// `2^33 + lane` of the scenario seed).
-    pub fn new(topology: &Topology, seed: u64, lane: usize) -> Balancer {
+    /// A balancer (its random draws: ChaCha8 stream `2^33` of the
+    /// scenario seed). Every lane's balancer draws the same stream, so in
+    /// an open-loop run the same request lands on the same node whichever
+    /// limiter decides it: the node a request goes to is the load
+    /// balancer's choice, not the limiter's.
+    pub fn new(topology: &Topology, seed: u64) -> Balancer {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        rng.set_stream((1 << 33) + lane as u64);
+        rng.set_stream(1 << 33);
         Balancer {
             balance: topology.balance.clone(),
             nodes: topology.count,
@@ -132,12 +137,13 @@ impl Balancer {
     }
 
     /// The node of the next request, of key id `key`.
-    #[inline]
+    #[inline(always)]
     pub fn pick(&mut self, key: u32) -> u16 {
         match &self.balance {
             Balance::RoundRobin => {
+                // A compare, not a division: this runs once per request.
                 let n = self.next;
-                self.next = (n + 1) % self.nodes;
+                self.next = if n + 1 == self.nodes { 0 } else { n + 1 };
                 n
             }
             Balance::Random => self.rng.random_range(0..self.nodes),
@@ -243,8 +249,8 @@ impl<L: Limiter + Clone> Fleet<L> {
     /// Brings the synced counts up to true time `t`: every sync due at or
     /// before it merges all nodes' admissions since the last one.
     fn sync_to(&mut self, t: u64) {
-        let outages = self.outages.clone();
-        let FleetMode::Sync { global, views, since, interval, next_sync } = &mut self.shared else { return };
+        let Fleet { shared, outages, .. } = self;
+        let FleetMode::Sync { global, views, since, interval, next_sync } = shared else { return };
         while *next_sync <= t {
             let at = *next_sync;
             *next_sync = next_sync.saturating_add(*interval);
@@ -290,7 +296,7 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
         Some(Nanos::new(local.get().saturating_add_signed(-skew).max(now.get() + 1)))
     }
 
-    #[inline]
+    #[inline(always)]
     fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
         let t = now.get();
         let node = usize::from(self.node);
@@ -300,7 +306,11 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
         {
             return d;
         }
-        self.sync_to(t);
+        if let FleetMode::Sync { next_sync, .. } = &self.shared
+            && *next_sync <= t
+        {
+            self.sync_to(t);
+        }
         match &mut self.shared {
             FleetMode::Local(nodes) => nodes[node].decide(Nanos::new(local), cost),
             FleetMode::Central { store, half_rtt, atomic: true, .. } => {
@@ -357,41 +367,104 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
 /// most it admitted in one exact window (all keys together), and admitted
 /// per timeline bin.
 pub struct NodeStats {
-    pub admitted: Vec<u64>,
-    pub rejected: Vec<u64>,
-    trackers: Vec<WindowTracker>,
-    pub peak: Vec<u64>,
-    /// One column per node: requests each node admitted per bin.
+    /// One entry per node: everything a decision touches in one place.
+    nodes: Vec<NodeCounters>,
+    /// One column per node: requests each node admitted per bin (complete
+    /// once [`NodeStats::finish`] has run).
     pub timeline: Timeline,
+    /// The bin admissions go to now (`usize::MAX` before the first) and
+    /// the instant it ends; each node's `open` holds what it admitted in it
+    /// that the timeline has not been told yet: one division and one
+    /// timeline update per bin, not per admission.
+    open: usize,
+    open_end: u64,
+}
+
+struct NodeCounters {
+    admitted: u64,
+    rejected: u64,
+    peak: u64,
+    open: u64,
+    tracker: WindowTracker,
 }
 
 impl NodeStats {
     pub fn new(nodes: u16, window: Nanos, bin: Option<Nanos>) -> NodeStats {
         let k = usize::from(nodes);
         NodeStats {
-            admitted: vec![0; k],
-            rejected: vec![0; k],
-            trackers: (0..k).map(|_| WindowTracker::new(window)).collect(),
-            peak: vec![0; k],
+            nodes: (0..k)
+                .map(|_| NodeCounters {
+                    admitted: 0,
+                    rejected: 0,
+                    peak: 0,
+                    open: 0,
+                    tracker: WindowTracker::new(window),
+                })
+                .collect(),
             timeline: Timeline::new(bin, k),
+            open: usize::MAX,
+            open_end: 0,
         }
     }
 
+    /// Hands the open bin's counts to the timeline.
+    fn flush(&mut self) {
+        if self.open == usize::MAX {
+            return;
+        }
+        for (n, c) in self.nodes.iter_mut().enumerate() {
+            if c.open > 0 {
+                let bin = Bin { offered: c.open, admitted: c.open, ..Bin::default() };
+                self.timeline.add(self.open, n, &bin);
+                c.open = 0;
+            }
+        }
+    }
+
+    /// Closes the timeline at the end of the run: it covers `[0, end)`.
+    pub fn finish(&mut self, end: Nanos) -> Result<(), TooManyBins> {
+        self.flush();
+        self.open = usize::MAX;
+        self.open_end = 0;
+        self.timeline.extend_to(end, |_, _| 0)
+    }
+
     /// Counts a decision of node `node` at true time `t`.
+    #[inline(always)]
     pub fn record(&mut self, node: u16, t: Nanos, admitted: bool) -> Result<(), TooManyBins> {
-        let n = usize::from(node);
+        if t.get() >= self.open_end && admitted {
+            self.next_bin(t)?;
+        }
+        let c = &mut self.nodes[usize::from(node)];
         if !admitted {
-            self.rejected[n] += 1;
+            c.rejected += 1;
             return Ok(());
         }
-        self.admitted[n] += 1;
-        let tracker = &mut self.trackers[n];
-        let before = tracker.count_at(t);
-        tracker.admit(t);
-        self.peak[n] = self.peak[n].max(before + 1);
-        let b = self.timeline.bin_for(t, |_, _| 0)?;
-        self.timeline.add(b, n, &Bin { offered: 1, admitted: 1, ..Bin::default() });
+        c.admitted += 1;
+        c.open += 1;
+        let before = c.tracker.count_at(t);
+        c.tracker.admit(t);
+        c.peak = c.peak.max(before + 1);
         Ok(())
+    }
+
+    /// Opens the bin of `t`. The timeline may widen on the way, so the
+    /// open bin's counts go in first and the bin is looked up after.
+    #[cold]
+    #[inline(never)]
+    fn next_bin(&mut self, t: Nanos) -> Result<(), TooManyBins> {
+        self.flush();
+        self.open = self.timeline.bin_for(t, |_, _| 0)?;
+        self.open_end = (self.open as u64 + 1).saturating_mul(self.timeline.width().get());
+        Ok(())
+    }
+
+    /// What each node did.
+    pub fn reports(&self) -> Vec<NodeReport> {
+        self.nodes
+            .iter()
+            .map(|c| NodeReport { admitted: c.admitted, rejected: c.rejected, peak: c.peak })
+            .collect()
     }
 }
 

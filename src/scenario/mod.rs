@@ -14,6 +14,7 @@ mod traffic;
 
 pub use diagnostics::ScenarioError;
 pub use entry::Entry;
+pub use nodes::MAX_NODES;
 pub use sweep::SweepOptions;
 pub use traffic::Traffic;
 
@@ -51,6 +52,9 @@ pub struct Scenario {
     pub source_retry: Vec<Option<RetryPolicy>>,
     /// The `[nodes]` table: the nodes every limiter runs on.
     pub nodes: Option<Topology>,
+    /// `nodes`, `rtts` or `sync_intervals` in `[sweep]`: reruns of the
+    /// scenario with one value of its topology changed.
+    pub topology_sweep: Option<crate::sweep::TopologySweep>,
 }
 
 /// The `[output]` table.
@@ -206,9 +210,21 @@ impl Scenario {
             None => None,
             Some(n) => {
                 let c = nodes::Context { limit, traffic: &traffic, limiters: &limiters };
-                Some(nodes::validate(&ctx, n.span(), n.get_ref(), &c)?)
+                Some((nodes::validate(&ctx, n.span(), n.get_ref(), &c)?, n.span()))
             }
         };
+        let topology_sweep = match &raw.sweep {
+            None => None,
+            Some(s) => {
+                let c = sweep::TopologyContext {
+                    limit,
+                    nodes: nodes.as_ref().map(|((t, rule), span)| (t, *rule, span.clone())),
+                    has_traffic: !traffic.is_empty(),
+                };
+                sweep::validate_topology(&ctx, s.get_ref(), &c)?
+            }
+        };
+        let nodes = nodes.map(|((t, _), _)| t);
         Ok(Scenario {
             path: path.to_path_buf(),
             name,
@@ -223,6 +239,7 @@ impl Scenario {
             retry,
             source_retry,
             nodes,
+            topology_sweep,
         })
     }
 

@@ -9,6 +9,7 @@ use super::diagnostics::{Ctx, ScenarioError};
 use super::traffic::Traffic;
 use crate::limiter::{Limit, LimiterSpec};
 use crate::nodes::{Balance, Mode, Outage, Topology};
+use crate::sweep::topology::PerNode;
 use crate::time::{Nanos, parse_duration};
 
 /// The most nodes a topology may have.
@@ -49,7 +50,7 @@ pub(super) fn validate(
     span: std::ops::Range<usize>,
     r: &RawNodes,
     c: &Context,
-) -> Result<Topology, ScenarioError> {
+) -> Result<(Topology, PerNode), ScenarioError> {
     let count_raw = r
         .count
         .as_ref()
@@ -63,11 +64,12 @@ pub(super) fn validate(
     }
     let count = count as u16;
     let mode = mode(ctx, r, c)?;
-    let per_node = per_node(ctx, r, c.limit, count, mode)?;
+    let rule = per_node(ctx, r, c.limit, count, mode)?;
+    let per_node = rule.for_nodes(c.limit, count);
     let balance = balance(ctx, r, count)?;
-    let skew = skew(ctx, r, c.traffic, count)?;
+    let skew = skew(ctx, r, c.traffic, count, mode)?;
     let outages = outages(ctx, r, mode)?;
-    Ok(Topology { count, balance, mode, per_node, skew, outages })
+    Ok((Topology { count, balance, mode, per_node, skew, outages }, rule))
 }
 
 /// `mode` with the keys it takes: `rtt` and `atomic` (central),
@@ -133,17 +135,17 @@ fn mode(ctx: &Ctx, r: &RawNodes, c: &Context) -> Result<Mode, ScenarioError> {
 }
 
 /// `per_node` (local mode): `"ceil"` (default) `ceil(L / K)`, `"floor"`,
-/// or a whole number.
-fn per_node(ctx: &Ctx, r: &RawNodes, limit: Limit, count: u16, mode: Mode) -> Result<u64, ScenarioError> {
+/// or a whole number; the rule, which the `nodes` sweep follows.
+fn per_node(ctx: &Ctx, r: &RawNodes, limit: Limit, count: u16, mode: Mode) -> Result<PerNode, ScenarioError> {
     let k = u64::from(count);
-    let Some(v) = &r.per_node else { return Ok(limit.requests.div_ceil(k)) };
+    let Some(v) = &r.per_node else { return Ok(PerNode::Ceil) };
     if mode != Mode::Local {
         return Err(ctx.at(v.span(), "`nodes.per_node` has no effect unless mode = \"local\""));
     }
-    let per_node = match v.get_ref() {
-        toml::Value::String(s) if s == "ceil" => limit.requests.div_ceil(k),
-        toml::Value::String(s) if s == "floor" => limit.requests / k,
-        toml::Value::Integer(n) if *n >= 1 => *n as u64,
+    let rule = match v.get_ref() {
+        toml::Value::String(s) if s == "ceil" => PerNode::Ceil,
+        toml::Value::String(s) if s == "floor" => PerNode::Floor,
+        toml::Value::Integer(n) if *n >= 1 => PerNode::Fixed(*n as u64),
         other => {
             return Err(ctx.at(
                 v.span(),
@@ -151,7 +153,7 @@ fn per_node(ctx: &Ctx, r: &RawNodes, limit: Limit, count: u16, mode: Mode) -> Re
             ));
         }
     };
-    if per_node == 0 {
+    if rule.for_nodes(limit, count) == 0 {
         return Err(ctx.at(
             v.span(),
             format!(
@@ -160,7 +162,7 @@ fn per_node(ctx: &Ctx, r: &RawNodes, limit: Limit, count: u16, mode: Mode) -> Re
             ),
         ));
     }
-    Ok(per_node)
+    Ok(rule)
 }
 
 /// `balance`: a name, or `{ weights = [...] }` with one weight per node.
@@ -224,10 +226,37 @@ fn earliest_arrival(traffic: &[Traffic]) -> Nanos {
         .unwrap_or(Nanos::ZERO)
 }
 
-/// `skew`: one signed clock offset per node, like `"-40ms"`. A node whose
-/// clock is behind must not read a time before 0.
-fn skew(ctx: &Ctx, r: &RawNodes, traffic: &[Traffic], count: u16) -> Result<Vec<i64>, ScenarioError> {
+/// `skew`: one signed clock offset per node, like `"-40ms"`, in local mode
+/// only. A node whose clock is behind must not read a time before 0.
+///
+/// In central mode the store's clock decides, so a node's clock has no
+/// effect. In sync mode each node's view starts from the counts merged at
+/// the last sync, stamped with the other nodes' clocks: a node whose clock
+/// is behind would decide at a time before the state it holds, which the
+/// limiters (and the model) do not allow.
+fn skew(
+    ctx: &Ctx,
+    r: &RawNodes,
+    traffic: &[Traffic],
+    count: u16,
+    mode: Mode,
+) -> Result<Vec<i64>, ScenarioError> {
     let Some(list) = &r.skew else { return Ok(vec![0; usize::from(count)]) };
+    match mode {
+        Mode::Local => {}
+        Mode::Central { .. } => {
+            return Err(ctx.at(
+                list.span(),
+                "`nodes.skew` has no effect with mode = \"central\": the store's clock decides every request",
+            ));
+        }
+        Mode::Sync { .. } => {
+            return Err(ctx.at(
+                list.span(),
+                "`nodes.skew` is not modelled with mode = \"sync\": a node would decide at its own time on counts stamped by clocks ahead of it; use mode = \"local\"",
+            ));
+        }
+    }
     if list.get_ref().len() != usize::from(count) {
         return Err(ctx.at(
             list.span(),

@@ -7,9 +7,12 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::diagnostics::{Ctx, ScenarioError};
+use super::nodes::MAX_NODES;
 use super::retry::{self, RawRetry};
 use crate::clients::RetryPolicy;
 use crate::limiter::Limit;
+use crate::nodes::{Balance, Mode, Topology};
+use crate::sweep::topology::{PerNode, TopologySweep};
 use crate::time::Nanos;
 
 /// The `[sweep]` table, validated.
@@ -24,7 +27,7 @@ pub struct SweepOptions {
     /// Slot counts shown in the burst-pair heat map (1 = fixed window).
     pub map_slots: Vec<u64>,
     /// Run the burst-pair and load sweeps: always, unless the table gives
-    /// `retry_policies` and none of their keys.
+    /// `retry_policies` or a topology sweep and none of their keys.
     pub window_sweeps: bool,
     /// Retry tables to run the scenario's traffic with, one run each, in
     /// place of `[retry]` (empty: no comparison).
@@ -54,6 +57,28 @@ pub(super) struct RawSweep {
     load_duration: Option<Spanned<String>>,
     map_slots: Option<Spanned<Vec<Spanned<i64>>>>,
     pub(super) retry_policies: Option<Spanned<Vec<Spanned<RawRetry>>>>,
+    // The topology sweeps (`validate_topology`).
+    nodes: Option<Spanned<Vec<Spanned<i64>>>>,
+    rtts: Option<Spanned<Vec<Spanned<String>>>>,
+    sync_intervals: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+impl RawSweep {
+    /// Whether the burst-pair and load sweeps run: when the table sets one
+    /// of their keys, or sets neither `retry_policies` nor a topology sweep
+    /// (an empty `[sweep]` runs them with their defaults). A table with only
+    /// `retry_policies`, `nodes`, `rtts` or `sync_intervals` runs only those.
+    pub(super) fn runs_burst_pair(&self) -> bool {
+        let own = self.grid.is_some()
+            || self.loads.is_some()
+            || self.load_duration.is_some()
+            || self.map_slots.is_some();
+        let others = self.retry_policies.is_some()
+            || self.nodes.is_some()
+            || self.rtts.is_some()
+            || self.sync_intervals.is_some();
+        own || !others
+    }
 }
 
 /// The most entries `retry_policies` may have.
@@ -112,8 +137,163 @@ pub(super) fn validate(ctx: &Ctx, r: &RawSweep, limit: Limit) -> Result<SweepOpt
             .enumerate()
             .map(|(i, t)| retry::validate(ctx, &format!("sweep.retry_policies[{i}]"), t.span(), t.get_ref()))
             .collect::<Result<_, _>>()?;
-        out.window_sweeps =
-            r.grid.is_some() || r.loads.is_some() || r.load_duration.is_some() || r.map_slots.is_some();
     }
+    out.window_sweeps = r.runs_burst_pair();
     Ok(out)
+}
+
+// ---- topology sweeps ---------------------------------------------------------
+
+/// What the rest of the scenario tells the topology sweep validation.
+pub(super) struct TopologyContext<'a> {
+    pub limit: Limit,
+    /// The `[nodes]` table, validated, with its `per_node` rule and where it is.
+    pub nodes: Option<(&'a Topology, PerNode, std::ops::Range<usize>)>,
+    pub has_traffic: bool,
+}
+
+/// `nodes`, `rtts` and `sync_intervals` of `[sweep]`: each reruns the
+/// scenario's traffic and limiters with that one value of `[nodes]` changed
+/// (`crate::sweep::topology`). `None` when the table sets none of them.
+pub(super) fn validate_topology(
+    ctx: &Ctx,
+    r: &RawSweep,
+    c: &TopologyContext,
+) -> Result<Option<TopologySweep>, ScenarioError> {
+    let first = [
+        r.nodes.as_ref().map(|v| ("nodes", v.span())),
+        r.rtts.as_ref().map(|v| ("rtts", v.span())),
+        r.sync_intervals.as_ref().map(|v| ("sync_intervals", v.span())),
+    ];
+    let Some((key, span)) = first.into_iter().flatten().next() else { return Ok(None) };
+    if !c.has_traffic {
+        return Err(ctx.at(
+            span,
+            format!(
+                "`sweep.{key}` reruns the scenario's own traffic, but it has no [[traffic]] source: add one"
+            ),
+        ));
+    }
+    let (base, per_node) = match c.nodes {
+        Some((t, rule, _)) => (t.clone(), rule),
+        None => (
+            Topology {
+                count: 1,
+                balance: Balance::RoundRobin,
+                mode: Mode::Local,
+                per_node: c.limit.requests,
+                skew: vec![0],
+                outages: Vec::new(),
+            },
+            PerNode::Ceil,
+        ),
+    };
+    let mode_name = match base.mode {
+        Mode::Local => "local",
+        Mode::Central { .. } => "central",
+        Mode::Sync { .. } => "sync",
+    };
+    let mut out =
+        TopologySweep { base, per_node, nodes: Vec::new(), rtts: Vec::new(), sync_intervals: Vec::new() };
+    if let Some(list) = &r.nodes {
+        if list.get_ref().is_empty() {
+            return Err(ctx.at(
+                list.span(),
+                "`sweep.nodes` is empty: give at least one number of nodes, like [1, 2, 3, 5, 10]",
+            ));
+        }
+        if matches!(out.base.mode, Mode::Central { .. }) {
+            return Err(ctx.at(
+                list.span(),
+                "`sweep.nodes` has no effect with mode = \"central\": the one store decides every request, however many nodes ask it; sweep `rtts` instead",
+            ));
+        }
+        if let Balance::Weights(_) = out.base.balance {
+            return Err(ctx.at(
+                list.span(),
+                "`sweep.nodes` changes the number of nodes, but `nodes.balance.weights` gives one weight per node: use another balance to sweep it",
+            ));
+        }
+        if out.base.skew.iter().any(|&s| s != 0) {
+            return Err(ctx.at(
+                list.span(),
+                "`sweep.nodes` changes the number of nodes, but `nodes.skew` gives one clock offset per node: remove it to sweep the number of nodes",
+            ));
+        }
+        for v in list.get_ref() {
+            let k = *v.get_ref();
+            if k < 1 || k > i64::from(MAX_NODES) {
+                return Err(ctx.at(
+                    v.span(),
+                    format!("`sweep.nodes` must be whole numbers from 1 to {MAX_NODES}, got {k}"),
+                ));
+            }
+            let k = k as u16;
+            if out.base.mode == Mode::Local && per_node.for_nodes(c.limit, k) == 0 {
+                return Err(ctx.at(
+                    v.span(),
+                    format!(
+                        "`sweep.nodes` = {k} with `nodes.per_node` = \"floor\" gives floor({} / {k}) = 0: every node would refuse everything",
+                        c.limit.requests
+                    ),
+                ));
+            }
+            out.nodes.push(k);
+        }
+    }
+    if let Some(list) = &r.rtts {
+        if list.get_ref().is_empty() {
+            return Err(ctx.at(
+                list.span(),
+                "`sweep.rtts` is empty: give at least one round trip, like [\"0ms\", \"1ms\", \"10ms\"]",
+            ));
+        }
+        if c.nodes.is_some() && !matches!(out.base.mode, Mode::Central { .. }) {
+            return Err(ctx.at(
+                list.span(),
+                format!(
+                    "`sweep.rtts` sweeps the store's round trip: it needs mode = \"central\" in [nodes] (or no [nodes] table), not \"{mode_name}\""
+                ),
+            ));
+        }
+        if c.nodes.is_none() {
+            out.base.mode = Mode::Central { rtt: Nanos::ZERO, atomic: true };
+        }
+        out.rtts = list.get_ref().iter().map(|v| ctx.duration("sweep.rtts", v)).collect::<Result<_, _>>()?;
+    }
+    if let Some(list) = &r.sync_intervals {
+        if list.get_ref().is_empty() {
+            return Err(ctx.at(
+                list.span(),
+                "`sweep.sync_intervals` is empty: give at least one interval, like [\"100ms\", \"1s\"]",
+            ));
+        }
+        if !matches!(out.base.mode, Mode::Sync { .. }) {
+            let have = if c.nodes.is_some() {
+                format!("not \"{mode_name}\"")
+            } else {
+                "and there is no [nodes] table".to_string()
+            };
+            return Err(ctx.at(
+                list.span(),
+                format!(
+                    "`sweep.sync_intervals` sweeps how often nodes sync: it needs mode = \"sync\" in [nodes] with its `count`, {have}"
+                ),
+            ));
+        }
+        out.sync_intervals = list
+            .get_ref()
+            .iter()
+            .map(|v| ctx.positive_duration("sweep.sync_intervals", v))
+            .collect::<Result<_, _>>()?;
+    }
+    if r.nodes.is_some() && r.rtts.is_some() && c.nodes.is_none() {
+        // Without [nodes], `nodes` sweeps local mode and `rtts` central: one
+        // base cannot be both.
+        return Err(ctx.at(
+            r.rtts.as_ref().map_or(0..0, |v| v.span()),
+            "`sweep.nodes` and `sweep.rtts` change different modes (local and central): give [nodes] a mode, or sweep them in two scenarios",
+        ));
+    }
+    Ok(Some(out))
 }

@@ -6,12 +6,14 @@
 pub mod burst_pair;
 pub mod load;
 pub mod retry_policies;
+pub mod topology;
 
 use crate::limiter::{FixedWindowSpec, LimiterSpec, SlotCounterSpec};
 
 pub use burst_pair::{BurstPairConfig, BurstPairResult, BurstPairRow};
 pub use load::{LoadPoint, LoadSweepConfig};
 pub use retry_policies::RetryPolicyPoint;
+pub use topology::{TopologySweep, TopologySweepResult};
 
 /// The sweeps' default limiters: fixed window, slot counters with
 /// N = 1, 2, 5, 10, 20, 50, 100, 1000, and the sliding log.

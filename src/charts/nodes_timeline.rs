@@ -1,0 +1,251 @@
+//! `nodes_timeline`: requests each node admitted per bin, a strip per
+//! limiter on nodes (the exact reference is not on nodes), with each node's
+//! own limit (local mode) dashed where it is comparable with a bin.
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::*;
+use ratesim::RunReport;
+use ratesim::nodes::{Mode, Topology};
+use ratesim::time::format_duration;
+
+/// Nodes drawn one line each; with more, a band from the least to the most
+/// any node admitted in the bin, and their mean (five or more lines, nested
+/// so that equal ones show, become a tangle).
+pub const NODE_LINES: usize = 4;
+
+/// A colour per node (Okabe-Ito and Tableau: told apart in colour-blind
+/// vision too), the same in every strip.
+const NODE_COLOURS: [(u8, u8, u8); NODE_LINES] =
+    [(0, 114, 178), (230, 159, 0), (0, 158, 115), (204, 121, 167)];
+
+/// The area of all nodes together.
+fn total_colour() -> RGBColor {
+    RGBColor(150, 150, 150)
+}
+
+/// The global limit L, dark so that it shows on the nodes' area.
+fn global_colour() -> RGBColor {
+    RGBColor(40, 40, 40)
+}
+
+pub fn node_colour(i: usize) -> RGBColor {
+    rgb(NODE_COLOURS[i % NODE_LINES])
+}
+
+/// Line width of node `i` of `k`: 2 px for the last, 3 more for each
+/// node before it.
+fn node_width(i: usize, k: usize) -> u32 {
+    2 + 3 * (k - 1 - i) as u32
+}
+
+pub struct NodesTimeline<'a> {
+    pub scenario: &'a str,
+    pub report: &'a RunReport,
+    pub topology: &'a Topology,
+}
+
+impl NodesTimeline<'_> {
+    /// The per-node limit to draw, when a bin of admitted requests is in
+    /// its unit: local mode, and bins exactly one window long (a bin is then
+    /// an aligned window, which a node holding its own limit never passes;
+    /// shorter bins hold a part of a window and longer ones several).
+    fn limit_line(&self) -> Option<f64> {
+        let r = self.report;
+        (self.topology.mode == Mode::Local && r.timeline.width() == r.limit.window)
+            .then_some(self.topology.per_node as f64)
+    }
+}
+
+impl Chart for NodesTimeline<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        let r = self.report;
+        let on_nodes: Vec<_> = r.limiters.iter().filter(|l| l.node_timeline.is_some()).collect();
+        let Some(first) = on_nodes.first().and_then(|l| l.node_timeline.as_ref()) else { return Ok(()) };
+        let width = first.width().get();
+        let k = usize::from(self.topology.count);
+        // From the bin of the first arrival when the traffic starts late
+        // (a run whose nodes' clocks lag must start late): the nodes' part
+        // is what this chart is for.
+        let start = r.first_arrival.map_or(0, |t| t.get() / width * width).min(r.end.get().saturating_sub(1));
+        let start = if start * 10 < r.end.get() { 0 } else { start };
+        let (div, unit) = time_unit(r.end.get() - start);
+        let x_start = start as f64 / div;
+        let first_bin = (start / width) as usize;
+        let x_end = r.end.get() as f64 / div;
+        // The nodes together: the highest bin of any limiter's sum.
+        let y_data = on_nodes
+            .iter()
+            .filter_map(|l| l.node_timeline.as_ref())
+            .flat_map(|t| t.bins().iter().map(|row| row.iter().map(|b| b.admitted).sum::<u64>()))
+            .max()
+            .unwrap_or(0) as f64;
+        let limit = self.limit_line();
+        // With the limit lines drawn, the global limit L is one of them.
+        let lines_top = limit.map_or(0.0, |y| y.max(r.limit.requests as f64));
+        let y_max = (y_data.max(lines_top) * 1.3).max(1.0);
+        let bin = format_duration(first.width());
+        let area = titled(
+            root,
+            &format!(
+                "{}: admitted per {bin} bin on each of {k} node{}",
+                self.scenario,
+                if k == 1 { "" } else { "s" }
+            ),
+        )?;
+        let (plots, legend) = with_legend(&area);
+        let (strips, bottom) = plots.split_vertically(plots.dim_in_pixel().1.saturating_sub(40));
+        bottom
+            .draw_text(
+                &format!("time ({unit})"),
+                &font(LABEL_SIZE).pos(Pos::new(HPos::Center, VPos::Top)),
+                (((bottom.dim_in_pixel().0 + 90) / 2) as i32, 6),
+            )
+            .map_err(err)?;
+        let (ylab, strips) = strips.split_horizontally(30);
+        ylab.draw_text(
+            &format!("admitted per {bin} bin, per node"),
+            &font(LABEL_SIZE).transform(FontTransform::Rotate270).pos(Pos::new(HPos::Center, VPos::Top)),
+            (4, (ylab.dim_in_pixel().1 / 2) as i32),
+        )
+        .map_err(err)?;
+        let rows = strips.split_evenly((on_nodes.len(), 1));
+        let limit_colour = RGBColor(200, 0, 0);
+        for (s, (strip, l)) in rows.iter().zip(&on_nodes).enumerate() {
+            let last = s + 1 == on_nodes.len();
+            let timeline = l.node_timeline.as_ref().expect("on nodes");
+            let bins = timeline.bins();
+            let mut chart = ChartBuilder::on(strip)
+                .margin_right(10)
+                .margin_top(4)
+                .x_label_area_size(if last { 30 } else { 0 })
+                .y_label_area_size(60)
+                .build_cartesian_2d(x_start..x_end, 0f64..y_max)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .label_style(font(TICK_SIZE - 2.0))
+                .x_label_formatter(&tick)
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .y_labels(3)
+                .light_line_style(WHITE.mix(0.0))
+                .draw()
+                .map_err(err)?;
+            let span = |b: usize| {
+                let x0 = (b as u64 * width) as f64 / div;
+                let x1 = ((b as u64 + 1) * width) as f64 / div;
+                (x0.max(x_start), x1.min(x_end))
+            };
+            let total = steps(bins.iter().enumerate().skip(first_bin).map(|(b, row)| {
+                let (x0, x1) = span(b);
+                (x0, x1, row.iter().map(|c| c.admitted).sum::<u64>() as f64)
+            }));
+            chart.draw_series(AreaSeries::new(total, 0.0, total_colour().mix(0.35))).map_err(err)?;
+            if k <= NODE_LINES {
+                // Node 0 widest and first: nodes that admit the same (round
+                // robin) show as nested stripes, not one line.
+                for node in 0..k {
+                    let pts = steps(bins.iter().enumerate().skip(first_bin).map(|(b, row)| {
+                        let (x0, x1) = span(b);
+                        (x0, x1, row[node].admitted as f64)
+                    }));
+                    let w = node_width(node, k);
+                    chart
+                        .draw_series(LineSeries::new(pts, node_colour(node).stroke_width(w)))
+                        .map_err(err)?;
+                }
+            } else {
+                let lo: Vec<(f64, f64)> = steps(bins.iter().enumerate().skip(first_bin).map(|(b, row)| {
+                    let (x0, x1) = span(b);
+                    (x0, x1, row.iter().map(|c| c.admitted).min().unwrap_or(0) as f64)
+                }));
+                let hi: Vec<(f64, f64)> = steps(bins.iter().enumerate().skip(first_bin).map(|(b, row)| {
+                    let (x0, x1) = span(b);
+                    (x0, x1, row.iter().map(|c| c.admitted).max().unwrap_or(0) as f64)
+                }));
+                let mut band = hi.clone();
+                band.extend(lo.iter().rev());
+                chart
+                    .draw_series(std::iter::once(Polygon::new(band, node_colour(0).mix(0.3).filled())))
+                    .map_err(err)?;
+                let mean = steps(bins.iter().enumerate().skip(first_bin).map(|(b, row)| {
+                    let (x0, x1) = span(b);
+                    (x0, x1, row.iter().map(|c| c.admitted).sum::<u64>() as f64 / k as f64)
+                }));
+                chart.draw_series(LineSeries::new(mean, node_colour(0).stroke_width(2))).map_err(err)?;
+            }
+            if let Some(y) = limit {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        vec![(x_start, y), (x_end, y)],
+                        12,
+                        8,
+                        limit_colour.stroke_width(2),
+                    ))
+                    .map_err(err)?;
+                let global = r.limit.requests as f64;
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        vec![(x_start, global), (x_end, global)],
+                        6,
+                        6,
+                        global_colour().stroke_width(2),
+                    ))
+                    .map_err(err)?;
+            }
+            let per_node: Vec<String> = l.nodes.iter().map(|n| n.admitted.to_string()).collect();
+            let per_node = if per_node.len() <= 2 * NODE_LINES {
+                format!(" (nodes: {})", per_node.join(" + "))
+            } else {
+                String::new()
+            };
+            let text = format!(
+                "{}: admitted {} of {}{per_node}, peak {}",
+                short_label(&l.spec),
+                l.counts.admitted,
+                l.counts.offered,
+                window_count::fmt_ratio_x(l.peak_ratio())
+            );
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    text,
+                    (x_start + (x_end - x_start) * 0.01, y_max * 0.97),
+                    font(TICK_SIZE - 1.0),
+                )))
+                .map_err(err)?;
+        }
+        let mut entries = vec![LegendEntry::new("all nodes together", total_colour(), Mark::Area)];
+        if k <= NODE_LINES {
+            for node in 0..k {
+                let skew = self.topology.skew.get(node).copied().unwrap_or(0);
+                let clock = if self.topology.skew.iter().any(|&s| s != 0) {
+                    format!(", clock {}", ratesim::export::markdown::fmt_skew(skew))
+                } else {
+                    String::new()
+                };
+                entries.push(LegendEntry::new(format!("node {node}{clock}"), node_colour(node), Mark::Line));
+            }
+        } else {
+            entries.push(LegendEntry::new(format!("least to most of {k} nodes"), node_colour(0), Mark::Area));
+            entries.push(LegendEntry::new("mean of the nodes", node_colour(0), Mark::Line));
+        }
+        if let Some(y) = limit {
+            let window = format_duration(r.limit.window);
+            entries.push(LegendEntry::new(
+                format!("node limit {y} per {window}"),
+                limit_colour,
+                Mark::Dashed,
+            ));
+            entries.push(LegendEntry::new(
+                format!("limit L = {} per {window}", r.limit.requests),
+                global_colour(),
+                Mark::Dashed,
+            ));
+        }
+        draw_legend(&legend, &entries)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,298 @@
+//! `nodes_sweep`, `rtt_sweep`, `sync_sweep`: peak/L and over-admission
+//! against the swept value of the topology, one line per limiter, with the
+//! analytic figure where one exists (dashed).
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+
+use super::*;
+use ratesim::nodes::Mode;
+use ratesim::sweep::TopologySweepResult;
+use ratesim::sweep::topology::{Parameter, TopologyPoint};
+use ratesim::time::format_duration;
+
+pub struct TopologySweep<'a> {
+    pub scenario: &'a str,
+    pub result: &'a TopologySweepResult,
+}
+
+/// One line: a limiter's points, solid or dashed.
+struct Line {
+    colour: RGBColor,
+    width: u32,
+    dashed: bool,
+    points: Vec<(f64, f64, f64)>,
+}
+
+impl TopologySweep<'_> {
+    /// The x value of a point: K, arrivals per round trip, or the interval
+    /// (in the unit of [`Self::x_unit`]).
+    fn x(&self, p: &TopologyPoint) -> f64 {
+        match (self.result.parameter, p.topology.mode) {
+            (Parameter::Rtt, _) => p.arrivals_per_rtt().unwrap_or(0.0),
+            (Parameter::SyncInterval, Mode::Sync { interval }) => interval.get() as f64 / self.x_unit().0,
+            _ => f64::from(p.topology.count),
+        }
+    }
+
+    fn x_unit(&self) -> (f64, &'static str) {
+        let longest = self
+            .result
+            .points
+            .iter()
+            .filter_map(|p| match p.topology.mode {
+                Mode::Sync { interval } => Some(interval.get()),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(1);
+        time_unit(longest)
+    }
+
+    fn x_desc(&self) -> String {
+        match self.result.parameter {
+            Parameter::Nodes => "nodes K".into(),
+            Parameter::Rtt => "arrivals per round trip (mean rate × rtt)".into(),
+            Parameter::SyncInterval => format!("sync interval ({}, log scale)", self.x_unit().1),
+        }
+    }
+
+    /// One line per limiter (get-then-set solid and atomic dashed, for the
+    /// round-trip sweep); each point is (x, over-admission %, peak/L).
+    fn lines(&self) -> Vec<(String, Line)> {
+        let points = &self.result.points;
+        let Some(first) = points.first() else { return Vec::new() };
+        let mut out = Vec::new();
+        let stores: &[Option<bool>] =
+            if self.result.parameter == Parameter::Rtt { &[Some(false), Some(true)] } else { &[None] };
+        for &store in stores {
+            for (i, l) in first.report.limiters.iter().enumerate() {
+                let chosen = points.iter().filter(|p| match (store, p.topology.mode) {
+                    (Some(a), Mode::Central { atomic, .. }) => a == atomic,
+                    _ => true,
+                });
+                // The reference is not on nodes: it is the same in both stores.
+                if store == Some(true) && l.nodes.is_empty() {
+                    continue;
+                }
+                let pts = chosen
+                    .map(|p| {
+                        let r = &p.report.limiters[i];
+                        (self.x(p), r.over_admission().unwrap_or(0.0) * 100.0, r.peak_ratio())
+                    })
+                    .collect();
+                let name = match store {
+                    Some(true) => format!("{}, atomic", short_label(&l.spec)),
+                    Some(false) if !l.nodes.is_empty() => format!("{}, get-then-set", short_label(&l.spec)),
+                    _ if l.nodes.is_empty() => format!("{} (reference)", short_label(&l.spec)),
+                    _ => short_label(&l.spec),
+                };
+                let line = Line {
+                    colour: colour(&l.spec),
+                    width: line_width(&l.spec),
+                    dashed: store == Some(true),
+                    points: pts,
+                };
+                out.push((name, line));
+            }
+        }
+        out
+    }
+
+    /// The estimated get-then-set over-admission (%) per point.
+    fn estimate(&self) -> Vec<(f64, f64)> {
+        self.result
+            .points
+            .iter()
+            .filter_map(|p| {
+                let l = p.report.limiters.iter().find(|l| !l.nodes.is_empty())?;
+                Some((self.x(p), p.estimated_over_admission(l)? * 100.0))
+            })
+            .collect()
+    }
+
+    /// The analytic peak/L per point (the first limiter on nodes has it).
+    fn analytic(&self) -> Vec<(f64, f64)> {
+        self.result
+            .points
+            .iter()
+            .filter_map(|p| {
+                let l = p.report.limiters.iter().find(|l| !l.nodes.is_empty())?;
+                Some((self.x(p), p.analytic_peak_ratio(l)?))
+            })
+            .collect()
+    }
+}
+
+fn draw_line<DB: DrawingBackend, X: Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, RangedCoordf64>>,
+    line: &Line,
+    value: impl Fn(&(f64, f64, f64)) -> f64,
+) -> Result<()> {
+    let pts: Vec<(f64, f64)> = line.points.iter().map(|p| (p.0, value(p))).collect();
+    let style = line.colour.stroke_width(line.width);
+    if line.dashed {
+        chart.draw_series(DashedLineSeries::new(pts.clone(), 10, 6, style)).map_err(err)?;
+        chart
+            .draw_series(pts.into_iter().map(|p| Circle::new(p, 6, line.colour.stroke_width(2))))
+            .map_err(err)?;
+    } else {
+        chart.draw_series(LineSeries::new(pts.clone(), style)).map_err(err)?;
+        chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 5, line.colour.filled()))).map_err(err)?;
+    }
+    Ok(())
+}
+
+impl Chart for TopologySweep<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        let Some(first) = self.result.points.first() else { return Ok(()) };
+        let limit = first.report.limit;
+        let what = match self.result.parameter {
+            Parameter::Nodes => format!("K nodes, per node {}", self.result.per_node.describe()),
+            Parameter::Rtt => format!("one central store, {} nodes", first.topology.count),
+            Parameter::SyncInterval => format!("{} nodes syncing", first.topology.count),
+        };
+        let title = format!(
+            "{}: {what}, L = {} per {}",
+            self.scenario,
+            limit.requests,
+            format_duration(limit.window)
+        );
+        let area = titled(root, &title)?;
+        let (plots, legend) = with_legend(&area);
+        let panels = plots.split_evenly((1, 2));
+        let lines = self.lines();
+        let analytic = self.analytic();
+        let estimate = self.estimate();
+        let xs: Vec<f64> = self.result.points.iter().map(|p| self.x(p)).collect();
+        let x_lo = xs.iter().copied().fold(f64::MAX, f64::min);
+        let x_hi = xs.iter().copied().fold(0.0, f64::max);
+        let log_x = self.result.parameter == Parameter::SyncInterval && x_lo > 0.0 && x_hi / x_lo >= 20.0;
+        let grey = RGBColor(90, 90, 90);
+        for (k, panel) in panels.iter().enumerate() {
+            let value = |p: &(f64, f64, f64)| if k == 0 { p.1 } else { p.2 };
+            let mut all: Vec<f64> = lines.iter().flat_map(|(_, l)| l.points.iter().map(value)).collect();
+            if k == 1 {
+                all.extend(analytic.iter().map(|a| a.1));
+            } else {
+                all.extend(estimate.iter().map(|a| a.1));
+            }
+            let y_hi = all.iter().copied().fold(0.0, f64::max);
+            let y_lo = all.iter().copied().fold(f64::MAX, f64::min).min(0.0);
+            // peak/L from just below the lowest point: a sweep whose peaks stay
+            // near L (ceil(L/K) per node) shows its few percent.
+            let y_min = all.iter().copied().fold(f64::MAX, f64::min);
+            let (y0, y1) = if k == 0 {
+                (y_lo * 1.1, (y_hi * 1.15).max(1.0))
+            } else {
+                ((y_min - 0.1).max(0.0), (y_hi * 1.05).max(y_min + 0.3))
+            };
+            let caption = if k == 0 { "over-admission vs exact" } else { "peak in one exact window" };
+            let y_desc = if k == 0 { "over-admission (%)" } else { "peak / L" };
+            if log_x {
+                let mut chart = ChartBuilder::on(panel)
+                    .margin(12)
+                    .caption(caption, font(LABEL_SIZE))
+                    .x_label_area_size(60)
+                    .y_label_area_size(80)
+                    .build_cartesian_2d((x_lo * 0.7..x_hi * 1.4).log_scale(), y0..y1)
+                    .map_err(err)?;
+                chart
+                    .configure_mesh()
+                    .x_desc(self.x_desc())
+                    .y_desc(y_desc)
+                    .axis_desc_style(font(LABEL_SIZE))
+                    .label_style(font(TICK_SIZE))
+                    .x_label_formatter(&tick)
+                    .y_label_formatter(&tick)
+                    .light_line_style(WHITE.mix(0.0))
+                    .draw()
+                    .map_err(err)?;
+                for (_, line) in &lines {
+                    draw_line(&mut chart, line, value)?;
+                }
+                // On top: where it matches the measurement exactly it must
+                // still show.
+                let dashed = if k == 1 { &analytic } else { &estimate };
+                if !dashed.is_empty() {
+                    chart
+                        .draw_series(DashedLineSeries::new(dashed.clone(), 8, 6, grey.stroke_width(2)))
+                        .map_err(err)?;
+                    // Crosses too: where the figure matches the measurement
+                    // the dashes hide under its line.
+                    chart
+                        .draw_series(dashed.iter().map(|&p| Cross::new(p, 7, grey.stroke_width(2))))
+                        .map_err(err)?;
+                }
+            } else {
+                let pad = ((x_hi - x_lo) * 0.06).max(0.3);
+                let mut chart = ChartBuilder::on(panel)
+                    .margin(12)
+                    .caption(caption, font(LABEL_SIZE))
+                    .x_label_area_size(60)
+                    .y_label_area_size(80)
+                    .build_cartesian_2d((x_lo - pad).max(0.0)..x_hi + pad, y0..y1)
+                    .map_err(err)?;
+                chart
+                    .configure_mesh()
+                    .x_desc(self.x_desc())
+                    .y_desc(y_desc)
+                    .axis_desc_style(font(LABEL_SIZE))
+                    .label_style(font(TICK_SIZE))
+                    .x_label_formatter(&tick)
+                    .y_label_formatter(&tick)
+                    .light_line_style(WHITE.mix(0.0))
+                    .draw()
+                    .map_err(err)?;
+                for (_, line) in &lines {
+                    draw_line(&mut chart, line, value)?;
+                }
+                // On top: where it matches the measurement exactly it must
+                // still show.
+                let dashed = if k == 1 { &analytic } else { &estimate };
+                if !dashed.is_empty() {
+                    chart
+                        .draw_series(DashedLineSeries::new(dashed.clone(), 8, 6, grey.stroke_width(2)))
+                        .map_err(err)?;
+                    // Crosses too: where the figure matches the measurement
+                    // the dashes hide under its line.
+                    chart
+                        .draw_series(dashed.iter().map(|&p| Cross::new(p, 7, grey.stroke_width(2))))
+                        .map_err(err)?;
+                }
+            }
+        }
+        let mut entries: Vec<LegendEntry> = lines
+            .iter()
+            .map(|(name, l)| {
+                LegendEntry::new(name.clone(), l.colour, if l.dashed { Mark::Ring } else { Mark::Line })
+            })
+            .collect();
+        if !analytic.is_empty() {
+            let label = match self.result.parameter {
+                Parameter::SyncInterval => "K: each node at L, never synced",
+                _ => "analytic K × per node / L",
+            };
+            entries.push(LegendEntry::new(label, grey, Mark::Cross));
+        }
+        if !estimate.is_empty() {
+            entries.push(LegendEntry::new("estimate r × rtt (get-then-set)", grey, Mark::Cross));
+        }
+        if self.result.parameter == Parameter::Rtt {
+            let rtts: Vec<String> = self
+                .result
+                .points
+                .iter()
+                .filter_map(|p| match p.topology.mode {
+                    Mode::Central { rtt, atomic: true } => Some(format_duration(rtt)),
+                    _ => None,
+                })
+                .collect();
+            entries.push(LegendEntry::new(format!("rtt: {}", rtts.join(", ")), BLACK, Mark::Heading));
+        }
+        draw_legend(&legend, &entries)?;
+        Ok(())
+    }
+}

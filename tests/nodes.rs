@@ -1,0 +1,474 @@
+//! Many nodes sharing one limit (`docs/semantics.md`, "Many nodes sharing
+//! one limit"): values worked out by hand for each mode, balancer and
+//! failure, properties over random traces, and what a run on nodes writes.
+
+mod common;
+
+use std::fs;
+
+use proptest::prelude::*;
+
+use common::{ratesim, read, read_csv, scenario, snapshot};
+use ratesim::engine::{self, DecisionRecord, DecisionSink, RunConfig};
+use ratesim::limiter::{
+    Algorithm, FixedWindowSpec, LeakyBucketSpec, Limit, Limiter, LimiterSpec, SlidingLogSpec,
+    SlotCounterSpec, WeightedWindowSpec, WindowAlign,
+};
+use ratesim::metrics::LimiterReport;
+use ratesim::nodes::{Balance, Balancer, Fleet, Mode, Outage, Topology};
+use ratesim::time::Nanos;
+use ratesim::trace::{Arrival, ArrivalResult};
+
+const MS: u64 = 1_000_000;
+
+fn fixed() -> LimiterSpec {
+    FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::ZERO } }.into()
+}
+
+fn topology(count: u16, mode: Mode, per_node: u64) -> Topology {
+    Topology {
+        count,
+        balance: Balance::RoundRobin,
+        mode,
+        per_node,
+        skew: vec![0; usize::from(count)],
+        outages: Vec::new(),
+    }
+}
+
+/// Collects every decision.
+struct Collect(Vec<DecisionRecord>);
+
+impl DecisionSink for Collect {
+    fn record(&mut self, r: &DecisionRecord) -> std::io::Result<()> {
+        self.0.push(*r);
+        Ok(())
+    }
+}
+
+/// Runs unkeyed arrivals at `times` through `limiters` (the sliding log
+/// reference added last) on `topology`; returns the reports and, per
+/// limiter, its decisions in arrival order.
+fn run(
+    limit: Limit,
+    limiters: Vec<LimiterSpec>,
+    topology: Option<Topology>,
+    times: &[u64],
+) -> (Vec<LimiterReport>, Vec<Vec<bool>>) {
+    let arrivals: Vec<ArrivalResult> = times.iter().map(|&t| Ok(Arrival::at(Nanos::new(t)))).collect();
+    let config = RunConfig { topology, ..RunConfig::new(limit, limiters) };
+    let mut sink = Collect(Vec::new());
+    let report = engine::run(&config, arrivals.into_iter(), Some(&mut sink), &mut |_| {}).unwrap();
+    let mut bits = vec![Vec::new(); report.limiters.len()];
+    for r in &sink.0 {
+        bits[r.limiter].push(r.admitted);
+    }
+    (report.limiters, bits)
+}
+
+// ---- local mode ---------------------------------------------------------------
+
+/// 3 nodes of 100 per minute (L = 100 per 1 min), 300 requests in one
+/// minute, round robin: each node gets 100 and admits all of them; all 300
+/// lie in one exact window (the last at 59.8 s, the first at 0): peak 300,
+/// 3.0 L. The exact rule admits 100.
+#[test]
+fn three_uncoordinated_nodes_admit_three_times_the_limit() {
+    let limit = Limit { requests: 100, window: Nanos::from_secs(60) };
+    let times: Vec<u64> = (0..300).map(|i| i * 200 * MS).collect();
+    let (reports, _) = run(limit, vec![fixed()], Some(topology(3, Mode::Local, 100)), &times);
+    let (fw, log) = (&reports[0], &reports[1]);
+    assert_eq!((fw.counts.admitted, fw.counts.peak), (300, 300));
+    assert_eq!(fw.peak_ratio(), 3.0);
+    assert_eq!(fw.over_admission(), Some(2.0));
+    for n in &fw.nodes {
+        assert_eq!((n.admitted, n.rejected, n.peak), (100, 0, 100));
+    }
+    // The reference is never on nodes.
+    assert!(log.nodes.is_empty() && log.node_timeline.is_none());
+    assert_eq!((log.counts.admitted, log.counts.peak), (100, 100));
+}
+
+/// The same traffic with ceil(100 / 3) = 34 per node: 3 x 34 = 102 admitted,
+/// all in one window; floor gives 3 x 33 = 99.
+#[test]
+fn a_kth_of_the_limit_per_node_rounds() {
+    let limit = Limit { requests: 100, window: Nanos::from_secs(60) };
+    let times: Vec<u64> = (0..300).map(|i| i * 200 * MS).collect();
+    for (per_node, admitted) in [(34, 102), (33, 99)] {
+        let (reports, _) = run(limit, vec![fixed()], Some(topology(3, Mode::Local, per_node)), &times);
+        assert_eq!((reports[0].counts.admitted, reports[0].counts.peak), (admitted, admitted));
+        assert!(reports[0].nodes.iter().all(|n| n.admitted == per_node && n.rejected == 100 - per_node));
+    }
+}
+
+/// Node 1's clock runs 100 ms ahead, so its aligned 1 s window resets at
+/// true 0.9 s; node 0's at 1 s. One request per node per node-window:
+/// round robin sends 0.5 s to node 0 (admitted), 0.5 s to node 1 (admitted,
+/// node time 0.6 s), 0.9 s to node 0 (refused: still its window [0, 1 s))
+/// and 0.9 s to node 1 (node time exactly 1 s: a new window, admitted).
+/// 1 ns earlier node 1 is still in its first window and refuses.
+#[test]
+fn skew_moves_each_nodes_window_edge() {
+    let limit = Limit { requests: 2, window: Nanos::from_secs(1) };
+    let mut t = topology(2, Mode::Local, 1);
+    t.skew = vec![0, 100 * MS as i64];
+    let (_, bits) = run(limit, vec![fixed()], Some(t.clone()), &[500 * MS, 500 * MS, 900 * MS, 900 * MS]);
+    assert_eq!(bits[0], [true, true, false, true]);
+    let (_, bits) =
+        run(limit, vec![fixed()], Some(t.clone()), &[500 * MS, 500 * MS, 900 * MS - 1, 900 * MS - 1]);
+    assert_eq!(bits[0], [true, true, false, false]);
+    // A clock behind: node 1 at -100 ms resets at true 1.1 s.
+    t.skew = vec![0, -(100 * MS as i64)];
+    let (_, bits) =
+        run(limit, vec![fixed()], Some(t), &[500 * MS, 500 * MS, 1050 * MS, 1050 * MS, 1100 * MS, 1100 * MS]);
+    assert_eq!(bits[0], [true, true, true, false, false, true]);
+}
+
+// ---- central mode ---------------------------------------------------------------
+
+/// An atomic store with no round trip decides exactly as the limiter alone,
+/// for every algorithm, whatever the balance.
+#[test]
+fn atomic_store_with_rtt_zero_is_the_single_limiter() {
+    let limit = Limit { requests: 5, window: Nanos::new(1000) };
+    let times: Vec<u64> = (0..5000u64).map(|i| i * 37 % 1013 + i * 41).collect::<Vec<_>>();
+    let mut times = times;
+    times.sort_unstable();
+    let specs: Vec<LimiterSpec> = vec![
+        fixed(),
+        SlotCounterSpec { slots: 4 }.into(),
+        WeightedWindowSpec::DEFAULT.into(),
+        LeakyBucketSpec { burst: 2, delay: None }.into(),
+        SlidingLogSpec { count_rejected: true }.into(),
+    ];
+    let mut t = topology(4, Mode::Central { rtt: Nanos::ZERO, atomic: true }, 0);
+    t.balance = Balance::Random;
+    let (single, single_bits) = run(limit, specs.clone(), None, &times);
+    let (store, store_bits) = run(limit, specs, Some(t), &times);
+    for (i, (a, b)) in single.iter().zip(&store).enumerate() {
+        assert_eq!(a.counts, b.counts, "{}", a.label);
+        assert_eq!(single_bits[i], store_bits[i], "{}", a.label);
+    }
+}
+
+/// Get-then-set, worked by hand: L = 2 per 1 s (fixed window), rtt = 10 ms.
+/// Request 1 at 0 reads the count at 5 ms (0: admitted) and writes 1 at
+/// 15 ms. Request 2 at 4 ms reads at 9 ms, before that write lands: it sees
+/// 0 too (admitted) and writes 1 at 19 ms. Request 3 at 10 ms reads at
+/// 15 ms, the instant request 1's write lands: writes apply first, it sees 1
+/// (admitted: 3 admitted where the limit is 2) and writes 2 at 25 ms.
+/// Request 4 at 16 ms reads at 21 ms: request 2's stale write (1) has
+/// replaced request 1's (last writer wins), so it sees 1 and is admitted
+/// too. Request 5 at 21 ms reads at 26 ms, after request 3's write of 2:
+/// refused. An atomic store admits requests 1 and 2 only.
+#[test]
+fn get_then_set_reads_the_old_count_while_a_write_is_in_flight() {
+    let limit = Limit { requests: 2, window: Nanos::from_secs(1) };
+    let times = [0, 4 * MS, 10 * MS, 16 * MS, 21 * MS];
+    let rtt = Nanos::new(10 * MS);
+    let (_, gts) =
+        run(limit, vec![fixed()], Some(topology(2, Mode::Central { rtt, atomic: false }, 0)), &times);
+    assert_eq!(gts[0], [true, true, true, true, false]);
+    let (_, atomic) =
+        run(limit, vec![fixed()], Some(topology(2, Mode::Central { rtt, atomic: true }, 0)), &times);
+    assert_eq!(atomic[0], [true, true, false, false, false]);
+    // The first three alone: two requests closer than rtt both read 0.
+    let (reports, gts) =
+        run(limit, vec![fixed()], Some(topology(2, Mode::Central { rtt, atomic: false }, 0)), &times[..3]);
+    assert_eq!(gts[0], [true, true, true]);
+    assert_eq!((reports[0].counts.peak, reports[0].counts.excess), (3, 1));
+}
+
+/// Outages by true time, `[start, end)`. L = 1 per 1 s, an atomic store
+/// with no round trip. Failing open, everything inside the outage is
+/// admitted and nothing reaches the store: after it the store still holds
+/// only the request at 0. Failing closed, nothing inside it is admitted,
+/// and the store is fresh after it.
+#[test]
+fn outages_fail_open_or_closed() {
+    let limit = Limit { requests: 1, window: Nanos::from_secs(1) };
+    let central = Mode::Central { rtt: Nanos::ZERO, atomic: true };
+    let times = [0, 10 * MS, 100 * MS, 150 * MS, 200 * MS - 1, 200 * MS];
+    let mut t = topology(2, central, 0);
+    t.outages = vec![Outage { start: Nanos::new(100 * MS), end: Nanos::new(200 * MS), fail_open: true }];
+    let (_, bits) = run(limit, vec![fixed()], Some(t.clone()), &times);
+    assert_eq!(bits[0], [true, false, true, true, true, false]);
+    t.outages = vec![Outage { start: Nanos::ZERO, end: Nanos::new(100 * MS), fail_open: false }];
+    let (_, bits) = run(limit, vec![fixed()], Some(t), &times);
+    assert_eq!(bits[0], [false, false, true, false, false, false]);
+}
+
+// ---- sync mode ---------------------------------------------------------------
+
+/// Sync, worked by hand: L = 2 per 1 s (fixed window), 2 nodes, round
+/// robin, a sync every 100 ms. Node 0 admits at 0 and 20 ms, node 1 at 10 and
+/// 30 ms: each sees only its own count (1 before its second request), so 4
+/// get through. The sync at 100 ms merges all four; the request at exactly
+/// 100 ms (node 0) already sees them and is refused, as is node 1's at
+/// 160 ms. In the next window (1.05 s) the count starts over.
+#[test]
+fn sync_merges_the_counts_at_each_interval() {
+    let limit = Limit { requests: 2, window: Nanos::from_secs(1) };
+    let sync = Mode::Sync { interval: Nanos::new(100 * MS) };
+    let times = [0, 10 * MS, 20 * MS, 30 * MS, 100 * MS, 160 * MS, 1050 * MS];
+    let (reports, bits) = run(limit, vec![fixed()], Some(topology(2, sync, 0)), &times);
+    assert_eq!(bits[0], [true, true, true, true, false, false, true]);
+    assert_eq!(reports[0].counts.peak, 4);
+    // A request 1 ns before the sync still decides on the node's own count.
+    let times = [0, 10 * MS, 20 * MS, 30 * MS, 100 * MS - 1];
+    let limit3 = Limit { requests: 3, window: Nanos::from_secs(1) };
+    let (_, bits) = run(limit3, vec![fixed()], Some(topology(2, sync, 0)), &times);
+    assert_eq!(bits[0], [true, true, true, true, true]);
+}
+
+/// No sync while the store is down: L = 3, the same four requests (each
+/// node at 2); the outage [95 ms, 105 ms) swallows the sync at 100 ms, so at
+/// 110 ms node 0 still knows only its own 2 and admits. The sync at 200 ms
+/// merges all five, and node 1 refuses at 210 ms. Without the outage the
+/// sync at 100 ms shows 4 and node 0 refuses at 110 ms.
+#[test]
+fn no_sync_during_an_outage() {
+    let limit = Limit { requests: 3, window: Nanos::from_secs(1) };
+    let mut t = topology(2, Mode::Sync { interval: Nanos::new(100 * MS) }, 0);
+    let times = [0, 10 * MS, 20 * MS, 30 * MS, 110 * MS, 210 * MS];
+    let (_, bits) = run(limit, vec![fixed()], Some(t.clone()), &times);
+    assert_eq!(bits[0], [true, true, true, true, false, false]);
+    t.outages = vec![Outage { start: Nanos::new(95 * MS), end: Nanos::new(105 * MS), fail_open: true }];
+    let (_, bits) = run(limit, vec![fixed()], Some(t), &times);
+    assert_eq!(bits[0], [true, true, true, true, true, false]);
+}
+
+// ---- balancers ---------------------------------------------------------------
+
+/// Smooth weighted round robin gives each node exactly its share over every
+/// cycle of sum(weights) requests; a node of weight 0 gets nothing.
+#[test]
+fn weights_give_exact_shares() {
+    let limit = Limit { requests: 1_000_000, window: Nanos::from_secs(1) };
+    let times: Vec<u64> = (0..6000).collect();
+    for (weights, shares) in [(vec![3, 1, 2], vec![3000, 1000, 2000]), (vec![2, 0, 1], vec![4000, 0, 2000])] {
+        let mut t = topology(3, Mode::Local, 1_000_000);
+        t.balance = Balance::Weights(weights);
+        let (reports, _) = run(limit, vec![fixed()], Some(t), &times);
+        let got: Vec<u64> = reports[0].nodes.iter().map(|n| n.admitted).collect();
+        assert_eq!(got, shares);
+    }
+    // Interleaved, not in blocks: the first cycle of 3, 1, 2 is 0 2 0 1 2 0
+    // (the node with the most current weight, the first on ties).
+    let mut t = topology(3, Mode::Local, 1);
+    t.balance = Balance::Weights(vec![3, 1, 2]);
+    let mut b = Balancer::new(&t, 0);
+    let picks: Vec<u16> = (0..6).map(|_| b.pick(0)).collect();
+    assert_eq!(picks, [0, 2, 0, 1, 2, 0]);
+}
+
+/// `key_hash` keeps every client key on one node: with keys of 1, 10, 100
+/// and 1000 requests and no rejections, each node's admitted count is a sum
+/// of whole keys (every decimal digit 0 or 1). Round robin splits them.
+#[test]
+fn key_hash_keeps_a_key_on_one_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("time,client\n");
+    let mut rows: Vec<(u64, &str)> = Vec::new();
+    for (key, n) in [("a", 1u64), ("b", 10), ("c", 100), ("d", 1000)] {
+        rows.extend((0..n).map(|i| (i * 997 % 1111, key)));
+    }
+    rows.sort();
+    for (t, k) in &rows {
+        csv.push_str(&format!("0.{t:04},{k}\n"));
+    }
+    fs::write(dir.path().join("keys.csv"), csv).unwrap();
+    for balance in ["key_hash", "round_robin"] {
+        let text = format!(
+            "name = \"keys\"\n[limit]\nrequests = 100000\nwindow = \"1s\"\n[nodes]\ncount = 3\nbalance = \"{balance}\"\n\
+             [[traffic]]\nkind = \"csv\"\npath = \"keys.csv\"\nkey_column = \"client\"\n[[limiter]]\nkind = \"fixed_window\"\n"
+        );
+        fs::write(dir.path().join("s.toml"), text).unwrap();
+        let out = dir.path().join(balance);
+        ratesim()
+            .args(["run", dir.path().join("s.toml").to_str().unwrap(), "-q", "--no-charts"])
+            .args(["--out", out.to_str().unwrap()])
+            .assert()
+            .success();
+        let (header, rows) = read_csv(&out.join("nodes.csv"));
+        assert_eq!(header, ["limiter", "node", "admitted", "rejected", "peak", "peak_ratio"]);
+        let admitted: Vec<u64> = rows.iter().map(|r| r[2].parse().unwrap()).collect();
+        assert_eq!(admitted.iter().sum::<u64>(), 1111);
+        let whole = admitted.iter().all(|n| n.to_string().chars().all(|d| d == '0' || d == '1'));
+        assert_eq!(whole, balance == "key_hash", "{balance}: {admitted:?}");
+    }
+}
+
+// ---- properties ---------------------------------------------------------------
+
+fn gaps(max_gap: u64) -> impl Strategy<Value = Vec<u64>> {
+    prop::collection::vec(prop_oneof![3 => 0..max_gap, 1 => Just(0u64)], 1..200).prop_map(|g| {
+        let mut t = 1000;
+        g.into_iter()
+            .map(|d| {
+                t += d;
+                t
+            })
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Local mode with K nodes that each hold their limit exactly (a sliding
+    /// log per node): whatever the balance and the clock offsets, no node
+    /// admits more than per_node in any exact window of its own (its clock is
+    /// a constant shift, so its windows are true-time windows too), and the
+    /// fleet never more than K x per_node: the uncoordinated bound.
+    #[test]
+    fn local_nodes_never_pass_k_times_per_node(
+        times in gaps(300),
+        k in 1u16..6,
+        per_node in 1u64..5,
+        balance in 0usize..4,
+        skews in prop::collection::vec(0i64..500, 6),
+        seed in 0u64..1000,
+    ) {
+        let window = 1000u64;
+        let limit = Limit { requests: per_node, window: Nanos::new(window) };
+        let balance = match balance {
+            0 => Balance::RoundRobin,
+            1 => Balance::Random,
+            2 => Balance::KeyHash,
+            _ => Balance::Weights((1..=u64::from(k)).collect()),
+        };
+        let t = Topology {
+            count: k,
+            balance,
+            mode: Mode::Local,
+            per_node,
+            skew: skews[..usize::from(k)].to_vec(),
+            outages: Vec::new(),
+        };
+        let mut fleet = Fleet::new(SlidingLogSpec { count_rejected: false }.build(limit), &t);
+        let mut balancer = Balancer::new(&t, seed);
+        let mut admitted: Vec<(u64, u16)> = Vec::new();
+        for (i, &time) in times.iter().enumerate() {
+            let node = balancer.pick(i as u32 % 7);
+            fleet.route(node);
+            if fleet.decide(Nanos::new(time), 1).admitted() {
+                admitted.push((time, node));
+            }
+        }
+        for &(end, _) in &admitted {
+            let inside: Vec<u16> =
+                admitted.iter().filter(|&&(a, _)| a <= end && a + window > end).map(|&(_, n)| n).collect();
+            prop_assert!(inside.len() as u64 <= u64::from(k) * per_node);
+            for node in 0..k {
+                prop_assert!(inside.iter().filter(|&&n| n == node).count() as u64 <= per_node);
+            }
+        }
+    }
+
+    /// An atomic store with no round trip is the single limiter, decision
+    /// for decision, on any trace; get-then-set with a fixed window never
+    /// admits less than atomic at the same round trip (its count at a read
+    /// is at most what it admitted before in the window, so the first L of
+    /// every window always pass).
+    #[test]
+    fn central_store_against_the_single_limiter(times in gaps(120), rtt in 0u64..300) {
+        let limit = Limit { requests: 3, window: Nanos::new(1000) };
+        let specs = vec![fixed(), SlotCounterSpec { slots: 3 }.into(), WeightedWindowSpec::DEFAULT.into()];
+        let (single, single_bits) = run(limit, specs.clone(), None, &times);
+        let zero = topology(3, Mode::Central { rtt: Nanos::ZERO, atomic: true }, 0);
+        let (store, store_bits) = run(limit, specs.clone(), Some(zero), &times);
+        for i in 0..specs.len() {
+            prop_assert_eq!(&single[i].counts, &store[i].counts);
+            prop_assert_eq!(&single_bits[i], &store_bits[i]);
+        }
+        let rtt = Nanos::new(rtt);
+        let (atomic, _) = run(limit, vec![fixed()], Some(topology(2, Mode::Central { rtt, atomic: true }, 0)), &times);
+        let (gts, _) = run(limit, vec![fixed()], Some(topology(2, Mode::Central { rtt, atomic: false }, 0)), &times);
+        prop_assert!(gts[0].counts.admitted >= atomic[0].counts.admitted);
+    }
+}
+
+// ---- what a run on nodes writes ---------------------------------------------------
+
+/// nodes_local: the topology in the terminal, summary.md and report.md,
+/// nodes.csv per node, the per-node chart and the nodes sweep.
+#[test]
+fn a_run_on_nodes_writes_the_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    ratesim()
+        .args(["run", scenario("nodes_local.toml").to_str().unwrap(), "--format", "svg"])
+        .args(["--out", out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "nodes     3 nodes, local, 100 per node, round robin (every limiter but the sliding-log reference)",
+        ));
+    let nodes = read(&out, "nodes.csv");
+    assert!(
+        nodes
+            .starts_with("limiter,node,admitted,rejected,peak,peak_ratio\nfixed_window,0,300,700,101,1.01\n")
+    );
+    assert_eq!(nodes.lines().count(), 1 + 2 * 3, "two limiters on 3 nodes; the reference is not on nodes");
+    assert!(read(&out, "summary.md").contains("Nodes: 3 nodes, local, 100 per node, round robin."));
+    let report = read(&out, "report.md");
+    for part in ["## Nodes\n", "| fixed_window       |    0 |", "](nodes_timeline.svg)", "## Nodes sweep\n"] {
+        assert!(report.contains(part), "report.md lacks {part:?}");
+    }
+    let svg = read(&out, "nodes_timeline.svg");
+    assert!(svg.contains("node 2") && svg.contains("all nodes together"));
+    let sweep = read(&out, "nodes_sweep.csv");
+    assert!(
+        sweep.contains("\n10,100,fixed_window,fixed_window,,3000,3000,0,1000,10,2900,0,9,10\n"),
+        "{sweep}"
+    );
+    assert!(read(&out, "nodes_sweep.svg").contains("analytic K × per node / L"));
+}
+
+/// A nodes scenario with random balancing and a sweep gives the same files
+/// on one thread and on two.
+#[test]
+fn nodes_runs_do_not_depend_on_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for threads in ["1", "2"] {
+        let out = dir.path().join(threads);
+        ratesim()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["run", scenario("nodes_central.toml").to_str().unwrap(), "-q", "--decisions"])
+            .args(["--format", "svg", "--out", out.to_str().unwrap()])
+            .assert()
+            .success();
+        outputs.push(snapshot(&out));
+    }
+    assert!(outputs[0] == outputs[1]);
+}
+
+/// The topology sweeps rerun exactly the scenario: the point equal to the
+/// scenario's own [nodes] gives the main run's figures.
+#[test]
+fn a_sweep_point_equal_to_the_scenario_is_the_main_run() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, file, key) in [
+        ("nodes_local", "nodes_sweep.csv", "3,100,"),
+        ("nodes_central", "rtt_sweep.csv", "0.002,get-then-set,"),
+    ] {
+        let out = dir.path().join(name);
+        ratesim()
+            .args(["run", scenario(&format!("{name}.toml")).to_str().unwrap(), "-q", "--no-charts"])
+            .args(["--out", out.to_str().unwrap()])
+            .assert()
+            .success();
+        let (_, summary) = read_csv(&out.join("summary.csv"));
+        let (_, sweep) = read_csv(&out.join(file));
+        let sweep: Vec<&Vec<String>> = sweep.iter().filter(|r| r.join(",").starts_with(key)).collect();
+        assert_eq!(sweep.len(), summary.len(), "{name}");
+        let skip = key.matches(',').count() + usize::from(file == "rtt_sweep.csv");
+        for (s, p) in summary.iter().zip(sweep) {
+            // limiter, algorithm, slots, offered, admitted, rejected, peak, peak_ratio, excess, false_rejects
+            assert_eq!(s[..10], p[skip..skip + 10], "{name}");
+        }
+    }
+}
