@@ -13,6 +13,7 @@
 mod example;
 mod fast_div;
 mod fixed_window;
+mod gcra;
 mod sliding_log;
 mod slot_counter;
 
@@ -20,6 +21,7 @@ mod slot_counter;
 pub use example::ExampleSpec;
 pub use fast_div::FastDiv;
 pub use fixed_window::{FixedWindow, FixedWindowSpec, WindowAlign};
+pub use gcra::{Gcra, GcraSpec};
 pub use sliding_log::{SlidingLog, SlidingLogSpec};
 pub use slot_counter::{SlotCounter, SlotCounterSpec};
 
@@ -271,6 +273,7 @@ registry! {
     FixedWindow(FixedWindowSpec),
     SlotCounter(SlotCounterSpec),
     SlidingLog(SlidingLogSpec),
+    Gcra(GcraSpec),
     #[cfg(test)]
     Example(ExampleSpec),
 }
