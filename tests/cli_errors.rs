@@ -395,10 +395,11 @@ fn s32_unknown_traffic_kind() {
 
 #[test]
 fn s33_unknown_limiter_kind() {
-    Case::new(&with("kind = \"slot_counter\"", "kind = \"token_bucket\"")).refused(&[
+    Case::new(&with("kind = \"slot_counter\"", "kind = \"token_buckit\"")).refused(&[
         "s.toml:15:8:",
-        "`limiter[0].kind` = \"token_bucket\" is not known",
+        "`limiter[0].kind` = \"token_buckit\" is not known",
         "\"fixed_window\", \"slot_counter\", \"sliding_log\"",
+        "did you mean \"token_bucket\"?",
     ]);
 }
 

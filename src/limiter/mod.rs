@@ -16,6 +16,7 @@ mod fixed_window;
 mod gcra;
 mod sliding_log;
 mod slot_counter;
+mod token_bucket;
 
 #[cfg(test)]
 pub use example::ExampleSpec;
@@ -24,6 +25,7 @@ pub use fixed_window::{FixedWindow, FixedWindowSpec, WindowAlign};
 pub use gcra::{Gcra, GcraSpec};
 pub use sliding_log::{SlidingLog, SlidingLogSpec};
 pub use slot_counter::{SlotCounter, SlotCounterSpec};
+pub use token_bucket::{ContinuousBucket, Initial, TimerBucket, TokenBucket, TokenBucketSpec};
 
 use std::fmt;
 
@@ -274,6 +276,7 @@ registry! {
     SlotCounter(SlotCounterSpec),
     SlidingLog(SlidingLogSpec),
     Gcra(GcraSpec),
+    TokenBucket(TokenBucketSpec),
     #[cfg(test)]
     Example(ExampleSpec),
 }
