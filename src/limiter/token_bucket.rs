@@ -244,9 +244,14 @@ impl Algorithm for TokenBucketSpec {
             }
             TokenBucketSpec::Timer { max_tokens, tokens_per_fill, fill_interval } => {
                 let mut short = "timer bucket".to_string();
-                if max_tokens.is_some() || tokens_per_fill.is_some() || fill_interval.is_some() {
-                    short =
-                        self.label().replacen("token_bucket(timer, ", "timer bucket (", 1).replace('_', " ");
+                if let Some(m) = max_tokens {
+                    short.push_str(&format!(" max {m}"));
+                }
+                if let Some(p) = tokens_per_fill {
+                    short.push_str(&format!(" +{p}"));
+                }
+                if let Some(f) = fill_interval {
+                    short.push_str(&format!(" every {}", format_duration(f)));
                 }
                 Style { rgb: shade((85, 107, 47), max_tokens.or(tokens_per_fill)), line_width: 2, short }
             }
@@ -484,7 +489,12 @@ mod tests {
             ["token_bucket(timer, max_tokens=5, tokens_per_fill=3, fill_interval=250ms)"]
         );
         let spec = parse("refill = \"timer\"\nmax_tokens = 5").unwrap().remove(0);
-        assert_eq!(spec.style().short, "timer bucket (max tokens=5)");
+        assert_eq!(spec.style().short, "timer bucket max 5");
+        let spec =
+            parse("refill = \"timer\"\nmax_tokens = 5\ntokens_per_fill = 3\nfill_interval = \"250ms\"")
+                .unwrap()
+                .remove(0);
+        assert_eq!(spec.style().short, "timer bucket max 5 +3 every 250ms");
         assert_eq!(TokenBucketSpec::TIMER.style().short, "timer bucket");
     }
 
