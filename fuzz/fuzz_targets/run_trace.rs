@@ -5,7 +5,10 @@
 
 use libfuzzer_sys::fuzz_target;
 use ratesim::engine::{self, RunConfig};
-use ratesim::limiter::{FixedWindowSpec, Limit, LimiterSpec, SlidingLogSpec, SlotCounterSpec, WindowAlign};
+use ratesim::limiter::{
+    FixedWindowSpec, GcraSpec, Initial, Limit, LimiterSpec, SlidingLogSpec, SlotCounterSpec, TokenBucketSpec,
+    WindowAlign,
+};
 use ratesim::time::{Nanos, TimeUnit};
 use ratesim::trace::{CsvOptions, CsvTrace};
 
@@ -28,10 +31,22 @@ fuzz_target!(|data: &[u8]| {
     let config = RunConfig {
         limit: Limit { requests, window: Nanos::new(window) },
         limiters: vec![
-            LimiterSpec::from(FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(window / 3) } }),
+            LimiterSpec::from(FixedWindowSpec {
+                align: WindowAlign::Epoch { offset: Nanos::new(window / 3) },
+            }),
             LimiterSpec::from(FixedWindowSpec { align: WindowAlign::FirstRequest }),
             LimiterSpec::from(SlotCounterSpec { slots }),
             LimiterSpec::from(SlidingLogSpec { count_rejected: head[0] & 0x80 != 0 }),
+            LimiterSpec::from(GcraSpec { burst: Some(slots) }),
+            LimiterSpec::from(TokenBucketSpec::Continuous {
+                capacity: Some(slots),
+                initial: if head[0] & 0x40 == 0 { Initial::Full } else { Initial::Empty },
+            }),
+            LimiterSpec::from(TokenBucketSpec::Timer {
+                max_tokens: Some(slots),
+                tokens_per_fill: Some(requests.min(slots)),
+                fill_interval: Some(Nanos::new(window / slots)),
+            }),
             LimiterSpec::reference(),
         ],
         end: None,
