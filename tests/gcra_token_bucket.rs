@@ -41,6 +41,22 @@ fn costed(window: u64, len: usize, max_cost: u32) -> impl Strategy<Value = Vec<(
     })
 }
 
+/// Up to `len` requests anywhere in u64 time, sorted, many of them in the
+/// last stretch before `u64::MAX` and some at the same instant.
+fn end_of_time(len: usize, max_cost: u32) -> impl Strategy<Value = Vec<(u64, u32)>> {
+    prop::collection::vec(
+        (
+            prop_oneof![1 => any::<u64>(), 2 => (u64::MAX - (1u64 << 63))..=u64::MAX, 1 => Just(u64::MAX)],
+            prop_oneof![3 => Just(1u32), 1 => 1..=max_cost],
+        ),
+        0..len,
+    )
+    .prop_map(|mut v| {
+        v.sort_by_key(|&(t, _)| t);
+        v
+    })
+}
+
 fn decide_all(mut l: impl Limiter, reqs: &[(u64, u32)]) -> Vec<bool> {
     reqs.iter().map(|&(t, c)| l.decide(Nanos::new(t), c).admitted()).collect()
 }
@@ -181,6 +197,30 @@ proptest! {
         let interval = window / divide;
         let ours = decide_all(timer(max, per_fill, interval).build(limit), &reqs);
         prop_assert_eq!(ours, oracle_timer(max, per_fill, interval, &reqs));
+    }
+
+    /// Near the end of time GCRA's `tat` passes `u64::MAX` and the limiter
+    /// leaves its u64 path: still the oracle's decisions.
+    #[test]
+    fn gcra_matches_its_oracle_at_the_end_of_time(
+        requests in 1u64..4, window in (1u64 << 58)..(1u64 << 62), burst in 1u64..6,
+        reqs in end_of_time(40, 4),
+    ) {
+        let limit = Limit { requests, window: Nanos::new(window) };
+        let spec = GcraSpec { burst: Some(burst) };
+        prop_assert_eq!(decide_all(spec.build(limit), &reqs), oracle_gcra(requests, window, burst, &reqs));
+    }
+
+    /// A capacity past `u64::MAX` credit (`b W >= 2^64`): the u128 path.
+    #[test]
+    fn continuous_bucket_matches_its_oracle_past_u64(
+        requests in 1u64..8, window in (1u64 << 61)..(1u64 << 63), capacity in 8u64..12, empty in any::<bool>(),
+        reqs in end_of_time(40, 12),
+    ) {
+        let limit = Limit { requests, window: Nanos::new(window) };
+        let initial = if empty { Initial::Empty } else { Initial::Full };
+        let ours = decide_all(continuous(capacity, initial).build(limit), &reqs);
+        prop_assert_eq!(ours, oracle_continuous(requests, window, capacity, initial, &reqs));
     }
 
     /// The defaults of the timer bucket, resolved against the limit.

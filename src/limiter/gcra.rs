@@ -21,8 +21,9 @@
 //! `b = max_burst + 1` with `T = period / count` (its `limit` is
 //! `max_burst + 1`, its tolerance `T * (max_burst + 1)` is `tau + T`).
 //!
-//! Times are held in `u128`, so no sum or product here can overflow
-//! (governor's `u64` nanoseconds would).
+//! A cost of 1 is decided in `u64` while `tat` fits in it; past `u64::MAX`
+//! (within `T * b` of the end of time) and for other costs the rule runs in
+//! `u128`, so no sum or product overflows (governor's `u64` would).
 
 use std::ops::Range;
 
@@ -193,17 +194,27 @@ pub struct Gcra {
     t: u64,
     /// The tolerance `tau = T * (b - 1)`, ns.
     tau: u128,
-    /// The theoretical arrival time; 0 while unset (once set it is at least
-    /// `T >= 1`, as in governor, which stores "unset" as 0 too).
-    tat: u128,
+    /// `tau`, or `u64::MAX` if it is larger: `t + tau` saturated.
+    tau_sat: u64,
+    /// The theoretical arrival time while it fits in u64 (`wide` unset); 0
+    /// while unset (once set it is at least `T >= 1`, as in governor, which
+    /// stores "unset" as 0 too).
+    tat: u64,
+    /// Set once `tat` has passed `u64::MAX` (only near the end of time):
+    /// from then on `tat_wide` holds it and every decision takes the u128
+    /// path.
+    wide: bool,
+    tat_wide: u128,
 }
 
 impl Gcra {
     /// `burst` must be at least 1.
+    #[inline]
     pub fn new(limit: Limit, burst: u64) -> Gcra {
         assert!(burst >= 1, "burst must be at least 1");
         let t = emission_interval(limit);
-        Gcra { t, tau: u128::from(t) * u128::from(burst - 1), tat: 0 }
+        let tau = u128::from(t) * u128::from(burst - 1);
+        Gcra { t, tau, tau_sat: u64::try_from(tau).unwrap_or(u64::MAX), tat: 0, wide: false, tat_wide: 0 }
     }
 
     /// `T * (c - 1)`: the weight of a request beyond its first permit.
@@ -211,25 +222,54 @@ impl Gcra {
     fn extra(&self, cost: u32) -> u128 {
         u128::from(self.t) * u128::from(cost.saturating_sub(1))
     }
-}
 
-impl Limiter for Gcra {
-    #[inline(always)]
-    fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
+    /// The theoretical arrival time, whichever way it is held.
+    fn tat(&self) -> u128 {
+        if self.wide { self.tat_wide } else { u128::from(self.tat) }
+    }
+
+    /// Any cost, any `tat`, in `u128`: the rule as written.
+    #[inline(never)]
+    fn decide_wide(&mut self, now: u64, cost: u32) -> Decision {
         // A request for nothing takes nothing.
         if cost == 0 {
             return Decision::Admit;
         }
         let extra = self.extra(cost);
-        let t = u128::from(now.get());
+        let t = u128::from(now);
+        let tat = self.tat();
         // An unset tat (0) acts as tat0 = t: given extra <= tau, both
         // t + tau < 0 + extra and t + tau < t + extra are false, and
         // max(0, t) = max(t, t).
-        if extra > self.tau || t + self.tau < self.tat + extra {
+        if extra > self.tau || t + self.tau < tat + extra {
             return Decision::Reject;
         }
-        self.tat = self.tat.max(t) + u128::from(self.t) + extra;
+        let next = tat.max(t) + u128::from(self.t) + extra;
+        match u64::try_from(next) {
+            Ok(next) if !self.wide => self.tat = next,
+            _ => (self.wide, self.tat_wide) = (true, next),
+        }
         Decision::Admit
+    }
+}
+
+impl Limiter for Gcra {
+    #[inline(always)]
+    fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
+        let t = now.get();
+        // The common case in u64: one permit, a tat that fits. There
+        // `t + tau < tat` is exact with `t + tau` saturated (a sum past u64
+        // is past any u64 tat).
+        if cost == 1 && !self.wide {
+            if t.saturating_add(self.tau_sat) < self.tat {
+                return Decision::Reject;
+            }
+            if let Some(next) = self.tat.max(t).checked_add(self.t) {
+                self.tat = next;
+                return Decision::Admit;
+            }
+        }
+        self.decide_wide(t, cost)
     }
 
     fn peak_state(&self) -> StateSize {
@@ -245,7 +285,7 @@ impl Limiter for Gcra {
         if extra > self.tau {
             return None;
         }
-        let at = (self.tat + extra).saturating_sub(self.tau);
+        let at = (self.tat() + extra).saturating_sub(self.tau);
         u64::try_from(at).ok().map(Nanos::new)
     }
 }

@@ -8,6 +8,9 @@
 //! from time 0, full (`initial = "full"`, the default) or empty
 //! (`initial = "empty"`). Full, and with `L` dividing `W`, it makes exactly
 //! the decisions of a GCRA with burst `b` (`tests/gcra_token_bucket.rs`).
+//! The credit is a `u64` when `b * W` is below `u64::MAX` (saturating
+//! arithmetic is then exact: anything past `u64` is past the cap), a `u128`
+//! otherwise.
 //!
 //! **Timer** (`refill = "timer"`): Envoy's local rate limit as its fill timer
 //! ran it, `LocalRateLimiterImpl` in
@@ -216,6 +219,7 @@ impl Algorithm for TokenBucketSpec {
         if params.is_empty() { "token_bucket".into() } else { format!("token_bucket({})", params.join(", ")) }
     }
 
+    #[inline]
     fn build(&self, limit: Limit) -> TokenBucket {
         match *self {
             TokenBucketSpec::Continuous { capacity, initial } => TokenBucket::Continuous(
@@ -296,10 +300,16 @@ impl Limiter for TokenBucket {
 #[derive(Clone, Debug)]
 pub struct ContinuousBucket {
     /// Credit added per nanosecond: `L`.
-    rate: u128,
-    window: u128,
+    rate: u64,
+    window: u64,
     /// `b * W`.
     cap: u128,
+    /// The cap fits in u64 with room to spare (`b W < u64::MAX`, the usual
+    /// case): the credit is `credit64` and every decision is u64
+    /// arithmetic. Otherwise it is `credit`, in u128.
+    narrow: bool,
+    cap64: u64,
+    credit64: u64,
     credit: u128,
     /// The instant the credit was last brought up to date.
     last: u64,
@@ -307,12 +317,44 @@ pub struct ContinuousBucket {
 
 impl ContinuousBucket {
     /// A bucket of `capacity` tokens (at least 1) refilled at `L` per `W`.
+    #[inline]
     pub fn new(limit: Limit, capacity: u64, initial: Initial) -> ContinuousBucket {
         assert!(capacity >= 1 && limit.requests >= 1 && limit.window.get() >= 1);
-        let window = u128::from(limit.window.get());
-        let cap = u128::from(capacity) * window;
+        let window = limit.window.get();
+        let cap = u128::from(capacity) * u128::from(window);
         let credit = if initial == Initial::Full { cap } else { 0 };
-        ContinuousBucket { rate: u128::from(limit.requests), window, cap, credit, last: 0 }
+        let narrow = cap < u128::from(u64::MAX);
+        ContinuousBucket {
+            rate: limit.requests,
+            window,
+            cap,
+            narrow,
+            cap64: if narrow { cap as u64 } else { 0 },
+            credit64: if narrow { credit as u64 } else { 0 },
+            credit,
+            last: 0,
+        }
+    }
+
+    /// The credit, whichever way it is held.
+    fn credit(&self) -> u128 {
+        if self.narrow { u128::from(self.credit64) } else { self.credit }
+    }
+
+    /// The rule in u128, for caps past u64.
+    #[inline(never)]
+    fn decide_wide(&mut self, now: u64, cost: u32) -> Decision {
+        // dt < 2^64 and L < 2^63: the product and the sum stay below 2^128.
+        let dt = u128::from(now - self.last);
+        self.credit = (self.credit + dt * u128::from(self.rate)).min(self.cap);
+        self.last = now;
+        let need = u128::from(cost) * u128::from(self.window);
+        if self.credit >= need {
+            self.credit -= need;
+            Decision::Admit
+        } else {
+            Decision::Reject
+        }
     }
 }
 
@@ -320,15 +362,21 @@ impl Limiter for ContinuousBucket {
     #[inline(always)]
     fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
         let now = now.get();
-        // dt < 2^64 and L < 2^63: the product and the sum stay below 2^128.
-        let dt = u128::from(now - self.last);
-        self.credit = (self.credit + dt * self.rate).min(self.cap);
+        if !self.narrow {
+            return self.decide_wide(now, cost);
+        }
+        // Exact in u64 with saturation: a refill or a need past u64 is past
+        // the cap, and the cap is below u64::MAX, so a saturated refill
+        // still fills the bucket and a saturated need is still refused.
+        let refill = (now - self.last).saturating_mul(self.rate);
+        let credit = self.credit64.saturating_add(refill).min(self.cap64);
         self.last = now;
-        let need = u128::from(cost) * self.window;
-        if self.credit >= need {
-            self.credit -= need;
+        let need = u64::from(cost).saturating_mul(self.window);
+        if credit >= need {
+            self.credit64 = credit - need;
             Decision::Admit
         } else {
+            self.credit64 = credit;
             Decision::Reject
         }
     }
@@ -341,11 +389,11 @@ impl Limiter for ContinuousBucket {
     /// The first instant at which the credit reaches `c * W`:
     /// `last + ceil((c W - credit) / L)`. `None` above the capacity.
     fn retry_at(&self, _now: Nanos, cost: u32) -> Option<Nanos> {
-        let need = u128::from(cost) * self.window;
+        let need = u128::from(cost) * u128::from(self.window);
         if need > self.cap {
             return None;
         }
-        let wait = need.saturating_sub(self.credit).div_ceil(self.rate);
+        let wait = need.saturating_sub(self.credit()).div_ceil(u128::from(self.rate));
         u64::try_from(u128::from(self.last) + wait).ok().map(Nanos::new)
     }
 }
