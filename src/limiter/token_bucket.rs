@@ -8,7 +8,7 @@
 //! from time 0, full (`initial = "full"`, the default) or empty
 //! (`initial = "empty"`). Full, and with `L` dividing `W`, it makes exactly
 //! the decisions of a GCRA with burst `b` (`tests/gcra_token_bucket.rs`).
-//! The credit is a `u64` when `b * W` is below `u64::MAX` (saturating
+//! The credit is a `u64` when `b * W` is below `2^63` (saturating
 //! arithmetic is then exact: anything past `u64` is past the cap), a `u128`
 //! otherwise.
 //!
@@ -304,7 +304,7 @@ pub struct ContinuousBucket {
     window: u64,
     /// `b * W`.
     cap: u128,
-    /// The cap fits in u64 with room to spare (`b W < u64::MAX`, the usual
+    /// The cap fits in u64 with room to spare (`b W < 2^63`, the usual
     /// case): the credit is `credit64` and every decision is u64
     /// arithmetic. Otherwise it is `credit`, in u128.
     narrow: bool,
@@ -323,7 +323,7 @@ impl ContinuousBucket {
         let window = limit.window.get();
         let cap = u128::from(capacity) * u128::from(window);
         let credit = if initial == Initial::Full { cap } else { 0 };
-        let narrow = cap < u128::from(u64::MAX);
+        let narrow = cap < 1 << 63;
         ContinuousBucket {
             rate: limit.requests,
             window,
@@ -365,11 +365,12 @@ impl Limiter for ContinuousBucket {
         if !self.narrow {
             return self.decide_wide(now, cost);
         }
-        // Exact in u64 with saturation: a refill or a need past u64 is past
-        // the cap, and the cap is below u64::MAX, so a saturated refill
-        // still fills the bucket and a saturated need is still refused.
-        let refill = (now - self.last).saturating_mul(self.rate);
-        let credit = self.credit64.saturating_add(refill).min(self.cap64);
+        // Exact in u64: a refill or a need past u64 is past the cap, so a
+        // saturated refill still fills the bucket and a saturated need is
+        // still refused; the refill is capped before it is added (off the
+        // loop-carried credit), and credit + cap < 2^64 as the cap < 2^63.
+        let refill = (now - self.last).saturating_mul(self.rate).min(self.cap64);
+        let credit = (self.credit64 + refill).min(self.cap64);
         self.last = now;
         let need = u64::from(cost).saturating_mul(self.window);
         if credit >= need {
