@@ -23,8 +23,8 @@
 //! The production limiters (`gcra`, `token_bucket`, `token_bucket_timer`)
 //! run with their defaults (burst / capacity / max_tokens `L`, timer fills of
 //! `L` every `W`). Like the window limiters they are timed as their own
-//! types; the engine reaches the two buckets through the `TokenBucket` enum
-//! (one more branch, always the same way for a lane).
+//! types; the engine reaches the two buckets through `TokenBucket`, which
+//! holds either (one more branch, always the same way for a lane).
 //!
 //! Throughput is per arrival (one decision), so criterion prints decisions/s
 //! and the time per iteration divided by the trace length is ns per decision.

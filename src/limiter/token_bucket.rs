@@ -222,13 +222,13 @@ impl Algorithm for TokenBucketSpec {
     #[inline]
     fn build(&self, limit: Limit) -> TokenBucket {
         match *self {
-            TokenBucketSpec::Continuous { capacity, initial } => TokenBucket::Continuous(
+            TokenBucketSpec::Continuous { capacity, initial } => TokenBucket::continuous(
                 ContinuousBucket::new(limit, capacity.unwrap_or(limit.requests), initial),
             ),
             TokenBucketSpec::Timer { max_tokens, tokens_per_fill, fill_interval } => {
                 let (max, per_fill, interval) =
                     timer_params(limit, max_tokens, tokens_per_fill, fill_interval);
-                TokenBucket::Timer(TimerBucket::new(max, per_fill, Nanos::new(interval)))
+                TokenBucket::timer(TimerBucket::new(max, per_fill, Nanos::new(interval)))
             }
         }
     }
@@ -265,34 +265,43 @@ impl Algorithm for TokenBucketSpec {
     // No sweep traits: a bucket admits part of a burst at one instant.
 }
 
-/// Either kind of token bucket.
+/// Either kind of token bucket: the one `timer` names is used, the other is
+/// a placeholder that is never asked.
+///
+/// A struct, not an enum: the engine keeps one per key, and as an enum the
+/// bucket's lane cost about 15 ns more per decision in the engine bench
+/// (`bucket+log` 47.5 ms against 32.3 ms for 2^20 arrivals), as much as the
+/// rest of the lane.
 #[derive(Clone, Debug)]
-pub enum TokenBucket {
-    Continuous(ContinuousBucket),
-    Timer(TimerBucket),
+pub struct TokenBucket {
+    timer: bool,
+    continuous: ContinuousBucket,
+    timer_bucket: TimerBucket,
+}
+
+impl TokenBucket {
+    pub fn continuous(bucket: ContinuousBucket) -> TokenBucket {
+        TokenBucket { timer: false, continuous: bucket, timer_bucket: TimerBucket::new(1, 1, Nanos::new(1)) }
+    }
+
+    pub fn timer(bucket: TimerBucket) -> TokenBucket {
+        let unused = ContinuousBucket::new(Limit { requests: 1, window: Nanos::new(1) }, 1, Initial::Full);
+        TokenBucket { timer: true, continuous: unused, timer_bucket: bucket }
+    }
 }
 
 impl Limiter for TokenBucket {
     #[inline(always)]
     fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
-        match self {
-            TokenBucket::Continuous(b) => b.decide(now, cost),
-            TokenBucket::Timer(b) => b.decide(now, cost),
-        }
+        if self.timer { self.timer_bucket.decide(now, cost) } else { self.continuous.decide(now, cost) }
     }
 
     fn peak_state(&self) -> StateSize {
-        match self {
-            TokenBucket::Continuous(b) => b.peak_state(),
-            TokenBucket::Timer(b) => b.peak_state(),
-        }
+        if self.timer { self.timer_bucket.peak_state() } else { self.continuous.peak_state() }
     }
 
     fn retry_at(&self, now: Nanos, cost: u32) -> Option<Nanos> {
-        match self {
-            TokenBucket::Continuous(b) => b.retry_at(now, cost),
-            TokenBucket::Timer(b) => b.retry_at(now, cost),
-        }
+        if self.timer { self.timer_bucket.retry_at(now, cost) } else { self.continuous.retry_at(now, cost) }
     }
 }
 
