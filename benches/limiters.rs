@@ -22,6 +22,12 @@
 //! - `naive/slot_counter/N`: the textbook counter that sums all N slots per
 //!   request, at N = 10, 100, 1 000, 10 000 (the O(N) the library avoids).
 //!
+//! The production limiters (`gcra`, `token_bucket`, `token_bucket_timer`)
+//! run with their defaults (burst / capacity / max_tokens `L`, timer fills of
+//! `L` every `W`). Like the window limiters they are timed as their own
+//! types; the engine reaches the two buckets through `TokenBucket`, which
+//! holds either (one more branch, always the same way for a lane).
+//!
 //! Throughput is per arrival (one decision), so criterion prints decisions/s
 //! and the time per iteration divided by the trace length is ns per decision.
 
@@ -32,8 +38,8 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use ratesim::limiter::{
-    FixedWindow, LeakyBucket, Limit, Limiter, Rounding, SlidingLog, SlotCounter, WeightedWindow,
-    WeightedWindowSpec, WindowAlign,
+    Algorithm, ContinuousBucket, FixedWindow, Gcra, GcraSpec, Initial, LeakyBucket, Limit, Limiter, Rounding,
+    SlidingLog, SlotCounter, TimerBucket, WeightedWindow, WeightedWindowSpec, WindowAlign,
 };
 use ratesim::time::Nanos;
 
@@ -97,6 +103,18 @@ fn weighted(rounding: Rounding) -> WeightedWindow {
     WeightedWindow::new(limit(), WeightedWindowSpec { rounding, ..WeightedWindowSpec::DEFAULT })
 }
 
+fn gcra() -> Gcra {
+    GcraSpec { burst: None, max_wait: None }.build(limit())
+}
+
+fn token_bucket() -> ContinuousBucket {
+    ContinuousBucket::new(limit(), LIMIT, Initial::Full)
+}
+
+fn token_bucket_timer() -> TimerBucket {
+    TimerBucket::new(LIMIT, LIMIT, Nanos::new(WINDOW))
+}
+
 /// The library and the baselines must make the same decisions, or the
 /// comparison means nothing. Checked once, outside the timed loops.
 fn check_agreement(name: &str, trace: &[u64]) {
@@ -122,6 +140,17 @@ fn check_agreement(name: &str, trace: &[u64]) {
             "{name}: weighted window {rounding:?}"
         );
     }
+    assert_eq!(run_lib(gcra(), trace), bare_gcra(trace, LIMIT, WINDOW, LIMIT), "{name}: gcra");
+    assert_eq!(
+        run_lib(token_bucket(), trace),
+        bare_token_bucket(trace, LIMIT, WINDOW, LIMIT),
+        "{name}: token bucket"
+    );
+    assert_eq!(
+        run_lib(token_bucket_timer(), trace),
+        bare_timer_bucket(trace, LIMIT, LIMIT, WINDOW),
+        "{name}: timer bucket"
+    );
     for n in LIB_SLOTS {
         let lib = run_lib(SlotCounter::new(limit(), n), trace);
         assert_eq!(lib, bare_slot_counter(trace, LIMIT, WINDOW, n), "{name}: bare slot counter N={n}");
@@ -177,6 +206,16 @@ fn bench_trace(c: &mut Criterion, name: &str, trace: &[u64]) {
     g.bench_function("lib/weighted_window_floor", |b| b.iter(|| run_lib(weighted(Rounding::Floor), trace)));
     g.bench_function("bare/weighted_window_floor", |b| {
         b.iter(|| baseline::bare_weighted_window(trace, LIMIT, black_box(WINDOW), true))
+    });
+    g.bench_function("lib/gcra", |b| b.iter(|| run_lib(gcra(), trace)));
+    g.bench_function("bare/gcra", |b| b.iter(|| baseline::bare_gcra(trace, LIMIT, black_box(WINDOW), LIMIT)));
+    g.bench_function("lib/token_bucket", |b| b.iter(|| run_lib(token_bucket(), trace)));
+    g.bench_function("bare/token_bucket", |b| {
+        b.iter(|| baseline::bare_token_bucket(trace, LIMIT, black_box(WINDOW), LIMIT))
+    });
+    g.bench_function("lib/token_bucket_timer", |b| b.iter(|| run_lib(token_bucket_timer(), trace)));
+    g.bench_function("bare/token_bucket_timer", |b| {
+        b.iter(|| baseline::bare_timer_bucket(trace, LIMIT, LIMIT, black_box(WINDOW)))
     });
 
     for n in NAIVE_SLOTS {

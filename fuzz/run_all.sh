@@ -8,7 +8,10 @@ cd "$(dirname "$0")/.."
 secs=${1:-180}
 for t in scenario_parse csv_trace time_parse run_trace; do
   dict=""
-  case $t in csv_trace|run_trace) dict="-dict=fuzz/dict/trace.dict" ;; esac
+  case $t in
+    scenario_parse) dict="-dict=fuzz/dict/scenario.dict" ;;
+    csv_trace|run_trace) dict="-dict=fuzz/dict/trace.dict" ;;
+  esac
   RUSTC_BOOTSTRAP=1 cargo fuzz run -O -a "$t" -- -max_total_time="$secs" -print_final_stats=1 $dict \
     > "${FUZZ_LOGS:-/tmp}/fuzz-$t.log" 2>&1
   echo "$t: exit $?"

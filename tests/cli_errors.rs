@@ -395,10 +395,11 @@ fn s32_unknown_traffic_kind() {
 
 #[test]
 fn s33_unknown_limiter_kind() {
-    Case::new(&with("kind = \"slot_counter\"", "kind = \"token_bucket\"")).refused(&[
+    Case::new(&with("kind = \"slot_counter\"", "kind = \"token_buckit\"")).refused(&[
         "s.toml:15:8:",
-        "`limiter[0].kind` = \"token_bucket\" is not known",
-        "\"fixed_window\", \"slot_counter\", \"sliding_log\"",
+        "`limiter[0].kind` = \"token_buckit\" is not known",
+        "\"fixed_window\", \"slot_counter\", \"sliding_log\", \"gcra\", \"token_bucket\", \"leaky_bucket\", \"weighted_window\", \"guava\", \"leaky_queue\"",
+        "did you mean \"token_bucket\"?",
     ]);
 }
 
@@ -1513,4 +1514,207 @@ fn n32_sweep_nodes_with_skew() {
 #[test]
 fn n33_sweep_nodes_and_rtts_without_nodes() {
     Case::new(&with_nodes("[sweep]\nnodes = [1, 2]\nrtts = [\"1ms\"]\n")).refused(&["s.toml:20:8:", "`sweep.nodes` and `sweep.rtts` change different modes (local and central): give [nodes] a mode, or sweep them in two scenarios"]);
+}
+
+// ---- production limiters: gcra and token_bucket -------------------------------
+
+/// `BASE` with its slot counter replaced by these lines (from line 15).
+fn with_limiter(lines: &str) -> String {
+    with("kind = \"slot_counter\"\nslots = [2, 10]", lines)
+}
+
+#[test]
+fn g01_burst_zero() {
+    Case::new(&with_limiter("kind = \"gcra\"\nburst = 0"))
+        .refused(&["s.toml:16:9:", "`limiter[0].burst` must be a whole number of at least 1, got 0"]);
+}
+
+#[test]
+fn g02_burst_negative_in_a_list() {
+    Case::new(&with_limiter("kind = \"gcra\"\nburst = [10, -1]"))
+        .refused(&["s.toml:16:14:", "`limiter[0].burst` must be a whole number of at least 1, got -1"]);
+}
+
+#[test]
+fn g03_burst_empty_list() {
+    Case::new(&with_limiter("kind = \"gcra\"\nburst = []"))
+        .refused(&["s.toml:16:9:", "`limiter[0].burst` is empty: give at least one burst"]);
+}
+
+#[test]
+fn g04_burst_wrong_type() {
+    Case::new(&with_limiter("kind = \"gcra\"\nburst = 2.5")).refused(&[
+        "s.toml:16:9:",
+        "`limiter[0].burst`",
+        "invalid type: floating point `2.5`, expected a whole number or a list of them, like [1, 10]",
+    ]);
+}
+
+#[test]
+fn g05_burst_overflows() {
+    Case::new(&with_limiter("kind = \"gcra\"\nburst = 9223372036854775807")).refused(&[
+        "s.toml:16:9:",
+        "`limiter[0].burst` = 9223372036854775807 is too large for this limit",
+        "T = 100000000 ns",
+        "past the end of time",
+    ]);
+}
+
+#[test]
+fn g06_burst_misspelt() {
+    Case::new(&with_limiter("kind = \"gcra\"\nbrust = 3")).refused(&[
+        "s.toml:16:1:",
+        "`limiter[0].brust` is not a key of kind \"gcra\" (it takes: burst, max_wait, retry_after)",
+        "did you mean `burst`?",
+    ]);
+}
+
+#[test]
+fn g07_capacity_zero() {
+    Case::new(&with_limiter("kind = \"token_bucket\"\ncapacity = [0]"))
+        .refused(&["s.toml:16:13:", "`limiter[0].capacity` must be a whole number of at least 1, got 0"]);
+}
+
+#[test]
+fn g08_unknown_initial() {
+    Case::new(&with_limiter("kind = \"token_bucket\"\ninitial = \"half\"")).refused(&[
+        "s.toml:16:11:",
+        "`limiter[0].initial` = \"half\" is not known: expected one of \"full\", \"empty\"",
+    ]);
+}
+
+#[test]
+fn g09_unknown_refill() {
+    Case::new(&with_limiter("kind = \"token_bucket\"\nrefill = \"timed\"")).refused(&[
+        "s.toml:16:10:",
+        "`limiter[0].refill` = \"timed\" is not known: expected one of \"continuous\", \"timer\"",
+        "did you mean \"timer\"?",
+    ]);
+}
+
+#[test]
+fn g10_continuous_key_in_timer_mode() {
+    Case::new(&with_limiter("kind = \"token_bucket\"\nrefill = \"timer\"\ncapacity = 5")).refused(&[
+        "s.toml:17:12:",
+        "`limiter[0].capacity` only applies to refill = \"continuous\"",
+        "refill = \"timer\" takes max_tokens, tokens_per_fill, fill_interval",
+    ]);
+}
+
+#[test]
+fn g11_timer_key_in_continuous_mode() {
+    Case::new(&with_limiter("kind = \"token_bucket\"\nmax_tokens = 5")).refused(&[
+        "s.toml:16:14:",
+        "`limiter[0].max_tokens` only applies to refill = \"timer\"",
+        "refill = \"continuous\" (the default) takes capacity, initial",
+    ]);
+}
+
+#[test]
+fn g12_max_tokens_zero() {
+    Case::new(&with_limiter("kind = \"token_bucket\"\nrefill = \"timer\"\nmax_tokens = 0"))
+        .refused(&["s.toml:17:14:", "`limiter[0].max_tokens` must be a whole number of at least 1, got 0"]);
+}
+
+#[test]
+fn g13_tokens_per_fill_zero() {
+    Case::new(&with_limiter("kind = \"token_bucket\"\nrefill = \"timer\"\ntokens_per_fill = 0")).refused(&[
+        "s.toml:17:19:",
+        "`limiter[0].tokens_per_fill` must be a whole number of at least 1, got 0",
+    ]);
+}
+
+#[test]
+fn g14_tokens_per_fill_above_max_tokens() {
+    Case::new(&with_limiter(
+        "kind = \"token_bucket\"\nrefill = \"timer\"\nmax_tokens = 4\ntokens_per_fill = 5",
+    ))
+    .refused(&[
+        "s.toml:18:19:",
+        "`limiter[0].tokens_per_fill` = 5 is more than `max_tokens` (4)",
+        "a fill cannot add more than the bucket holds",
+    ]);
+}
+
+#[test]
+fn g15_fill_interval_zero() {
+    Case::new(&with_limiter("kind = \"token_bucket\"\nrefill = \"timer\"\nfill_interval = \"0s\""))
+        .refused(&["s.toml:17:17:", "`limiter[0].fill_interval` must be longer than 0, got \"0s\""]);
+}
+
+#[test]
+fn g16_fill_interval_without_unit() {
+    Case::new(&with_limiter("kind = \"token_bucket\"\nrefill = \"timer\"\nfill_interval = \"100\""))
+        .refused(&["s.toml:17:17:", "`limiter[0].fill_interval`", "`100` is not a duration"]);
+}
+
+#[test]
+fn g17_unknown_token_bucket_key() {
+    Case::new(&with_limiter("kind = \"token_bucket\"\nrate = 5")).refused(&[
+        "s.toml:16:1:",
+        "`limiter[0].rate` is not a key of kind \"token_bucket\"",
+        "(it takes: refill, capacity, initial, max_tokens, tokens_per_fill, fill_interval, max_wait, retry_after)",
+    ]);
+}
+
+#[test]
+fn g19_max_wait_not_a_duration() {
+    Case::new(&with_limiter("kind = \"gcra\"\nmax_wait = \"soon\""))
+        .refused(&["s.toml:16:12:", "`limiter[0].max_wait`: `soon` is not a duration"]);
+}
+
+#[test]
+fn g20_max_wait_a_number() {
+    Case::new(&with_limiter("kind = \"gcra\"\nmax_wait = -1"))
+        .refused(&["s.toml:16:12:", "`limiter[0].max_wait`: invalid type: integer `-1`, expected a string"]);
+}
+
+#[test]
+fn g21_max_wait_on_the_timer_bucket() {
+    Case::new(&with_limiter("kind = \"token_bucket\"\nrefill = \"timer\"\nmax_wait = \"1s\"")).refused(&[
+        "s.toml:17:12:",
+        "`limiter[0].max_wait` only applies to refill = \"continuous\": Envoy's timer bucket never delays a request",
+    ]);
+}
+
+#[test]
+fn g22_max_wait_misspelt() {
+    Case::new(&with_limiter("kind = \"gcra\"\nmax_wiat = \"1s\"")).refused(&[
+        "s.toml:16:1:",
+        "`limiter[0].max_wiat` is not a key of kind \"gcra\" (it takes: burst, max_wait, retry_after)",
+        "did you mean `max_wait`?",
+    ]);
+}
+
+/// Every new key accepted: `check` lists one limiter per list value, and a
+/// run decides with all of them.
+#[test]
+fn g18_check_and_run_the_production_limiters() {
+    let text = with_limiter(
+        "kind = \"gcra\"\nburst = [1, 10, 100]\n\n[[limiter]]\nkind = \"token_bucket\"\ncapacity = 20\ninitial = \"empty\"\n\n\
+         [[limiter]]\nkind = \"token_bucket\"\nrefill = \"timer\"\nmax_tokens = 5\ntokens_per_fill = 2\nfill_interval = \"100ms\"",
+    );
+    let case = Case::new(&text);
+    let out = case.run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let labels = "gcra(burst=1), gcra, gcra(burst=100), token_bucket(capacity=20;initial=empty), \
+                  token_bucket(timer;max_tokens=5;tokens_per_fill=2;fill_interval=100ms)";
+    assert!(out.stdout.contains(&format!("limiters  {labels}\n")), "{}", out.stdout);
+    let out = case.run(&["run", "s.toml", "--out", "out"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let summary = fs::read_to_string(case.path("out").join("summary.csv")).unwrap();
+    // 20 requests in [100 ms, 110 ms): burst 1 admits the first; 10 (= L)
+    // and 100 admit 10 and 20; the empty bucket has 1 token by 100 ms (10
+    // per second from 0); the timer bucket holds 5, with a fill at 100 ms.
+    for (label, admitted) in [
+        ("gcra(burst=1)", 1),
+        ("gcra", 10),
+        ("gcra(burst=100)", 20),
+        ("token_bucket(capacity=20;initial=empty)", 1),
+        ("token_bucket(timer;max_tokens=5;tokens_per_fill=2;fill_interval=100ms)", 5),
+    ] {
+        let row = summary.lines().find(|l| l.starts_with(&format!("{label},")));
+        let row = row.unwrap_or_else(|| panic!("{label} not in\n{summary}"));
+        assert!(row.contains(&format!(",20,{admitted},")), "{label}: {row}\n{summary}");
+    }
 }

@@ -6,8 +6,9 @@
 //!   reset when it is stale, then **all `N` counters are summed** on every
 //!   request): O(N) per request.
 //! - `bare_*`: the least code that makes the same decision as each library
-//!   limiter (cost 1, aligned windows, no state accounting). The library limiter
-//!   should be within 2x of its bare loop.
+//!   limiter (cost 1, aligned windows, default parameters, no state
+//!   accounting, `u64` where the bench traces cannot overflow it). The
+//!   library limiter should be within 2x of its bare loop.
 //!
 //! Every function takes the whole pre-generated trace and returns the number
 //! of admitted requests, so nothing can be optimized away.
@@ -162,6 +163,22 @@ pub fn bare_leaky_bucket(trace: &[u64], limit: u64, window: u64, burst: u64) -> 
     admitted
 }
 
+/// GCRA with burst `b`: `T = W / L`, `tau = T (b - 1)`; admit iff
+/// `t + tau >= tat`, then `tat = max(tat, t) + T` (`tat = 0` acts as unset).
+pub fn bare_gcra(trace: &[u64], limit: u64, window: u64, burst: u64) -> u64 {
+    let t_step = (window / limit).max(1);
+    let tau = t_step * (burst - 1);
+    let mut tat = 0;
+    let mut admitted = 0;
+    for &t in black_box(trace) {
+        if t + tau >= tat {
+            tat = tat.max(t) + t_step;
+            admitted += 1;
+        }
+    }
+    admitted
+}
+
 /// Weighted two-window counter, epoch-aligned: `prev` is window `k - 1`'s
 /// count if it was the last one, `rem = (k + 1) W - t`; exact:
 /// `prev * rem + (curr + 1) * W <= L * W`; floor:
@@ -185,6 +202,44 @@ pub fn bare_weighted_window(trace: &[u64], limit: u64, window: u64, floor: bool)
         };
         if ok {
             curr += 1;
+            admitted += 1;
+        }
+    }
+    admitted
+}
+
+/// Continuous token bucket of `capacity` tokens, full at 0: credit = tokens x W,
+/// `dt L` added and capped at `capacity W`, a request takes `W`.
+pub fn bare_token_bucket(trace: &[u64], limit: u64, window: u64, capacity: u64) -> u64 {
+    let cap = capacity * window;
+    let mut credit = cap;
+    let mut last = 0;
+    let mut admitted = 0;
+    for &t in black_box(trace) {
+        credit = (credit + (t - last) * limit).min(cap);
+        last = t;
+        if credit >= window {
+            credit -= window;
+            admitted += 1;
+        }
+    }
+    admitted
+}
+
+/// Envoy's timer bucket: full at 0, `min(max, level + per_fill)` at every
+/// multiple of `interval` (before that instant's requests), a request takes 1.
+pub fn bare_timer_bucket(trace: &[u64], max: u64, per_fill: u64, interval: u64) -> u64 {
+    let mut level = max;
+    let mut fills = 0;
+    let mut admitted = 0;
+    for &t in black_box(trace) {
+        let k = t / interval;
+        if k != fills {
+            level = (level + (k - fills) * per_fill).min(max);
+            fills = k;
+        }
+        if level >= 1 {
+            level -= 1;
             admitted += 1;
         }
     }

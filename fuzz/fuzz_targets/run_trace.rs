@@ -5,7 +5,10 @@
 
 use libfuzzer_sys::fuzz_target;
 use ratesim::engine::{self, RunConfig};
-use ratesim::limiter::{FixedWindowSpec, Limit, LimiterSpec, SlidingLogSpec, SlotCounterSpec, WindowAlign};
+use ratesim::limiter::{
+    FixedWindowSpec, GcraSpec, GuavaSpec, Initial, LeakyBucketSpec, LeakyQueueSpec, Limit, LimiterSpec,
+    SlidingLogSpec, SlotCounterSpec, TokenBucketSpec, WindowAlign,
+};
 use ratesim::time::{Nanos, TimeUnit};
 use ratesim::trace::{CsvOptions, CsvTrace};
 
@@ -30,6 +33,26 @@ fuzz_target!(|data: &[u8]| {
             LimiterSpec::from(FixedWindowSpec { align: WindowAlign::FirstRequest }),
             LimiterSpec::from(SlotCounterSpec { slots }),
             LimiterSpec::from(SlidingLogSpec { count_rejected: head[0] & 0x80 != 0 }),
+            LimiterSpec::from(GcraSpec { burst: Some(slots), max_wait: None }),
+            LimiterSpec::from(GcraSpec { burst: Some(slots), max_wait: Some(Nanos::new(window / 2)) }),
+            LimiterSpec::from(TokenBucketSpec::Continuous {
+                capacity: Some(slots),
+                initial: if head[0] & 0x40 == 0 { Initial::Full } else { Initial::Empty },
+                max_wait: (head[2] & 2 != 0).then(|| Nanos::new(window)),
+            }),
+            LimiterSpec::from(TokenBucketSpec::Timer {
+                max_tokens: Some(slots),
+                tokens_per_fill: Some(requests.min(slots)),
+                fill_interval: Some(Nanos::new(window / slots)),
+            }),
+            // Shaping: delayed requests reach the backend later.
+            LimiterSpec::from(LeakyBucketSpec { burst: slots, delay: Some(u64::from(head[1] % 4)) }),
+            LimiterSpec::from(LeakyQueueSpec { queue: slots }),
+            LimiterSpec::from(GuavaSpec {
+                permits_per_second: requests as f64 * 1e9 / window as f64,
+                max_burst_seconds: 1.0,
+                timeout: (head[2] & 1 == 0).then(|| Nanos::new(window)),
+            }),
             LimiterSpec::reference(),
         ]);
     let Ok(report) = engine::run(&config, trace, None, &mut |_| {}) else { return };

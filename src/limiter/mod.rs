@@ -13,22 +13,26 @@
 mod example;
 mod fast_div;
 mod fixed_window;
+mod gcra;
 mod guava;
 mod leaky_bucket;
 mod leaky_queue;
 mod sliding_log;
 mod slot_counter;
+mod token_bucket;
 mod weighted_window;
 
 #[cfg(test)]
 pub use example::ExampleSpec;
 pub use fast_div::FastDiv;
 pub use fixed_window::{FixedWindow, FixedWindowSpec, WindowAlign};
+pub use gcra::{Gcra, GcraSpec};
 pub use guava::{Guava, GuavaSpec};
 pub use leaky_bucket::{LeakyBucket, LeakyBucketSpec, LeakyState, nginx_rate};
 pub use leaky_queue::{LeakyQueue, LeakyQueueSpec, MAX_QUEUE};
 pub use sliding_log::{SlidingLog, SlidingLogSpec};
 pub use slot_counter::{SlotCounter, SlotCounterSpec};
+pub use token_bucket::{ContinuousBucket, Initial, TimerBucket, TokenBucket, TokenBucketSpec};
 pub use weighted_window::{Rounding, WeightedWindow, WeightedWindowSpec};
 
 use std::fmt;
@@ -340,6 +344,8 @@ registry! {
     FixedWindow(FixedWindowSpec),
     SlotCounter(SlotCounterSpec),
     SlidingLog(SlidingLogSpec),
+    Gcra(GcraSpec),
+    TokenBucket(TokenBucketSpec),
     LeakyBucket(LeakyBucketSpec),
     WeightedWindow(WeightedWindowSpec),
     Guava(GuavaSpec),
