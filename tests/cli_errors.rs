@@ -931,6 +931,15 @@ fn lb11_nodelay_wrong_type() {
     ]);
 }
 
+#[test]
+fn lb12_delay_above_burst() {
+    Case::new(&limiter("leaky_bucket", "burst = 2\ndelay = 5")).refused(&[
+        "s.toml:17:9:",
+        "`limiter[0].delay` = 5 is more than `burst` = 2: no admitted request would ever wait",
+        "write `nodelay = true`",
+    ]);
+}
+
 // ---- guava (SmoothBursty) ------------------------------------------------------
 
 #[test]

@@ -254,6 +254,18 @@ impl Algorithm for LeakyBucketSpec {
                         ),
                     ));
                 }
+                if let (Some(d), Some(k)) = (delay, &keys.delay)
+                    && d > v as u64
+                {
+                    return Err(entry.at(
+                        k.span(),
+                        format!(
+                            "`{}` = {d} is more than `burst` = {v}: no admitted request would ever wait (nginx accepts \
+                             this and never delays); for that write `nodelay = true`, or give a delay up to the burst",
+                            entry.key("delay")
+                        ),
+                    ));
+                }
                 Ok(LeakyBucketSpec { burst: v as u64, delay })
             })
             .collect()
@@ -548,12 +560,15 @@ mod tests {
         assert_eq!(l.decide(ms(0), 1), Reject);
     }
 
-    /// `delay` above `burst` is accepted, as nginx accepts it, and then
-    /// never delays.
+    /// `delay` above `burst` is refused (nginx accepts it and then never
+    /// delays, so it is almost surely a slip); the limiter itself, given
+    /// one, never delays.
     #[test]
-    fn delay_above_burst_never_delays() {
-        let specs = scenario("burst = 2\ndelay = 5", "1s").unwrap();
-        let mut l = specs[0].build(Limit { requests: 1, window: Nanos::from_secs(1) });
+    fn delay_above_burst() {
+        let e = scenario("burst = 2\ndelay = 5", "1s").unwrap_err();
+        assert!(e.starts_with("s.toml:11:9:") && e.contains("`limiter[0].delay` = 5 is more than `burst` = 2"), "{e}");
+        let mut l = per_second(1, 2);
+        let l = delayed(&mut l, 2, Some(5));
         let d: Vec<Decision> = (0..4).map(|_| l.decide(ms(0), 1)).collect();
         assert_eq!(d, [Admit, Admit, Admit, Reject]);
     }
