@@ -325,6 +325,45 @@ kind = "sliding_log"
     assert_eq!(fixed, [(0, true, 1), (100 * MS, false, 1), (1000 * MS, true, 1), (1000 * MS, true, 2)]);
 }
 
+/// Closed clients share key 0's limiter (the key of every source without
+/// keys), not whichever key an open-loop source sends first. A keyed CSV
+/// source's key `a` (fnv hash, not 0) is admitted at 0 with L = 1; a closed
+/// client whose first request comes a few ms later is admitted too, on its
+/// own key; the second closed request, in the same window, is refused.
+#[test]
+fn closed_clients_share_key_zero_not_the_first_key_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("keys.csv"), "time,client\n0,a\n").unwrap();
+    let text = r#"
+name = "closed_keys"
+duration = "1s"
+[limit]
+requests = 1
+window = "1s"
+[[traffic]]
+kind = "csv"
+path = "keys.csv"
+key_column = "client"
+[[traffic]]
+kind = "closed"
+clients = 1
+think = "10ms"
+end = "1s"
+[[limiter]]
+kind = "fixed_window"
+"#;
+    let path = dir.path().join("keys.toml");
+    std::fs::write(&path, text).unwrap();
+    let s = Scenario::load(&path).unwrap();
+    let (rows, decisions) = run_recorded(&s);
+    let fixed: Vec<(u64, bool)> =
+        decisions.iter().filter(|d| d.limiter == 0).map(|d| (d.time.get(), d.admitted)).take(3).collect();
+    assert_eq!(fixed[0], (0, true), "{fixed:?}");
+    assert!(fixed[1].0 > 0 && fixed[1].1, "the closed client's first request is on its own key: {fixed:?}");
+    assert!(!fixed[2].1, "its second request finds its own key's window full: {fixed:?}");
+    assert_eq!(row(&rows, "fixed_window").counts.admitted, 2);
+}
+
 /// Same outputs, byte for byte, on one thread and on two, for scenarios
 /// whose clients react (jitter, closed clients, the policy comparison),
 /// decisions included.

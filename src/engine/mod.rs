@@ -254,6 +254,9 @@ pub fn run(
         })
         .collect();
     let mut reader = Reader::new(arrivals, config.end, record, clients.is_some());
+    if clients.is_some_and(|c| !c.closed.is_empty()) {
+        reader.reserve_key_zero();
+    }
     let mut disagreements = vec![0u64; lanes.len()];
     let mut outcomes = OutcomeComparison::new(lanes.len(), reference);
     let mut attempts_seen = vec![0u64; lanes.len()];

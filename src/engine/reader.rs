@@ -66,6 +66,16 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
         }
     }
 
+    /// Gives key value 0 the dense id 0 before any arrival: closed clients
+    /// send with id 0, so they share the limiter of key 0 (every request of
+    /// a source without keys), whatever key an open-loop source sends first.
+    pub fn reserve_key_zero(&mut self) {
+        if self.keys.is_empty() {
+            self.ids.insert(0, 0);
+            self.keys.push(0);
+        }
+    }
+
     /// Refills `chunk`; an empty chunk means the trace has ended.
     pub fn fill(&mut self, chunk: &mut Chunk) -> Result<(), TraceError> {
         chunk.times.clear();
