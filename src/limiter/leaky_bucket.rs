@@ -566,7 +566,10 @@ mod tests {
     #[test]
     fn delay_above_burst() {
         let e = scenario("burst = 2\ndelay = 5", "1s").unwrap_err();
-        assert!(e.starts_with("s.toml:11:9:") && e.contains("`limiter[0].delay` = 5 is more than `burst` = 2"), "{e}");
+        assert!(
+            e.starts_with("s.toml:11:9:") && e.contains("`limiter[0].delay` = 5 is more than `burst` = 2"),
+            "{e}"
+        );
         let mut l = per_second(1, 2);
         let l = delayed(&mut l, 2, Some(5));
         let d: Vec<Decision> = (0..4).map(|_| l.decide(ms(0), 1)).collect();
