@@ -153,7 +153,7 @@ pub(super) fn shade(base: (u8, u8, u8), param: Option<u64>) -> (u8, u8, u8) {
         let c = u16::from(c);
         let m = match step {
             0 => c,
-            1 => c * 3 / 4,
+            1 => c * 5 / 8,
             2 => c / 2,
             3 => c + (255 - c) / 3,
             _ => c + (255 - c) * 3 / 5,

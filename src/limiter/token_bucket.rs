@@ -279,10 +279,12 @@ impl Algorithm for TokenBucketSpec {
                 if let Some(m) = max_wait {
                     short.push_str(&format!(", waits up to {}", format_duration(m)));
                 }
+                // Violets: apart from the window limiters' tab10 colours and
+                // from the GCRA's gold, which decides the same at L | W.
                 let base = match (initial, max_wait) {
-                    (_, Some(_)) => (60, 110, 180),
-                    (Initial::Empty, None) => (70, 90, 110),
-                    (Initial::Full, None) => (112, 128, 144),
+                    (_, Some(_)) => (160, 110, 225),
+                    (Initial::Empty, None) => (80, 40, 120),
+                    (Initial::Full, None) => (120, 80, 220),
                 };
                 Style { rgb: shade(base, capacity), line_width: 2, short }
             }
@@ -297,7 +299,9 @@ impl Algorithm for TokenBucketSpec {
                 if let Some(f) = fill_interval {
                     short.push_str(&format!(" every {}", format_duration(f)));
                 }
-                Style { rgb: shade((85, 107, 47), max_tokens.or(tokens_per_fill)), line_width: 2, short }
+                // Dark green: at its defaults it decides as the fixed window
+                // does, and is drawn thin over that wide red line.
+                Style { rgb: shade((0, 109, 44), max_tokens.or(tokens_per_fill)), line_width: 2, short }
             }
         }
     }
