@@ -508,6 +508,45 @@ mod tests {
         assert_eq!(names.len(), specs.len());
     }
 
+    /// How far apart two colours look: the "redmean" weighted distance
+    /// (0 for the same colour, about 765 for black and white).
+    fn colour_distance(a: (u8, u8, u8), b: (u8, u8, u8)) -> f64 {
+        let (r, g, b2) = (
+            f64::from(a.0) - f64::from(b.0),
+            f64::from(a.1) - f64::from(b.1),
+            f64::from(a.2) - f64::from(b.2),
+        );
+        let mean = (f64::from(a.0) + f64::from(b.0)) / 2.0;
+        ((2.0 + mean / 256.0) * r * r + 4.0 * g * g + (2.0 + (255.0 - mean) / 256.0) * b2 * b2).sqrt()
+    }
+
+    /// `scenarios/algorithms.toml` puts every algorithm side by side: no two
+    /// of its limiters may look alike in a chart (colours at least 100 apart;
+    /// the two token buckets' slate greys, which did, were 97), and no two
+    /// may share a legend name. A crude guard against near-equal colours;
+    /// whether the charts read well is still a matter of looking at them.
+    #[test]
+    fn the_algorithms_scenario_tells_every_limiter_apart() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/algorithms.toml");
+        let scenario = ratesim::scenario::Scenario::load(&path).unwrap();
+        let (specs, _) = ratesim::engine::with_reference(&scenario.limiters);
+        assert!(specs.len() >= 11, "{} limiters", specs.len());
+        for (i, a) in specs.iter().enumerate() {
+            for b in &specs[i + 1..] {
+                let d = colour_distance(a.style().rgb, b.style().rgb);
+                assert!(
+                    d >= 100.0,
+                    "{} and {} look alike: {:?} and {:?}, {d:.0} apart",
+                    a.label(),
+                    b.label(),
+                    a.style().rgb,
+                    b.style().rgb
+                );
+                assert_ne!(short_label(a), short_label(b));
+            }
+        }
+    }
+
     #[test]
     fn missing_glyphs_finds_chinese_only() {
         assert!(missing_glyphs("fixed window (2×L) ≈ 10 %").is_empty());
