@@ -15,6 +15,50 @@ pub struct ErrorVsSlots<'a> {
 }
 
 impl ErrorVsSlots<'_> {
+    fn legend(&self, pts: &[(f64, f64, f64, RGBColor, String, bool)]) -> Vec<LegendEntry> {
+        let r = self.result;
+        let mut entries = vec![
+            LegendEntry::new("analytic 1/N and 1/(2N)", BLACK, Mark::Dashed),
+            LegendEntry::new("rule of thumb (N=10, 100)", BLACK, Mark::Cross),
+        ];
+        entries.push(LegendEntry::new("measured:", BLACK, Mark::Heading));
+        for (_, _, _, c, label, ringed) in pts {
+            let mark = if *ringed { Mark::Ring } else { Mark::Dot };
+            entries.push(LegendEntry::new(label.clone(), *c, mark));
+        }
+        // Limiters off the N axis: how often pairs broke them. While none
+        // was broken (the sliding log), a count says so; otherwise their
+        // band and violation probability, as the axes measure them.
+        let off: Vec<_> =
+            r.rows.iter().filter(|r| r.spec.sweep_traits().equivalent_slots.is_none()).collect();
+        if off.iter().all(|row| row.violations == 0) {
+            for row in off {
+                entries.push(LegendEntry::new(
+                    format!("{}: {} pairs broken", short_label(&row.spec), row.violations),
+                    colour(&row.spec),
+                    Mark::Dot,
+                ));
+            }
+        } else {
+            entries.push(LegendEntry::new("not on the N axis (band, violation):", BLACK, Mark::Heading));
+            // As the tables write them: 99.90 % must not read as 100 %.
+            let pct = |v: f64| if v == 0.0 { "0 %".to_string() } else { ratesim::export::fmt_percent2(v) };
+            for row in off {
+                entries.push(LegendEntry::new(
+                    format!(
+                        "{}: {}, {}",
+                        short_label(&row.spec),
+                        pct(row.band_width(r.grid)),
+                        pct(row.violation_probability(r.grid))
+                    ),
+                    colour(&row.spec),
+                    Mark::Dot,
+                ));
+            }
+        }
+        entries
+    }
+
     /// (N, measured band, measured violation, colour, label, ringed) of the
     /// limiters that sit on the N axis. Those that are not slot counters (the
     /// aligned fixed window is N = 1) are drawn as rings, so that the slot
@@ -59,10 +103,12 @@ impl Chart for ErrorVsSlots<'_> {
             format_duration(r.limit.window)
         );
         let area = titled(root, &title)?;
-        let (plots, legend) = with_legend(&area);
-        let panels = plots.split_evenly((1, 2));
         let pts = self.points();
-        let n_max = pts.iter().map(|p| p.0).fold(10.0, f64::max) * 2.0;
+        let entries = self.legend(&pts);
+        let (plots, legend) = with_legend_for(&area, &entries);
+        let panels = plots.split_evenly((1, 2));
+        // At least up to N = 200: a log axis over less crowds its labels.
+        let n_max = pts.iter().map(|p| p.0).fold(100.0, f64::max) * 2.0;
         let floor = 1.0 / (4.0 * f64::from(r.grid)).max(n_max * 4.0);
         for (k, panel) in panels.iter().enumerate() {
             let (name, analytic): (&str, fn(f64) -> f64) = if k == 0 {
@@ -126,23 +172,6 @@ impl Chart for ErrorVsSlots<'_> {
                     }
                 }
             }
-        }
-        let mut entries = vec![
-            LegendEntry::new("analytic 1/N and 1/(2N)", BLACK, Mark::Dashed),
-            LegendEntry::new("rule of thumb (N=10, 100)", BLACK, Mark::Cross),
-        ];
-        entries.push(LegendEntry::new("measured:", BLACK, Mark::Heading));
-        for (_, _, _, c, label, ringed) in &pts {
-            let mark = if *ringed { Mark::Ring } else { Mark::Dot };
-            entries.push(LegendEntry::new(label.clone(), *c, mark));
-        }
-        // Limiters off the N axis: how many pairs broke them.
-        for row in r.rows.iter().filter(|r| r.spec.sweep_traits().equivalent_slots.is_none()) {
-            entries.push(LegendEntry::new(
-                format!("{}: {} pairs broken", short_label(&row.spec), row.violations),
-                colour(&row.spec),
-                Mark::Dot,
-            ));
         }
         draw_legend(&legend, &entries)?;
         Ok(())

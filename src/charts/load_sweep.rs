@@ -24,7 +24,13 @@ impl Chart for LoadSweep<'_> {
             first.report.end
         );
         let area = titled(root, &title)?;
-        let (plots, legend) = with_legend(&area);
+        let entries: Vec<LegendEntry> = first
+            .report
+            .limiters
+            .iter()
+            .map(|l| LegendEntry::new(short_label(&l.spec), colour(&l.spec), Mark::Line))
+            .collect();
+        let (plots, legend) = with_legend_for(&area, &entries);
         let panels = plots.split_evenly((1, 2));
         let x_max = self.points.iter().map(|p| p.load).fold(0.0, f64::max) * 1.05;
         let x_min = self.points.iter().map(|p| p.load).fold(f64::MAX, f64::min).min(x_max) * 0.9;
@@ -47,7 +53,10 @@ impl Chart for LoadSweep<'_> {
                 .map(|(p, i)| value(p, i))
                 .fold(f64::MAX, f64::min);
             let (y0, y1) = if k == 0 {
-                (0.0, (y_max * 1.15).max(0.5))
+                // Below 0 only for a limiter stricter than the exact rule
+                // (a bucket of one token): then down to it, not cut off.
+                let low = if y_min < 0.0 { y_min - (y_max - y_min) * 0.05 } else { 0.0 };
+                (low, (y_max * 1.15).max(0.5))
             } else {
                 ((y_min - 0.1).max(0.0), (y_max * 1.05).max(1.2))
             };
@@ -71,22 +80,17 @@ impl Chart for LoadSweep<'_> {
                 .light_line_style(WHITE.mix(0.0))
                 .draw()
                 .map_err(err)?;
-            for i in 0..n {
-                let c = colour(&first.report.limiters[i].spec);
+            let widths = covered_widths(
+                &first.report.limiters.iter().map(|l| line_width(&l.spec)).collect::<Vec<_>>(),
+                |a, b| self.points.iter().all(|p| value(p, a) == value(p, b)),
+            );
+            for (i, (l, &w)) in first.report.limiters.iter().zip(&widths).enumerate() {
+                let c = colour(&l.spec);
                 let pts: Vec<(f64, f64)> = self.points.iter().map(|p| (p.load, value(p, i))).collect();
-                let spec = &first.report.limiters[i].spec;
-                chart
-                    .draw_series(LineSeries::new(pts.clone(), c.stroke_width(line_width(spec))))
-                    .map_err(err)?;
+                chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(w))).map_err(err)?;
                 chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 5, c.filled()))).map_err(err)?;
             }
         }
-        let entries: Vec<LegendEntry> = first
-            .report
-            .limiters
-            .iter()
-            .map(|l| LegendEntry::new(short_label(&l.spec), colour(&l.spec), Mark::Line))
-            .collect();
         draw_legend(&legend, &entries)?;
         Ok(())
     }

@@ -315,6 +315,13 @@ impl LegendEntry {
 }
 
 pub const LEGEND_WIDTH: u32 = 300;
+/// The widest a legend column grows to fit its labels ([`with_legend_for`]).
+pub const LEGEND_MAX_WIDTH: u32 = 420;
+/// The smallest font a crowded legend shrinks to.
+const LEGEND_MIN_SIZE: f64 = 11.0;
+/// Legend rows: the first row's centre and the distance between rows.
+const LEGEND_TOP: i32 = 30;
+const LEGEND_ROW: i32 = 28;
 
 /// Splits a legend column off the right of an area.
 pub fn with_legend<DB: DrawingBackend>(
@@ -324,12 +331,60 @@ pub fn with_legend<DB: DrawingBackend>(
     area.split_horizontally(w.saturating_sub(LEGEND_WIDTH))
 }
 
-/// Draws a legend down a column, beside (never over) the plot.
+/// Splits a legend column off the right of an area, [`LEGEND_WIDTH`] wide,
+/// or wider (up to [`LEGEND_MAX_WIDTH`]) when one of `entries` would not
+/// fit: many limiters with long names (`weighted window, floor: ...`) take
+/// room from the plot rather than run off the image.
+pub fn with_legend_for<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[LegendEntry],
+) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>) {
+    let w = area.dim_in_pixel().0;
+    let need = legend_width(area, entries, LEGEND_SIZE).clamp(LEGEND_WIDTH, LEGEND_MAX_WIDTH);
+    area.split_horizontally(w.saturating_sub(need))
+}
+
+/// Where an entry's label starts.
+fn label_x(mark: Mark) -> i32 {
+    if mark == Mark::Heading { 8 } else { 54 }
+}
+
+/// The width the entries take at font size `size`: the widest label from
+/// where it starts, and a margin.
+fn legend_width<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[LegendEntry],
+    size: f64,
+) -> u32 {
+    let style = font(size);
+    entries
+        .iter()
+        .map(|e| {
+            let w = area.estimate_text_size(&e.label, &style).map_or(0, |(w, _)| w);
+            label_x(e.mark) as u32 + w + 6
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Draws a legend down a column, beside (never over) the plot. A legend
+/// too wide or too long for its column is drawn smaller (the font, down to
+/// [`LEGEND_MIN_SIZE`], and the rows), never cut off; one that fits is
+/// drawn at [`LEGEND_SIZE`].
 pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[LegendEntry]) -> Result<()> {
-    let style = font(LEGEND_SIZE);
-    let row = 28;
+    let (width, height) = area.dim_in_pixel();
+    let need = legend_width(area, entries, LEGEND_SIZE);
+    let size = if need > width {
+        (LEGEND_SIZE * f64::from(width) / f64::from(need)).floor().max(LEGEND_MIN_SIZE)
+    } else {
+        LEGEND_SIZE
+    };
+    let style = font(size);
+    let rows = entries.len().saturating_sub(1) as i32;
+    let room = height as i32 - LEGEND_TOP - 12;
+    let row = if rows > 0 && LEGEND_ROW * rows > room { (room / rows).max(16) } else { LEGEND_ROW };
     for (k, e) in entries.iter().enumerate() {
-        let y = 30 + row * k as i32;
+        let y = LEGEND_TOP + row * k as i32;
         let c = e.colour;
         match e.mark {
             Mark::Line => area.draw(&PathElement::new(vec![(8, y), (44, y)], c.stroke_width(3))),
@@ -347,7 +402,7 @@ pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &
             Mark::Heading => Ok(()),
         }
         .map_err(err)?;
-        let x = if e.mark == Mark::Heading { 8 } else { 54 };
+        let x = label_x(e.mark);
         area.draw_text(
             &e.label,
             &style.pos(plotters::style::text_anchor::Pos::new(
@@ -359,6 +414,68 @@ pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &
         .map_err(err)?;
     }
     Ok(())
+}
+
+/// Line widths for lines drawn one over another, in drawing order: a line
+/// that a later one covers exactly (`same(a, b)`: limiters that decided
+/// alike, such as the GCRA and the token bucket when L divides W) is drawn
+/// at least 4 px wider than the widest line on it, so that it shows as a
+/// border around them. Lines nobody covers keep `widths`.
+pub fn covered_widths(widths: &[u32], same: impl Fn(usize, usize) -> bool) -> Vec<u32> {
+    (0..widths.len())
+        .map(|a| {
+            (a + 1..widths.len()).filter(|&b| same(a, b)).map(|b| widths[b] + 4).fold(widths[a], u32::max)
+        })
+        .collect()
+}
+
+/// From this many limiters on, charts that draw one line per limiter in one
+/// plot draw a strip per limiter instead (`window_count`), and strip charts
+/// go compact (`timeline`): more lines than this in one plot hide each other.
+pub const STRIPS_FROM: usize = 7;
+
+/// The frame of a chart of strips: the time axis title under them and the
+/// value axis title, rotated, left of them. Returns the area left for the
+/// strips.
+pub fn strip_frame<DB: DrawingBackend>(
+    plots: &DrawingArea<DB, Shift>,
+    x_title: &str,
+    y_title: &str,
+) -> Result<DrawingArea<DB, Shift>> {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let (strips, bottom) = plots.split_vertically(plots.dim_in_pixel().1.saturating_sub(40));
+    bottom
+        .draw_text(
+            x_title,
+            &font(LABEL_SIZE).pos(Pos::new(HPos::Center, VPos::Top)),
+            (((bottom.dim_in_pixel().0 + 90) / 2) as i32, 6),
+        )
+        .map_err(err)?;
+    let (ylab, strips) = strips.split_horizontally(30);
+    ylab.draw_text(
+        y_title,
+        &font(LABEL_SIZE).transform(FontTransform::Rotate270).pos(Pos::new(HPos::Center, VPos::Top)),
+        (4, (ylab.dim_in_pixel().1 / 2) as i32),
+    )
+    .map_err(err)?;
+    Ok(strips)
+}
+
+/// `n` strips down `area`, the last `axis` pixels taller: room for the
+/// time axis labels under it, so that it keeps the others' plot height.
+pub fn strips<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    n: usize,
+    axis: u32,
+) -> Vec<DrawingArea<DB, Shift>> {
+    if n <= 1 {
+        return vec![area.clone()];
+    }
+    let each = area.dim_in_pixel().1.saturating_sub(axis) / n as u32;
+    let (top, last) = area.split_vertically(each * (n as u32 - 1));
+    let mut v = top.split_evenly((n - 1, 1));
+    v.push(last);
+    v
 }
 
 /// Points of a step line over bins: each value held over its bin.
@@ -389,6 +506,45 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), specs.len());
+    }
+
+    /// How far apart two colours look: the "redmean" weighted distance
+    /// (0 for the same colour, about 765 for black and white).
+    fn colour_distance(a: (u8, u8, u8), b: (u8, u8, u8)) -> f64 {
+        let (r, g, b2) = (
+            f64::from(a.0) - f64::from(b.0),
+            f64::from(a.1) - f64::from(b.1),
+            f64::from(a.2) - f64::from(b.2),
+        );
+        let mean = (f64::from(a.0) + f64::from(b.0)) / 2.0;
+        ((2.0 + mean / 256.0) * r * r + 4.0 * g * g + (2.0 + (255.0 - mean) / 256.0) * b2 * b2).sqrt()
+    }
+
+    /// `scenarios/algorithms.toml` puts every algorithm side by side: no two
+    /// of its limiters may look alike in a chart (colours at least 100 apart;
+    /// the two token buckets' slate greys, which did, were 97), and no two
+    /// may share a legend name. A crude guard against near-equal colours;
+    /// whether the charts read well is still a matter of looking at them.
+    #[test]
+    fn the_algorithms_scenario_tells_every_limiter_apart() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/algorithms.toml");
+        let scenario = ratesim::scenario::Scenario::load(&path).unwrap();
+        let (specs, _) = ratesim::engine::with_reference(&scenario.limiters);
+        assert!(specs.len() >= 11, "{} limiters", specs.len());
+        for (i, a) in specs.iter().enumerate() {
+            for b in &specs[i + 1..] {
+                let d = colour_distance(a.style().rgb, b.style().rgb);
+                assert!(
+                    d >= 100.0,
+                    "{} and {} look alike: {:?} and {:?}, {d:.0} apart",
+                    a.label(),
+                    b.label(),
+                    a.style().rgb,
+                    b.style().rgb
+                );
+                assert_ne!(short_label(a), short_label(b));
+            }
+        }
     }
 
     #[test]

@@ -30,34 +30,27 @@ impl Chart for Timeline<'_> {
                 format_duration(r.timeline.width())
             ),
         )?;
-        let (plots, legend) = with_legend(&area);
+        let grey = RGBColor(170, 170, 170);
+        let mut entries = vec![LegendEntry::new("offered", grey, Mark::Area)];
+        for l in &r.limiters {
+            entries.push(LegendEntry::new(
+                format!("admitted: {}", short_label(&l.spec)),
+                colour(&l.spec),
+                Mark::Area,
+            ));
+        }
+        let (plots, legend) = with_legend_for(&area, &entries);
         let n = r.limiters.len();
         // One strip per limiter, same axes; time labels on the last only.
-        let (strips, bottom) = plots.split_vertically(plots.dim_in_pixel().1.saturating_sub(40));
-        bottom
-            .draw_text(
-                &format!("time ({unit})"),
-                &font(LABEL_SIZE).pos(plotters::style::text_anchor::Pos::new(
-                    plotters::style::text_anchor::HPos::Center,
-                    plotters::style::text_anchor::VPos::Top,
-                )),
-                (((bottom.dim_in_pixel().0 + 90) / 2) as i32, 6),
-            )
-            .map_err(err)?;
-        let (ylab, strips) = strips.split_horizontally(30);
-        ylab.draw_text(
+        let strips = strip_frame(
+            &plots,
+            &format!("time ({unit})"),
             &format!("requests per {} bin", format_duration(r.timeline.width())),
-            &font(LABEL_SIZE).transform(FontTransform::Rotate270).pos(
-                plotters::style::text_anchor::Pos::new(
-                    plotters::style::text_anchor::HPos::Center,
-                    plotters::style::text_anchor::VPos::Top,
-                ),
-            ),
-            (4, (ylab.dim_in_pixel().1 / 2) as i32),
-        )
-        .map_err(err)?;
-        let rows = strips.split_evenly((n, 1));
-        let grey = RGBColor(170, 170, 170);
+        )?;
+        // Many strips are thin: the last one gets its own room for the time
+        // labels, and fewer value labels.
+        let compact = n >= STRIPS_FROM;
+        let rows = if compact { super::strips(&strips, n, 30) } else { strips.split_evenly((n, 1)) };
         let series = |i: usize, f: &dyn Fn(&ratesim::timeline::Bin) -> u64| {
             steps(bins.iter().enumerate().map(|(b, row)| {
                 let x0 = (b as u64 * width) as f64 / div;
@@ -80,7 +73,7 @@ impl Chart for Timeline<'_> {
                 .label_style(font(TICK_SIZE - 2.0))
                 .x_label_formatter(&tick)
                 .y_label_formatter(&|v| format!("{v:.0}"))
-                .y_labels(3)
+                .y_labels(if compact { 2 } else { 3 })
                 .light_line_style(WHITE.mix(0.0))
                 .draw()
                 .map_err(err)?;
@@ -100,17 +93,9 @@ impl Chart for Timeline<'_> {
                 .draw_series(std::iter::once(Text::new(
                     text,
                     (x_end * 0.01, y_max * 1.27),
-                    font(TICK_SIZE - 1.0),
+                    font(if compact { TICK_SIZE - 3.0 } else { TICK_SIZE - 1.0 }),
                 )))
                 .map_err(err)?;
-        }
-        let mut entries = vec![LegendEntry::new("offered", grey, Mark::Area)];
-        for l in &r.limiters {
-            entries.push(LegendEntry::new(
-                format!("admitted: {}", short_label(&l.spec)),
-                colour(&l.spec),
-                Mark::Area,
-            ));
         }
         draw_legend(&legend, &entries)?;
         Ok(())

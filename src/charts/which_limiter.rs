@@ -39,9 +39,26 @@ impl Chart for WhichLimiter<'_> {
             format_duration(r.limit.window)
         );
         let area = titled(root, &title)?;
-        let (plots, legend) = with_legend(&area);
-        let panels = plots.split_evenly((1, 2));
         let pts = points(self.point);
+        // A point another limiter's point covers exactly (limiters that
+        // decide alike, such as the fixed window and the timer bucket at
+        // their defaults) is drawn as a ring around it, one ring wider per
+        // point on top.
+        let covered = |i: usize, k: usize| -> usize {
+            let value = |p: &(f64, f64, f64)| if k == 0 { p.1 } else { p.2 };
+            pts[i + 1..].iter().filter(|q| q.0 == pts[i].0 && value(q) == value(&pts[i])).count()
+        };
+        let mut entries = vec![LegendEntry::new("state / key, peak/L, over-adm.:", BLACK, Mark::Heading)];
+        for (i, (l, p)) in r.limiters.iter().zip(&pts).enumerate() {
+            let mark = if covered(i, 0) + covered(i, 1) > 0 { Mark::Ring } else { Mark::Dot };
+            entries.push(LegendEntry::new(
+                format!("{}: {}, {:.2}, {:+.1}%", short_label(&l.spec), fmt_bytes(p.0 as u64), p.1, p.2),
+                colour(&l.spec),
+                mark,
+            ));
+        }
+        let (plots, legend) = with_legend_for(&area, &entries);
+        let panels = plots.split_evenly((1, 2));
         let x_max = pts.iter().map(|p| p.0).fold(16.0, f64::max) * 3.0;
         let x_min = pts.iter().map(|p| p.0).fold(f64::MAX, f64::min).min(x_max) / 3.0;
         for (k, panel) in panels.iter().enumerate() {
@@ -77,20 +94,14 @@ impl Chart for WhichLimiter<'_> {
                 let ideal = vec![(x_min, 1.0), (x_max, 1.0)];
                 chart.draw_series(DashedLineSeries::new(ideal, 10, 6, BLACK.stroke_width(1))).map_err(err)?;
             }
-            for (l, p) in r.limiters.iter().zip(&pts) {
+            for (i, (l, p)) in r.limiters.iter().zip(&pts).enumerate() {
                 let c = colour(&l.spec);
-                chart
-                    .draw_series(std::iter::once(Circle::new((p.0, value(p)), 8, c.filled())))
-                    .map_err(err)?;
+                let point = match covered(i, k) {
+                    0 => Circle::new((p.0, value(p)), 8, c.filled()),
+                    n => Circle::new((p.0, value(p)), 8 + 5 * n as i32, c.stroke_width(3)),
+                };
+                chart.draw_series(std::iter::once(point)).map_err(err)?;
             }
-        }
-        let mut entries = vec![LegendEntry::new("state / key, peak/L, over-adm.:", BLACK, Mark::Heading)];
-        for (l, p) in r.limiters.iter().zip(&pts) {
-            entries.push(LegendEntry::new(
-                format!("{}: {}, {:.2}, {:+.1}%", short_label(&l.spec), fmt_bytes(p.0 as u64), p.1, p.2),
-                colour(&l.spec),
-                Mark::Dot,
-            ));
         }
         draw_legend(&legend, &entries)
     }

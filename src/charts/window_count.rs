@@ -16,6 +16,9 @@ pub struct WindowCount<'a> {
 
 impl Chart for WindowCount<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        if self.report.limiters.len() >= STRIPS_FROM {
+            return self.draw_strips(root);
+        }
         let r = self.report;
         let width = r.timeline.width().get();
         let bins = r.timeline.bins();
@@ -33,7 +36,9 @@ impl Chart for WindowCount<'_> {
             r.limit.requests
         );
         let area = titled(root, &title)?;
-        let (plot, legend) = with_legend(&area);
+        let limit_colour = RGBColor(200, 0, 0);
+        let entries = self.legend(limit_colour);
+        let (plot, legend) = with_legend_for(&area, &entries);
         let mut chart = ChartBuilder::on(&plot)
             .margin(10)
             .x_label_area_size(60)
@@ -68,7 +73,6 @@ impl Chart for WindowCount<'_> {
                 .draw_series(LineSeries::new(pts, colour(&r.limiters[i].spec).stroke_width(w)))
                 .map_err(err)?;
         }
-        let limit_colour = RGBColor(200, 0, 0);
         chart
             .draw_series(DashedLineSeries::new(
                 vec![(0.0, limit), (x_end, limit)],
@@ -77,6 +81,14 @@ impl Chart for WindowCount<'_> {
                 limit_colour.stroke_width(2),
             ))
             .map_err(err)?;
+        draw_legend(&legend, &entries)?;
+        Ok(())
+    }
+}
+
+impl WindowCount<'_> {
+    fn legend(&self, limit_colour: RGBColor) -> Vec<LegendEntry> {
+        let r = self.report;
         let mut entries = vec![
             LegendEntry::new(format!("limit L = {}", r.limit.requests), limit_colour, Mark::Dashed),
             LegendEntry::new("highest count (peak / L):", BLACK, Mark::Heading),
@@ -87,6 +99,81 @@ impl Chart for WindowCount<'_> {
                 colour(&l.spec),
                 Mark::Line,
             ));
+        }
+        entries
+    }
+
+    /// Many limiters: a strip each, with the limit dashed in every strip, so
+    /// that no line hides another (limiters that decide alike would draw the
+    /// same line).
+    fn draw_strips<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        let r = self.report;
+        let width = r.timeline.width().get();
+        let bins = r.timeline.bins();
+        let (div, unit) = time_unit(r.end.get());
+        let x_end = r.end.get() as f64 / div;
+        let limit = r.limit.requests as f64;
+        let peak = r.limiters.iter().map(|l| l.counts.peak).max().unwrap_or(0) as f64;
+        let y_max = peak.max(limit) * 1.35;
+        let whose = if r.keys > 1 { "the busiest client's " } else { "" };
+        let window = format_duration(r.limit.window);
+        let title = format!(
+            "{}: {whose}requests in the exact window of {window} (limit {})",
+            self.scenario, r.limit.requests
+        );
+        let area = titled(root, &title)?;
+        let limit_colour = RGBColor(200, 0, 0);
+        let entries = self.legend(limit_colour);
+        let (plots, legend) = with_legend_for(&area, &entries);
+        let strips = strip_frame(
+            &plots,
+            &format!("time t ({unit})"),
+            &format!("admitted in (t - {window}, t]{}", if r.keys > 1 { ", one client" } else { "" }),
+        )?;
+        let n = r.limiters.len();
+        let rows = super::strips(&strips, n, 30);
+        for (i, strip) in rows.iter().enumerate() {
+            let l = &r.limiters[i];
+            let mut chart = ChartBuilder::on(strip)
+                .margin_right(10)
+                .margin_top(4)
+                .x_label_area_size(if i + 1 == n { 30 } else { 0 })
+                .y_label_area_size(60)
+                .build_cartesian_2d(0f64..x_end, 0f64..y_max)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .label_style(font(TICK_SIZE - 2.0))
+                .x_label_formatter(&tick)
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .y_labels(2)
+                .light_line_style(WHITE.mix(0.0))
+                .draw()
+                .map_err(err)?;
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(0.0, limit), (x_end, limit)],
+                    8,
+                    6,
+                    limit_colour.stroke_width(1),
+                ))
+                .map_err(err)?;
+            let pts = steps(bins.iter().enumerate().map(|(b, row)| {
+                let x0 = (b as u64 * width) as f64 / div;
+                let x1 = ((b as u64 + 1) * width) as f64 / div;
+                (x0, x1.min(x_end), row[i].window_peak as f64)
+            }));
+            let c = colour(&l.spec);
+            chart.draw_series(LineSeries::new(pts, c.stroke_width(2))).map_err(err)?;
+            let text =
+                format!("{}: peak {} ({})", short_label(&l.spec), l.counts.peak, fmt_ratio_x(l.peak_ratio()));
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    text,
+                    (x_end * 0.01, y_max * 0.97),
+                    font(TICK_SIZE - 3.0),
+                )))
+                .map_err(err)?;
         }
         draw_legend(&legend, &entries)?;
         Ok(())

@@ -17,7 +17,7 @@ pub const DECISIONS_HEADER: &str = "seq,time,limiter,admitted,window_count";
 pub const CLIENT_COLUMNS: &str = "logical,attempts,amplification,succeeded,gave_up,unfinished,early_retries,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max";
 pub const ADMISSION_CURVE_HEADER: &str = "limiter,tau,max_admitted,exact_bound";
 pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,rule_of_thumb,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio,mean_violation_excess";
-pub const LOAD_SWEEP_HEADER: &str = "load,limiter,algorithm,slots,offered,admitted,peak,peak_ratio,excess,excess_share,over_admission,disagreement";
+pub const LOAD_SWEEP_HEADER: &str = "load,limiter,algorithm,slots,offered,admitted,peak,peak_ratio,excess,excess_share,over_admission,disagreement,false_rejects";
 pub const RETRY_POLICIES_HEADER: &str = "policy,backoff,base,cap,max_attempts,jitter,budget,limiter,logical,attempts,amplification,succeeded,gave_up,unfinished,early_retries,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max,peak_ratio";
 
 /// A CSV table written in memory: a header, then rows.
@@ -270,7 +270,9 @@ pub fn error_vs_slots(result: &BurstPairResult) -> String {
 }
 
 /// `load_sweep.csv`: one row per load factor per limiter; fractions.
-/// `excess_share` is `excess / admitted`.
+/// `excess_share` is `excess / admitted`; `false_rejects` (last, so that
+/// readers of the older columns by position still work) counts rejected
+/// requests that found fewer than L admitted in their exact window.
 pub fn load_sweep(points: &[LoadPoint]) -> String {
     table(LOAD_SWEEP_HEADER, |w| {
         for p in points {
@@ -289,6 +291,7 @@ pub fn load_sweep(points: &[LoadPoint]) -> String {
                     opt(excess_share(l)),
                     opt(l.over_admission()),
                     opt(l.disagreement()),
+                    c.false_rejects.to_string(),
                 ])?;
             }
         }

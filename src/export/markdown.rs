@@ -308,6 +308,7 @@ pub fn load_sweep_table(points: &[LoadPoint]) -> Table {
         ("excess share", Right),
         ("over-admission", Right),
         ("disagreement", Right),
+        ("false rejects", Right),
     ]);
     for p in points {
         for l in &p.report.limiters {
@@ -323,6 +324,7 @@ pub fn load_sweep_table(points: &[LoadPoint]) -> Table {
                     if v > 0.0 { format!("+{}", fmt_percent2(v)) } else { fmt_percent2(v) }
                 }),
                 l.disagreement().map_or("n/a".into(), fmt_percent2),
+                l.counts.false_rejects.to_string(),
             ]);
         }
     }
@@ -337,7 +339,8 @@ pub fn load_sweep_method(points: &[LoadPoint], seed: u64) -> String {
         "Poisson arrivals at each load factor times L / W ({} per {}), {} s per load, seed {seed}. \
 **excess share**: admitted requests that found L or more already in their exact window, over all \
 admitted; **over-admission**: admitted / admitted by the sliding log - 1; **disagreement**: requests \
-decided differently from the sliding log.",
+decided differently from the sliding log; **false rejects**: rejected requests that found fewer than L \
+admitted in their exact window (refused although the exact rule would admit them).",
         r.limit.requests,
         format_duration(r.limit.window),
         r.end,

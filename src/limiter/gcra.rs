@@ -153,7 +153,7 @@ pub(super) fn shade(base: (u8, u8, u8), param: Option<u64>) -> (u8, u8, u8) {
         let c = u16::from(c);
         let m = match step {
             0 => c,
-            1 => c * 3 / 4,
+            1 => c * 5 / 8,
             2 => c / 2,
             3 => c + (255 - c) / 3,
             _ => c + (255 - c) * 3 / 5,
@@ -318,13 +318,17 @@ impl Limiter for Gcra {
         // The common case in u64: one permit, a tat that fits. There
         // `t + tau < tat` is exact with `t + tau` saturated (a sum past u64
         // is past any u64 tat).
+        // Without a branch on the decision: under load admissions and
+        // rejections alternate at random, and a mispredicted branch cost
+        // more than computing both outcomes (lib/bare 2.5x -> see
+        // docs/performance.md). A sum past u64 (never, short of the end of
+        // time) goes the u128 way, which decides the same.
         if cost == 1 && !self.wide && !self.shaping {
-            if t.saturating_add(self.tau_sat) < self.tat {
-                return Decision::Reject;
-            }
-            if let Some(next) = self.tat.max(t).checked_add(self.t) {
-                self.tat = next;
-                return Decision::Admit;
+            let admit = t.saturating_add(self.tau_sat) >= self.tat;
+            let (next, past) = self.tat.max(t).overflowing_add(self.t);
+            if !past {
+                self.tat = if admit { next } else { self.tat };
+                return if admit { Decision::Admit } else { Decision::Reject };
             }
         }
         self.decide_wide(t, cost)

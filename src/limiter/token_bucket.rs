@@ -279,10 +279,12 @@ impl Algorithm for TokenBucketSpec {
                 if let Some(m) = max_wait {
                     short.push_str(&format!(", waits up to {}", format_duration(m)));
                 }
+                // Violets: apart from the window limiters' tab10 colours and
+                // from the GCRA's gold, which decides the same at L | W.
                 let base = match (initial, max_wait) {
-                    (_, Some(_)) => (60, 110, 180),
-                    (Initial::Empty, None) => (70, 90, 110),
-                    (Initial::Full, None) => (112, 128, 144),
+                    (_, Some(_)) => (160, 110, 225),
+                    (Initial::Empty, None) => (80, 40, 120),
+                    (Initial::Full, None) => (120, 80, 220),
                 };
                 Style { rgb: shade(base, capacity), line_width: 2, short }
             }
@@ -297,7 +299,9 @@ impl Algorithm for TokenBucketSpec {
                 if let Some(f) = fill_interval {
                     short.push_str(&format!(" every {}", format_duration(f)));
                 }
-                Style { rgb: shade((85, 107, 47), max_tokens.or(tokens_per_fill)), line_width: 2, short }
+                // Dark green: at its defaults it decides as the fixed window
+                // does, and is drawn thin over that wide red line.
+                Style { rgb: shade((0, 109, 44), max_tokens.or(tokens_per_fill)), line_width: 2, short }
             }
         }
     }
@@ -413,8 +417,12 @@ impl ContinuousBucket {
         if self.narrow { u128::from(self.credit64) } else { self.credit }
     }
 
-    /// The rule in u128, for caps past u64.
-    #[inline(never)]
+    /// The rule in u128, for caps past u64. Inlined, as `decide_shaping`:
+    /// a call that takes `&mut self` puts the bucket in memory for the
+    /// whole loop, and the fast path then reloads its credit every decision
+    /// (`benches/limiters.rs`, dense: 176 us out of line, 108 us inlined,
+    /// against 53 us for the bare loop).
+    #[inline(always)]
     fn decide_wide(&mut self, now: u64, cost: u32) -> Decision {
         // dt < 2^64 and L < 2^63: the product and the sum stay below 2^128.
         let dt = u128::from(now - self.last);
@@ -449,7 +457,7 @@ impl ContinuousBucket {
     /// backend time `now + w`, where the level is `min(cap, credit + w L)`;
     /// the state moves there, so what the bucket lets through conforms to
     /// the policing bucket exactly (the cap included).
-    #[inline(never)]
+    #[inline(always)]
     fn decide_shaping(&mut self, now: u64, cost: u32) -> Decision {
         let cap = self.cap as i128;
         let rate = i128::from(self.rate);
@@ -485,13 +493,10 @@ impl Limiter for ContinuousBucket {
         let credit = (self.credit64 + refill).min(self.cap64);
         self.last = now;
         let need = u64::from(cost).saturating_mul(self.window);
-        if credit >= need {
-            self.credit64 = credit - need;
-            Decision::Admit
-        } else {
-            self.credit64 = credit;
-            Decision::Reject
-        }
+        // No branch on the decision (as the GCRA's): take `need` or nothing.
+        let admit = credit >= need;
+        self.credit64 = credit - if admit { need } else { 0 };
+        if admit { Decision::Admit } else { Decision::Reject }
     }
 
     fn peak_state(&self) -> StateSize {

@@ -139,8 +139,9 @@ impl Algorithm for WeightedWindowSpec {
             short.push_str(", counting rejects");
         }
         let rgb = match (self.rounding, self.count_rejected) {
-            (Rounding::Exact, false) => (255, 187, 120),
-            (Rounding::Floor, false) => (196, 156, 148),
+            // Magentas, strong enough for thin lines on white.
+            (Rounding::Exact, false) => (231, 41, 138),
+            (Rounding::Floor, false) => (142, 1, 82),
             (_, true) => (219, 219, 141),
         };
         Style { rgb, line_width: 3, short }
