@@ -125,7 +125,7 @@ impl Algorithm for GcraSpec {
         };
         let mut rgb = shade((218, 165, 32), self.burst);
         if let Some(m) = self.max_wait {
-            short.push_str(&format!(", waits up to {}", format_duration(m)));
+            short.push_str(&format!(", waits ≤ {}", format_duration(m)));
             rgb = (rgb.0 / 2 + 40, rgb.1 / 2, rgb.2 / 2 + 60);
         }
         Style { rgb, line_width: 3, short }

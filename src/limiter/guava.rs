@@ -127,11 +127,13 @@ impl Algorithm for GuavaSpec {
     }
 
     fn style(&self) -> Style {
-        let short = match self.timeout {
-            None => "Guava acquire()".to_string(),
-            Some(t) => format!("Guava tryAcquire({})", format_duration(t)),
+        // acquire() orange, tryAcquire(timeout) a deeper orange: both can
+        // be in one delay chart.
+        let (short, rgb) = match self.timeout {
+            None => ("Guava acquire()".to_string(), (255, 152, 0)),
+            Some(t) => (format!("Guava tryAcquire({})", format_duration(t)), (191, 54, 12)),
         };
-        Style { rgb: (255, 152, 0), line_width: 3, short }
+        Style { rgb, line_width: 3, short }
     }
 }
 

@@ -297,16 +297,15 @@ impl Algorithm for LeakyBucketSpec {
     }
 
     fn style(&self) -> Style {
-        let mut short = if self.burst == 0 {
-            "leaky bucket".to_string()
-        } else {
-            format!("leaky bucket, burst {}", self.burst)
-        };
-        let rgb = match self.delay {
-            None => (0, 150, 136),
-            Some(d) => {
-                short.push_str(&format!(", delay {d}"));
-                (0, 100, 90)
+        // Shaping ones are told apart in the delay charts: all excess
+        // delayed (nginx without nodelay) darker, the two-stage `delay = N`
+        // lighter. Their names stay short enough for a legend with a figure
+        // after them.
+        let (short, rgb) = match (self.burst, self.delay) {
+            (0, None) => ("leaky bucket".to_string(), (0, 150, 136)),
+            (b, None) => (format!("leaky bucket, burst {b}"), (0, 150, 136)),
+            (b, Some(d)) => {
+                (format!("leaky bucket {b}, delay {d}"), if d == 0 { (0, 100, 90) } else { (77, 182, 172) })
             }
         };
         Style { rgb, line_width: 3, short }
@@ -566,7 +565,10 @@ mod tests {
     #[test]
     fn delay_above_burst() {
         let e = scenario("burst = 2\ndelay = 5", "1s").unwrap_err();
-        assert!(e.starts_with("s.toml:11:9:") && e.contains("`limiter[0].delay` = 5 is more than `burst` = 2"), "{e}");
+        assert!(
+            e.starts_with("s.toml:11:9:") && e.contains("`limiter[0].delay` = 5 is more than `burst` = 2"),
+            "{e}"
+        );
         let mut l = per_second(1, 2);
         let l = delayed(&mut l, 2, Some(5));
         let d: Vec<Decision> = (0..4).map(|_| l.decide(ms(0), 1)).collect();

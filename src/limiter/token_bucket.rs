@@ -277,7 +277,7 @@ impl Algorithm for TokenBucketSpec {
                     short.push_str(" (empty)");
                 }
                 if let Some(m) = max_wait {
-                    short.push_str(&format!(", waits up to {}", format_duration(m)));
+                    short.push_str(&format!(", waits ≤ {}", format_duration(m)));
                 }
                 let base = match (initial, max_wait) {
                     (_, Some(_)) => (60, 110, 180),
