@@ -139,6 +139,18 @@ impl Algorithm for GcraSpec {
         self.max_wait.is_some()
     }
 
+    /// Waiting requests conform one emission interval apart, all within
+    /// `max_wait`: at most `max_wait / T + 1` per key.
+    fn queue_advice(&self, limit: Limit) -> String {
+        let Some(m) = self.max_wait else { return String::new() };
+        let most = m.get() / emission_interval(limit) + 1;
+        format!(
+            "A GCRA with `max_wait` = {} lets at most max_wait / T + 1 = {most} requests wait per client key \
+(T = W / L): lower `max_wait`, or run fewer client keys",
+            format_duration(m)
+        )
+    }
+
     // No sweep traits: a GCRA admits part of a burst at one instant, so the
     // burst-pair sweep must decide every request.
 }

@@ -275,6 +275,17 @@ impl Algorithm for LeakyBucketSpec {
         self.delay.is_some()
     }
 
+    /// nginx's queue: the excess over `delay` waits, and the excess never
+    /// passes `burst`.
+    fn queue_advice(&self, _limit: Limit) -> String {
+        let Some(d) = self.delay else { return String::new() };
+        format!(
+            "nginx's limit_req without nodelay lets about burst - delay = {} requests wait per client key: \
+lower `burst`, or run fewer client keys",
+            self.burst.saturating_sub(d)
+        )
+    }
+
     fn advertises_retry(&self) -> bool {
         true
     }
