@@ -573,7 +573,8 @@ taller than it are cut, with their count written on top, {name}",
             name: "delay_cdf",
             caption: format!(
                 "Added latency of the admitted requests, per limiter that may delay: the share of admitted requests \
-that waited at most x before reaching the backend; requests passed at once wait 0, where each curve starts, {name}"
+that waited at most x before reaching the backend; requests passed at once wait 0, where each curve starts; a \
+dashed curve lies on the curve of the limiter its legend names (within a point, or a few pixels sideways), {name}"
             ),
             kind: ChartKind::DelayCdf,
         },
