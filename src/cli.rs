@@ -88,4 +88,47 @@ pub struct RunArgs {
     /// No progress bar and no table on the terminal.
     #[arg(long, short)]
     pub quiet: bool,
+    /// The most memory the run may hold in exact-window timestamps and in
+    /// delayed requests waiting for the backend (e.g. 512MiB, 8GiB); past it
+    /// the run stops with an error, the previous results kept [default: 8GiB].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory: Option<u64>,
+}
+
+/// A size in bytes: a whole number with a unit, `512MiB`, `8GiB`, `100B`
+/// (units B, KiB, MiB, GiB, TiB; 1 KiB = 1024 B).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let bad = || {
+        format!(
+            "`{text}` is not a size: expected a whole number and a unit, like 512MiB or 8GiB (units: B, KiB, MiB, GiB, TiB)"
+        )
+    };
+    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let number: u64 = number.parse().map_err(|_| bad())?;
+    let shift = match unit.trim_start() {
+        "B" => 0,
+        "KiB" => 10,
+        "MiB" => 20,
+        "GiB" => 30,
+        "TiB" => 40,
+        _ => return Err(bad()),
+    };
+    number.checked_mul(1 << shift).ok_or_else(|| format!("`{text}` is too large (at most 16 EiB)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_binary_units() {
+        assert_eq!(parse_size("100B"), Ok(100));
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("8 GiB"), Ok(8 << 30));
+        assert_eq!(parse_size("1TiB"), Ok(1 << 40));
+        assert!(parse_size("8GB").unwrap_err().contains("units: B, KiB, MiB, GiB, TiB"));
+        assert!(parse_size("MiB").is_err() && parse_size("1.5GiB").is_err() && parse_size("").is_err());
+        assert!(parse_size("99999999999TiB").unwrap_err().contains("too large"));
+    }
 }

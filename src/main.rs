@@ -143,6 +143,9 @@ fn run(args: RunArgs, sweep_only: bool) -> Result<()> {
     if let Some(seed) = args.seed {
         scenario.seed = seed;
     }
+    if let Some(bytes) = args.memory {
+        ratesim::engine::set_memory_budget(bytes);
+    }
     let chart_set = chart_set(&args, &scenario)?;
     let options = RunOptions {
         out_dir: args.out.clone().unwrap_or_else(|| PathBuf::from("output").join(&scenario.name)),

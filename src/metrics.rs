@@ -174,6 +174,27 @@ impl DelayReport {
         let within = (rank - zeros) as f64 / self.delayed as f64;
         Some(Nanos::new(self.histogram.value_at_quantile(within).min(self.max.get())))
     }
+
+    /// The distribution of the added latency over the admitted requests:
+    /// the share not delayed (delay 0), and for each recorded positive
+    /// delay `x` (the top of its histogram bucket, 3 significant digits;
+    /// the last one the exact maximum) the share whose delay is at most
+    /// `x`, rising to 1. `None` when nothing was admitted.
+    pub fn cdf(&self) -> Option<(f64, Vec<(Nanos, f64)>)> {
+        if self.admitted == 0 {
+            return None;
+        }
+        let total = self.admitted as f64;
+        let undelayed = self.admitted - self.delayed;
+        let mut cumulative = undelayed;
+        let mut points = Vec::new();
+        for v in self.histogram.iter_recorded() {
+            cumulative += v.count_at_value();
+            let x = Nanos::new(v.value_iterated_to().min(self.max.get()));
+            points.push((x, cumulative as f64 / total));
+        }
+        Some((undelayed as f64 / total, points))
+    }
 }
 
 impl Default for DelayReport {
@@ -336,6 +357,35 @@ mod tests {
         }
         // Memory: only what the longest interval holds.
         assert!(c.admitted.len() as u64 <= brute_curve(&times, 10_000));
+    }
+
+    /// nginx's `rate=1r/s burst=5` without nodelay, six at once: delays
+    /// 0, 1, 2, 3, 4, 5 s. One in six waits 0; the curve then rises by a
+    /// sixth at each second (bucket tops within 0.1 % above it), the last
+    /// step at the exact 5 s.
+    #[test]
+    fn delay_cdf_counts_the_undelayed_at_zero() {
+        let mut d = DelayReport::new();
+        assert_eq!(d.cdf(), None);
+        for s in 1..=5 {
+            d.record(Nanos::from_secs(s));
+        }
+        d.admitted = 6;
+        let (undelayed, points) = d.cdf().unwrap();
+        assert_eq!(undelayed, 1.0 / 6.0);
+        assert_eq!(points.len(), 5);
+        for (k, (x, share)) in points.iter().enumerate() {
+            let s = k as u64 + 1;
+            assert!(x.get() >= s * 1_000_000_000 && x.get() <= s * 1_001_000_000, "{x}");
+            assert_eq!(*share, (s + 1) as f64 / 6.0);
+        }
+        assert_eq!(points[4].0, Nanos::from_secs(5));
+        // The quantiles read the same histogram: the median of
+        // {0, 1, 2, 3, 4, 5} s is the third, 2 s (to 3 significant digits).
+        let p50 = d.quantile(0.5).unwrap();
+        assert!(p50 >= Nanos::from_secs(2) && p50.get() <= 2_002_000_000, "{p50}");
+        assert_eq!(d.quantile(0.1), Some(Nanos::ZERO));
+        assert_eq!(d.quantile(1.0), Some(Nanos::from_secs(5)));
     }
 
     #[test]

@@ -117,6 +117,13 @@ pub enum ChartKind {
     RetryPolicies,
     /// Admitted per bin on each node, a strip per limiter on nodes.
     NodesTimeline,
+    /// Offered per bin against what reached the backend per bin (admitted
+    /// at once plus delayed ones released), a strip per limiter (when a
+    /// limiter shapes).
+    ShapingTimeline,
+    /// The share of admitted requests whose added latency is at most x,
+    /// per shaping limiter.
+    DelayCdf,
     /// Peak/L and over-admission against the swept value, for topology
     /// sweep `i` of [`RunOutputs::topology`].
     TopologySweep(usize),
@@ -379,6 +386,9 @@ impl RunOutputs {
             if r.limiters.iter().any(|l| l.clients.is_some()) {
                 charts.extend(client_charts(r, name));
             }
+            if r.limiters.iter().any(|l| l.delays.is_some()) {
+                charts.extend(shaping_charts(r, name));
+            }
             if self.scenario.output.admission_curve {
                 charts.push(Chart {
                     name: "admission_curve",
@@ -535,6 +545,38 @@ that took at most x, per limiter; the requests admitted on their first attempt (
 starts at the left edge, {name}"
             ),
             kind: ChartKind::TimeToSuccess,
+        },
+    ]
+}
+
+/// The charts of a run with a shaping limiter: what reached the backend
+/// per bin, and the distribution of the added latency.
+fn shaping_charts(r: &RunReport, name: &str) -> [Chart; 2] {
+    let bin = format_duration(r.timeline.width());
+    let window = format_duration(r.limit.window);
+    let rate = crate::export::fmt_ratio(
+        r.limit.requests as f64 * r.timeline.width().get() as f64 / r.limit.window.get() as f64,
+    );
+    [
+        Chart {
+            name: "shaping_timeline",
+            caption: format!(
+                "Requests offered (grey) and requests that reached the backend (colour) per {bin} bin, one strip per \
+limiter: a delayed request counts in the bin where its wait ends, so a limiter that shapes turns a burst into a run \
+of bins near the rate, {} per {window} = {rate} per bin (dashed); each strip has its own scale, and offered bins \
+taller than it are cut, with their count written on top, {name}",
+                r.limit.requests
+            ),
+            kind: ChartKind::ShapingTimeline,
+        },
+        Chart {
+            name: "delay_cdf",
+            caption: format!(
+                "Added latency of the admitted requests, per limiter that may delay: the share of admitted requests \
+that waited at most x before reaching the backend; requests passed at once wait 0, where each curve starts; a \
+dashed curve lies on the curve of the limiter its legend names (within a point, or a few pixels sideways), {name}"
+            ),
+            kind: ChartKind::DelayCdf,
         },
     ]
 }

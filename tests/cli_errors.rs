@@ -1727,3 +1727,79 @@ fn g18_check_and_run_the_production_limiters() {
         assert!(row.contains(&format!(",20,{admitted},")), "{label}: {row}\n{summary}");
     }
 }
+
+// ---- shaping: delayed requests and the memory budget ---------------------------
+
+/// Guava's acquire() never refuses: Poisson at 3 x L for 1000 s keeps about
+/// two thirds of all requests waiting by the end. L = 100 per 1 s.
+const ACQUIRE_OVERLOAD: &str = r#"name = "t"
+duration = "1000s"
+
+[limit]
+requests = 100
+window = "1s"
+
+[[traffic]]
+kind = "poisson"
+load = 3.0
+
+[[limiter]]
+kind = "guava"
+"#;
+
+/// The queue of delayed requests counts against the run's memory budget:
+/// past it the run stops at the next chunk (262 144 arrivals, about 875 s
+/// here: some 175 000 waiting, 24 bytes each in a queue of 262 144 places,
+/// 6.0 MiB) with an error that names the limiter and what to change, and
+/// the previous results stay. With a `timeout`, as the error advises, the
+/// same traffic runs within the same budget (at most 101 wait).
+#[test]
+fn sh01_delayed_requests_past_the_memory_budget() {
+    let c = Case::new(ACQUIRE_OVERLOAD);
+    let err = c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "1MiB"],
+        1,
+        &[
+            "error: scenario s.toml failed; previous results were kept",
+            "caused by: `guava` keeps ",
+            " delayed requests waiting for the backend: its queue holds 6.0 MiB",
+            "passes the 1.0 MiB the run may use (--memory)",
+            "`guava` without `timeout` is Guava's acquire(), which never refuses",
+            "Give it a `timeout`",
+            "shorten the scenario's `duration`",
+        ],
+    );
+    // Two thirds of a chunk are waiting when it is checked.
+    let pending: u64 =
+        err.split("`guava` keeps ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!((170_000..180_000).contains(&pending), "{pending}");
+    assert!(!c.path("out").exists());
+    fs::write(c.path("s.toml"), format!("{ACQUIRE_OVERLOAD}timeout = \"1s\"\n")).unwrap();
+    let out = c.run(&["run", "s.toml", "--out", "out", "--memory", "1MiB", "-q", "--no-charts"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let summary = fs::read_to_string(c.path("out/summary.csv")).unwrap();
+    let queue_peak: u64 = summary.lines().nth(1).unwrap().rsplit(',').next().unwrap().parse().unwrap();
+    assert!(queue_peak <= 101, "{summary}");
+}
+
+/// Many nodes syncing their counts cannot share a shaping limiter: it keeps
+/// no counts, and each node's queue of waiting requests is its own.
+#[test]
+fn sh02_sync_with_a_shaping_limiter() {
+    let text = with_limiter("kind = \"gcra\"\nmax_wait = \"1s\"")
+        + "\n[nodes]\ncount = 2\nmode = \"sync\"\nsync_interval = \"100ms\"\n";
+    Case::new(&text).refused(&[
+        "s.toml:20:8:",
+        "mode = \"sync\" adds up the nodes' counts, but `gcra(max_wait=1s)` keeps no counts to add (it delays \
+requests, and each node's queue of waiting requests is its own): use mode = \"local\" or \"central\" for it",
+    ]);
+}
+
+#[test]
+fn sh03_memory_not_a_size() {
+    Case::new(BASE).fails(
+        &["run", "s.toml", "--memory", "1GB"],
+        2,
+        &["invalid value '1GB' for '--memory <SIZE>': `1GB` is not a size", "(units: B, KiB, MiB, GiB, TiB)"],
+    );
+}

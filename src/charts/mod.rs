@@ -5,11 +5,13 @@
 
 pub mod admission_curve;
 pub mod burst_pair_map;
+pub mod delay_cdf;
 pub mod error_vs_slots;
 pub mod load_sweep;
 pub mod nodes_timeline;
 pub mod retry_policies;
 pub mod retry_timeline;
+pub mod shaping_timeline;
 pub mod time_to_success;
 pub mod timeline;
 pub mod topology_sweep;
@@ -168,6 +170,14 @@ pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<
         ChartKind::TimeToSuccess => {
             let report = report.ok_or_else(missing)?;
             write(staged, set, chart.name, &time_to_success::TimeToSuccess { scenario: name, report })
+        }
+        ChartKind::ShapingTimeline => {
+            let report = report.ok_or_else(missing)?;
+            write(staged, set, chart.name, &shaping_timeline::ShapingTimeline { scenario: name, report })
+        }
+        ChartKind::DelayCdf => {
+            let report = report.ok_or_else(missing)?;
+            write(staged, set, chart.name, &delay_cdf::DelayCdf { scenario: name, report })
         }
         ChartKind::AdmissionCurve => {
             let report = report.ok_or_else(missing)?;

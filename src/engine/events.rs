@@ -88,6 +88,12 @@ impl<P> EventQueue<P> {
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }
+
+    /// Bytes the queue's buffer holds (its capacity, which never shrinks:
+    /// the most events it held at once).
+    pub fn bytes(&self) -> u64 {
+        (self.heap.capacity() * std::mem::size_of::<Entry<P>>()) as u64
+    }
 }
 
 #[cfg(test)]

@@ -216,6 +216,11 @@ pub struct LaneOut {
     /// Each arrival's delay, when decisions are written and the limiter
     /// shapes.
     pub delays: Vec<Nanos>,
+    /// When the limiter shapes: the delayed requests not yet at the
+    /// backend, and the bytes of the event queue that holds them, after
+    /// this chunk (the run checks them against its memory budget).
+    pub pending_delays: u64,
+    pub delay_queue_bytes: u64,
 }
 
 impl LaneOut {
@@ -226,6 +231,8 @@ impl LaneOut {
             attempts: Vec::new(),
             outcomes: Vec::new(),
             delays: Vec::new(),
+            pending_delays: 0,
+            delay_queue_bytes: 0,
         }
     }
 
@@ -582,7 +589,16 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             out.attempts = a;
         }
         self.reactor.take_outcomes(&mut out.outcomes);
+        self.report_queue(out);
         Ok(())
+    }
+
+    /// What the delayed requests hold, for the run's memory check.
+    fn report_queue(&self, out: &mut LaneOut) {
+        if self.shapes {
+            out.pending_delays = self.delays.pending;
+            out.delay_queue_bytes = self.events.bytes();
+        }
     }
 
     /// Sum over keys of each key's peak state.
@@ -635,6 +651,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         self.close_bin(&mut p, 0);
         self.counts.add_chunk(p.events, p.events_admitted, &p.window);
         self.reactor.take_outcomes(&mut out.outcomes);
+        self.report_queue(out);
         Ok(p.last_event)
     }
 

@@ -27,6 +27,7 @@ pub use lane::{Calendar, Decided, Reactor, Scheduled};
 pub use reader::CHUNK;
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::clients::{Clients, Logical};
 use crate::export::fmt_bytes;
@@ -50,10 +51,12 @@ pub struct RunConfig {
     pub end: Option<Nanos>,
     /// Timeline bin width; automatic when `None`.
     pub bin: Option<Nanos>,
-    /// The most bytes of window timestamps (the exact-window trackers', the
-    /// logs', the slots') the process may hold: past it the run stops with
-    /// an error instead of running out of memory. [`WINDOW_MEMORY`] by default.
-    pub window_memory: u64,
+    /// The most bytes the process may hold in window timestamps (the
+    /// exact-window trackers', the logs', the slots') and in the queues of
+    /// delayed requests of shaping limiters: past it the run stops with an
+    /// error instead of running out of memory. [`memory_budget`] by
+    /// default.
+    pub memory_budget: u64,
     /// Measure each limiter's admission curve (`metrics::CurveTracker`).
     pub admission_curve: bool,
     /// Clients that react to decisions (retries, closed populations), if
@@ -75,7 +78,7 @@ impl RunConfig {
             limiters,
             end: None,
             bin: None,
-            window_memory: WINDOW_MEMORY,
+            memory_budget: memory_budget(),
             admission_curve: false,
             clients: None,
             topology: None,
@@ -84,8 +87,24 @@ impl RunConfig {
     }
 }
 
-/// The default [`RunConfig::window_memory`]: 8 GiB.
-pub const WINDOW_MEMORY: u64 = 8 << 30;
+/// The default [`RunConfig::memory_budget`] unless [`set_memory_budget`]
+/// says otherwise: 8 GiB.
+pub const MEMORY_BUDGET: u64 = 8 << 30;
+
+/// The budget runs made with [`RunConfig::new`] get (`ratesim --memory`).
+static BUDGET: AtomicU64 = AtomicU64::new(MEMORY_BUDGET);
+
+/// Sets the memory budget of the runs this process makes from now on (its
+/// sweeps' included): the bytes of window timestamps and delayed requests
+/// held, as [`crate::ring::held_bytes`] and the lanes' queues count them.
+pub fn set_memory_budget(bytes: u64) {
+    BUDGET.store(bytes, Ordering::Relaxed);
+}
+
+/// The memory budget of a run made with [`RunConfig::new`].
+pub fn memory_budget() -> u64 {
+    BUDGET.load(Ordering::Relaxed)
+}
 
 /// One per-request decision, for `decisions.csv`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,6 +154,24 @@ with limit.requests = {requests}, one window can hold up to {} timestamps (8 byt
         fmt_bytes(*held), fmt_bytes(*budget), requests.saturating_mul(2), fmt_bytes(requests.saturating_mul(16))
     )]
     Memory { held: u64, budget: u64, requests: u64 },
+    #[error(
+        "`{limiter}` keeps {pending} delayed requests waiting for the backend: its queue holds {}, and with the {} \
+the rest of the run holds (window timestamps, other queues) that passes the {} the run may use (--memory). {advice}",
+        fmt_bytes(*queue), fmt_bytes(*held), fmt_bytes(*budget)
+    )]
+    DelayQueue {
+        /// The label of the shaping limiter holding the most.
+        limiter: String,
+        pending: u64,
+        /// Bytes of its queue.
+        queue: u64,
+        /// Everything else the budget counts: window timestamps and the
+        /// other limiters' queues.
+        held: u64,
+        budget: u64,
+        /// What bounds its queue, and what to change.
+        advice: String,
+    },
 }
 
 /// Everything a run measured.
@@ -253,6 +290,7 @@ pub fn run(
             s.visit(MakeLane { limit, bin, curve, index, clients, header, topology, seed, shapes })
         })
         .collect();
+    let names = labels(&specs);
     let mut reader = Reader::new(arrivals, config.end, record, clients.is_some());
     if clients.is_some_and(|c| !c.closed.is_empty()) {
         reader.reserve_key_zero();
@@ -281,8 +319,26 @@ pub fn run(
             }
         }
         let held = crate::ring::held_bytes();
-        if held > config.window_memory {
-            return Err(RunError::Memory { held, budget: config.window_memory, requests: limit.requests });
+        if held > config.memory_budget {
+            return Err(RunError::Memory { held, budget: config.memory_budget, requests: limit.requests });
+        }
+        // Delayed requests wait in their lane's event queue; a limiter that
+        // never refuses (Guava's acquire()) lets it grow for as long as the
+        // overload lasts.
+        let queues: u64 = outs.iter().map(|o| o.delay_queue_bytes).sum();
+        if held.saturating_add(queues) > config.memory_budget
+            && let Some(i) =
+                (0..outs.len()).max_by_key(|&i| (outs[i].delay_queue_bytes, std::cmp::Reverse(i)))
+        {
+            let queue = outs[i].delay_queue_bytes;
+            return Err(RunError::DelayQueue {
+                limiter: names[i].clone(),
+                pending: outs[i].pending_delays,
+                queue,
+                held: held + (queues - queue),
+                budget: config.memory_budget,
+                advice: specs[i].queue_advice(limit),
+            });
         }
         progress(Progress {
             arrivals: chunk.first_seq + chunk.times.len() as u64,
@@ -320,7 +376,6 @@ pub fn run(
     }
     progress(Progress { arrivals: reader.seq, now: run_end });
 
-    let names = labels(&specs);
     let results: Vec<lane::LaneResult> = lanes.into_iter().map(|l| l.into_result()).collect();
     let reference_admitted = results[reference].counts.admitted;
     let mut columns = Vec::with_capacity(results.len());
@@ -509,7 +564,7 @@ mod tests {
         let times: Vec<(u64, u64)> = (0..300_000u64).map(|i| (i * 1000, 0)).collect();
         let limit = Limit { requests: 1_000_000_000_000, window: Nanos::from_secs(1) };
         let config = RunConfig {
-            window_memory: 1 << 20,
+            memory_budget: 1 << 20,
             ..RunConfig::new(limit, vec![LimiterSpec::from(SlotCounterSpec { slots: 10 })])
         };
         let e = run(&config, arrivals(&times), None, &mut |_| {}).unwrap_err();

@@ -92,6 +92,12 @@ the sliding log is the exact reference.\n",
             out.push_str(&render_table(&clients));
             out.push('\n');
         }
+        let delays = super::markdown::delays_table(run);
+        if !delays.rows.is_empty() {
+            let _ = writeln!(out, "{}\n", super::markdown::DELAYS_NOTE);
+            out.push_str(&render_table(&delays));
+            out.push('\n');
+        }
         let curve = super::markdown::admission_curve_table(run);
         if !curve.rows.is_empty() {
             let _ = writeln!(
@@ -108,6 +114,8 @@ length τ; A(W) is the peak.\n"
             &[
                 "window_count",
                 "timeline",
+                "shaping_timeline",
+                "delay_cdf",
                 "retry_timeline",
                 "time_to_success",
                 "admission_curve",

@@ -125,7 +125,7 @@ impl Algorithm for GcraSpec {
         };
         let mut rgb = shade((218, 165, 32), self.burst);
         if let Some(m) = self.max_wait {
-            short.push_str(&format!(", waits up to {}", format_duration(m)));
+            short.push_str(&format!(", waits ≤ {}", format_duration(m)));
             rgb = (rgb.0 / 2 + 40, rgb.1 / 2, rgb.2 / 2 + 60);
         }
         Style { rgb, line_width: 3, short }
@@ -137,6 +137,18 @@ impl Algorithm for GcraSpec {
 
     fn delays(&self) -> bool {
         self.max_wait.is_some()
+    }
+
+    /// Waiting requests conform one emission interval apart, all within
+    /// `max_wait`: at most `max_wait / T + 1` per key.
+    fn queue_advice(&self, limit: Limit) -> String {
+        let Some(m) = self.max_wait else { return String::new() };
+        let most = m.get() / emission_interval(limit) + 1;
+        format!(
+            "A GCRA with `max_wait` = {} lets at most max_wait / T + 1 = {most} requests wait per client key \
+(T = W / L): lower `max_wait`, or run fewer client keys",
+            format_duration(m)
+        )
     }
 
     // No sweep traits: a GCRA admits part of a burst at one instant, so the

@@ -102,6 +102,25 @@ impl Algorithm for GuavaSpec {
         true
     }
 
+    /// acquire() never refuses, so nothing bounds its queue but the run;
+    /// tryAcquire(timeout) keeps `timeout` of permits waiting at most.
+    fn queue_advice(&self, _limit: Limit) -> String {
+        let rate = crate::export::fmt_ratio(self.permits_per_second);
+        match self.timeout {
+            None => format!(
+                "`guava` without `timeout` is Guava's acquire(), which never refuses: while requests come faster \
+than its {rate} permits per second, each waits behind all the ones before it, and the queue grows for as long as \
+the overload lasts. Give it a `timeout` (tryAcquire(timeout) refuses a request that would wait longer, so at most \
+timeout × {rate} wait per client key), shorten the scenario's `duration`, or send less traffic"
+            ),
+            Some(t) => format!(
+                "Guava's tryAcquire({}) lets at most timeout × {rate} + 1 requests wait per client key: lower \
+`timeout`, or run fewer client keys",
+                format_duration(t)
+            ),
+        }
+    }
+
     /// `tryAcquire(timeout)` refuses until the next free moment is within
     /// `timeout`; `acquire()` never refuses (and has no header to send).
     fn advertises_retry(&self) -> bool {
@@ -127,11 +146,13 @@ impl Algorithm for GuavaSpec {
     }
 
     fn style(&self) -> Style {
-        let short = match self.timeout {
-            None => "Guava acquire()".to_string(),
-            Some(t) => format!("Guava tryAcquire({})", format_duration(t)),
+        // acquire() orange, tryAcquire(timeout) a deeper orange: both can
+        // be in one delay chart.
+        let (short, rgb) = match self.timeout {
+            None => ("Guava acquire()".to_string(), (255, 152, 0)),
+            Some(t) => (format!("Guava tryAcquire({})", format_duration(t)), (191, 54, 12)),
         };
-        Style { rgb: (255, 152, 0), line_width: 3, short }
+        Style { rgb, line_width: 3, short }
     }
 }
 

@@ -275,6 +275,17 @@ impl Algorithm for LeakyBucketSpec {
         self.delay.is_some()
     }
 
+    /// nginx's queue: the excess over `delay` waits, and the excess never
+    /// passes `burst`.
+    fn queue_advice(&self, _limit: Limit) -> String {
+        let Some(d) = self.delay else { return String::new() };
+        format!(
+            "nginx's limit_req without nodelay lets about burst - delay = {} requests wait per client key: \
+lower `burst`, or run fewer client keys",
+            self.burst.saturating_sub(d)
+        )
+    }
+
     fn advertises_retry(&self) -> bool {
         true
     }
@@ -297,16 +308,15 @@ impl Algorithm for LeakyBucketSpec {
     }
 
     fn style(&self) -> Style {
-        let mut short = if self.burst == 0 {
-            "leaky bucket".to_string()
-        } else {
-            format!("leaky bucket, burst {}", self.burst)
-        };
-        let rgb = match self.delay {
-            None => (0, 150, 136),
-            Some(d) => {
-                short.push_str(&format!(", delay {d}"));
-                (0, 100, 90)
+        // Shaping ones are told apart in the delay charts: all excess
+        // delayed (nginx without nodelay) darker, the two-stage `delay = N`
+        // lighter. Their names stay short enough for a legend with a figure
+        // after them.
+        let (short, rgb) = match (self.burst, self.delay) {
+            (0, None) => ("leaky bucket".to_string(), (0, 150, 136)),
+            (b, None) => (format!("leaky bucket, burst {b}"), (0, 150, 136)),
+            (b, Some(d)) => {
+                (format!("leaky bucket {b}, delay {d}"), if d == 0 { (0, 100, 90) } else { (77, 182, 172) })
             }
         };
         Style { rgb, line_width: 3, short }

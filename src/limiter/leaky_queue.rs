@@ -61,6 +61,14 @@ impl Algorithm for LeakyQueueSpec {
         true
     }
 
+    fn queue_advice(&self, _limit: Limit) -> String {
+        format!(
+            "A leaky queue keeps at most `queue` = {} requests waiting per client key: lower `queue`, or run fewer \
+client keys",
+            self.queue
+        )
+    }
+
     fn label(&self) -> String {
         format!("leaky_queue(queue={})", self.queue)
     }

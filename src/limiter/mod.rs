@@ -180,6 +180,12 @@ pub trait Algorithm: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
     fn delays(&self) -> bool {
         false
     }
+    /// For a shaping limiter, in words for the error a run gives when its
+    /// delayed requests outgrow the memory budget: what bounds how many
+    /// wait at once, and which key to change.
+    fn queue_advice(&self, _limit: Limit) -> String {
+        String::new()
+    }
 }
 
 /// The per-spec questions, object-safe, for code that does not care which
@@ -193,6 +199,7 @@ pub trait Describe {
     fn advertises_retry(&self) -> bool;
     fn shares_counts(&self) -> bool;
     fn delays(&self) -> bool;
+    fn queue_advice(&self, limit: Limit) -> String;
 }
 
 impl<A: Algorithm> Describe for A {
@@ -219,6 +226,9 @@ impl<A: Algorithm> Describe for A {
     }
     fn delays(&self) -> bool {
         Algorithm::delays(self)
+    }
+    fn queue_advice(&self, limit: Limit) -> String {
+        Algorithm::queue_advice(self, limit)
     }
 }
 
@@ -463,6 +473,10 @@ impl LimiterSpec {
 
     pub fn delays(&self) -> bool {
         self.describe().delays()
+    }
+
+    pub fn queue_advice(&self, limit: Limit) -> String {
+        self.describe().queue_advice(limit)
     }
 
     pub fn visit<V: SpecVisitor>(&self, visitor: V) -> V::Out {

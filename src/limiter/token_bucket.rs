@@ -277,7 +277,7 @@ impl Algorithm for TokenBucketSpec {
                     short.push_str(" (empty)");
                 }
                 if let Some(m) = max_wait {
-                    short.push_str(&format!(", waits up to {}", format_duration(m)));
+                    short.push_str(&format!(", waits ≤ {}", format_duration(m)));
                 }
                 // Violets: apart from the window limiters' tab10 colours and
                 // from the GCRA's gold, which decides the same at L | W.
@@ -312,6 +312,19 @@ impl Algorithm for TokenBucketSpec {
 
     fn delays(&self) -> bool {
         matches!(self, TokenBucketSpec::Continuous { max_wait: Some(_), .. })
+    }
+
+    /// The credit owed never exceeds `max_wait` of refill: at most
+    /// `max_wait * L / W + 1` requests wait per key.
+    fn queue_advice(&self, limit: Limit) -> String {
+        let TokenBucketSpec::Continuous { max_wait: Some(m), .. } = self else { return String::new() };
+        let most =
+            u128::from(m.get()) * u128::from(limit.requests) / u128::from(limit.window.get().max(1)) + 1;
+        format!(
+            "A token bucket with `max_wait` = {} lets at most max_wait × L / W + 1 = {most} requests wait per \
+client key: lower `max_wait`, or run fewer client keys",
+            format_duration(*m)
+        )
     }
 
     // No sweep traits: a bucket admits part of a burst at one instant.

@@ -100,10 +100,17 @@ fn mode(ctx: &Ctx, r: &RawNodes, c: &Context) -> Result<Mode, ScenarioError> {
             })?;
             let interval = ctx.positive_duration("nodes.sync_interval", interval)?;
             if let Some(l) = c.limiters.iter().find(|l| !l.shares_counts()) {
+                // A shaping limiter also holds each node's own queue of
+                // waiting requests: no exchange of counts could merge them.
+                let why = if l.delays() {
+                    " (it delays requests, and each node's queue of waiting requests is its own)"
+                } else {
+                    ""
+                };
                 return Err(ctx.at(
                     r.mode.as_ref().map_or(0..0, |m| m.span()),
                     format!(
-                        "mode = \"sync\" adds up the nodes' counts, but `{}` keeps no counts to add: use mode = \"local\" or \"central\" for it",
+                        "mode = \"sync\" adds up the nodes' counts, but `{}` keeps no counts to add{why}: use mode = \"local\" or \"central\" for it",
                         l.label()
                     ),
                 ));

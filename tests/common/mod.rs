@@ -64,3 +64,30 @@ pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     }
     out
 }
+
+/// A CSV file of ours as records, each a map from column name to field,
+/// for tests that check columns by name.
+pub fn read_records(path: &Path) -> Vec<BTreeMap<String, String>> {
+    let (header, rows) = read_csv(path);
+    rows.into_iter().map(|row| header.iter().cloned().zip(row).collect()).collect()
+}
+
+/// The records of one limiter (its `limiter` column) in a CSV file of ours.
+pub fn records_of(path: &Path, limiter: &str) -> Vec<BTreeMap<String, String>> {
+    read_records(path).into_iter().filter(|r| r["limiter"] == limiter).collect()
+}
+
+/// Writes `text` as `name` into `dir` and runs `ratesim run` on it with
+/// `args` into `dir/out-<stem>`; returns that folder.
+pub fn run_scenario_text(dir: &Path, name: &str, text: &str, args: &[&str]) -> PathBuf {
+    let path = dir.join(name);
+    fs::write(&path, text).unwrap();
+    let stem = Path::new(name).file_stem().unwrap().to_string_lossy().into_owned();
+    let out = dir.join(format!("out-{stem}"));
+    ratesim()
+        .args(["run", path.to_str().unwrap(), "-q", "--out", out.to_str().unwrap()])
+        .args(args)
+        .assert()
+        .success();
+    out
+}

@@ -1,0 +1,205 @@
+//! `shaping_timeline`: per limiter, the requests offered per bin (grey)
+//! against those that reached the backend per bin (its colour): admitted at
+//! once, plus delayed ones whose wait ended in the bin. A policing limiter
+//! passes part of a burst at once; a shaping one spreads it over the bins
+//! that follow, near the rate `L / W` (dashed).
+//!
+//! Each strip has its own scale, the tallest backend bin and the rate with
+//! some room, so that a burst flattened to a few requests per bin stays
+//! visible next to a policing limiter's spike; offered bins taller than
+//! the strip are cut at its top and their count is written there. The
+//! names and figures of the strips sit beside them, one row per strip, so
+//! no text covers the data.
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::*;
+use ratesim::RunReport;
+use ratesim::export::markdown::fmt_seconds;
+use ratesim::time::format_duration;
+
+pub struct ShapingTimeline<'a> {
+    pub scenario: &'a str,
+    pub report: &'a RunReport,
+}
+
+/// Height of the band under the strips: the time axis title, and the
+/// legend of the marks every strip shares.
+const BOTTOM: u32 = 44;
+/// Height of the time axis' tick labels, under the last strip.
+const AXIS: u32 = 30;
+
+/// `n` rows of `height` pixels from the top of `area`, the last one taking
+/// whatever is left.
+fn split_rows<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    n: usize,
+    height: u32,
+) -> Vec<DrawingArea<DB, Shift>> {
+    let mut rows = Vec::with_capacity(n);
+    let mut rest = area.clone();
+    for _ in 1..n {
+        let (row, below) = rest.split_vertically(height);
+        rows.push(row);
+        rest = below;
+    }
+    rows.push(rest);
+    rows
+}
+
+impl Chart for ShapingTimeline<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+        let r = self.report;
+        let width = r.timeline.width().get();
+        let bins = r.timeline.bins();
+        let (div, unit) = time_unit(r.end.get());
+        let x_end = r.end.get() as f64 / div;
+        let bin_name = format_duration(r.timeline.width());
+        // The rate L / W, in requests per bin.
+        let rate = r.limit.requests as f64 * width as f64 / r.limit.window.get() as f64;
+        let area =
+            titled(root, &format!("{}: offered and reaching the backend per {bin_name} bin", self.scenario))?;
+        let (plots, legend) = with_legend(&area);
+        let n = r.limiters.len();
+        let (strips, bottom) = plots.split_vertically(plots.dim_in_pixel().1.saturating_sub(BOTTOM));
+        let (rows_legend, shared_legend) =
+            legend.split_vertically(legend.dim_in_pixel().1.saturating_sub(BOTTOM));
+        bottom
+            .draw_text(
+                &format!("time ({unit})"),
+                &font(LABEL_SIZE).pos(Pos::new(HPos::Center, VPos::Top)),
+                (((bottom.dim_in_pixel().0 + 90) / 2) as i32, 10),
+            )
+            .map_err(err)?;
+        let (ylab, strips) = strips.split_horizontally(30);
+        ylab.draw_text(
+            &format!("requests per {bin_name} bin"),
+            &font(LABEL_SIZE).transform(FontTransform::Rotate270).pos(Pos::new(HPos::Center, VPos::Top)),
+            (4, (ylab.dim_in_pixel().1 / 2) as i32),
+        )
+        .map_err(err)?;
+        // Every strip gets the same plot height; the last one also holds the
+        // time axis' tick labels.
+        let row_h = (strips.dim_in_pixel().1.saturating_sub(AXIS) / n.max(1) as u32).max(1);
+        let rows = split_rows(&strips, n, row_h);
+        let labels = split_rows(&rows_legend, n, row_h);
+        let grey = RGBColor(170, 170, 170);
+        let x_of = |b: usize| ((b as u64 * width) as f64 / div).min(x_end);
+        for (i, (strip, label)) in rows.iter().zip(&labels).enumerate() {
+            let last = i + 1 == n;
+            let l = &r.limiters[i];
+            let backend_max = bins.iter().map(|row| row[i].backend()).max().unwrap_or(0) as f64;
+            let y_max = (backend_max.max(rate) * 1.3).max(1.0);
+            let mut chart = ChartBuilder::on(strip)
+                .margin_right(10)
+                .margin_top(4)
+                .x_label_area_size(if last { AXIS } else { 0 })
+                .y_label_area_size(60)
+                .build_cartesian_2d(0f64..x_end, 0f64..y_max)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .label_style(font(TICK_SIZE - 2.0))
+                .x_label_formatter(&tick)
+                // No 0: it would touch the top label of the strip below.
+                .y_label_formatter(&|v| if *v == 0.0 { String::new() } else { format!("{v:.0}") })
+                .y_labels(3)
+                .light_line_style(WHITE.mix(0.0))
+                .draw()
+                .map_err(err)?;
+            let offered = steps(
+                bins.iter()
+                    .enumerate()
+                    .map(|(b, row)| (x_of(b), x_of(b + 1), (row[i].offered as f64).min(y_max))),
+            );
+            chart.draw_series(AreaSeries::new(offered, 0.0, grey.mix(0.45))).map_err(err)?;
+            let c = colour(&l.spec);
+            let backend = steps(
+                bins.iter().enumerate().map(|(b, row)| (x_of(b), x_of(b + 1), row[i].backend() as f64)),
+            );
+            chart
+                .draw_series(AreaSeries::new(backend, 0.0, c.mix(0.6)).border_style(c.stroke_width(2)))
+                .map_err(err)?;
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(0.0, rate), (x_end, rate)],
+                    8,
+                    6,
+                    BLACK.stroke_width(1),
+                ))
+                .map_err(err)?;
+            // The count of each run of cut bins, once, at its tallest bin.
+            let cut = |b: usize| bins[b][i].offered as f64 > y_max;
+            let mut b = 0;
+            while b < bins.len() {
+                if !cut(b) {
+                    b += 1;
+                    continue;
+                }
+                let start = b;
+                while b < bins.len() && cut(b) {
+                    b += 1;
+                }
+                let top = (start..b).max_by_key(|&k| bins[k][i].offered).expect("a cut bin");
+                let style =
+                    font(TICK_SIZE - 4.0).color(&RGBColor(60, 60, 60)).pos(Pos::new(HPos::Left, VPos::Top));
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        format!("{}", bins[top][i].offered),
+                        (x_of(top + 1) + x_end * 0.003, y_max),
+                        style,
+                    )))
+                    .map_err(err)?;
+            }
+            strip_label(label, l, c, row_h as i32)?;
+        }
+        // The marks every strip shares, under the rows of names.
+        let style = font(LEGEND_SIZE - 1.0).pos(Pos::new(HPos::Left, VPos::Center));
+        let y = 20;
+        shared_legend
+            .draw(&Rectangle::new([(8, y - 8), (34, y + 8)], grey.mix(0.45).filled()))
+            .map_err(err)?;
+        shared_legend.draw_text("offered", &style, (40, y)).map_err(err)?;
+        for x in [128, 140, 152] {
+            shared_legend
+                .draw(&PathElement::new(vec![(x, y), (x + 7, y)], BLACK.stroke_width(2)))
+                .map_err(err)?;
+        }
+        shared_legend
+            .draw_text(&format!("rate {} per bin", ratesim::export::fmt_ratio(rate)), &style, (166, y))
+            .map_err(err)?;
+        Ok(())
+    }
+}
+
+/// A strip's name and figures, beside it: a swatch of its colour and its
+/// name, then what it admitted and how many of those waited.
+fn strip_label<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    l: &ratesim::metrics::LimiterReport,
+    c: RGBColor,
+    h: i32,
+) -> Result<()> {
+    let style = font(LEGEND_SIZE - 2.0).pos(Pos::new(HPos::Left, VPos::Center));
+    let (y1, y2) = (h / 2 - 9, h / 2 + 10);
+    area.draw(&Rectangle::new([(8, y1 - 7), (26, y1 + 7)], c.mix(0.6).filled())).map_err(err)?;
+    area.draw(&Rectangle::new([(8, y1 - 7), (26, y1 + 7)], c.stroke_width(2))).map_err(err)?;
+    area.draw_text(&short_label(&l.spec), &style, (32, y1)).map_err(err)?;
+    let figures = match &l.delays {
+        Some(d) if d.delayed > 0 => format!(
+            "admitted {} of {}, {} waited (up to {})",
+            l.counts.admitted,
+            l.counts.offered,
+            d.delayed,
+            fmt_seconds(d.max)
+        ),
+        Some(_) => format!("admitted {} of {}, none waited", l.counts.admitted, l.counts.offered),
+        None => format!("admitted {} of {}, at once", l.counts.admitted, l.counts.offered),
+    };
+    area.draw_text(&figures, &font(LEGEND_SIZE - 4.0).pos(Pos::new(HPos::Left, VPos::Center)), (32, y2))
+        .map_err(err)?;
+    Ok(())
+}

@@ -1,0 +1,510 @@
+//! Shaping end to end: values a hand calculation predicts from
+//! `docs/semantics_shaping.md`. nginx's documented example in every output
+//! file, delayed requests judged in the exact window at their backend time,
+//! byte-identical outputs on one thread or two, reacting clients whose time
+//! to success includes the wait, shaping on many nodes (local and central;
+//! sync is refused), and the memory budget the waiting requests count
+//! against.
+
+mod common;
+
+use std::path::Path;
+
+use common::{ratesim, read, records_of, root, run_scenario_text, snapshot};
+use ratesim::engine::{DecisionRecord, DecisionSink, RunConfig, RunError};
+use ratesim::limiter::{GuavaSpec, Limit, LimiterSpec};
+use ratesim::metrics::LimiterReport;
+use ratesim::scenario::Scenario;
+use ratesim::simulate;
+use ratesim::time::Nanos;
+use ratesim::trace::Arrival;
+
+const MS: u64 = 1_000_000;
+const S: u64 = 1_000_000_000;
+
+/// Collects decisions in memory.
+#[derive(Default)]
+struct Collect(Vec<DecisionRecord>);
+
+impl DecisionSink for Collect {
+    fn record(&mut self, record: &DecisionRecord) -> std::io::Result<()> {
+        self.0.push(*record);
+        Ok(())
+    }
+}
+
+fn parse(text: &str) -> Scenario {
+    Scenario::parse(text, Path::new("t.toml")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs a scenario; returns the limiters' reports and every decision.
+fn run(text: &str) -> (Vec<LimiterReport>, Vec<DecisionRecord>) {
+    let mut sink = Collect::default();
+    let report = simulate::run_scenario(&parse(text), Some(&mut sink), &mut |_| {}).unwrap();
+    (report.limiters, sink.0)
+}
+
+fn row<'a>(rows: &'a [LimiterReport], label: &str) -> &'a LimiterReport {
+    rows.iter().find(|r| r.label == label).unwrap_or_else(|| panic!("no row {label}"))
+}
+
+/// Each decision of one limiter as (time, admitted, delay), in ns.
+fn decisions(records: &[DecisionRecord], limiter: usize) -> Vec<(u64, bool, u64)> {
+    records
+        .iter()
+        .filter(|r| r.limiter == limiter)
+        .map(|r| (r.time.get(), r.admitted, r.delay.get()))
+        .collect()
+}
+
+// ---- nginx's documented example, in every file ----------------------------------
+
+/// nginx's `limit_req` documentation: `rate=1r/s burst=5` without
+/// `nodelay`, with a client sending 7 requests at once. nginx's excess for
+/// the k-th (k = 0..6) is `1000 k` milli-requests, and `burst * 1000 = 5000`:
+/// the first six pass the lookup, the seventh (6000 > 5000) is refused.
+/// Without nodelay the k-th waits `(excess - 0) * 1000 / rate = k` seconds:
+/// 1 at once, then 1, 2, 3, 4, 5 s. With nodelay all six pass at once.
+const NGINX_DOC: &str = r#"
+name = "nginx_doc"
+duration = "8s"
+
+[limit]
+requests = 1
+window = "1s"
+
+[output]
+bin = "1s"
+
+[[traffic]]
+kind = "burst"
+start = "0s"
+count = 7
+
+[[limiter]]
+kind = "leaky_bucket"
+burst = 5
+nodelay = false
+
+[[limiter]]
+kind = "leaky_bucket"
+burst = 5
+"#;
+
+#[test]
+fn nginx_documented_example_in_summary_timeline_and_decisions() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_scenario_text(dir.path(), "nginx_doc.toml", NGINX_DOC, &["--decisions", "--no-charts"]);
+    let (delayed, nodelay, log) = ("leaky_bucket(burst=5;delay=0)", "leaky_bucket(burst=5)", "sliding_log");
+
+    // summary.csv: 6 of 7 admitted by both nginx forms; without nodelay 5
+    // of them waited, 1..5 s, at most 5 at once. Each reaches the backend
+    // one second after the one before, so every exact second (t - 1 s, t]
+    // holds one: peak 1 = L, no excess; with nodelay the six are in one
+    // second: peak 6, 5 excess. The sliding log admits 1.
+    let summary = out.join("summary.csv");
+    let s = &records_of(&summary, delayed)[0];
+    let fields = |r: &std::collections::BTreeMap<String, String>, keys: &[&str]| -> Vec<String> {
+        keys.iter().map(|k| r[*k].clone()).collect()
+    };
+    assert_eq!(
+        fields(s, &["offered", "admitted", "rejected", "peak", "peak_ratio", "excess", "false_rejects"]),
+        ["7", "6", "1", "1", "1", "0", "0"]
+    );
+    // Over the log's 1: +500 %; 5 of 7 decisions differ from the log's.
+    assert_eq!(fields(s, &["over_admission", "disagreement"]), ["5", "0.714286"]);
+    assert_eq!(
+        fields(s, &["delayed", "delay_p95", "delay_p99", "delay_max", "queue_peak"]),
+        ["5", "5", "5", "5", "5"]
+    );
+    // The median of {0, 1, 2, 3, 4, 5} s over the six admitted is the
+    // third, 2 s, read from the histogram (3 significant digits).
+    let p50: f64 = s["delay_p50"].parse().unwrap();
+    assert!((2.0..=2.002).contains(&p50), "{p50}");
+    let n = &records_of(&summary, nodelay)[0];
+    assert_eq!(fields(n, &["offered", "admitted", "rejected", "peak", "excess"]), ["7", "6", "1", "6", "5"]);
+    // A limiter that never delays leaves the delay columns empty.
+    assert_eq!(fields(n, &["delayed", "delay_p50", "queue_peak"]), ["", "", ""]);
+    let l = &records_of(&summary, log)[0];
+    assert_eq!(fields(l, &["admitted", "rejected", "peak"]), ["1", "6", "1"]);
+
+    // timeline.csv, 1 s bins: all 7 arrive in bin 0, where one reaches the
+    // backend; each of bins 1 to 5 gets one released request (its exact
+    // window holds only it: the one before left exactly W earlier).
+    let timeline = records_of(&out.join("timeline.csv"), delayed);
+    let cols = ["bin_start", "offered", "admitted", "rejected", "window_peak", "delayed", "backend"];
+    let got: Vec<Vec<String>> = timeline.iter().map(|r| fields(r, &cols)).collect();
+    let mut expect = vec![vec!["0", "7", "6", "1", "1", "5", "1"]];
+    for k in ["1", "2", "3", "4", "5"] {
+        expect.push(vec![k, "0", "0", "0", "1", "0", "1"]);
+    }
+    expect.push(vec!["6", "0", "0", "0", "0", "0", "0"]);
+    expect.push(vec!["7", "0", "0", "0", "0", "0", "0"]);
+    assert_eq!(got, expect);
+    let first = fields(&records_of(&out.join("timeline.csv"), nodelay)[0], &cols);
+    assert_eq!(first, ["0", "7", "6", "1", "6", "0", "6"]);
+
+    // decisions.csv: request k waits k seconds; the one admitted at once is
+    // in every later request's exact window at 0 (window_count 1), the
+    // delayed ones are not yet (they count when they reach the backend).
+    let rows = records_of(&out.join("decisions.csv"), delayed);
+    let got: Vec<Vec<String>> =
+        rows.iter().map(|r| fields(r, &["seq", "time", "admitted", "window_count", "delay"])).collect();
+    let expect: Vec<Vec<String>> = [
+        ["0", "0", "1", "0", "0"],
+        ["1", "0", "1", "1", "1"],
+        ["2", "0", "1", "1", "2"],
+        ["3", "0", "1", "1", "3"],
+        ["4", "0", "1", "1", "4"],
+        ["5", "0", "1", "1", "5"],
+        ["6", "0", "0", "1", "0"],
+    ]
+    .iter()
+    .map(|r| r.iter().map(|s| s.to_string()).collect())
+    .collect();
+    assert_eq!(got, expect);
+    let nd: Vec<String> =
+        records_of(&out.join("decisions.csv"), nodelay).iter().map(|r| r["delay"].clone()).collect();
+    assert_eq!(nd, ["0"; 7]);
+
+    // summary.md and report.md carry the same figures in their delays table.
+    for file in ["summary.md", "report.md"] {
+        let md = read(&out, file);
+        assert!(
+            md.contains("| leaky_bucket(burst=5;delay=0) |        6 |       5 |    2.00 s | 5.00 s | 5.00 s | 5.00 s |          5 |"),
+            "{file}:\n{md}"
+        );
+    }
+}
+
+// ---- the exact window judges backend times --------------------------------------
+
+/// GCRA, L = 2 per 1 s (T = 0.5 s), burst 2 (tau = 0.5 s), max_wait 2 s;
+/// 7 requests at 0. The first two conform at once (tat 0.5, then 1.0); the
+/// next four are admitted to wait until they conform, at tat - tau: 0.5,
+/// 1.0, 1.5, 2.0 s; the seventh would conform at 2.5 s, more than 2 s away:
+/// refused. Backend times 0, 0, 0.5, 1, 1.5, 2: the exact window (t - 1 s, t]
+/// holds 3 at t = 0.5 s (the two at 0 and the first release, which found
+/// 2 = L already there: 1 excess) and 2 after. Judged at decision time it
+/// would hold 6; the policing GCRA (no max_wait) admits 2.
+#[test]
+fn delayed_requests_count_in_the_exact_window_at_backend_time() {
+    let text = r#"
+name = "gcra_backend"
+duration = "4s"
+[limit]
+requests = 2
+window = "1s"
+[output]
+bin = "500ms"
+[[traffic]]
+kind = "burst"
+start = "0s"
+count = 7
+[[limiter]]
+kind = "gcra"
+max_wait = "2s"
+[[limiter]]
+kind = "gcra"
+"#;
+    let s = parse(text);
+    let mut sink = Collect::default();
+    let report = simulate::run_scenario(&s, Some(&mut sink), &mut |_| {}).unwrap();
+    let rows = &report.limiters;
+    let shaping = row(rows, "gcra(max_wait=2s)");
+    let delays: Vec<(u64, bool, u64)> = decisions(&sink.0, 0);
+    assert_eq!(
+        delays,
+        [
+            (0, true, 0),
+            (0, true, 0),
+            (0, true, 500 * MS),
+            (0, true, S),
+            (0, true, 1500 * MS),
+            (0, true, 2 * S),
+            (0, false, 0)
+        ]
+    );
+    let c = &shaping.counts;
+    assert_eq!((c.admitted, c.rejected, c.peak, c.excess, c.false_rejects), (6, 1, 3, 1, 0));
+    let d = shaping.delays.as_ref().unwrap();
+    assert_eq!((d.delayed, d.max, d.queue_peak, d.pending), (4, Nanos::new(2 * S), 4, 0));
+    let policing = row(rows, "gcra");
+    assert_eq!((policing.counts.admitted, policing.counts.peak, policing.counts.excess), (2, 2, 0));
+    assert!(policing.delays.is_none());
+    // Per 500 ms bin: 2 reach the backend at 0, then one per bin; the
+    // window peaks at 3 in the bin of the first release, and carries the
+    // last release (2 s) into the bin at 2.5 s.
+    let bins: Vec<(u64, u64, u64)> =
+        report.timeline.bins().iter().map(|b| (b[0].backend(), b[0].delayed, b[0].window_peak)).collect();
+    assert_eq!(
+        bins,
+        [(2, 4, 2), (1, 0, 3), (1, 0, 2), (1, 0, 2), (1, 0, 2), (0, 0, 1), (0, 0, 0), (0, 0, 0)]
+    );
+}
+
+// ---- determinism -----------------------------------------------------------------
+
+/// The shipped shaping scenario, every file (decisions and charts included),
+/// byte for byte the same on one thread and on two.
+#[test]
+fn shaping_outputs_are_the_same_on_one_thread_or_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for threads in ["1", "2"] {
+        let out = dir.path().join(threads);
+        ratesim()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["run", "scenarios/shaping.toml", "-q", "--decisions", "--format", "svg"])
+            .args(["--out", out.to_str().unwrap()])
+            .assert()
+            .success();
+        outputs.push(snapshot(&out));
+    }
+    assert!(outputs[0].contains_key(Path::new("delay_cdf.svg")));
+    assert!(outputs[0] == outputs[1]);
+}
+
+/// Many client keys, more arrivals than one chunk (262 144), every shaping
+/// limiter: delayed requests pending at a chunk's end are released in the
+/// next, whichever thread runs the lane; the outputs do not depend on it.
+#[test]
+fn keyed_shaping_across_chunks_is_the_same_on_one_thread_or_two() {
+    let text = r#"
+name = "keyed_shaping"
+seed = 3
+duration = "30s"
+[limit]
+requests = 50
+window = "1s"
+[[traffic]]
+kind = "poisson"
+rate = 9000.0
+clients = 100
+[[limiter]]
+kind = "leaky_bucket"
+burst = 10
+delay = 3
+[[limiter]]
+kind = "gcra"
+max_wait = "200ms"
+[[limiter]]
+kind = "token_bucket"
+max_wait = "200ms"
+[[limiter]]
+kind = "guava"
+timeout = "300ms"
+[[limiter]]
+kind = "leaky_queue"
+queue = 8
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.toml"), text).unwrap();
+    let mut outputs = Vec::new();
+    for threads in ["1", "2"] {
+        let out = dir.path().join(threads);
+        ratesim()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["run", dir.path().join("k.toml").to_str().unwrap(), "-q", "--no-charts"])
+            .args(["--out", out.to_str().unwrap()])
+            .assert()
+            .success();
+        outputs.push(snapshot(&out));
+    }
+    let summary = String::from_utf8(outputs[0][Path::new("summary.csv")].clone()).unwrap();
+    let offered: u64 = summary.lines().nth(1).unwrap().split(',').nth(3).unwrap().parse().unwrap();
+    assert!(offered > ratesim::engine::CHUNK as u64, "{offered}");
+    assert!(outputs[0] == outputs[1]);
+}
+
+// ---- reacting clients -------------------------------------------------------------
+
+/// L = 1 per 1 s; 3 requests at 0; clients follow Retry-After (3 attempts).
+/// nginx `burst=1` without nodelay: request 0 passes (excess 0), request 1
+/// waits 1 s (excess 1000), request 2 is refused (2000 > 1000) and told to
+/// come back when 1000 has leaked: at 1 s. Then 1000 has leaked, its
+/// excess is 1000 again: admitted, to wait 1 s more. Times to success,
+/// backend time less first attempt: 0, 1 s and 2 s, from 4 attempts. The
+/// sliding log gets the same times (admitted at 0, 1 s and 2 s), but from
+/// 6 attempts: requests 1 and 2 are refused at 0, and 2 again at 1 s.
+#[test]
+fn time_to_success_includes_the_wait() {
+    let text = r#"
+name = "clients_wait"
+[limit]
+requests = 1
+window = "1s"
+[retry]
+policy = "retry_after"
+max_attempts = 3
+[[traffic]]
+kind = "burst"
+start = "0s"
+count = 3
+[[limiter]]
+kind = "leaky_bucket"
+burst = 1
+nodelay = false
+"#;
+    let (rows, records) = run(text);
+    let nginx = row(&rows, "leaky_bucket(burst=1;delay=0)");
+    let k = nginx.clients.as_ref().expect("clients react");
+    assert_eq!((k.logical, nginx.counts.offered, k.succeeded, k.gave_up), (3, 4, 3, 0));
+    assert_eq!(k.amplification(), Some(4.0 / 3.0));
+    let (at_once, points) = k.tts_cdf().unwrap();
+    assert_eq!(at_once, 1.0 / 3.0);
+    assert_eq!(points.len(), 2);
+    assert!(
+        points[0].0.get() >= S && points[0].0.get() <= S + S / 1000 && points[0].1 == 2.0 / 3.0,
+        "{points:?}"
+    );
+    assert_eq!(points[1], (Nanos::new(2 * S), 1.0));
+    // Each attempt as decisions.csv has it: the retry at 1 s, admitted to
+    // wait 1 s.
+    let attempts: Vec<(u64, bool, u64, u32)> = records
+        .iter()
+        .filter(|r| r.limiter == 0)
+        .map(|r| (r.time.get(), r.admitted, r.delay.get(), r.attempt.unwrap().0))
+        .collect();
+    assert_eq!(attempts, [(0, true, 0, 1), (0, true, S, 1), (0, false, 0, 1), (S, true, S, 2)]);
+    // The backend sees one request a second: peak 1, no excess.
+    assert_eq!((nginx.counts.peak, nginx.counts.excess), (1, 0));
+    let log = row(&rows, "sliding_log");
+    let kl = log.clients.as_ref().unwrap();
+    assert_eq!((log.counts.offered, kl.succeeded), (6, 3));
+    assert_eq!(kl.tts_quantile(1.0), Some(Nanos::new(2 * S)));
+}
+
+// ---- many nodes ---------------------------------------------------------------------
+
+const NODES_TRAFFIC: &str = r#"
+name = "nodes_shaping"
+[limit]
+requests = 2
+window = "1s"
+[[traffic]]
+kind = "burst"
+start = "0s"
+count = 6
+[[limiter]]
+kind = "leaky_bucket"
+burst = 2
+nodelay = false
+"#;
+
+/// Local mode, 2 nodes round robin, each enforcing ceil(2 / 2) = 1 per 1 s:
+/// nginx `rate=1r/s burst=2` on each. Six requests at 0: node 0 gets
+/// requests 0, 2, 4 and node 1 gets 1, 3, 5; on each node the first passes,
+/// the second waits 1 s and the third 2 s. All six are admitted (each node
+/// has its own burst), but the backend sees 2 a second: peak 2 = L, no
+/// excess; 4 waited at once. The same limiter alone (rate 2 r/s, burst 2)
+/// admits 3: at 0, 0.5 s and 1 s.
+#[test]
+fn local_nodes_each_shape_their_share() {
+    let text = format!("{NODES_TRAFFIC}[nodes]\ncount = 2\n");
+    let (rows, records) = run(&text);
+    let l = row(&rows, "leaky_bucket(burst=2;delay=0)");
+    assert_eq!(
+        decisions(&records, 0),
+        [(0, true, 0), (0, true, 0), (0, true, S), (0, true, S), (0, true, 2 * S), (0, true, 2 * S)]
+    );
+    assert_eq!((l.counts.admitted, l.counts.peak, l.counts.excess), (6, 2, 0));
+    let d = l.delays.as_ref().unwrap();
+    assert_eq!((d.delayed, d.queue_peak, d.max), (4, 4, Nanos::new(2 * S)));
+    let per_node: Vec<u64> = l.nodes.iter().map(|n| n.admitted).collect();
+    assert_eq!(per_node, [3, 3]);
+
+    let (alone, records) = run(NODES_TRAFFIC);
+    assert_eq!(
+        decisions(&records, 0),
+        [(0, true, 0), (0, true, 500 * MS), (0, true, S), (0, false, 0), (0, false, 0), (0, false, 0)]
+    );
+    assert_eq!(row(&alone, "leaky_bucket(burst=2;delay=0)").counts.peak, 2);
+}
+
+/// Central mode: one store 2 ms away decides every request at arrival +
+/// 1 ms, as the limiter alone would (the round trip shifts every request
+/// alike): at 0, 0.5 s and 1 s, three refused. The wait is counted from
+/// the arrival, as every admitted request is judged at its arrival in this
+/// mode.
+#[test]
+fn a_central_store_shapes_like_one_limiter() {
+    let text = format!("{NODES_TRAFFIC}[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"2ms\"\n");
+    let (rows, records) = run(&text);
+    assert_eq!(
+        decisions(&records, 0),
+        [(0, true, 0), (0, true, 500 * MS), (0, true, S), (0, false, 0), (0, false, 0), (0, false, 0)]
+    );
+    let l = row(&rows, "leaky_bucket(burst=2;delay=0)");
+    assert_eq!((l.counts.admitted, l.counts.peak, l.delays.as_ref().unwrap().queue_peak), (3, 2, 2));
+}
+
+/// Sync mode adds up counts, which no shaping limiter keeps: every one is
+/// refused there, saying why.
+#[test]
+fn sync_mode_refuses_every_shaping_limiter() {
+    for limiter in [
+        "kind = \"leaky_bucket\"\nnodelay = false",
+        "kind = \"gcra\"\nmax_wait = \"1s\"",
+        "kind = \"token_bucket\"\nmax_wait = \"1s\"",
+        "kind = \"guava\"",
+        "kind = \"leaky_queue\"\nqueue = 3",
+    ] {
+        let text = format!(
+            "name = \"s\"\n[limit]\nrequests = 2\nwindow = \"1s\"\n[[traffic]]\nkind = \"burst\"\ncount = 3\n\
+[[limiter]]\n{limiter}\n[nodes]\ncount = 2\nmode = \"sync\"\nsync_interval = \"100ms\"\n"
+        );
+        let e = Scenario::parse(&text, Path::new("s.toml")).unwrap_err().to_string();
+        assert!(
+            e.contains("keeps no counts to add (it delays requests")
+                && e.contains("use mode = \"local\" or \"central\""),
+            "{e}"
+        );
+    }
+}
+
+// ---- memory -------------------------------------------------------------------------
+
+/// Guava's acquire() at 3 x L never refuses: the waiting requests pass a
+/// 1 MiB budget within the first chunk, and the run stops with an error
+/// naming the limiter and its cure. The queue holds 24-byte events in a
+/// buffer that doubles: 262 144 places, 6 MiB.
+#[test]
+fn waiting_requests_count_against_the_memory_budget() {
+    let limit = Limit { requests: 100, window: Nanos::from_secs(1) };
+    // Three arrivals every 10 ms: 300 a second against 100.
+    let arrivals: Vec<Arrival> =
+        (0..300_000u64).map(|i| Arrival::keyed(Nanos::new(i / 3 * 10 * MS), 0)).collect();
+    let spec =
+        LimiterSpec::from(GuavaSpec { permits_per_second: 100.0, max_burst_seconds: 1.0, timeout: None });
+    let config = RunConfig { memory_budget: 1 << 20, ..RunConfig::new(limit, vec![spec]) };
+    let e = ratesim::engine::run(&config, arrivals.into_iter().map(Ok), None, &mut |_| {}).unwrap_err();
+    let RunError::DelayQueue { limiter, pending, queue, budget, .. } = &e else { panic!("{e}") };
+    // Of the first chunk's 262 144 arrivals (up to 873.81 s), those not yet
+    // at the backend: Guava releases one per 10 ms, so about 2/3 wait.
+    assert_eq!((limiter.as_str(), *queue, *budget), ("guava", 262_144 * 24, 1 << 20));
+    assert!((174_000..175_000).contains(pending), "{pending}");
+    assert!(e.to_string().contains("Give it a `timeout`"), "{e}");
+}
+
+/// The committed scenario's own figures, which its comment quotes.
+#[test]
+fn the_shipped_scenario_says_what_its_outputs_show() {
+    let text = std::fs::read_to_string(root().join("scenarios/shaping.toml")).unwrap();
+    let summary = read(&root().join("output/shaping"), "summary.md");
+    for (quote, row) in [
+        ("257\n#   admitted, 63 refused", "| leaky_bucket(burst=20;delay=0)  |      257 |       63 |   11 |"),
+        ("peak 27", "| leaky_bucket(burst=20)          |      257 |       63 |   27 |"),
+        (
+            "peak 10, no excess",
+            "| leaky_queue(queue=20)           |      257 |       63 |   10 |   1.00 |      0 |",
+        ),
+        (
+            "all 320 admitted, 184 waited",
+            "| guava                           |      320 |     184 |  467.7 ms |",
+        ),
+    ] {
+        assert!(text.contains(quote), "the comment lacks {quote:?}");
+        assert!(summary.contains(row), "summary.md lacks {row:?}");
+    }
+}
