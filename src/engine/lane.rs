@@ -86,7 +86,7 @@ pub enum LaneEvent<E> {
 /// A reactor's view of its lane's event queue: it may schedule requests.
 pub struct Calendar<'a, E>(&'a mut EventQueue<LaneEvent<E>>);
 
-impl<E> Calendar<'_, E> {
+impl<E: Copy> Calendar<'_, E> {
     pub fn schedule(&mut self, time: Nanos, event: Scheduled<E>) {
         self.0.schedule(time, LaneEvent::Client(event));
     }
