@@ -23,8 +23,8 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ratesim::clients::{Backoff, Clients, ClosedSource, RetryPolicy};
 use ratesim::engine::{self, RunConfig};
 use ratesim::limiter::{
-    FixedWindowSpec, GcraSpec, GuavaSpec, LeakyBucketSpec, LeakyQueueSpec, Limit, LimiterSpec, SlotCounterSpec,
-    TokenBucketSpec, WindowAlign,
+    FixedWindowSpec, GcraSpec, GuavaSpec, LeakyBucketSpec, LeakyQueueSpec, Limit, LimiterSpec,
+    SlotCounterSpec, TokenBucketSpec, WindowAlign,
 };
 use ratesim::nodes::{Balance, Mode, Topology};
 use ratesim::time::Nanos;
@@ -272,8 +272,9 @@ fn shaping(c: &mut Criterion) {
     group.sample_size(20).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
     for (name, spec) in cases {
         let config = RunConfig::new(limit, spec.into_iter().collect());
-        let report =
-            pool.install(|| engine::run(&config, trace.iter().map(|&a| Ok(a)), None, &mut |_| {})).expect("run");
+        let report = pool
+            .install(|| engine::run(&config, trace.iter().map(|&a| Ok(a)), None, &mut |_| {}))
+            .expect("run");
         let lane = &report.limiters[0];
         if let Some(d) = &lane.delays {
             eprintln!(

@@ -252,10 +252,13 @@ impl<P: Copy> EventQueue<P> {
         self.events.len()
     }
 
-    /// Bytes the queue's buffer holds (its capacity, which never shrinks:
-    /// the most events it held at once).
+    /// Bytes the queue's event slots and links hold (their capacity, which
+    /// never shrinks: the most events it held at once), without the fixed
+    /// list heads.
     pub fn bytes(&self) -> u64 {
-        (self.heap.capacity() * std::mem::size_of::<Entry<P>>()) as u64
+        let slots = self.events.capacity() * std::mem::size_of::<(u64, P)>();
+        let links = (self.next.capacity() - FIRST) * std::mem::size_of::<u32>();
+        (slots + links) as u64
     }
 }
 
