@@ -1762,7 +1762,7 @@ fn sh01_delayed_requests_past_the_memory_budget() {
         &[
             "error: scenario s.toml failed; previous results were kept",
             "caused by: `guava` keeps ",
-            " delayed requests waiting for the backend: its queue holds 6.0 MiB",
+            " delayed requests waiting for the backend: its queue holds 4.7 MiB",
             "passes the 1.0 MiB the run may use (--memory)",
             "`guava` without `timeout` is Guava's acquire(), which never refuses",
             "Give it a `timeout`",
