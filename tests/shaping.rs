@@ -467,8 +467,8 @@ fn sync_mode_refuses_every_shaping_limiter() {
 
 /// Guava's acquire() at 3 x L never refuses: the waiting requests pass a
 /// 1 MiB budget within the first chunk, and the run stops with an error
-/// naming the limiter and its cure. The queue holds 24-byte events in a
-/// buffer that doubles: 262 144 places, 6 MiB.
+/// naming the limiter and its cure. The queue holds its events in a
+/// buffer that doubles (the radix queue's slots and links).
 #[test]
 fn waiting_requests_count_against_the_memory_budget() {
     let limit = Limit { requests: 100, window: Nanos::from_secs(1) };
