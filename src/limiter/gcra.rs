@@ -332,8 +332,8 @@ impl Limiter for Gcra {
         // is past any u64 tat).
         // Without a branch on the decision: under load admissions and
         // rejections alternate at random, and a mispredicted branch cost
-        // more than computing both outcomes (lib/bare 2.5x -> see
-        // docs/performance.md). A sum past u64 (never, short of the end of
+        // more than computing both outcomes (`benches/limiters.rs`, dense:
+        // 104 -> 77 us per 65 536 decisions). A sum past u64 (never, short of the end of
         // time) goes the u128 way, which decides the same.
         if cost == 1 && !self.wide && !self.shaping {
             let admit = t.saturating_add(self.tau_sat) >= self.tat;
