@@ -17,9 +17,8 @@ use crate::limiter::RetryAfter;
 use crate::time::Nanos;
 
 /// What a lane schedules for its clients. Small on purpose: the lane's
-/// queue is a binary heap that moves its entries on every push and pop, so
-/// a retry's state stays in the reactor ([`InFlight`]) and the event holds
-/// its index.
+/// queue copies its entries when it refiles a bucket, so a retry's state
+/// stays in the reactor ([`InFlight`]) and the event holds its index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClientEvent {
     /// The next attempt of the logical request in slot `n` of the reactor's
