@@ -8,8 +8,8 @@ use std::fs;
 
 use proptest::prelude::*;
 
-use common::{ratesim, read, read_csv, scenario, snapshot};
-use ratesim::engine::{self, DecisionRecord, DecisionSink, RunConfig};
+use common::{Collect, ratesim, read, read_csv, scenario, snapshot};
+use ratesim::engine::{self, RunConfig};
 use ratesim::limiter::{
     Algorithm, FixedWindowSpec, LeakyBucketSpec, Limit, Limiter, LimiterSpec, SlidingLogSpec,
     SlotCounterSpec, WeightedWindowSpec, WindowAlign,
@@ -33,16 +33,6 @@ fn topology(count: u16, mode: Mode, per_node: u64) -> Topology {
         per_node,
         skew: vec![0; usize::from(count)],
         outages: Vec::new(),
-    }
-}
-
-/// Collects every decision.
-struct Collect(Vec<DecisionRecord>);
-
-impl DecisionSink for Collect {
-    fn record(&mut self, r: &DecisionRecord) -> std::io::Result<()> {
-        self.0.push(*r);
-        Ok(())
     }
 }
 

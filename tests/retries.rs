@@ -6,30 +6,15 @@
 
 mod common;
 
-use std::path::Path;
+use common::{Collect, parse};
 
 use proptest::prelude::*;
 use ratesim::clients::{ClientReport, Logical};
-use ratesim::engine::{DecisionRecord, DecisionSink};
+use ratesim::engine::DecisionRecord;
 use ratesim::metrics::LimiterReport;
 use ratesim::scenario::Scenario;
 use ratesim::simulate;
 use ratesim::time::Nanos;
-
-/// Collects decisions in memory.
-#[derive(Default)]
-struct Collect(Vec<DecisionRecord>);
-
-impl DecisionSink for Collect {
-    fn record(&mut self, record: &DecisionRecord) -> std::io::Result<()> {
-        self.0.push(*record);
-        Ok(())
-    }
-}
-
-fn parse(text: &str) -> Scenario {
-    Scenario::parse(text, Path::new("t.toml")).unwrap_or_else(|e| panic!("{e}"))
-}
 
 fn run(text: &str) -> Vec<LimiterReport> {
     simulate::run_scenario(&parse(text), None, &mut |_| {}).unwrap().limiters

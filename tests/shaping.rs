@@ -10,8 +10,8 @@ mod common;
 
 use std::path::Path;
 
-use common::{ratesim, read, records_of, root, run_scenario_text, snapshot};
-use ratesim::engine::{DecisionRecord, DecisionSink, RunConfig, RunError};
+use common::{Collect, parse, ratesim, read, records_of, root, run_scenario_text, snapshot};
+use ratesim::engine::{DecisionRecord, RunConfig, RunError};
 use ratesim::limiter::{GuavaSpec, Limit, LimiterSpec};
 use ratesim::metrics::LimiterReport;
 use ratesim::scenario::Scenario;
@@ -21,21 +21,6 @@ use ratesim::trace::Arrival;
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
-
-/// Collects decisions in memory.
-#[derive(Default)]
-struct Collect(Vec<DecisionRecord>);
-
-impl DecisionSink for Collect {
-    fn record(&mut self, record: &DecisionRecord) -> std::io::Result<()> {
-        self.0.push(*record);
-        Ok(())
-    }
-}
-
-fn parse(text: &str) -> Scenario {
-    Scenario::parse(text, Path::new("t.toml")).unwrap_or_else(|e| panic!("{e}"))
-}
 
 /// Runs a scenario; returns the limiters' reports and every decision.
 fn run(text: &str) -> (Vec<LimiterReport>, Vec<DecisionRecord>) {

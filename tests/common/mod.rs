@@ -91,3 +91,19 @@ pub fn run_scenario_text(dir: &Path, name: &str, text: &str, args: &[&str]) -> P
         .success();
     out
 }
+
+/// Collects a run's decisions in memory (`engine::run`'s decision sink).
+#[derive(Default)]
+pub struct Collect(pub Vec<ratesim::engine::DecisionRecord>);
+
+impl ratesim::engine::DecisionSink for Collect {
+    fn record(&mut self, record: &ratesim::engine::DecisionRecord) -> std::io::Result<()> {
+        self.0.push(*record);
+        Ok(())
+    }
+}
+
+/// Parses scenario text as the file `t.toml`; panics with the error.
+pub fn parse(text: &str) -> ratesim::scenario::Scenario {
+    ratesim::scenario::Scenario::parse(text, Path::new("t.toml")).unwrap_or_else(|e| panic!("{e}"))
+}
