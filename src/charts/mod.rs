@@ -452,13 +452,26 @@ pub fn strip_frame<DB: DrawingBackend>(
     x_title: &str,
     y_title: &str,
 ) -> Result<DrawingArea<DB, Shift>> {
-    use plotters::style::text_anchor::{HPos, Pos, VPos};
     let (strips, bottom) = plots.split_vertically(plots.dim_in_pixel().1.saturating_sub(40));
+    strip_titles(&strips, &bottom, x_title, 6, y_title)
+}
+
+/// `strip_frame`'s titles on areas already split: the time axis title in
+/// `bottom`, `x_title_y` pixels down, the value axis title left of
+/// `strips`. Returns the area left for the strips.
+pub fn strip_titles<DB: DrawingBackend>(
+    strips: &DrawingArea<DB, Shift>,
+    bottom: &DrawingArea<DB, Shift>,
+    x_title: &str,
+    x_title_y: i32,
+    y_title: &str,
+) -> Result<DrawingArea<DB, Shift>> {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
     bottom
         .draw_text(
             x_title,
             &font(LABEL_SIZE).pos(Pos::new(HPos::Center, VPos::Top)),
-            (((bottom.dim_in_pixel().0 + 90) / 2) as i32, 6),
+            (((bottom.dim_in_pixel().0 + 90) / 2) as i32, x_title_y),
         )
         .map_err(err)?;
     let (ylab, strips) = strips.split_horizontally(30);

@@ -5,7 +5,6 @@
 use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::*;
 use ratesim::RunReport;
@@ -97,21 +96,8 @@ impl Chart for NodesTimeline<'_> {
             ),
         )?;
         let (plots, legend) = with_legend(&area);
-        let (strips, bottom) = plots.split_vertically(plots.dim_in_pixel().1.saturating_sub(40));
-        bottom
-            .draw_text(
-                &format!("time ({unit})"),
-                &font(LABEL_SIZE).pos(Pos::new(HPos::Center, VPos::Top)),
-                (((bottom.dim_in_pixel().0 + 90) / 2) as i32, 6),
-            )
-            .map_err(err)?;
-        let (ylab, strips) = strips.split_horizontally(30);
-        ylab.draw_text(
-            &format!("admitted per {bin} bin, per node"),
-            &font(LABEL_SIZE).transform(FontTransform::Rotate270).pos(Pos::new(HPos::Center, VPos::Top)),
-            (4, (ylab.dim_in_pixel().1 / 2) as i32),
-        )
-        .map_err(err)?;
+        let strips =
+            strip_frame(&plots, &format!("time ({unit})"), &format!("admitted per {bin} bin, per node"))?;
         let rows = strips.split_evenly((on_nodes.len(), 1));
         let limit_colour = RGBColor(200, 0, 0);
         for (s, (strip, l)) in rows.iter().zip(&on_nodes).enumerate() {

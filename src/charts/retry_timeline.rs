@@ -5,7 +5,6 @@
 use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::*;
 use ratesim::RunReport;
@@ -29,21 +28,7 @@ impl Chart for RetryTimeline<'_> {
         let area = titled(root, &format!("{}: first attempts and retries per {bin} bin", self.scenario))?;
         let (plots, legend) = with_legend(&area);
         let n = r.limiters.len();
-        let (strips, bottom) = plots.split_vertically(plots.dim_in_pixel().1.saturating_sub(40));
-        bottom
-            .draw_text(
-                &format!("time ({unit})"),
-                &font(LABEL_SIZE).pos(Pos::new(HPos::Center, VPos::Top)),
-                (((bottom.dim_in_pixel().0 + 90) / 2) as i32, 6),
-            )
-            .map_err(err)?;
-        let (ylab, strips) = strips.split_horizontally(30);
-        ylab.draw_text(
-            &format!("attempts per {bin} bin"),
-            &font(LABEL_SIZE).transform(FontTransform::Rotate270).pos(Pos::new(HPos::Center, VPos::Top)),
-            (4, (ylab.dim_in_pixel().1 / 2) as i32),
-        )
-        .map_err(err)?;
+        let strips = strip_frame(&plots, &format!("time ({unit})"), &format!("attempts per {bin} bin"))?;
         let rows = strips.split_evenly((n, 1));
         let grey = RGBColor(150, 150, 150);
         let series = |i: usize, f: &dyn Fn(&ratesim::timeline::Bin) -> u64| {

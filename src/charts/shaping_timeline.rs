@@ -67,20 +67,13 @@ impl Chart for ShapingTimeline<'_> {
         let (strips, bottom) = plots.split_vertically(plots.dim_in_pixel().1.saturating_sub(BOTTOM));
         let (rows_legend, shared_legend) =
             legend.split_vertically(legend.dim_in_pixel().1.saturating_sub(BOTTOM));
-        bottom
-            .draw_text(
-                &format!("time ({unit})"),
-                &font(LABEL_SIZE).pos(Pos::new(HPos::Center, VPos::Top)),
-                (((bottom.dim_in_pixel().0 + 90) / 2) as i32, 10),
-            )
-            .map_err(err)?;
-        let (ylab, strips) = strips.split_horizontally(30);
-        ylab.draw_text(
+        let strips = strip_titles(
+            &strips,
+            &bottom,
+            &format!("time ({unit})"),
+            10,
             &format!("requests per {bin_name} bin"),
-            &font(LABEL_SIZE).transform(FontTransform::Rotate270).pos(Pos::new(HPos::Center, VPos::Top)),
-            (4, (ylab.dim_in_pixel().1 / 2) as i32),
-        )
-        .map_err(err)?;
+        )?;
         // Every strip gets the same plot height; the last one also holds the
         // time axis' tick labels.
         let row_h = (strips.dim_in_pixel().1.saturating_sub(AXIS) / n.max(1) as u32).max(1);
