@@ -9,8 +9,8 @@
 //!    instance per key), exact-window tracker, counters, timeline column
 //!    and event queue (`events.rs`). A lane decides every arrival of a
 //!    chunk in order, merged with the events it scheduled for itself.
-//! 3. `schedule.rs`: the reader and the lanes run on threads of their own
-//!    (or in turn on one), and the calling thread reports each chunk in
+//! 3. `schedule.rs`: the reader and the lanes run as tasks on rayon's pool
+//!    (or in turn on one thread), and the calling thread reports each chunk in
 //!    order: disagreement with the sliding log (by comparing decision
 //!    bitsets), decisions.csv rows and progress.
 //!
@@ -144,9 +144,6 @@ pub enum RunError {
     Timeline(#[from] TooManyBins),
     #[error("cannot write decisions")]
     Decisions(#[source] std::io::Error),
-    /// A lane thread stopped without a result (after another failure).
-    #[error("a limiter lane stopped early")]
-    LaneStopped,
     #[error(
         "the run holds {} of admitted timestamps inside exact windows, more than the {} it may use: \
 with limit.requests = {requests}, one window can hold up to {} timestamps (8 bytes each) per limiter and client \
@@ -573,5 +570,96 @@ mod tests {
         assert!(text.contains("more than the 1.0 MiB it may use"), "{text}");
         assert!(text.contains("up to 2000000000000 timestamps"), "{text}");
         assert!(text.contains("(14.6 TiB each)"), "{text}");
+    }
+
+    /// Runs `f` as the CLI does (on the calling thread: the pooled schedule
+    /// when rayon's pool has more than one thread) and inside a one-thread
+    /// pool (the plain loop), and returns both results.
+    fn on_both_schedules<T: Send>(f: impl Fn() -> T + Sync) -> [T; 2] {
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        [f(), one.install(&f)]
+    }
+
+    /// Three limiters over `arrivals`; returns the error and the arrival
+    /// counts of the progress reports (one per reported chunk).
+    fn failing_run(
+        config: &RunConfig,
+        arrivals: Vec<ArrivalResult>,
+        sink: Option<&mut dyn DecisionSink>,
+    ) -> (RunError, Vec<u64>) {
+        let mut reported = Vec::new();
+        let e = run(config, arrivals.into_iter(), sink, &mut |p| reported.push(p.arrivals)).unwrap_err();
+        (e, reported)
+    }
+
+    fn three_limiters(bin: Option<Nanos>) -> RunConfig {
+        RunConfig {
+            bin,
+            ..RunConfig::new(
+                Limit { requests: 10, window: Nanos::new(1000) },
+                vec![
+                    LimiterSpec::from(FixedWindowSpec::ALIGNED),
+                    LimiterSpec::from(SlotCounterSpec { slots: 10 }),
+                    LimiterSpec::from(SlotCounterSpec { slots: 2 }),
+                ],
+            )
+        }
+    }
+
+    const C: u64 = CHUNK as u64;
+
+    /// A trace that breaks in its fourth chunk: the three chunks before it
+    /// are reported, then the read error is returned.
+    #[test]
+    fn a_read_error_comes_after_every_chunk_before_it() {
+        let [pooled, in_turn] = on_both_schedules(|| {
+            let mut arrivals: Vec<ArrivalResult> =
+                (0..3 * C + 100).map(|t| Ok(Arrival::at(Nanos::new(t)))).collect();
+            let row = TraceError::Row { path: "t.csv".into(), line: 3 * C + 51, message: "bad time".into() };
+            arrivals.insert(3 * C as usize + 50, Err(row));
+            let (e, reported) = failing_run(&three_limiters(None), arrivals, None);
+            (matches!(e, RunError::Trace(TraceError::Row { line, .. }) if line == 3 * C + 51), reported)
+        });
+        assert_eq!(pooled, (true, vec![C, 2 * C, 3 * C]));
+        assert_eq!(in_turn, pooled);
+    }
+
+    /// Every lane fails in the fourth chunk (a 1 ns bin cannot reach past
+    /// 10^6 ns): the three chunks before it are reported, then the error.
+    #[test]
+    fn a_lane_error_comes_after_every_chunk_before_it() {
+        let [pooled, in_turn] = on_both_schedules(|| {
+            let arrivals: Vec<ArrivalResult> = (0..4 * C)
+                .map(|i| Ok(Arrival::at(Nanos::new(if i < 3 * C + 10 { i } else { 2_000_000 + i }))))
+                .collect();
+            let (e, reported) = failing_run(&three_limiters(Some(Nanos::new(1))), arrivals, None);
+            (matches!(e, RunError::Timeline(TooManyBins { width: 1, .. })), reported)
+        });
+        assert_eq!(pooled, (true, vec![C, 2 * C, 3 * C]));
+        assert_eq!(in_turn, pooled);
+    }
+
+    /// The decisions sink fails on an arrival of the third chunk: the run
+    /// stops there, after reporting two chunks, and returns the write error.
+    #[test]
+    fn a_report_error_stops_the_run() {
+        struct FailAt(u64, u64);
+        impl DecisionSink for FailAt {
+            fn record(&mut self, record: &DecisionRecord) -> std::io::Result<()> {
+                self.1 += 1;
+                if record.seq == self.0 {
+                    return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "closed"));
+                }
+                Ok(())
+            }
+        }
+        let [pooled, in_turn] = on_both_schedules(|| {
+            let arrivals: Vec<ArrivalResult> = (0..6 * C).map(|t| Ok(Arrival::at(Nanos::new(t)))).collect();
+            let mut sink = FailAt(2 * C + 7, 0);
+            let (e, reported) = failing_run(&three_limiters(None), arrivals, Some(&mut sink));
+            (matches!(e, RunError::Decisions(_)), reported)
+        });
+        assert_eq!(pooled, (true, vec![C, 2 * C]));
+        assert_eq!(in_turn, pooled);
     }
 }

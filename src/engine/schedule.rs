@@ -1,31 +1,39 @@
 //! Who runs what: the reader, the lanes and the report of each chunk.
 //!
-//! Threaded, the reader and every lane get a thread of their own, joined by
-//! bounded `std::sync::mpsc` channels: the reader hands each chunk to every
-//! lane (at most [`AHEAD`] chunks ahead of the slowest lane), each lane
-//! decides its chunks in order and hands back its output, and the calling
-//! thread reports chunk after chunk (disagreements, decisions, progress:
-//! the sinks are not `Send`). Buffers go back to where they came from, so a
-//! run holds a handful of chunks whatever its length. On one thread (or
-//! inside a rayon pool, where the sweeps run many engines at once) the same
-//! steps run in a plain loop. Each lane sees the same chunks in the same
-//! order either way, so results never depend on the thread count.
+//! Threaded, the reader and every lane are tasks on rayon's pool (one
+//! thread per core). A task keeps going while it has work: the reader
+//! while fewer than [`IN_FLIGHT`] chunks wait to be reported, a lane while
+//! the reader is ahead of it. Then it *parks*: it returns, leaving its
+//! reader or lane in the shared state, and whoever next makes work for it
+//! (the reader publishing a chunk, the reporter freeing room) spawns it
+//! again. Reading comes first: a lane task that finds the reader parked
+//! with room runs it before its own next chunk, since every lane waits on
+//! it. The calling thread reports chunk after chunk in order
+//! (disagreements, decisions, progress: the sinks are not `Send`, so it
+//! runs inside `rayon::in_place_scope`) and recycles the buffers, so a run
+//! holds a handful of chunks whatever its length. Nothing waits for the
+//! slowest lane of a chunk and no more threads run than there are cores;
+//! `docs/performance.md` ("Scheduling the lanes") has the measurements
+//! against a thread per lane with bounded channels and against lock-step
+//! chunks, both slower. On one thread (or inside a rayon pool, where the
+//! sweeps run many engines at once) the same steps run in a plain loop.
+//! Each lane sees the same chunks in the same order either way, so results
+//! never depend on the thread count.
 //!
 //! Errors keep the trace's order: a lane's failure on chunk `k` is returned
-//! before chunk `k` is reported, a read failure for chunk `k` after chunk
-//! `k - 1` is. When the reporter stops, it drops its ends of the channels
-//! and every other thread finds its channel closed and returns.
+//! after chunk `k - 1` is reported and before chunk `k` is, a read failure
+//! for chunk `k` the same; a failing report stops every task.
 
-use std::sync::Arc;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use rayon::prelude::*;
 
 use super::RunError;
 use super::lane::{LaneOps, LaneOut};
 use super::reader::{Chunk, Reader};
+use crate::time::Nanos;
+use crate::timeline::TooManyBins;
 use crate::trace::ArrivalResult;
-
-/// Chunks a lane's inbox holds: how far the reader may run ahead of it.
-pub const AHEAD: usize = 4;
 
 /// Reports one decided chunk with every lane's output for it, in lane order.
 pub type Report<'a> = dyn FnMut(&Chunk, &[LaneOut]) -> Result<(), RunError> + 'a;
@@ -47,7 +55,7 @@ where
     I: Iterator<Item = ArrivalResult> + Send,
 {
     if threaded() {
-        run_threaded(reader, lanes, record, report)
+        run_pooled(reader, lanes, record, report)
     } else {
         run_in_turn(reader, lanes, record, report)
     }
@@ -59,23 +67,15 @@ where
 pub fn run_pending(
     lanes: &mut [Box<dyn LaneOps>],
     outs: &mut [LaneOut],
-    end: Option<crate::time::Nanos>,
-) -> Result<Vec<Option<crate::time::Nanos>>, RunError> {
-    if !threaded() {
-        return lanes
-            .iter_mut()
-            .zip(outs)
-            .map(|(l, o)| l.run_pending(end, o).map_err(RunError::from))
-            .collect();
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> =
-            lanes.iter_mut().zip(outs).map(|(l, o)| scope.spawn(move || l.run_pending(end, o))).collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a lane thread panicked").map_err(RunError::from))
-            .collect()
-    })
+    end: Option<Nanos>,
+) -> Result<Vec<Option<Nanos>>, RunError> {
+    let pending = |(lane, out): (&mut Box<dyn LaneOps>, &mut LaneOut)| lane.run_pending(end, out);
+    let ran: Result<Vec<_>, TooManyBins> = if threaded() {
+        lanes.par_iter_mut().zip(outs.par_iter_mut()).map(pending).collect()
+    } else {
+        lanes.iter_mut().zip(outs.iter_mut()).map(pending).collect()
+    };
+    Ok(ran?)
 }
 
 /// The plain loop: read, decide on each lane, report.
@@ -99,119 +99,240 @@ fn run_in_turn<I: Iterator<Item = ArrivalResult>>(
     }
 }
 
-/// One lane's ends of its channels.
-struct LaneLink {
-    inbox: Receiver<Arc<Chunk>>,
-    outbox: SyncSender<Result<LaneOut, RunError>>,
-    /// Outputs the reporter is done with, to reuse.
-    spent: Receiver<LaneOut>,
+/// Chunks read and not yet reported: how far the reader may run ahead of
+/// the report.
+const IN_FLIGHT: usize = 4;
+
+/// What the tasks of [`run_pooled`] share, under one lock.
+struct State<'a, I> {
+    /// The reader, when no task holds it: parked because `IN_FLIGHT`
+    /// chunks wait, or done.
+    reader: Option<&'a mut Reader<I>>,
+    /// Each lane, when no task holds it: parked until its next chunk is
+    /// read.
+    lanes: Vec<Option<&'a mut Box<dyn LaneOps>>>,
+    /// Chunks read and not reported; the first is chunk `first`.
+    chunks: std::collections::VecDeque<Arc<Chunk>>,
+    first: u64,
+    /// Each lane's output for each chunk of `chunks`, once decided.
+    outs: std::collections::VecDeque<Vec<Option<LaneOut>>>,
+    /// The chunk each lane decides next.
+    lane_next: Vec<u64>,
+    /// The trace has ended after the chunks read.
+    ended: bool,
+    /// The first failure and the chunk it belongs to: reported once every
+    /// chunk before it is.
+    failure: Option<(u64, RunError)>,
+    /// The reporter has returned: every task stops.
+    stop: bool,
+    /// Buffers the reporter is done with, to reuse.
+    spare_chunks: Vec<Chunk>,
+    spare_outs: Vec<Vec<LaneOut>>,
 }
 
-/// The reader, each lane and the reporter on threads of their own.
-fn run_threaded<I: Iterator<Item = ArrivalResult> + Send>(
-    reader: &mut Reader<I>,
-    lanes: &mut [Box<dyn LaneOps>],
+impl<I> State<'_, I> {
+    fn fail(&mut self, k: u64, error: RunError) {
+        if self.failure.as_ref().is_none_or(|(first, _)| k < *first) {
+            self.failure = Some((k, error));
+        }
+    }
+
+    /// Whether the reader may read another chunk.
+    fn has_room(&self) -> bool {
+        !self.stop && !self.ended && self.failure.is_none() && self.chunks.len() < IN_FLIGHT
+    }
+
+    /// Whether the reporter can act: the first chunk is decided by every
+    /// lane, or it has failed, or the trace has ended.
+    fn reportable(&self) -> bool {
+        self.failure.as_ref().is_some_and(|(k, _)| *k == self.first)
+            || self.outs.front().is_some_and(|o| o.iter().all(Option::is_some))
+            || (self.chunks.is_empty() && self.ended)
+    }
+}
+
+struct Shared<'a, I> {
+    state: Mutex<State<'a, I>>,
+    /// Signalled when the first chunk may have become reportable.
+    reportable: Condvar,
+    record: bool,
+}
+
+impl<'a, I> Shared<'a, I> {
+    fn lock(&self) -> MutexGuard<'_, State<'a, I>> {
+        // A task that panicked has poisoned the lock; its panic reaches the
+        // caller when the scope ends, so the state is still good to finish.
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Work-conserving: the reader and every lane are rayon tasks that keep
+/// going while they have work and park (return, leaving their reader or
+/// lane in the shared state) when they have none; whoever makes work for a
+/// parked one spawns it again. The calling thread reports chunks in order.
+fn run_pooled<'a, I: Iterator<Item = ArrivalResult> + Send>(
+    reader: &'a mut Reader<I>,
+    lanes: &'a mut [Box<dyn LaneOps>],
     record: bool,
     report: &mut Report<'_>,
 ) -> Result<(), RunError> {
-    let mut inboxes = Vec::new();
-    let mut links = Vec::new();
-    let mut outboxes = Vec::new();
-    let mut spent_senders = Vec::new();
-    for _ in 0..lanes.len() {
-        let (to_lane, inbox) = sync_channel::<Arc<Chunk>>(AHEAD);
-        let (outbox, from_lane) = sync_channel(AHEAD);
-        let (spent_tx, spent) = sync_channel(AHEAD + 2);
-        inboxes.push(to_lane);
-        links.push(LaneLink { inbox, outbox, spent });
-        outboxes.push(from_lane);
-        spent_senders.push(spent_tx);
-    }
-    // Chunks in the order read, for the reporter; and used chunk buffers
-    // back to the reader.
-    let (to_reporter, chunks) = sync_channel::<Result<Arc<Chunk>, RunError>>(AHEAD + 2);
-    let (recycle, recycled) = sync_channel::<Chunk>(AHEAD + 2);
-    std::thread::scope(|scope| {
-        scope.spawn(move || read_chunks(reader, &inboxes, &to_reporter, &recycled));
-        for (lane, link) in lanes.iter_mut().zip(links) {
-            scope.spawn(move || decide_chunks(lane.as_mut(), link, record));
-        }
-        // The reporter owns its receivers: when it returns, early on an
-        // error too, they close and every other thread stops.
-        report_chunks(chunks, outboxes, &spent_senders, &recycle, report)
+    let lane_count = lanes.len();
+    let shared = Shared {
+        state: Mutex::new(State {
+            reader: None,
+            lanes: lanes.iter_mut().map(Some).collect(),
+            chunks: Default::default(),
+            first: 0,
+            outs: Default::default(),
+            lane_next: vec![0; lane_count],
+            ended: false,
+            failure: None,
+            stop: false,
+            spare_chunks: Vec::new(),
+            spare_outs: Vec::new(),
+        }),
+        reportable: Condvar::new(),
+        record,
+    };
+    rayon::in_place_scope(|scope| {
+        let shared = &shared;
+        scope.spawn(move |scope| read_task(scope, shared, reader));
+        let result = report_in_order(scope, shared, report);
+        shared.lock().stop = true;
+        result
     })
 }
 
-/// The reader's thread: fills chunks (reusing returned buffers) and sends
-/// each to every lane, then to the reporter. Stops at the end of the trace,
-/// at a read error (sent to the reporter) or when a receiver has gone.
-fn read_chunks<I: Iterator<Item = ArrivalResult>>(
-    reader: &mut Reader<I>,
-    inboxes: &[SyncSender<Arc<Chunk>>],
-    to_reporter: &SyncSender<Result<Arc<Chunk>, RunError>>,
-    recycled: &Receiver<Chunk>,
+/// The calling thread's part: waits for the first chunk to be decided by
+/// every lane, reports it, recycles its buffers and restarts the reader if
+/// it was waiting for room.
+fn report_in_order<'s, 'a: 's, I: Iterator<Item = ArrivalResult> + Send>(
+    scope: &rayon::Scope<'s>,
+    shared: &'s Shared<'a, I>,
+    report: &mut Report<'_>,
+) -> Result<(), RunError> {
+    loop {
+        let mut s = shared.lock();
+        while !s.reportable() {
+            s = shared.reportable.wait(s).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        if s.failure.as_ref().is_some_and(|(k, _)| *k == s.first) {
+            return Err(s.failure.take().expect("a failure").1);
+        }
+        let (Some(chunk), Some(outs)) = (s.chunks.pop_front(), s.outs.pop_front()) else {
+            return Ok(()); // the trace has ended
+        };
+        s.first += 1;
+        drop(s);
+        let outs: Vec<LaneOut> = outs.into_iter().map(|o| o.expect("decided")).collect();
+        report(&chunk, &outs)?;
+        let mut s = shared.lock();
+        if let Ok(chunk) = Arc::try_unwrap(chunk) {
+            s.spare_chunks.push(chunk);
+        }
+        s.spare_outs.push(outs);
+        if s.has_room()
+            && let Some(reader) = s.reader.take()
+        {
+            scope.spawn(move |scope| read_task(scope, shared, reader));
+        }
+    }
+}
+
+/// The reader's task: reads chunks while fewer than [`IN_FLIGHT`] wait,
+/// and wakes the lanes parked on each.
+fn read_task<'s, 'a: 's, I: Iterator<Item = ArrivalResult> + Send>(
+    scope: &rayon::Scope<'s>,
+    shared: &'s Shared<'a, I>,
+    reader: &'a mut Reader<I>,
 ) {
     loop {
-        let mut chunk = recycled.try_recv().unwrap_or_default();
-        if let Err(e) = reader.fill(&mut chunk) {
-            let _ = to_reporter.send(Err(e.into()));
+        let mut s = shared.lock();
+        if !s.has_room() {
+            s.reader = Some(reader);
             return;
         }
-        if chunk.times.is_empty() {
-            return;
-        }
-        let chunk = Arc::new(chunk);
-        for inbox in inboxes {
-            if inbox.send(Arc::clone(&chunk)).is_err() {
+        let mut chunk = s.spare_chunks.pop().unwrap_or_default();
+        drop(s);
+        let read = reader.fill(&mut chunk);
+        let mut s = shared.lock();
+        let k = s.first + s.chunks.len() as u64;
+        match read {
+            Ok(()) if !chunk.times.is_empty() => {
+                s.chunks.push_back(Arc::new(chunk));
+                let outs = s.lane_next.iter().map(|_| None).collect();
+                s.outs.push_back(outs);
+                for j in 0..s.lanes.len() {
+                    if s.lane_next[j] == k
+                        && let Some(lane) = s.lanes[j].take()
+                    {
+                        scope.spawn(move |scope| lane_task(scope, shared, j, lane));
+                    }
+                }
+            }
+            Ok(()) => {
+                s.ended = true;
+                s.reader = Some(reader);
+                shared.reportable.notify_one();
+                return;
+            }
+            Err(e) => {
+                s.fail(k, e.into());
+                s.ended = true;
+                shared.reportable.notify_one();
                 return;
             }
         }
-        if to_reporter.send(Ok(chunk)).is_err() {
-            return;
-        }
     }
 }
 
-/// A lane's thread: decides every chunk in its inbox, in order.
-fn decide_chunks(lane: &mut dyn LaneOps, link: LaneLink, record: bool) {
-    while let Ok(chunk) = link.inbox.recv() {
-        let mut out = link.spent.try_recv().unwrap_or_else(|_| LaneOut::new(record));
-        let decided = lane.process(&chunk, &mut out).map(|()| out).map_err(RunError::from);
+/// Lane `j`'s task: decides the chunks read, in order, and parks when it
+/// has caught up with the reader.
+fn lane_task<'s, 'a: 's, I: Iterator<Item = ArrivalResult> + Send>(
+    scope: &rayon::Scope<'s>,
+    shared: &'s Shared<'a, I>,
+    j: usize,
+    lane: &'a mut Box<dyn LaneOps>,
+) {
+    loop {
+        let mut s = shared.lock();
+        // Reading comes first (every lane waits on it): a parked reader
+        // with room to read runs here, before this lane's next chunk.
+        if s.has_room()
+            && let Some(reader) = s.reader.take()
+        {
+            drop(s);
+            read_task(scope, shared, reader);
+            continue;
+        }
+        let k = s.lane_next[j];
+        let Some(chunk) = (!s.stop).then(|| s.chunks.get((k - s.first) as usize).cloned()).flatten() else {
+            s.lanes[j] = Some(lane);
+            return;
+        };
+        let mut out = s
+            .spare_outs
+            .iter_mut()
+            .find_map(|outs| outs.pop())
+            .unwrap_or_else(|| LaneOut::new(shared.record));
+        drop(s);
+        let decided = lane.process(&chunk, &mut out);
         drop(chunk);
-        let failed = decided.is_err();
-        if link.outbox.send(decided).is_err() || failed {
-            return;
+        let mut s = shared.lock();
+        let i = (k - s.first) as usize;
+        match decided {
+            Ok(()) => s.outs[i][j] = Some(out),
+            Err(e) => {
+                // The lane stops here; the run stops when the reporter
+                // reaches chunk `k`.
+                s.fail(k, e.into());
+                shared.reportable.notify_one();
+                return;
+            }
+        }
+        s.lane_next[j] = k + 1;
+        if i == 0 && s.reportable() {
+            shared.reportable.notify_one();
         }
     }
-}
-
-/// The calling thread: reports chunk after chunk once every lane has
-/// decided it, and sends the buffers back.
-fn report_chunks(
-    chunks: Receiver<Result<Arc<Chunk>, RunError>>,
-    outboxes: Vec<Receiver<Result<LaneOut, RunError>>>,
-    spent: &[SyncSender<LaneOut>],
-    recycle: &SyncSender<Chunk>,
-    report: &mut Report<'_>,
-) -> Result<(), RunError> {
-    let mut outs = Vec::with_capacity(outboxes.len());
-    // The trace has ended when the reader hangs up.
-    while let Ok(chunk) = chunks.recv() {
-        let chunk = chunk?;
-        outs.clear();
-        for outbox in &outboxes {
-            // A lane that hung up without a result has seen a failure that
-            // another lane or the reader reports; it cannot happen alone.
-            let out = outbox.recv().map_err(|_| RunError::LaneStopped)?;
-            outs.push(out?);
-        }
-        report(&chunk, &outs)?;
-        for (out, back) in outs.drain(..).zip(spent) {
-            let _ = back.try_send(out);
-        }
-        if let Ok(chunk) = Arc::try_unwrap(chunk) {
-            let _ = recycle.try_send(chunk);
-        }
-    }
-    Ok(())
 }
