@@ -277,7 +277,11 @@ impl<R: Read> Input<R> {
 
     /// The next record of the fast path, with the ranges of fields
     /// `time_index` and `key_index` in it. Blank lines are skipped.
-    #[inline]
+    ///
+    /// Inlined into the source's `next`: out of line, the `Line` it returns
+    /// goes through memory for every row (callgrind, 1M rows, five
+    /// limiters, one thread: the reader 462M -> 427M instructions).
+    #[inline(always)]
     pub(super) fn next_line(&mut self, time_index: usize, key_index: usize) -> Line {
         let b = &mut self.buf;
         'line: loop {
