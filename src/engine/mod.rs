@@ -662,4 +662,24 @@ mod tests {
         assert_eq!(pooled, (true, vec![C, 2 * C]));
         assert_eq!(in_turn, pooled);
     }
+
+    /// A source that panics (a bug, not bad input) fails the run with that
+    /// panic on either schedule; the pooled one must not wait forever for
+    /// the chunk it never read.
+    #[test]
+    fn a_panicking_source_fails_the_run_instead_of_hanging() {
+        let [pooled, in_turn] = on_both_schedules(|| {
+            let arrivals = (0..3 * C).map(|t| {
+                assert!(t != 2 * C + 3, "source bug");
+                Ok(Arrival::at(Nanos::new(t)))
+            });
+            let config = three_limiters(None);
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                run(&config, arrivals, None, &mut |_| {}).map(|_| ())
+            }));
+            caught.err().and_then(|p| p.downcast_ref::<&str>().map(|m| m.to_string()))
+        });
+        assert_eq!(pooled.as_deref(), Some("source bug"));
+        assert_eq!(in_turn, pooled);
+    }
 }

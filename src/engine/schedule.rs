@@ -125,6 +125,9 @@ struct State<'a, I> {
     failure: Option<(u64, RunError)>,
     /// The reporter has returned: every task stops.
     stop: bool,
+    /// A task panicked: the reporter returns at once, and the scope then
+    /// hands the panic on, instead of waiting for a chunk never decided.
+    panicked: bool,
     /// Buffers the reporter is done with, to reuse.
     spare_chunks: Vec<Chunk>,
     spare_outs: Vec<Vec<LaneOut>>,
@@ -145,7 +148,8 @@ impl<I> State<'_, I> {
     /// Whether the reporter can act: the first chunk is decided by every
     /// lane, or it has failed, or the trace has ended.
     fn reportable(&self) -> bool {
-        self.failure.as_ref().is_some_and(|(k, _)| *k == self.first)
+        self.panicked
+            || self.failure.as_ref().is_some_and(|(k, _)| *k == self.first)
             || self.outs.front().is_some_and(|o| o.iter().all(Option::is_some))
             || (self.chunks.is_empty() && self.ended)
     }
@@ -188,6 +192,7 @@ fn run_pooled<'a, I: Iterator<Item = ArrivalResult> + Send>(
             ended: false,
             failure: None,
             stop: false,
+            panicked: false,
             spare_chunks: Vec::new(),
             spare_outs: Vec::new(),
         }),
@@ -215,6 +220,9 @@ fn report_in_order<'s, 'a: 's, I: Iterator<Item = ArrivalResult> + Send>(
         let mut s = shared.lock();
         while !s.reportable() {
             s = shared.reportable.wait(s).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        if s.panicked {
+            return Ok(()); // the scope re-raises the task's panic
         }
         if s.failure.as_ref().is_some_and(|(k, _)| *k == s.first) {
             return Err(s.failure.take().expect("a failure").1);
@@ -246,6 +254,7 @@ fn read_task<'s, 'a: 's, I: Iterator<Item = ArrivalResult> + Send>(
     shared: &'s Shared<'a, I>,
     reader: &'a mut Reader<I>,
 ) {
+    let _wake = WakeOnPanic(shared);
     loop {
         let mut s = shared.lock();
         if !s.has_room() {
@@ -294,6 +303,7 @@ fn lane_task<'s, 'a: 's, I: Iterator<Item = ArrivalResult> + Send>(
     j: usize,
     lane: &'a mut Box<dyn LaneOps>,
 ) {
+    let _wake = WakeOnPanic(shared);
     loop {
         let mut s = shared.lock();
         // Reading comes first (every lane waits on it): a parked reader
@@ -333,6 +343,22 @@ fn lane_task<'s, 'a: 's, I: Iterator<Item = ArrivalResult> + Send>(
         s.lane_next[j] = k + 1;
         if i == 0 && s.reportable() {
             shared.reportable.notify_one();
+        }
+    }
+}
+
+/// Held by every task: if the task panics (a bug, never bad input), the
+/// reporter learns it and stops waiting, so the run fails with the panic
+/// rather than hanging.
+struct WakeOnPanic<'s, 'a, I>(&'s Shared<'a, I>);
+
+impl<I> Drop for WakeOnPanic<'_, '_, I> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut s = self.0.lock();
+            s.panicked = true;
+            s.stop = true;
+            self.0.reportable.notify_one();
         }
     }
 }
