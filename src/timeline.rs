@@ -78,9 +78,40 @@ pub struct TooManyBins {
 pub struct Timeline {
     width: u64,
     auto: bool,
-    /// `bins[b][i]`: bin `b`, limiter `i` (bin-major, as written out).
-    bins: Vec<Vec<Bin>>,
+    /// `cells[b * limiters + i]`: bin `b`, limiter `i` (bin-major, as
+    /// written out), in one allocation: a new bin or a widening allocates
+    /// nothing per bin.
+    cells: Vec<Bin>,
     limiters: usize,
+}
+
+/// The bins of a [`Timeline`], each a row of one [`Bin`] per limiter:
+/// `rows[b][i]`, `rows.len()`, `rows.iter()`.
+#[derive(Clone, Copy, Debug)]
+pub struct Rows<'a> {
+    cells: &'a [Bin],
+    limiters: usize,
+}
+
+impl<'a> Rows<'a> {
+    pub fn len(&self) -> usize {
+        self.cells.len().checked_div(self.limiters).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn iter(&self) -> std::slice::ChunksExact<'a, Bin> {
+        self.cells.chunks_exact(self.limiters.max(1))
+    }
+}
+
+impl std::ops::Index<usize> for Rows<'_> {
+    type Output = [Bin];
+    fn index(&self, b: usize) -> &[Bin] {
+        &self.cells[b * self.limiters..(b + 1) * self.limiters]
+    }
 }
 
 /// The next round width: 1, 2, 10, 20, 100, ... (each a multiple of the last).
@@ -95,8 +126,8 @@ fn next_width(w: u64) -> u64 {
 impl Timeline {
     pub fn new(width: Option<Nanos>, limiters: usize) -> Timeline {
         match width {
-            Some(w) => Timeline { width: w.get().max(1), auto: false, bins: Vec::new(), limiters },
-            None => Timeline { width: 1, auto: true, bins: Vec::new(), limiters },
+            Some(w) => Timeline { width: w.get().max(1), auto: false, cells: Vec::new(), limiters },
+            None => Timeline { width: 1, auto: true, cells: Vec::new(), limiters },
         }
     }
 
@@ -109,8 +140,13 @@ impl Timeline {
         Nanos::new(self.width)
     }
 
-    pub fn bins(&self) -> &[Vec<Bin>] {
-        &self.bins
+    pub fn bins(&self) -> Rows<'_> {
+        Rows { cells: &self.cells, limiters: self.limiters }
+    }
+
+    /// Bins so far.
+    fn len(&self) -> usize {
+        self.bins().len()
     }
 
     fn check_fits(&mut self, t: Nanos) -> Result<(), TooManyBins> {
@@ -127,16 +163,21 @@ impl Timeline {
     fn widen(&mut self) {
         let new = next_width(self.width);
         let factor = (new / self.width) as usize;
-        let old = std::mem::take(&mut self.bins);
-        for chunk in old.chunks(factor) {
-            let mut merged = chunk[0].clone();
-            for bin in &chunk[1..] {
-                for (m, b) in merged.iter_mut().zip(bin) {
-                    m.merge(b);
+        let (rows, l) = (self.len(), self.limiters);
+        // In place: new row `r` is old rows `r * factor ..` merged, all at
+        // or after it, so no row is overwritten before it is read.
+        let merged_rows = rows.div_ceil(factor);
+        for r in 0..merged_rows {
+            let first = r * factor;
+            for i in 0..l {
+                let mut m = self.cells[first * l + i];
+                for k in first + 1..(first + factor).min(rows) {
+                    m.merge(&self.cells[k * l + i]);
                 }
+                self.cells[r * l + i] = m;
             }
-            self.bins.push(merged);
         }
+        self.cells.truncate(merged_rows * l);
         self.width = new;
     }
 
@@ -150,16 +191,16 @@ impl Timeline {
         mut carry: impl FnMut(usize, Nanos) -> u64,
     ) -> Result<usize, TooManyBins> {
         let idx = t.get() / self.width;
-        if (idx as usize) < self.bins.len() {
+        if (idx as usize) < self.len() {
             return Ok(idx as usize);
         }
         self.check_fits(t)?;
         let idx = (t.get() / self.width) as usize;
-        while self.bins.len() <= idx {
-            let start = Nanos::new(self.bins.len() as u64 * self.width);
-            let row =
-                (0..self.limiters).map(|i| Bin { window_peak: carry(i, start), ..Bin::default() }).collect();
-            self.bins.push(row);
+        while self.len() <= idx {
+            let start = Nanos::new(self.len() as u64 * self.width);
+            for i in 0..self.limiters {
+                self.cells.push(Bin { window_peak: carry(i, start), ..Bin::default() });
+            }
         }
         Ok(idx)
     }
@@ -169,17 +210,17 @@ impl Timeline {
     pub fn from_columns(columns: Vec<Timeline>) -> Timeline {
         let width = columns.first().map_or(1, |c| c.width);
         let auto = columns.first().is_some_and(|c| c.auto);
-        let len = columns.iter().map(|c| c.bins.len()).max().unwrap_or(0);
-        debug_assert!(columns.iter().all(|c| c.width == width && c.bins.len() == len));
-        let bins = (0..len)
-            .map(|b| columns.iter().map(|c| c.bins.get(b).map_or(Bin::default(), |r| r[0])).collect())
+        let len = columns.iter().map(Timeline::len).max().unwrap_or(0);
+        debug_assert!(columns.iter().all(|c| c.width == width && c.len() == len && c.limiters == 1));
+        let cells = (0..len)
+            .flat_map(|b| columns.iter().map(move |c| c.cells.get(b).copied().unwrap_or_default()))
             .collect();
-        Timeline { width, auto, bins, limiters: columns.len() }
+        Timeline { width, auto, cells, limiters: columns.len() }
     }
 
     /// Adds counts gathered elsewhere into a bin.
     pub fn add(&mut self, bin: usize, limiter: usize, counts: &Bin) {
-        self.bins[bin][limiter].merge(counts);
+        self.cells[bin * self.limiters + limiter].merge(counts);
     }
 
     /// Adds empty bins so the timeline covers `[0, end)`.
@@ -236,5 +277,47 @@ mod tests {
         tl.bin_for(Nanos::new(25), |i, start| i as u64 * 100 + start.get()).unwrap();
         let peaks: Vec<u64> = tl.bins().iter().map(|r| r[1].window_peak).collect();
         assert_eq!(peaks, [100, 110, 120]);
+    }
+
+    /// Widening merges each run of `factor` bins limiter by limiter, in
+    /// place: the same bins as merging copies of the rows by hand.
+    #[test]
+    fn widening_in_place_merges_rows_limiter_by_limiter() {
+        let mut tl = Timeline::new(None, 3);
+        let mut expected: Vec<[Bin; 3]> = Vec::new();
+        // 1999 bins of 1 ns (the most before the first widening), each
+        // limiter's counts distinct.
+        for b in 0..1999u64 {
+            let idx = tl.bin_for(Nanos::new(b), |i, _| b + i as u64).unwrap();
+            assert_eq!(idx, b as usize);
+            let mut row = [Bin::default(); 3];
+            for (i, cell) in row.iter_mut().enumerate() {
+                let c = Bin {
+                    offered: b + 1,
+                    admitted: b % 7,
+                    rejected: i as u64,
+                    retries: b * 3,
+                    ..Bin::default()
+                };
+                tl.add(idx, i, &c);
+                *cell = Bin { window_peak: b + i as u64, ..c };
+            }
+            expected.push(row);
+        }
+        // Time 2000 needs a 2 ns width: bins merge in pairs (1999 is alone).
+        tl.bin_for(Nanos::new(2000), |_, _| 0).unwrap();
+        assert_eq!(tl.width(), Nanos::new(2));
+        let rows = tl.bins();
+        assert_eq!(rows.len(), 1001);
+        for (r, pair) in expected.chunks(2).enumerate() {
+            for i in 0..3 {
+                let mut m = pair[0][i];
+                if let Some(next) = pair.get(1) {
+                    m.merge(&next[i]);
+                }
+                assert_eq!(rows[r][i], m, "bin {r}, limiter {i}");
+            }
+        }
+        assert_eq!(rows[1000], [Bin::default(); 3]);
     }
 }
