@@ -114,6 +114,7 @@ impl Algorithm for GcraSpec {
         if let Some(m) = self.max_wait {
             g.max_wait = u128::from(m.get());
             g.shaping = true;
+            g.slow = true;
         }
         g
     }
@@ -257,6 +258,8 @@ pub struct Gcra {
     /// Shaping: a request may wait up to `max_wait` ns to conform; every
     /// decision then takes the u128 path.
     shaping: bool,
+    /// `wide || shaping`: the fast path does not apply (one test).
+    slow: bool,
     max_wait: u128,
 }
 
@@ -275,6 +278,7 @@ impl Gcra {
             wide: false,
             tat_wide: 0,
             shaping: false,
+            slow: false,
             max_wait: 0,
         }
     }
@@ -322,7 +326,7 @@ impl Gcra {
         let next = tat.max(t) + u128::from(self.t) + extra;
         match u64::try_from(next) {
             Ok(next) if !self.wide => self.tat = next,
-            _ => (self.wide, self.tat_wide) = (true, next),
+            _ => (self.wide, self.slow, self.tat_wide) = (true, true, next),
         }
         let due = (tat + extra).saturating_sub(self.tau);
         if due > t {
@@ -341,19 +345,21 @@ impl Limiter for Gcra {
         // The common case in u64: one permit, a tat that fits. There
         // `t + tau < tat` is exact with `t + tau` saturated (a sum past u64
         // is past any u64 tat).
-        // Without a branch on the decision. In `benches/limiters.rs` (per
-        // 65 536 decisions) a branch is faster at 10x the limit, where most
-        // requests are refused and it predicts well (47 against 60 us), and
-        // slower when nearly all are admitted (71 against 64 us); near the
-        // limit admissions and refusals alternate at random and a branch
-        // mispredicts most. A sum past u64 (never, short of the end of
-        // time) goes the u128 way, which decides the same.
-        if cost == 1 && !self.wide && !self.shaping {
-            let admit = t.saturating_add(self.tau_sat) >= self.tat;
+        // One test for "no u128, no shaping" (`slow`) and a branch on the
+        // decision: measured back to back, per 65 536 decisions in
+        // `benches/limiters.rs`, dense 89 -> 40 us (bare loop 31-33),
+        // sparse 55 -> 55 us (bare 39); a whole lane at 1.5x the limit
+        // (`benches/engine.rs`, shaping group, refusing gcra) 36.7 -> 32.4 ms
+        // per 1M arrivals. A sum past u64 (never, short of the end of time)
+        // goes the u128 way, which decides the same.
+        if cost == 1 && !self.slow {
+            if t.saturating_add(self.tau_sat) < self.tat {
+                return Decision::Reject;
+            }
             let (next, past) = self.tat.max(t).overflowing_add(self.t);
             if !past {
-                self.tat = if admit { next } else { self.tat };
-                return if admit { Decision::Admit } else { Decision::Reject };
+                self.tat = next;
+                return Decision::Admit;
             }
         }
         let (after, d) = self.decide_wide_copy(t, cost);
