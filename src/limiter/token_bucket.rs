@@ -8,9 +8,9 @@
 //! from time 0, full (`initial = "full"`, the default) or empty
 //! (`initial = "empty"`). Full, and with `L` dividing `W`, it makes exactly
 //! the decisions of a GCRA with burst `b` (`tests/gcra_token_bucket.rs`).
-//! The credit is a `u64` when `b * W` is below `2^63` (saturating
-//! arithmetic is then exact: anything past `u64` is past the cap), a `u128`
-//! otherwise.
+//! The credit is a `u64` when `b * W` and `L` are below `2^62` (a gap
+//! longer than it takes to fill the bucket counts as that long, which
+//! keeps every sum in `u64` and changes nothing), a `u128` otherwise.
 //!
 //! **Shaping** (`max_wait`, continuous only): a request that finds too
 //! little credit may take it on credit, if the bucket refills what it lacks
@@ -378,11 +378,15 @@ pub struct ContinuousBucket {
     window: u64,
     /// `b * W`.
     cap: u128,
-    /// The cap fits in u64 with room to spare (`b W < 2^63`, the usual
-    /// case): the credit is `credit64` and every decision is u64
-    /// arithmetic. Otherwise it is `credit`, in u128.
+    /// The cap and the rate fit in u64 with room to spare (`b W < 2^62`
+    /// and `L < 2^62`, the usual case): the credit is `credit64` and every
+    /// decision is u64 arithmetic. Otherwise it is `credit`, in u128.
     narrow: bool,
     cap64: u64,
+    /// The gap after which the bucket is full whatever it held,
+    /// `ceil(cap64 / L)`: below it `dt L < cap64 + L`, so the refill and
+    /// the credit plus the refill (below `2 cap64 + L < 2^64`) fit in u64.
+    full_after: u64,
     credit64: u64,
     credit: u128,
     /// The instant the credit was last brought up to date.
@@ -402,13 +406,14 @@ impl ContinuousBucket {
         let window = limit.window.get();
         let cap = u128::from(capacity) * u128::from(window);
         let credit = if initial == Initial::Full { cap } else { 0 };
-        let narrow = cap < 1 << 63;
+        let narrow = cap < 1 << 62 && limit.requests < 1 << 62;
         ContinuousBucket {
             rate: limit.requests,
             window,
             cap,
             narrow,
             cap64: if narrow { cap as u64 } else { 0 },
+            full_after: if narrow { (cap as u64).div_ceil(limit.requests) } else { 0 },
             credit64: if narrow { credit as u64 } else { 0 },
             credit,
             last: 0,
@@ -498,12 +503,11 @@ impl Limiter for ContinuousBucket {
         if !self.narrow || self.shaping {
             return if self.shaping { self.decide_shaping(now, cost) } else { self.decide_wide(now, cost) };
         }
-        // Exact in u64: a refill or a need past u64 is past the cap, so a
-        // saturated refill still fills the bucket and a saturated need is
-        // still refused; the refill is capped before it is added (off the
-        // loop-carried credit), and credit + cap < 2^64 as the cap < 2^63.
-        let refill = (now - self.last).saturating_mul(self.rate).min(self.cap64);
-        let credit = (self.credit64 + refill).min(self.cap64);
+        // Exact in u64: a gap of `full_after` fills the bucket, so a longer
+        // one may count as that long, and then the refill and the sum fit
+        // (see `full_after`).
+        let dt = now - self.last;
+        let credit = (self.credit64 + dt.min(self.full_after) * self.rate).min(self.cap64);
         self.last = now;
         let need = u64::from(cost).saturating_mul(self.window);
         // No branch on the decision (as the GCRA's): take `need` or nothing.
@@ -806,6 +810,55 @@ mod tests {
         assert_eq!(b.decide(ms(1050), 3), Admit);
         assert_eq!(b.decide(ms(1050), 1), Reject);
         assert_eq!(b.peak_state(), StateSize { entries: 1, bytes: 16 });
+    }
+
+    /// The u64 fast path (a gap clamped to the time that fills the bucket)
+    /// decides as the u128 rule does, on random traces with long and short
+    /// gaps, ties, costs above 1, full and empty starts, and caps up to the
+    /// fast path's limit.
+    #[test]
+    fn the_u64_path_decides_as_the_u128_rule() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let cases = [
+            (1, 1, 1),
+            (3, 1_000, 2),
+            (100, 1_000_000_000, 100),
+            (7, 10, 1_000),
+            (1 << 20, 1 << 40, 1 << 21),
+        ];
+        for &(requests, window, capacity) in &cases {
+            for initial in [Initial::Full, Initial::Empty] {
+                let limit = Limit { requests, window: Nanos::new(window) };
+                let mut fast = ContinuousBucket::new(limit, capacity, initial);
+                assert!(fast.narrow, "{requests} per {window} ns, b = {capacity}");
+                let mut wide = fast.clone();
+                (wide.narrow, wide.credit) = (false, u128::from(fast.credit64));
+                let mut t = 0u64;
+                for i in 0..20_000 {
+                    // Mostly gaps around W / L, some ties, some far longer
+                    // than the bucket takes to fill.
+                    let gap = match next() % 8 {
+                        0 => 0,
+                        1 => next() % (window.saturating_mul(capacity) / requests * 3 + 1),
+                        _ => next() % (window / requests * 2 + 1),
+                    };
+                    t += gap;
+                    let cost = if next() % 5 == 0 { 1 + (next() % 3) as u32 } else { 1 };
+                    let now = Nanos::new(t);
+                    assert_eq!(
+                        fast.decide(now, cost),
+                        wide.decide(now, cost),
+                        "case {requests}/{window}/{capacity}, step {i}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
