@@ -501,6 +501,48 @@ pub fn strips<DB: DrawingBackend>(
     v
 }
 
+/// The axes of one strip in a stack of strips (`strips`): time `x` along
+/// the bottom, labelled under the last strip only, counts from 0 to
+/// `y_max` with `y_labels` labels written by `y_label`, and no grid lines
+/// but the major ones.
+pub fn strip_chart<'a, DB: DrawingBackend>(
+    strip: &'a DrawingArea<DB, Shift>,
+    last: bool,
+    x: std::ops::Range<f64>,
+    y_max: f64,
+    y_labels: usize,
+    y_label: &dyn Fn(&f64) -> String,
+) -> Result<
+    ChartContext<
+        'a,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+> {
+    let mut chart = ChartBuilder::on(strip)
+        .margin_right(10)
+        .margin_top(4)
+        .x_label_area_size(if last { 30 } else { 0 })
+        .y_label_area_size(60)
+        .build_cartesian_2d(x, 0f64..y_max)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .label_style(font(TICK_SIZE - 2.0))
+        .x_label_formatter(&tick)
+        .y_label_formatter(y_label)
+        .y_labels(y_labels)
+        .light_line_style(WHITE.mix(0.0))
+        .draw()
+        .map_err(err)?;
+    Ok(chart)
+}
+
+/// A count as a strip's y label.
+pub fn whole(v: &f64) -> String {
+    format!("{v:.0}")
+}
+
 /// Points of a step line over bins: each value held over its bin.
 pub fn steps(values: impl Iterator<Item = (f64, f64, f64)>) -> Vec<(f64, f64)> {
     let mut pts = Vec::new();

@@ -104,22 +104,7 @@ impl Chart for NodesTimeline<'_> {
             let last = s + 1 == on_nodes.len();
             let timeline = l.node_timeline.as_ref().expect("on nodes");
             let bins = timeline.bins();
-            let mut chart = ChartBuilder::on(strip)
-                .margin_right(10)
-                .margin_top(4)
-                .x_label_area_size(if last { 30 } else { 0 })
-                .y_label_area_size(60)
-                .build_cartesian_2d(x_start..x_end, 0f64..y_max)
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .label_style(font(TICK_SIZE - 2.0))
-                .x_label_formatter(&tick)
-                .y_label_formatter(&|v| format!("{v:.0}"))
-                .y_labels(3)
-                .light_line_style(WHITE.mix(0.0))
-                .draw()
-                .map_err(err)?;
+            let mut chart = strip_chart(strip, last, x_start..x_end, y_max, 3, &whole)?;
             let span = |b: usize| {
                 let x0 = (b as u64 * width) as f64 / div;
                 let x1 = ((b as u64 + 1) * width) as f64 / div;

@@ -86,23 +86,9 @@ impl Chart for ShapingTimeline<'_> {
             let l = &r.limiters[i];
             let backend_max = bins.iter().map(|row| row[i].backend()).max().unwrap_or(0) as f64;
             let y_max = (backend_max.max(rate) * 1.3).max(1.0);
-            let mut chart = ChartBuilder::on(strip)
-                .margin_right(10)
-                .margin_top(4)
-                .x_label_area_size(if last { AXIS } else { 0 })
-                .y_label_area_size(60)
-                .build_cartesian_2d(0f64..x_end, 0f64..y_max)
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .label_style(font(TICK_SIZE - 2.0))
-                .x_label_formatter(&tick)
-                // No 0: it would touch the top label of the strip below.
-                .y_label_formatter(&|v| if *v == 0.0 { String::new() } else { format!("{v:.0}") })
-                .y_labels(3)
-                .light_line_style(WHITE.mix(0.0))
-                .draw()
-                .map_err(err)?;
+            // No 0 label: it would touch the top label of the strip below.
+            let no_zero = |v: &f64| if *v == 0.0 { String::new() } else { whole(v) };
+            let mut chart = strip_chart(strip, last, 0f64..x_end, y_max, 3, &no_zero)?;
             let offered = steps(
                 bins.iter()
                     .enumerate()

@@ -61,22 +61,8 @@ impl Chart for Timeline<'_> {
         for (i, strip) in rows.iter().enumerate() {
             let last = i + 1 == n;
             let l = &r.limiters[i];
-            let mut chart = ChartBuilder::on(strip)
-                .margin_right(10)
-                .margin_top(4)
-                .x_label_area_size(if last { 30 } else { 0 })
-                .y_label_area_size(60)
-                .build_cartesian_2d(0f64..x_end, 0f64..y_max * 1.3)
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .label_style(font(TICK_SIZE - 2.0))
-                .x_label_formatter(&tick)
-                .y_label_formatter(&|v| format!("{v:.0}"))
-                .y_labels(if compact { 2 } else { 3 })
-                .light_line_style(WHITE.mix(0.0))
-                .draw()
-                .map_err(err)?;
+            let mut chart =
+                strip_chart(strip, last, 0f64..x_end, y_max * 1.3, if compact { 2 } else { 3 }, &whole)?;
             let c = colour(&l.spec);
             chart
                 .draw_series(AreaSeries::new(series(i, &|b| b.offered), 0.0, grey.mix(0.45)))

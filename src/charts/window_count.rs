@@ -134,22 +134,7 @@ impl WindowCount<'_> {
         let rows = super::strips(&strips, n, 30);
         for (i, strip) in rows.iter().enumerate() {
             let l = &r.limiters[i];
-            let mut chart = ChartBuilder::on(strip)
-                .margin_right(10)
-                .margin_top(4)
-                .x_label_area_size(if i + 1 == n { 30 } else { 0 })
-                .y_label_area_size(60)
-                .build_cartesian_2d(0f64..x_end, 0f64..y_max)
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .label_style(font(TICK_SIZE - 2.0))
-                .x_label_formatter(&tick)
-                .y_label_formatter(&|v| format!("{v:.0}"))
-                .y_labels(2)
-                .light_line_style(WHITE.mix(0.0))
-                .draw()
-                .map_err(err)?;
+            let mut chart = strip_chart(strip, i + 1 == n, 0f64..x_end, y_max, 2, &whole)?;
             chart
                 .draw_series(DashedLineSeries::new(
                     vec![(0.0, limit), (x_end, limit)],
