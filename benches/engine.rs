@@ -71,15 +71,7 @@ fn lanes(c: &mut Criterion) {
     group.sample_size(20).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
     for (name, limiters, curve) in cases {
         let config = RunConfig { admission_curve: curve, ..RunConfig::new(limit, limiters) };
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                pool.install(|| {
-                    let report =
-                        engine::run(&config, trace.iter().map(|&a| Ok(a)), None, &mut |_| {}).expect("run");
-                    black_box(report.limiters.len())
-                })
-            })
-        });
+        group.bench_function(name, |b| b.iter(|| black_box(run_on(&pool, &config, &trace).limiters.len())));
     }
     group.finish();
 }
@@ -116,8 +108,8 @@ fn clients(c: &mut Criterion) {
         |clients: Option<Clients>| RunConfig { end: Some(end), clients, ..RunConfig::new(limit, vec![]) };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("thread pool");
     let attempts = |config: &RunConfig, trace: &[Arrival]| {
-        let report = pool.install(|| engine::run(config, trace.iter().map(|&a| Ok(a)), None, &mut |_| {}));
-        let lane = &report.expect("run").limiters[0];
+        let report = run_on(&pool, config, trace);
+        let lane = &report.limiters[0];
         let clients = lane.clients.as_ref().expect("clients react");
         // The queue holds pending work only: at most one event per closed
         // client, and for open-loop retries at most one per request in flight.
@@ -154,13 +146,7 @@ fn clients(c: &mut Criterion) {
     for (name, config, trace, attempts) in cases {
         group.throughput(Throughput::Elements(attempts));
         group.bench_function(name, |b| {
-            b.iter(|| {
-                pool.install(|| {
-                    let report =
-                        engine::run(config, trace.iter().map(|&a| Ok(a)), None, &mut |_| {}).expect("run");
-                    black_box(report.limiters[0].counts.offered)
-                })
-            })
+            b.iter(|| black_box(run_on(&pool, config, &trace).limiters[0].counts.offered))
         });
     }
     group.finish();
@@ -210,15 +196,7 @@ fn nodes(c: &mut Criterion) {
     group.sample_size(20).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
     for (name, topology) in cases {
         let config = RunConfig { topology, ..RunConfig::new(limit, vec![fixed.clone()]) };
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                pool.install(|| {
-                    let report =
-                        engine::run(&config, trace.iter().map(|&a| Ok(a)), None, &mut |_| {}).expect("run");
-                    black_box(report.limiters.len())
-                })
-            })
-        });
+        group.bench_function(name, |b| b.iter(|| black_box(run_on(&pool, &config, &trace).limiters.len())));
     }
     group.finish();
 }
@@ -272,9 +250,7 @@ fn shaping(c: &mut Criterion) {
     group.sample_size(20).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
     for (name, spec) in cases {
         let config = RunConfig::new(limit, spec.into_iter().collect());
-        let report = pool
-            .install(|| engine::run(&config, trace.iter().map(|&a| Ok(a)), None, &mut |_| {}))
-            .expect("run");
+        let report = run_on(&pool, &config, &trace);
         let lane = &report.limiters[0];
         if let Some(d) = &lane.delays {
             eprintln!(
@@ -284,17 +260,15 @@ fn shaping(c: &mut Criterion) {
                 d.queue_peak
             );
         }
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                pool.install(|| {
-                    let report =
-                        engine::run(&config, trace.iter().map(|&a| Ok(a)), None, &mut |_| {}).expect("run");
-                    black_box(report.limiters.len())
-                })
-            })
-        });
+        group.bench_function(name, |b| b.iter(|| black_box(run_on(&pool, &config, &trace).limiters.len())));
     }
     group.finish();
+}
+
+/// One run of the engine over an in-memory trace, on `pool` (one thread:
+/// the lanes take turns, as inside a sweep).
+fn run_on(pool: &rayon::ThreadPool, config: &RunConfig, trace: &[Arrival]) -> engine::RunReport {
+    pool.install(|| engine::run(config, trace.iter().map(|&a| Ok(a)), None, &mut |_| {})).expect("run")
 }
 
 criterion_group!(benches, lanes, clients, nodes, shaping);
