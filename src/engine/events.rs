@@ -40,8 +40,8 @@
 //!
 //! Events live in one slab, linked into their bucket's list, and a slot is
 //! reused as soon as its event is taken out: the queue holds its peak number
-//! of pending events (28 bytes each for the lanes' events) plus a fixed
-//! 20 KB of list heads and minima, however long the run.
+//! of pending events (each its time, its payload and a 4-byte link) plus a
+//! fixed 15 KB of list heads, tails and minima, however long the run.
 
 use crate::time::Nanos;
 
@@ -59,8 +59,13 @@ const LEVELS: usize = 64_usize.div_ceil(DIGIT as usize);
 const BUCKETS: usize = LEVELS << DIGIT;
 /// The list of events due at `last`, after the buckets' lists.
 const NOW: usize = BUCKETS;
+/// Lists, padded to a power of two: a list index masked with `LISTS - 1`
+/// is in bounds without a check.
+const LISTS: usize = (BUCKETS + 1).next_power_of_two();
 /// The first slot of an event (`next` has a head before it for each list).
 const FIRST: usize = BUCKETS + 1;
+/// Occupancy words, padded to a power of two for the same reason.
+const WORDS: usize = LEVELS.next_power_of_two();
 /// The end of a list.
 const NIL: u32 = u32::MAX;
 
@@ -74,13 +79,13 @@ pub struct EventQueue<P> {
     /// The event in slot `s` is `events[s - FIRST]`.
     events: Vec<(u64, P)>,
     /// The last slot of each list (the list's own index when it is empty).
-    tails: Vec<u32>,
+    tails: Box<[u32; LISTS]>,
     /// Free slots, linked through `next`.
     free: u32,
     /// The earliest time in each bucket (`u64::MAX` when it is empty).
-    mins: Vec<u64>,
+    mins: Box<[u64; LISTS]>,
     /// Bit `d` of `occupied[level]`: bucket (level, d) holds events.
-    occupied: [u64; LEVELS],
+    occupied: [u64; WORDS],
     /// Bit `level`: some bucket of that level holds events.
     levels: u64,
     /// The time of the last event taken out (0 before the first): nothing
@@ -94,13 +99,17 @@ pub struct EventQueue<P> {
 
 impl<P: Copy> Default for EventQueue<P> {
     fn default() -> Self {
+        let mut tails = Box::new([0; LISTS]);
+        for (list, tail) in tails.iter_mut().enumerate() {
+            *tail = list as u32;
+        }
         EventQueue {
             next: vec![NIL; FIRST],
             events: Vec::new(),
-            tails: (0..FIRST as u32).collect(),
+            tails,
             free: NIL,
-            mins: vec![u64::MAX; BUCKETS],
-            occupied: [0; LEVELS],
+            mins: Box::new([u64::MAX; LISTS]),
+            occupied: [0; WORDS],
             levels: 0,
             last: 0,
             next_time: u64::MAX,
@@ -150,6 +159,7 @@ impl<P: Copy> EventQueue<P> {
     /// Links `slot` (whose `next` is `NIL`) at the end of list `list`.
     #[inline(always)]
     fn append(&mut self, list: usize, slot: u32) {
+        let list = list & (LISTS - 1);
         let tail = self.tails[list];
         self.next[tail as usize] = slot;
         self.tails[list] = slot;
@@ -161,10 +171,10 @@ impl<P: Copy> EventQueue<P> {
         debug_assert!(t > self.last);
         let level = (63 - (t ^ self.last).leading_zeros()) / DIGIT;
         let digit = (t >> (level * DIGIT)) as usize & ((1 << DIGIT) - 1);
-        let bucket = ((level as usize) << DIGIT) | digit;
+        let bucket = (((level as usize) << DIGIT) | digit) & (LISTS - 1);
         self.append(bucket, slot);
         self.mins[bucket] = self.mins[bucket].min(t);
-        self.occupied[level as usize] |= 1 << digit;
+        self.occupied[level as usize & (WORDS - 1)] |= 1 << digit;
         self.levels |= 1 << level;
     }
 
@@ -172,7 +182,8 @@ impl<P: Copy> EventQueue<P> {
     #[inline(always)]
     fn earliest_bucket(&self) -> usize {
         let level = self.levels.trailing_zeros() as usize;
-        (level << DIGIT) | self.occupied[level].trailing_zeros() as usize
+        let digit = self.occupied[level & (WORDS - 1)].trailing_zeros() as usize;
+        ((level << DIGIT) | digit) & (LISTS - 1)
     }
 
     /// The earliest pending time as a number, `u64::MAX` when none is pending.
@@ -218,8 +229,9 @@ impl<P: Copy> EventQueue<P> {
         self.last = last;
         self.mins[bucket] = u64::MAX;
         let (level, digit) = (bucket >> DIGIT, bucket & ((1 << DIGIT) - 1));
-        self.occupied[level] &= !(1 << digit);
-        if self.occupied[level] == 0 {
+        let word = &mut self.occupied[level & (WORDS - 1)];
+        *word &= !(1 << digit);
+        if *word == 0 {
             self.levels &= !(1 << level);
         }
         let mut slot = self.next[bucket];
