@@ -214,11 +214,13 @@ impl Reactor for ClientReactor {
         if d.event.is_some() {
             self.pending -= 1;
         }
+        // The in-flight slot of a retry: its next retry reuses it, an end frees it.
+        let mut held = None;
         let (logical, attempt, first, previous, policy, client) = match (d.event, d.arrival) {
             (Some(&ClientEvent::Retry(slot)), _) => {
                 let InFlight { logical, attempt, first, previous, header, policy, client } =
                     self.in_flight[slot as usize];
-                self.free.push(slot);
+                held = Some(slot);
                 self.report.retries += 1;
                 if !d.admitted && header.is_some_and(|h| now >= h) {
                     self.report.early_retries += 1;
@@ -249,6 +251,7 @@ impl Reactor for ClientReactor {
             *b = (*b + ratio).min(BUDGET_CAP);
         }
         if d.admitted {
+            self.free.extend(held);
             // A delayed request succeeds when it reaches the backend.
             let done = Nanos::new(now.get().saturating_add(d.delay.get()));
             self.report.record_success(done - first);
@@ -277,7 +280,7 @@ impl Reactor for ClientReactor {
                     policy: policy as u16,
                     client,
                 };
-                let slot = match self.free.pop() {
+                let slot = match held.or_else(|| self.free.pop()) {
                     Some(slot) => {
                         self.in_flight[slot as usize] = next;
                         slot
@@ -290,6 +293,7 @@ impl Reactor for ClientReactor {
                 self.schedule(at, Scheduled { key: d.key, event: ClientEvent::Retry(slot) }, queue);
             }
             None => {
+                self.free.extend(held);
                 self.report.gave_up += 1;
                 self.end(logical, client, false, now, queue);
             }

@@ -341,7 +341,16 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
     }
 
     /// Makes sure every key id below `keys` has its state.
+    #[inline(always)]
     fn grow_keys(&mut self, keys: usize) {
+        if keys > self.keys.len() || (self.curve && keys > self.curves.len()) {
+            self.add_keys(keys);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn add_keys(&mut self, keys: usize) {
         while self.keys.len() < keys {
             self.keys
                 .push(KeyState { limiter: self.prototype.clone(), tracker: WindowTracker::new(self.window) });
