@@ -14,14 +14,18 @@
 //! a closed population and an open-loop source with retries are run once
 //! to count their attempts, then an open-loop Poisson trace of that many
 //! arrivals is timed beside them. Throughput is per attempt, so criterion's
-//! elements per second give ns per attempt for both.
+//! elements per second give ns per attempt for both. `queue_only` times what
+//! no closed loop can avoid, one pop and one push of the lane's event queue
+//! per attempt (and `queue_only_binary_heap` the same with a binary heap).
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ratesim::clients::{Backoff, Clients, ClosedSource, RetryPolicy};
-use ratesim::engine::{self, RunConfig};
+use ratesim::engine::{self, EventQueue, RunConfig};
 use ratesim::limiter::{
     FixedWindowSpec, GcraSpec, GuavaSpec, LeakyBucketSpec, LeakyQueueSpec, Limit, LimiterSpec,
     SlotCounterSpec, TokenBucketSpec, WindowAlign,
@@ -149,7 +153,70 @@ fn clients(c: &mut Criterion) {
             b.iter(|| black_box(run_on(&pool, config, &trace).limiters[0].counts.offered))
         });
     }
+    // The least any closed loop does per attempt besides deciding: take the
+    // earliest pending event out and schedule the next, 1000 pending, with
+    // the closed run's mix of waits (1 in 25 an exponential 100 ms think
+    // time, the rest full-jitter retries up to 1 ms x 2^k). The lane's queue
+    // and, for scale, the standard library's binary heap on (time, sequence).
+    let waits = queue_waits(1 << 16, 3);
+    group.throughput(Throughput::Elements(closed_attempts));
+    group.bench_function("queue_only", |b| {
+        b.iter(|| {
+            let mut queue = EventQueue::new();
+            for (client, &wait) in waits.iter().take(1000).enumerate() {
+                queue.schedule(Nanos::new(wait), client as u32);
+            }
+            let mut sum = 0u64;
+            for i in 0..closed_attempts as usize {
+                let e = queue.pop_before(Nanos::MAX).expect("1000 pending");
+                sum = sum.wrapping_add(e.time.get());
+                queue.schedule(e.time + Nanos::new(waits[i & 0xffff]), e.payload);
+            }
+            black_box(sum)
+        })
+    });
+    group.bench_function("queue_only_binary_heap", |b| {
+        b.iter(|| {
+            let mut heap = BinaryHeap::new();
+            for (client, &wait) in waits.iter().take(1000).enumerate() {
+                heap.push(Reverse((wait, client as u64, client as u32)));
+            }
+            let (mut sum, mut seq) = (0u64, 1000u64);
+            for i in 0..closed_attempts as usize {
+                let Reverse((t, _, client)) = heap.pop().expect("1000 pending");
+                sum = sum.wrapping_add(t);
+                heap.push(Reverse((t + waits[i & 0xffff], seq, client)));
+                seq += 1;
+            }
+            black_box(sum)
+        })
+    });
     group.finish();
+}
+
+/// Waits in ns like a closed population's (splitmix64): 1 in 25 an
+/// exponential think time of mean 100 ms, the others a full-jitter retry,
+/// uniform in `[0, 1 ms x 2^k]` for `k` in 0..10.
+fn queue_waits(n: usize, seed: u64) -> Vec<u64> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    (0..n)
+        .map(|_| {
+            let r = next();
+            if r % 25 == 0 {
+                let u = ((next() >> 11) + 1) as f64 / (1u64 << 53) as f64;
+                (-u.ln() * 1e8) as u64
+            } else {
+                next() % ((1_000_000u64 << ((r >> 8) % 10)) + 1)
+            }
+        })
+        .collect()
 }
 
 /// The same fixed-window lane on nodes (`src/nodes/mod.rs`): one local node
