@@ -16,14 +16,19 @@
 //! arrivals is timed beside them. Throughput is per attempt, so criterion's
 //! elements per second give ns per attempt for both. `queue_only` times what
 //! no closed loop can avoid, one pop and one push of the lane's event queue
-//! per attempt (and `queue_only_binary_heap` the same with a binary heap).
+//! per attempt (and `queue_only_binary_heap` the same with a binary heap);
+//! `minimal_closed_loop` a closed loop with nothing but that queue, the
+//! random draws and a bare sliding log.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Exp1};
 use ratesim::clients::{Backoff, Clients, ClosedSource, RetryPolicy};
 use ratesim::engine::{self, EventQueue, RunConfig};
 use ratesim::limiter::{
@@ -191,7 +196,50 @@ fn clients(c: &mut Criterion) {
             black_box(sum)
         })
     });
+    // A closed loop with nothing but the queue, the draws and a bare
+    // sliding log: the same 1000 clients, think times and full-jitter
+    // retries, no metrics, no reactor bookkeeping.
+    let floor_attempts = minimal_closed_loop(end.get());
+    group.throughput(Throughput::Elements(floor_attempts));
+    group.bench_function("minimal_closed_loop", |b| b.iter(|| black_box(minimal_closed_loop(end.get()))));
     group.finish();
+}
+
+/// 1000 closed clients against 1000 per second until `end`, as in
+/// `closed`, with only what any closed loop must do per attempt: take the
+/// earliest event out of the lane's queue, decide it on a bare sliding log,
+/// draw the next wait from ChaCha8 and schedule it. Returns the attempts.
+fn minimal_closed_loop(end: u64) -> u64 {
+    const SECOND: u64 = 1_000_000_000;
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let think = |rng: &mut ChaCha8Rng| {
+        let e: f64 = Exp1.sample(rng);
+        (e * 1e8) as u64
+    };
+    let mut queue = EventQueue::new();
+    for client in 0..1000u32 {
+        queue.schedule(Nanos::new(think(&mut rng)), (client, 1u32));
+    }
+    let mut log: VecDeque<u64> = VecDeque::with_capacity(1000);
+    let mut attempts = 0;
+    while let Some(e) = queue.pop_before(Nanos::new(end)) {
+        let (t, (client, attempt)) = (e.time.get(), e.payload);
+        attempts += 1;
+        while log.front().is_some_and(|&first| first + SECOND <= t) {
+            log.pop_front();
+        }
+        let next = if log.len() < 1000 {
+            log.push_back(t);
+            (t + think(&mut rng), 1)
+        } else if attempt < 10 {
+            let top = (1_000_000u64 << (attempt - 1)).min(SECOND);
+            (t + rng.random_range(0..=top), attempt + 1)
+        } else {
+            (t + think(&mut rng), 1)
+        };
+        queue.schedule(Nanos::new(next.0), (client, next.1));
+    }
+    attempts
 }
 
 /// Waits in ns like a closed population's (splitmix64): 1 in 25 an
