@@ -200,6 +200,7 @@ fn clients(c: &mut Criterion) {
     // sliding log: the same 1000 clients, think times and full-jitter
     // retries, no metrics, no reactor bookkeeping.
     let floor_attempts = minimal_closed_loop(end.get());
+    eprintln!("clients: minimal closed loop {floor_attempts} attempts");
     group.throughput(Throughput::Elements(floor_attempts));
     group.bench_function("minimal_closed_loop", |b| b.iter(|| black_box(minimal_closed_loop(end.get()))));
     group.finish();
