@@ -39,21 +39,20 @@ use ratesim::nodes::{Balance, Mode, Topology};
 use ratesim::time::Nanos;
 use ratesim::trace::Arrival;
 
+#[path = "common/splitmix.rs"]
+mod splitmix;
+
+use splitmix::SplitMix64;
+
 const ARRIVALS: usize = 1 << 20;
 
 /// Seeded Poisson arrival times (splitmix64 + inverse CDF), `rate` per second.
 fn poisson(n: usize, rate: f64, seed: u64) -> Vec<Arrival> {
-    let mut state = seed;
+    let mut rng = SplitMix64::new(seed);
     let mut t = 0u64;
     (0..n)
         .map(|_| {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            let u = ((z >> 11) + 1) as f64 / (1u64 << 53) as f64;
-            t += (-u.ln() / rate * 1e9) as u64;
+            t += (-rng.unit().ln() / rate * 1e9) as u64;
             Arrival::keyed(Nanos::new(t), 0)
         })
         .collect()
@@ -247,22 +246,14 @@ fn minimal_closed_loop(end: u64) -> u64 {
 /// exponential think time of mean 100 ms, the others a full-jitter retry,
 /// uniform in `[0, 1 ms x 2^k]` for `k` in 0..10.
 fn queue_waits(n: usize, seed: u64) -> Vec<u64> {
-    let mut state = seed;
-    let mut next = move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    let mut rng = SplitMix64::new(seed);
     (0..n)
         .map(|_| {
-            let r = next();
-            if r % 25 == 0 {
-                let u = ((next() >> 11) + 1) as f64 / (1u64 << 53) as f64;
-                (-u.ln() * 1e8) as u64
+            let r = rng.next_u64();
+            if r.is_multiple_of(25) {
+                (-rng.unit().ln() * 1e8) as u64
             } else {
-                next() % ((1_000_000u64 << ((r >> 8) % 10)) + 1)
+                rng.next_u64() % ((1_000_000u64 << ((r >> 8) % 10)) + 1)
             }
         })
         .collect()

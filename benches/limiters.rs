@@ -32,6 +32,8 @@
 //! and the time per iteration divided by the trace length is ns per decision.
 
 mod baseline;
+#[path = "common/splitmix.rs"]
+mod splitmix;
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -42,6 +44,7 @@ use ratesim::limiter::{
     SlidingLog, SlotCounter, TimerBucket, WeightedWindow, WeightedWindowSpec, WindowAlign,
 };
 use ratesim::time::Nanos;
+use splitmix::SplitMix64;
 
 const LIMIT: u64 = 100;
 const WINDOW: u64 = 1_000_000_000;
@@ -60,20 +63,11 @@ const NAIVE_SLOTS: [u64; 4] = [10, 100, 1_000, 10_000];
 /// Seeded Poisson arrival times (splitmix64 + inverse CDF), sorted by
 /// construction. Deterministic so every run measures the same trace.
 fn poisson_trace(n: usize, mean_gap_ns: f64, seed: u64) -> Vec<u64> {
-    let mut state = seed;
-    let mut next = move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    let mut rng = SplitMix64::new(seed);
     let mut t = 0u64;
     (0..n)
         .map(|_| {
-            // u in (0, 1]: never ln(0).
-            let u = ((next() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
-            t += (-u.ln() * mean_gap_ns).round() as u64;
+            t += (-rng.unit().ln() * mean_gap_ns).round() as u64;
             t
         })
         .collect()
