@@ -1315,6 +1315,14 @@ fn r27_retry_wrong_type() {
     ]);
 }
 
+#[test]
+fn r28_budget_finer_than_thousandths() {
+    Case::new(&with_retry("policy = \"immediate\"\nmax_attempts = 3\nbudget = 0.0005")).refused(&[
+        "s.toml:21:10:",
+        "`retry.budget` = 0.0005 has more than 3 decimal places: retry tokens are counted in thousandths (0.001 to 1)",
+    ]);
+}
+
 // ---- many nodes: [nodes] and the topology sweeps ------------------------------
 
 /// `BASE` with `table` after a blank line: `[nodes]` (or `[sweep]`) starts on

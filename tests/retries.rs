@@ -205,6 +205,42 @@ kind = "sliding_log"
     );
 }
 
+/// A budget of 0.1 per first attempt: ten deposits make exactly one token.
+/// 10 requests at 0 against a limit that admits only the first: the 2nd to
+/// 9th find at most 0.9 tokens and give up; the 10th finds 1.0 and retries
+/// at 10 ms, is rejected again and, with `max_attempts = 2`, gives up. A
+/// budget kept in floating point would hold 0.9999999999999999 and refuse
+/// that retry.
+#[test]
+fn ten_deposits_of_a_tenth_make_one_token() {
+    let text = r#"
+name = "budget"
+[limit]
+requests = 1
+window = "1000s"
+[retry]
+policy = "fixed"
+base = "10ms"
+max_attempts = 2
+budget = 0.1
+[[traffic]]
+kind = "burst"
+start = "0s"
+count = 10
+[[limiter]]
+kind = "sliding_log"
+"#;
+    let (rows, decisions) = run_recorded(&parse(text));
+    let c = clients(&rows, "sliding_log");
+    assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished, c.retries), (10, 1, 9, 0, 1));
+    let retry: Vec<(u64, Option<Logical>)> = decisions
+        .iter()
+        .filter(|d| d.attempt.unwrap().0 == 2)
+        .map(|d| (d.time.get(), d.attempt.unwrap().1))
+        .collect();
+    assert_eq!(retry, [(10 * MS, Some(Logical::Open(9)))]);
+}
+
 /// Waits as decisions.csv shows them: one request rejected for good (the
 /// limit admits one per 1000 s and another request took it).
 fn waits(policy: &str, max_attempts: u32) -> Vec<u64> {

@@ -117,7 +117,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(p.jitter.get(), 0);
         }
         if let Some(b) = p.budget {
-            assert!(b > 0.0 && b <= 1.0);
+            assert!(b >= 1 && b <= ratesim::clients::policy::TOKEN);
         }
     }
     // A policy comparison runs the traffic with each table in place of every

@@ -90,12 +90,23 @@ pub struct RetryPolicy {
     pub max_attempts: u32,
     /// `retry_after`: a uniform extra wait in `[0, jitter)`.
     pub jitter: Nanos,
-    /// Retry tokens each first attempt earns (a client-side budget), if any.
-    pub budget: Option<f64>,
+    /// Thousandths of a retry token each first attempt earns (a client-side
+    /// budget), if any: 1 to [`TOKEN`]. Whole numbers, as gRPC's retry
+    /// throttling and Finagle's `TokenRetryBudget` count them, so ten
+    /// deposits of 0.1 make exactly one token.
+    pub budget: Option<u32>,
 }
 
-/// The most retry tokens a client's budget holds.
-pub const BUDGET_CAP: f64 = 10.0;
+/// One retry token, in the thousandths a budget counts in.
+pub const TOKEN: u32 = 1000;
+/// The most a client's budget holds: 10 tokens.
+pub const BUDGET_CAP: u32 = 10 * TOKEN;
+
+/// A budget in thousandths as the decimal a scenario writes: `0.1`, `0.125`, `1`.
+pub fn format_budget(thousandths: u32) -> String {
+    let (whole, frac) = (thousandths / TOKEN, thousandths % TOKEN);
+    if frac == 0 { whole.to_string() } else { format!("{whole}.{frac:03}").trim_end_matches('0').to_string() }
+}
 
 /// The most attempts a policy may allow per logical request: a guard
 /// against retry storms that would grow without bound.
@@ -161,6 +172,14 @@ impl RetryPolicy {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn budgets_print_as_written() {
+        assert_eq!(format_budget(100), "0.1");
+        assert_eq!(format_budget(125), "0.125");
+        assert_eq!(format_budget(1), "0.001");
+        assert_eq!(format_budget(1000), "1");
+    }
+
     use super::*;
     use rand::SeedableRng;
 

@@ -9,7 +9,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp1};
 
-use super::policy::{BUDGET_CAP, RetryPolicy};
+use super::policy::{BUDGET_CAP, RetryPolicy, TOKEN};
 use super::report::{ClientReport, Logical};
 use super::{Clients, ClosedSource};
 use crate::engine::{Calendar, Decided, Reactor, Scheduled};
@@ -90,9 +90,10 @@ pub struct ClientReactor {
     first_client: Vec<u32>,
     /// How this lane's limiter rounds its Retry-After header.
     header: RetryAfter,
-    /// Retry tokens: open-loop clients by key id, closed clients by index.
-    open_budget: Vec<f64>,
-    closed_budget: Vec<f64>,
+    /// Retry tokens in thousandths: open-loop clients by key id, closed
+    /// clients by index.
+    open_budget: Vec<u32>,
+    closed_budget: Vec<u32>,
     next_closed: u64,
     /// Events this reactor has scheduled and the lane has not decided yet:
     /// the lane's queue length, less the delayed requests a shaping limiter
@@ -126,7 +127,7 @@ impl ClientReactor {
             first_client,
             header,
             open_budget: Vec::new(),
-            closed_budget: vec![0.0; n as usize],
+            closed_budget: vec![0; n as usize],
             next_closed: 0,
             pending: 0,
             in_flight: Vec::new(),
@@ -166,11 +167,11 @@ impl ClientReactor {
     }
 
     /// The retry budget of a client, if its policy has one.
-    fn budget(&mut self, key: u32, client: u32) -> &mut f64 {
+    fn budget(&mut self, key: u32, client: u32) -> &mut u32 {
         if client == NO_CLIENT {
             let k = key as usize;
             if self.open_budget.len() <= k {
-                self.open_budget.resize(k + 1, 0.0);
+                self.open_budget.resize(k + 1, 0);
             }
             &mut self.open_budget[k]
         } else {
@@ -262,8 +263,8 @@ impl Reactor for ClientReactor {
         if wait.is_some() && p.budget.is_some() {
             // A retry spends a token; without one the client gives up.
             let b = self.budget(d.key, client);
-            if *b >= 1.0 {
-                *b -= 1.0;
+            if *b >= TOKEN {
+                *b -= TOKEN;
             } else {
                 wait = None;
             }

@@ -313,7 +313,7 @@ pub fn retry_policies(points: &[RetryPolicyPoint]) -> String {
                 dur(b.uses_cap(), p.policy.cap),
                 p.policy.max_attempts.to_string(),
                 dur(b == crate::clients::Backoff::RetryAfter, p.policy.jitter),
-                p.policy.budget.map_or(String::new(), fmt_ratio),
+                p.policy.budget.map_or(String::new(), crate::clients::policy::format_budget),
             ];
             for l in &p.report.limiters {
                 let Some(k) = &l.clients else { continue };

@@ -6,7 +6,7 @@ use toml::Spanned;
 
 use super::diagnostics::{Ctx, ScenarioError};
 use crate::clients::Backoff;
-use crate::clients::policy::{MAX_ATTEMPTS, RetryPolicy};
+use crate::clients::policy::{MAX_ATTEMPTS, RetryPolicy, TOKEN};
 use crate::time::Nanos;
 
 #[derive(Deserialize)]
@@ -117,7 +117,19 @@ pub(super) fn validate(
                     ),
                 ));
             }
-            Some(v)
+            // Tokens are whole thousandths, as gRPC and Finagle count them:
+            // a finer ratio would be rounded, so it is refused instead.
+            let thousandths = (v * f64::from(TOKEN)).round();
+            if (v * f64::from(TOKEN) - thousandths).abs() > 1e-6 {
+                return Err(ctx.at(
+                    b.span(),
+                    format!(
+                        "`{}` = {v} has more than 3 decimal places: retry tokens are counted in thousandths (0.001 to 1)",
+                        key("budget")
+                    ),
+                ));
+            }
+            Some(thousandths as u32)
         }
     };
     Ok(RetryPolicy { backoff, base, cap, max_attempts, jitter, budget })

@@ -69,7 +69,7 @@ pub fn labels(policies: &[RetryPolicy]) -> Vec<String> {
             ("cap", fmt(p.cap)),
             ("max_attempts", p.max_attempts.to_string()),
             ("jitter", fmt(p.jitter)),
-            ("budget", p.budget.map_or("none".into(), |b| b.to_string())),
+            ("budget", p.budget.map_or("none".into(), crate::clients::policy::format_budget)),
         ]
     };
     let mut out: Vec<String> = Vec::with_capacity(policies.len());
