@@ -173,5 +173,7 @@ impl WindowsDiagram {
 /// The slot count a windows diagram shows: the scenario's first slot counter
 /// with few enough slots to see and more than 3, else 10.
 fn diagram_slots(scenario: &Scenario) -> u64 {
-    scenario.limiters.iter().filter_map(|l| l.slots()).find(|n| (4..=20).contains(n)).unwrap_or(10)
+    let n = scenario.limiters.iter().filter_map(|l| l.slots()).find(|n| (4..=20).contains(n)).unwrap_or(10);
+    // A slot is at least 1 ns: a window of 1 to 9 ns has fewer slots.
+    n.min(scenario.limit.window.get())
 }

@@ -311,6 +311,15 @@ impl Reactor for ClientReactor {
         }
     }
 
+    fn held(&self) -> (u64, u64) {
+        let retries = (self.in_flight.len() - self.free.len()) as u64;
+        let bytes = self.in_flight.capacity() * std::mem::size_of::<InFlight>()
+            + self.free.capacity() * 4
+            + self.outcomes.states.capacity()
+            + (self.open_budget.capacity() + self.closed_budget.capacity()) * 4;
+        (retries, bytes as u64)
+    }
+
     fn take_outcomes(&mut self, into: &mut Vec<bool>) {
         self.outcomes.drain(into);
     }

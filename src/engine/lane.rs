@@ -43,6 +43,11 @@ pub trait Reactor: Send + 'static {
     /// Appends the outcomes of open-loop logical requests that became final
     /// since the last call, in arrival order (succeeded or not).
     fn take_outcomes(&mut self, _into: &mut Vec<bool>) {}
+    /// Requests waiting for a retry, and the bytes the reactor holds for
+    /// what it has pending (the run checks them against its memory budget).
+    fn held(&self) -> (u64, u64) {
+        (0, 0)
+    }
     /// The run has ended: whatever is pending will not happen.
     fn close(&mut self) {}
     /// What the reactor measured.
@@ -221,6 +226,11 @@ pub struct LaneOut {
     /// this chunk (the run checks them against its memory budget).
     pub pending_delays: u64,
     pub delay_queue_bytes: u64,
+    /// When clients react and the limiter does not shape: the requests
+    /// waiting to retry and the bytes the lane holds for its clients (the
+    /// event queue and the reactor's tables), after this chunk.
+    pub pending_retries: u64,
+    pub client_bytes: u64,
 }
 
 impl LaneOut {
@@ -233,6 +243,8 @@ impl LaneOut {
             delays: Vec::new(),
             pending_delays: 0,
             delay_queue_bytes: 0,
+            pending_retries: 0,
+            client_bytes: 0,
         }
     }
 
@@ -607,6 +619,10 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         if self.shapes {
             out.pending_delays = self.delays.pending;
             out.delay_queue_bytes = self.events.bytes();
+        } else if R::WANTS_RETRY_AT {
+            let (pending, bytes) = self.reactor.held();
+            out.pending_retries = pending;
+            out.client_bytes = self.events.bytes() + bytes;
         }
     }
 

@@ -169,6 +169,21 @@ the rest of the run holds (window timestamps, other queues) that passes the {} t
         /// What bounds its queue, and what to change.
         advice: String,
     },
+    #[error(
+        "the clients of `{limiter}` keep {pending} requests waiting to retry: they hold {}, and with the {} the rest \
+of the run holds that passes the {} the run may use (--memory). Every rejected request waits in memory until its retry: \
+shorten the waits (`base`, `cap`), lower `max_attempts`, add a retry `budget`, or use a shorter trace",
+        fmt_bytes(*bytes), fmt_bytes(*held), fmt_bytes(*budget)
+    )]
+    RetryQueue {
+        /// The label of the lane whose clients hold the most.
+        limiter: String,
+        pending: u64,
+        bytes: u64,
+        /// Everything else the budget counts.
+        held: u64,
+        budget: u64,
+    },
 }
 
 /// Everything a run measured.
@@ -335,6 +350,20 @@ pub fn run(
                 held: held + (queues - queue),
                 budget: config.memory_budget,
                 advice: specs[i].queue_advice(limit),
+            });
+        }
+        // Requests waiting to retry: bounded by the trace, not by the
+        // limiter, so a long wait on a large trace is stopped here too.
+        let clients: u64 = outs.iter().map(|o| o.client_bytes).sum();
+        if held.saturating_add(queues).saturating_add(clients) > config.memory_budget
+            && let Some(i) = (0..outs.len()).max_by_key(|&i| (outs[i].client_bytes, std::cmp::Reverse(i)))
+        {
+            return Err(RunError::RetryQueue {
+                limiter: names[i].clone(),
+                pending: outs[i].pending_retries,
+                bytes: outs[i].client_bytes,
+                held: held + queues + (clients - outs[i].client_bytes),
+                budget: config.memory_budget,
             });
         }
         progress(Progress {
