@@ -1269,6 +1269,35 @@ fn r22_closed_key_of_another_kind() {
         .refused(&["s.toml:12:1:", "`traffic[0].rate` is not a key of kind \"closed\""]);
 }
 
+/// 10 clients thinking 1 ns for 2 s would send about 2e10 requests.
+#[test]
+fn r30_closed_population_too_busy() {
+    Case::new(&closed("clients = 10\nthink = \"1ns\"")).refused(&[
+        "s.toml:11:9:",
+        "`traffic[0].think` = \"1ns\" with 10 clients over [0 s, 2 s) is about 2e10 requests: a closed population may send at most 1000000000",
+    ]);
+}
+
+/// Each population is within 10 000 000 clients; together they are not.
+#[test]
+fn r31_closed_clients_in_all() {
+    let second = "\n[[traffic]]\nkind = \"closed\"\nclients = 6000000\nthink = \"10000h\"\n";
+    Case::new(&(closed("clients = 6000000\nthink = \"10000h\"") + second)).refused(&[
+        "s.toml:17:1:",
+        "the closed populations have 12000000 clients in all up to `traffic[1]`: a scenario may have at most 10000000 closed clients",
+    ]);
+}
+
+/// A closed population that would start when the scenario ends, like any
+/// other source (`s30`).
+#[test]
+fn r32_closed_start_at_duration() {
+    Case::new(&closed("clients = 10\nthink = \"1s\"\nstart = \"2s\"")).refused(&[
+        "s.toml:12:9:",
+        "`traffic[0].start` (2 s) must be before the scenario's `duration` (2 s), where this source ends",
+    ]);
+}
+
 #[test]
 fn r23_retry_policies_empty() {
     Case::new(&format!("{BASE}\n[sweep]\nretry_policies = []\n"))

@@ -71,6 +71,8 @@ fuzz_target!(|data: &[u8]| {
             _ => {}
         }
     }
+    let closed: u64 = s.traffic.iter().map(|t| if let Traffic::Closed { clients, .. } = t { *clients } else { 0 }).sum();
+    assert!(closed <= 10_000_000, "closed clients in all");
     for t in &s.traffic {
         match t {
             Traffic::Burst { start, span, count } => {
@@ -82,7 +84,9 @@ fuzz_target!(|data: &[u8]| {
             Traffic::Csv(_) => {}
             // A population that exists, thinks a positive time and stops.
             Traffic::Closed { clients, think, start, end } => {
-                assert!(*clients >= 1 && *clients <= 10_000_000 && think.get() > 0 && end > start)
+                assert!(*clients >= 1 && *clients <= 10_000_000 && think.get() > 0 && end > start);
+                // About one request per client per think time, at most 1e9.
+                assert!(*clients as f64 * (*end - *start).get() as f64 / think.get() as f64 <= 1e9);
             }
         }
     }

@@ -146,6 +146,7 @@ impl Scenario {
             raw.retry.as_ref().map(|r| retry::validate(&ctx, "retry", r.span(), r.get_ref())).transpose()?;
         let mut traffic = Vec::new();
         let mut source_retry = Vec::new();
+        let mut closed_clients = 0u64;
         // Every retry table's place, for errors about the policies they hold.
         let mut retry_spans = vec![raw.retry.as_ref().map_or(0..0, |r| r.span())];
         for (i, (mut entry, kind)) in
@@ -159,7 +160,20 @@ impl Scenario {
                 })
                 .transpose()?,
             );
-            traffic.push(traffic::parse(&entry, &kind)?);
+            let source = traffic::parse(&entry, &kind)?;
+            if let Traffic::Closed { clients, .. } = source {
+                closed_clients += clients;
+                if closed_clients > traffic::MAX_CLOSED_CLIENTS {
+                    return Err(entry.at(
+                        entry.span(),
+                        format!(
+                            "the closed populations have {closed_clients} clients in all up to `traffic[{i}]`: a scenario may have at most {} closed clients",
+                            traffic::MAX_CLOSED_CLIENTS
+                        ),
+                    ));
+                }
+            }
+            traffic.push(source);
         }
         let mut limiters = Vec::new();
         for (mut entry, kind) in entries(&ctx, doc.get_ref(), "limiter", limit, duration, &["retry_after"])? {

@@ -277,8 +277,8 @@ fn closed(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
             format!("`{}` = {clients} is too many: a closed population may have at most {MAX_CLOSED_CLIENTS} clients", entry.key("clients")),
         ));
     }
-    let think = keys.think.as_ref().ok_or_else(|| entry.missing("think"))?;
-    let think = entry.positive_duration("think", think)?;
+    let think_raw = keys.think.as_ref().ok_or_else(|| entry.missing("think"))?;
+    let think = entry.positive_duration("think", think_raw)?;
     let start = start(entry, &keys.start)?;
     let end = match (&keys.end, entry.duration()) {
         (Some(e), _) => entry.duration_of("end", e)?,
@@ -294,9 +294,28 @@ fn closed(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
         }
     };
     if end <= start {
+        return Err(match &keys.end {
+            Some(e) => entry.at(e.span(), format!("`{}` ({end} s) must be after `start` ({start} s)", entry.key("end"))),
+            None => entry.at(
+                keys.start.as_ref().map_or(entry.span(), |s| s.span()),
+                format!(
+                    "`{}` ({start} s) must be before the scenario's `duration` ({end} s), where this source ends",
+                    entry.key("start")
+                ),
+            ),
+        });
+    }
+    // Each client sends about one request per think time (more if answers
+    // come back at once): the same guard as the generated sources'.
+    let expected = clients as f64 * (end - start).get() as f64 / think.get() as f64;
+    if expected > MAX_GENERATED as f64 {
         return Err(entry.at(
-            keys.end.as_ref().map_or(entry.span(), |e| e.span()),
-            format!("`{}` ({end} s) must be after `start` ({start} s)", entry.key("end")),
+            think_raw.span(),
+            format!(
+                "`{}` = \"{}\" with {clients} clients over [{start} s, {end} s) is about {expected:e} requests: a closed population may send at most {MAX_GENERATED} (think longer, or use fewer clients or a shorter span)",
+                entry.key("think"),
+                think_raw.get_ref()
+            ),
         ));
     }
     Ok(Traffic::Closed { clients, think, start, end })
