@@ -482,3 +482,20 @@ fn shaping_charts_show_the_backend_and_the_waits() {
         .success();
     assert!(!plain.join("shaping_timeline.svg").exists() && !plain.join("delay_cdf.svg").exists());
 }
+
+/// A window of 1 to 9 ns has fewer than the diagram's 10 slots: the windows
+/// diagram cuts it into as many slots as it has nanoseconds (it used to
+/// ask for a slot counter with more slots than the window and panic).
+#[test]
+fn windows_diagram_of_a_window_of_a_few_nanoseconds() {
+    let dir = tempfile::tempdir().unwrap();
+    for window in ["1ns", "9ns"] {
+        let text = format!(
+            "name = \"w\"\n[limit]\nrequests = 1\nwindow = \"{window}\"\n[[traffic]]\nkind = \"burst\"\ncount = 2\n\
+             [[limiter]]\nkind = \"fixed_window\"\n"
+        );
+        let out = common::run_scenario_text(dir.path(), "w.toml", &text, &["--format", "svg"]);
+        let svg = fs::read_to_string(out.join("windows_diagram.svg")).unwrap();
+        assert!(svg.contains("slots"), "{window}: the diagram names its slot row");
+    }
+}
