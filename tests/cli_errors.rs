@@ -658,6 +658,35 @@ fn o05_out_names_no_folder() {
     assert!(!c.path("summary.csv").exists());
 }
 
+/// A run replaces its output folder whole, so it refuses one that holds
+/// anything a run did not write (here a text file, then a subfolder beside
+/// an earlier run's files), and leaves it as it was; an
+/// earlier run's folder and an empty one are replaced.
+#[test]
+fn o06_out_holds_files_ratesim_did_not_write() {
+    let c = Case::new(BASE);
+    fs::create_dir_all(c.path("mine")).unwrap();
+    fs::write(c.path("mine/important.txt"), "precious").unwrap();
+    c.fails(
+        &["run", "s.toml", "--out", "mine"],
+        1,
+        &["error: output folder mine holds mine/important.txt, which ratesim did not write: a run replaces its output folder whole"],
+    );
+    assert_eq!(fs::read_to_string(c.path("mine/important.txt")).unwrap(), "precious");
+    assert_eq!(fs::read_dir(c.path("mine")).unwrap().count(), 1);
+    let out = c.run(&["run", "s.toml", "--out", "ours", "-q", "--no-charts"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    fs::create_dir(c.path("ours/sub")).unwrap();
+    c.fails(&["run", "s.toml", "--out", "ours"], 1, &["holds ours/sub, which ratesim did not write"]);
+    fs::remove_dir(c.path("ours/sub")).unwrap();
+    fs::create_dir(c.path("empty")).unwrap();
+    for out in ["ours", "empty"] {
+        let run = c.run(&["run", "s.toml", "--out", out, "-q", "--no-charts"]);
+        assert_eq!(run.code, 0, "{out}: {}", run.stderr);
+        assert!(c.path(out).join("report.md").exists());
+    }
+}
+
 /// A bad row after good ones fails the run; the previous results stay.
 #[test]
 fn o04_failed_run_keeps_previous_results() {

@@ -203,7 +203,7 @@ fn abandoned_staging_is_removed_and_can_no_longer_be_committed() {
     done.commit().unwrap();
     let target = dir.join("out");
     fs::create_dir(&target).unwrap();
-    fs::write(target.join("old.txt"), "previous").unwrap();
+    fs::write(target.join("report.md"), "previous").unwrap();
     let staged = OutputDir::stage(&target).unwrap();
     staged.write("sub/new.txt", "new").unwrap();
     assert_eq!(staging_dirs(dir).len(), 1);
@@ -225,6 +225,6 @@ fn abandoned_staging_is_removed_and_can_no_longer_be_committed() {
     assert!(err.contains("cannot move results into") && err.contains("interrupted"), "{err}");
 
     assert!(staging_dirs(dir).is_empty(), "{:?}", staging_dirs(dir));
-    assert_eq!(snapshot(&target), BTreeMap::from([(PathBuf::from("old.txt"), b"previous".to_vec())]));
+    assert_eq!(snapshot(&target), BTreeMap::from([(PathBuf::from("report.md"), b"previous".to_vec())]));
     assert_eq!(fs::read_to_string(dir.join("done/a.txt")).unwrap(), "committed");
 }

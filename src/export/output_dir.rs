@@ -26,6 +26,11 @@ pub enum OutputError {
     NotADirectory(PathBuf),
     #[error("output path `{0}` names no folder that could be replaced: give one, like out/run1")]
     NoName(PathBuf),
+    #[error(
+        "output folder {target} holds {entry}, which ratesim did not write: a run replaces its output folder whole, \
+so give a new or empty folder, or one an earlier run wrote"
+    )]
+    NotOurs { target: PathBuf, entry: PathBuf },
     #[error("cannot write output to {target}: {file} is a file, not a directory")]
     UnderAFile { target: PathBuf, file: PathBuf },
     #[error("cannot write output to {target}: creating {staging} beside it failed")]
@@ -138,6 +143,9 @@ impl OutputDir {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .ok_or_else(|| OutputError::NoName(target.to_path_buf()))?;
+        if let Some(entry) = foreign_entry(target) {
+            return Err(OutputError::NotOurs { target: target.to_path_buf(), entry });
+        }
         let parent = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -236,6 +244,30 @@ impl Drop for OutputDir {
 /// Removes `.<name>.tmp-<pid>-<random>` directories left by runs that were
 /// killed, when `/proc` shows their process is gone (`.<name>.tmp-<pid>`, the
 /// name older versions used, too). A `.<name>.tmp-<pid>-<random>.old` is the
+/// What in an existing, non-empty `target` shows that no run wrote it, so
+/// replacing it would lose someone's files: anything but the tables, charts
+/// and report a run writes (plain `.csv`, `.md`, `.svg` and `.png` files),
+/// or no `report.md`, which every run writes. `None` for a folder a run
+/// wrote, an empty one, or none.
+fn foreign_entry(target: &Path) -> Option<PathBuf> {
+    let entries = fs::read_dir(target).ok()?;
+    let mut any = None;
+    let mut report = false;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let ours = entry.file_type().is_ok_and(|t| t.is_file())
+            && Path::new(&name)
+                .extension()
+                .is_some_and(|e| ["csv", "md", "svg", "png"].iter().any(|x| e == *x));
+        if !ours {
+            return Some(entry.path());
+        }
+        report |= name == "report.md";
+        any.get_or_insert_with(|| entry.path());
+    }
+    if report { None } else { any }
+}
+
 /// previous results of a run killed between the two renames of its commit:
 /// it is moved back into place if the target is missing, else removed.
 fn remove_stale_staging(parent: &Path, name: &str, target: &Path) {
@@ -271,21 +303,43 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("out");
         fs::create_dir(&target).unwrap();
-        fs::write(target.join("old.txt"), "old").unwrap();
+        fs::write(target.join("report.md"), "old").unwrap();
+        fs::write(target.join("summary.csv"), "old").unwrap();
 
         let staged = OutputDir::stage(&target).unwrap();
         staged.write("new.txt", "new").unwrap();
         drop(staged); // a failed run: nothing changes
-        assert_eq!(fs::read_to_string(target.join("old.txt")).unwrap(), "old");
+        assert_eq!(fs::read_to_string(target.join("report.md")).unwrap(), "old");
         assert!(!target.join("new.txt").exists());
         assert_eq!(fs::read_dir(root.path()).unwrap().count(), 1, "staging removed");
 
         let staged = OutputDir::stage(&target).unwrap();
         staged.write("new.txt", "new").unwrap();
         staged.commit().unwrap();
-        assert!(!target.join("old.txt").exists());
+        assert!(!target.join("summary.csv").exists());
         assert_eq!(fs::read_to_string(target.join("new.txt")).unwrap(), "new");
         assert_eq!(fs::read_dir(root.path()).unwrap().count(), 1);
+    }
+
+    /// Only a folder a run wrote (its tables, charts and report.md), an
+    /// empty one or none may be replaced.
+    #[test]
+    fn only_a_runs_own_folder_is_replaced() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out");
+        assert_eq!(foreign_entry(&target), None);
+        fs::create_dir(&target).unwrap();
+        assert_eq!(foreign_entry(&target), None);
+        fs::write(target.join("summary.csv"), "").unwrap();
+        assert_eq!(foreign_entry(&target), Some(target.join("summary.csv")), "no report.md");
+        fs::write(target.join("report.md"), "").unwrap();
+        fs::write(target.join("timeline.png"), "").unwrap();
+        assert_eq!(foreign_entry(&target), None);
+        fs::write(target.join("notes.txt"), "").unwrap();
+        assert_eq!(foreign_entry(&target), Some(target.join("notes.txt")));
+        fs::remove_file(target.join("notes.txt")).unwrap();
+        fs::create_dir(target.join("data.csv")).unwrap();
+        assert_eq!(foreign_entry(&target), Some(target.join("data.csv")), "a folder, whatever its name");
     }
 
     #[test]
