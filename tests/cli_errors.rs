@@ -467,6 +467,30 @@ fn s41_scenario_missing() {
     );
 }
 
+/// A scenario is read up to 16 MiB: `check /dev/zero` stops there instead
+/// of reading until memory runs out.
+#[test]
+fn s43_scenario_too_large() {
+    let c = Case::new(BASE);
+    c.fails(
+        &["check", "/dev/zero"],
+        1,
+        &["error: scenario /dev/zero is larger than 16 MiB: a scenario is a few kilobytes (give a large trace as a CSV file)"],
+    );
+}
+
+/// A chart font that is no font is named, and nothing is written.
+#[test]
+fn o07_font_not_a_font() {
+    let c = Case::new(BASE).file("bad.ttf", b"junk");
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--font", "bad.ttf"],
+        1,
+        &["error: cannot load the chart font", "caused by: bad.ttf is not a usable TrueType/OpenType font"],
+    );
+    assert!(!c.path("out").exists());
+}
+
 #[test]
 fn s42_check_ok_summary() {
     let c = Case::new(BASE);

@@ -67,14 +67,32 @@ pub fn init_fonts(custom: Option<&Path>) -> Result<()> {
         result = (|| {
             let (regular, bold): (&'static [u8], &'static [u8]) = match custom {
                 Some(path) => {
-                    let bytes = std::fs::read(path)
+                    // Fonts for whole scripts run to tens of MB; a cap keeps
+                    // `--font /dev/zero` from reading until memory runs out.
+                    const MAX_FONT_BYTES: u64 = 256 << 20;
+                    let mut bytes = Vec::new();
+                    std::fs::File::open(path)
+                        .and_then(|f| {
+                            std::io::Read::read_to_end(
+                                &mut std::io::Read::take(f, MAX_FONT_BYTES + 1),
+                                &mut bytes,
+                            )
+                        })
                         .with_context(|| format!("cannot read font {}", path.display()))?;
+                    if bytes.len() as u64 > MAX_FONT_BYTES {
+                        return Err(anyhow!(
+                            "font {} is larger than {} MiB",
+                            path.display(),
+                            MAX_FONT_BYTES >> 20
+                        ));
+                    }
                     let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
                     (bytes, bytes)
                 }
                 None => (dejavu::sans::regular(), dejavu::sans::bold()),
             };
-            let bad = |_| anyhow!("not a usable TrueType/OpenType font");
+            let name = custom.map_or("the embedded DejaVu Sans".to_string(), |p| p.display().to_string());
+            let bad = |_| anyhow!("{name} is not a usable TrueType/OpenType font");
             plotters::style::register_font(FONT, FontStyle::Normal, regular).map_err(bad)?;
             plotters::style::register_font(FONT, FontStyle::Bold, bold).map_err(bad)?;
             Ok(())

@@ -11,6 +11,10 @@ use toml::Spanned;
 use crate::time::{Nanos, parse_duration};
 
 /// A scenario problem, located.
+/// The largest scenario file read: far above any real one, and a guard
+/// against `ratesim check /dev/zero` reading until memory runs out.
+pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
     #[error("cannot read scenario {path}")]
@@ -19,6 +23,8 @@ pub enum ScenarioError {
         #[source]
         source: std::io::Error,
     },
+    #[error("scenario {path} is larger than {} MiB: a scenario is a few kilobytes (give a large trace as a CSV file)", MAX_SCENARIO_BYTES >> 20)]
+    TooLarge { path: PathBuf },
     #[error("{path}:{line}:{column}: {message}")]
     At { path: PathBuf, line: usize, column: usize, message: String },
     #[error("{path}: {message}")]

@@ -125,8 +125,15 @@ struct Kind {
 impl Scenario {
     /// Reads and validates a scenario file. Trace paths are relative to it.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ScenarioError::Read { path: path.to_path_buf(), source })?;
+        use std::io::Read;
+        let read = |source| ScenarioError::Read { path: path.to_path_buf(), source };
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(diagnostics::MAX_SCENARIO_BYTES + 1).read_to_string(&mut text))
+            .map_err(read)?;
+        if text.len() as u64 > diagnostics::MAX_SCENARIO_BYTES {
+            return Err(ScenarioError::TooLarge { path: path.to_path_buf() });
+        }
         Scenario::parse(&text, path)
     }
 
