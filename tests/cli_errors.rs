@@ -491,6 +491,30 @@ fn o07_font_not_a_font() {
     assert!(!c.path("out").exists());
 }
 
+/// The burst-pair grid: at most W / 2 points per axis, and at most 100 000
+/// (10^10 pairs per limiter); past it the sweep would run for days or
+/// abort on allocation.
+#[test]
+fn s44_sweep_grid_too_large() {
+    let text = BASE.replace("window = \"1s\"", "window = \"1000s\"") + "\n[sweep]\ngrid = 4294967295\n";
+    Case::new(&text).refused(&[
+        "s.toml:19:8:",
+        "`sweep.grid` must be between 2 and 100000 (grid x grid burst pairs per limiter), got 4294967295",
+    ]);
+    Case::new(&(BASE.replace("window = \"1s\"", "window = \"20ns\"") + "\n[sweep]\ngrid = 11\n"))
+        .refused(&["s.toml:19:8:", "`sweep.grid` must be between 2 and 10 (W / 2 ns), got 11"]);
+}
+
+/// Each load of the load sweep generates Poisson traffic for
+/// `load_duration`: the generated sources' 1e9 cap applies to each run.
+#[test]
+fn s45_load_sweep_too_many_requests() {
+    Case::new(&format!("{BASE}\n[sweep]\nloads = [0.5, 1e9]\nload_duration = \"100s\"\n")).refused(&[
+        "s.toml:19:15:",
+        "`sweep.loads` = 1000000000 over `sweep.load_duration` (100 s) is about 1e12 requests: a load-sweep run may generate at most 1000000000",
+    ]);
+}
+
 #[test]
 fn s42_check_ok_summary() {
     let c = Case::new(BASE);

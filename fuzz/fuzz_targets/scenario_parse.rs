@@ -105,6 +105,13 @@ fuzz_target!(|data: &[u8]| {
     }
     // Every retry table holds what validation promises.
     assert_eq!(s.source_retry.len(), s.traffic.len());
+    // Window sweeps that can run: a grid of at most 100 000 per axis, and
+    // load runs of at most 1e9 requests each.
+    if let Some(w) = &s.sweep {
+        assert!(w.grid >= 2 && u64::from(w.grid) <= 100_000);
+        let per_load = s.limit.requests as f64 * w.load_duration.get() as f64 / s.limit.window.get() as f64;
+        assert!(w.loads.iter().all(|&l| l > 0.0 && l * per_load <= 1e9));
+    }
     let swept = s.sweep.as_ref().map_or(&[][..], |w| &w.retry_policies[..]);
     for p in s.retry.iter().chain(s.source_retry.iter().flatten()).chain(swept) {
         assert!(p.max_attempts >= 1 && p.max_attempts <= MAX_ATTEMPTS);

@@ -146,7 +146,7 @@ impl Scenario {
         let (name, seed, duration, limit) = header(&ctx, &raw)?;
         if raw.traffic.is_empty() && raw.sweep.is_none() {
             return Err(ctx.file(
-                "no [[traffic]] source and no [sweep]: add a source (kind = \"burst\", \"constant\", \"poisson\" or \"csv\") or a [sweep] table",
+                "no [[traffic]] source and no [sweep]: add a source (kind = \"burst\", \"constant\", \"poisson\", \"csv\" or \"closed\") or a [sweep] table",
             ));
         }
         let retry =

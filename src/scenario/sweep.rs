@@ -6,6 +6,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::MAX_GENERATED;
 use super::diagnostics::{Ctx, ScenarioError};
 use super::nodes::MAX_NODES;
 use super::retry::{self, RawRetry};
@@ -84,14 +85,19 @@ impl RawSweep {
 /// The most entries `retry_policies` may have.
 pub const MAX_RETRY_POLICIES: usize = 20;
 
+/// The most burst-pair grid points per axis: the sweep decides grid x grid
+/// pairs per limiter (10^10 here, hours), and holds a few bytes per point.
+pub const MAX_GRID: u64 = 100_000;
+
 pub(super) fn validate(ctx: &Ctx, r: &RawSweep, limit: Limit) -> Result<SweepOptions, ScenarioError> {
     let mut out = SweepOptions::defaults(limit);
     if let Some(g) = &r.grid {
-        let max = (limit.window.get() / 2).min(u64::from(u32::MAX));
+        let max = (limit.window.get() / 2).min(MAX_GRID);
         let v = *g.get_ref();
         if v < 2 || v as u64 > max {
+            let why = if max == MAX_GRID { "grid x grid burst pairs per limiter" } else { "W / 2 ns" };
             return Err(
-                ctx.at(g.span(), format!("`sweep.grid` must be between 2 and {max} (W / 2 ns), got {v}"))
+                ctx.at(g.span(), format!("`sweep.grid` must be between 2 and {max} ({why}), got {v}"))
             );
         }
         out.grid = v as u32;
@@ -104,6 +110,26 @@ pub(super) fn validate(ctx: &Ctx, r: &RawSweep, limit: Limit) -> Result<SweepOpt
     }
     if let Some(d) = &r.load_duration {
         out.load_duration = ctx.positive_duration("sweep.load_duration", d)?;
+    }
+    // Each load runs a Poisson source for `load_duration`: the generated
+    // sources' guard applies to each run.
+    for (i, &load) in out.loads.iter().enumerate() {
+        let expected =
+            load * limit.requests as f64 * out.load_duration.get() as f64 / limit.window.get() as f64;
+        if expected > MAX_GENERATED as f64 {
+            let span = match (&r.loads, &r.load_duration) {
+                (Some(l), _) => l.get_ref()[i].span(),
+                (None, Some(d)) => d.span(),
+                (None, None) => 0..0,
+            };
+            return Err(ctx.at(
+                span,
+                format!(
+                    "`sweep.loads` = {load} over `sweep.load_duration` ({} s) is about {expected:e} requests: a load-sweep run may generate at most {MAX_GENERATED}",
+                    out.load_duration
+                ),
+            ));
+        }
     }
     if let Some(m) = &r.map_slots {
         out.map_slots = m
