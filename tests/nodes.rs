@@ -229,6 +229,57 @@ fn no_sync_during_an_outage() {
     assert_eq!(bits[0], [true, true, true, true, true, false]);
 }
 
+/// A sync-mode run at Unix-epoch times (1.7e9 s) decides exactly as the
+/// same trace near 0: the shift, 1 700 000 000 s, is a whole number of
+/// windows (1 s) and of sync intervals (100 ms), so every window edge, slot
+/// and sync falls in the same place against the requests, and a sync due
+/// with nothing decided since the last one changes nothing. Catching up
+/// 1.7e10 empty intervals before the first request costs one step, not
+/// one per interval (this test once took hours).
+#[test]
+fn sync_at_epoch_times_decides_as_near_zero() {
+    const SHIFT: u64 = 1_700_000_000 * 1_000 * MS;
+    let limit = Limit { requests: 3, window: Nanos::from_secs(1) };
+    let specs: Vec<LimiterSpec> = vec![
+        fixed(),
+        SlotCounterSpec { slots: 10 }.into(),
+        WeightedWindowSpec::DEFAULT.into(),
+        WeightedWindowSpec { count_rejected: true, ..WeightedWindowSpec::DEFAULT }.into(),
+        SlidingLogSpec { count_rejected: true }.into(),
+    ];
+    // Bursts inside one sync interval, across syncs and window edges, and
+    // after long idle stretches; one request exactly at a sync instant.
+    let near_zero: Vec<u64> =
+        [5, 10, 20, 30, 40, 100, 130, 990, 1000, 1010, 1100, 1150, 7_300, 7_310, 7_320, 7_330]
+            .iter()
+            .map(|&ms| ms * MS)
+            .chain([86_400_000 * MS + 1, 86_400_000 * MS + 2, 86_400_050 * MS, 86_400_100 * MS])
+            .collect();
+    let outage = |start_ms: u64, end_ms: u64, at: u64| Outage {
+        start: Nanos::new(at + start_ms * MS),
+        end: Nanos::new(at + end_ms * MS),
+        fail_open: false,
+    };
+    let sync = Mode::Sync { interval: Nanos::new(100 * MS) };
+    let decide = |at: u64| {
+        let mut t = topology(3, sync, 0);
+        // The sync at 1.1 s does not happen: the one at 1.2 s merges.
+        t.outages = vec![outage(1_050, 1_120, at)];
+        let times: Vec<u64> = near_zero.iter().map(|&x| x + at).collect();
+        run(limit, specs.clone(), Some(t), &times)
+    };
+    let (zero, zero_bits) = decide(0);
+    let (epoch, epoch_bits) = decide(SHIFT);
+    assert_eq!(zero_bits, epoch_bits);
+    for (a, b) in zero.iter().zip(&epoch) {
+        assert_eq!((&a.label, &a.counts, &a.state, &a.nodes), (&b.label, &b.counts, &b.state, &b.nodes));
+    }
+    // The nodes do not see each other before the first sync (100 ms): 3 per
+    // node; the sync at 100 ms shows all 5 admitted, so the fixed window
+    // refuses at 100 and 130 ms.
+    assert_eq!(zero_bits[0][..7], [true, true, true, true, true, false, false]);
+}
+
 // ---- balancers ---------------------------------------------------------------
 
 /// Smooth weighted round robin gives each node exactly its share over every
@@ -377,6 +428,150 @@ proptest! {
         let (atomic, _) = run(limit, vec![fixed()], Some(topology(2, Mode::Central { rtt, atomic: true }, 0)), &times);
         let (gts, _) = run(limit, vec![fixed()], Some(topology(2, Mode::Central { rtt, atomic: false }, 0)), &times);
         prop_assert!(gts[0].counts.admitted >= atomic[0].counts.admitted);
+    }
+}
+
+/// Sync mode as `docs/semantics.md` says it, one sync at a time: before a
+/// request at `t` outside an outage, every sync instant `k * interval` at or
+/// before `t` (then `u64::MAX`, where the schedule saturates) outside an
+/// outage adds the admissions since the last one to the shared state and
+/// copies it to every view. `Fleet` skips the syncs that cannot change
+/// anything; this is what it must match.
+struct SyncByInterval<L> {
+    global: L,
+    views: Vec<L>,
+    since: Vec<(u64, u32)>,
+    interval: u64,
+    next_sync: u64,
+    outages: Vec<Outage>,
+}
+
+impl<L: Limiter + Clone> SyncByInterval<L> {
+    fn new(node: L, k: u16, interval: u64, outages: Vec<Outage>) -> Self {
+        let views = vec![node.clone(); usize::from(k)];
+        SyncByInterval { global: node, views, since: Vec::new(), interval, next_sync: interval, outages }
+    }
+
+    fn down(&self, t: u64) -> Option<&Outage> {
+        self.outages.iter().find(|o| o.start.get() <= t && t < o.end.get())
+    }
+
+    fn decide(&mut self, node: u16, t: u64) -> bool {
+        if let Some(o) = self.down(t) {
+            return o.fail_open;
+        }
+        while self.next_sync <= t {
+            let at = self.next_sync;
+            self.next_sync = self.next_sync.saturating_add(self.interval);
+            if self.down(at).is_some() {
+                continue;
+            }
+            self.since.sort_by_key(|&(time, _)| time);
+            for &(time, cost) in &self.since {
+                self.global.absorb(Nanos::new(time), cost);
+            }
+            self.since.clear();
+            for v in &mut self.views {
+                v.clone_from(&self.global);
+            }
+            if self.next_sync == u64::MAX {
+                break;
+            }
+        }
+        let admitted = self.views[usize::from(node)].decide(Nanos::new(t), 1).admitted();
+        if admitted {
+            self.since.push((t, 1));
+        }
+        admitted
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Sync mode decides, and holds state, exactly as one sync at a time, on
+    /// traces with long idle stretches (many empty intervals to catch up),
+    /// requests at sync instants, outages open and closed, and every
+    /// limiter that shares counts (rejections that move a view included).
+    #[test]
+    fn sync_skips_only_syncs_that_change_nothing(
+        gaps in prop::collection::vec(prop_oneof![6 => 0u64..40, 1 => 0u64..5_000, 1 => Just(0u64)], 1..150),
+        interval in prop_oneof![1u64..60, 1u64..400],
+        requests in 1u64..12,
+        k in 1u16..5,
+        outages in prop::collection::vec((0u64..4_000, prop_oneof![1u64..150, 1u64..3_000], any::<bool>()), 0..6),
+        which in 0usize..5,
+    ) {
+        let limit = Limit { requests, window: Nanos::new(1000) };
+        let spec: LimiterSpec = match which {
+            0 => fixed(),
+            1 => SlotCounterSpec { slots: 4 }.into(),
+            2 => WeightedWindowSpec::DEFAULT.into(),
+            3 => WeightedWindowSpec { count_rejected: true, ..WeightedWindowSpec::DEFAULT }.into(),
+            _ => SlidingLogSpec { count_rejected: true }.into(),
+        };
+        // Outages one after another, none overlapping.
+        let mut end = 0;
+        let outages: Vec<Outage> = outages
+            .into_iter()
+            .map(|(gap, len, fail_open)| {
+                let start = end + gap;
+                end = start + len;
+                Outage { start: Nanos::new(start), end: Nanos::new(end), fail_open }
+            })
+            .collect();
+        let mut t = topology(k, Mode::Sync { interval: Nanos::new(interval) }, 0);
+        t.outages = outages.clone();
+        let mut fleet = Fleet::new(spec.build(limit), &t);
+        let mut reference = SyncByInterval::new(spec.build(limit), k, interval, outages);
+        let mut balancer = Balancer::new(&t, 0);
+        let mut now = 0;
+        for (i, gap) in gaps.into_iter().enumerate() {
+            now += gap;
+            let node = balancer.pick(i as u32);
+            fleet.route(node);
+            let admitted = fleet.decide(Nanos::new(now), 1).admitted();
+            prop_assert_eq!(admitted, reference.decide(node, now), "request {} at {}", i, now);
+        }
+        let state = reference.views.iter().fold(reference.global.peak_state(), |s, v| {
+            let p = v.peak_state();
+            ratesim::limiter::StateSize { entries: s.entries + p.entries, bytes: s.bytes + p.bytes }
+        });
+        prop_assert_eq!(fleet.peak_state(), state);
+    }
+}
+
+/// Where the sync schedule runs out of `u64`: the syncs go on at
+/// `k * interval` while that fits, then at `u64::MAX` before every request
+/// there. Requests just past the last whole interval and at `u64::MAX`
+/// itself decide as one sync at a time, with an interval that divides
+/// `u64::MAX` (the last sync is `u64::MAX` itself) and ones that do not.
+#[test]
+fn sync_near_the_end_of_time_as_one_sync_at_a_time() {
+    let limit = Limit { requests: 2, window: Nanos::new(1000) };
+    for interval in [u64::MAX / 3, u64::MAX / 3 + 1, u64::MAX / 2 + 7, u64::MAX - 1, u64::MAX] {
+        for spec in
+            [fixed(), SlotCounterSpec { slots: 4 }.into(), SlidingLogSpec { count_rejected: true }.into()]
+        {
+            let t = topology(3, Mode::Sync { interval: Nanos::new(interval) }, 0);
+            let mut fleet = Fleet::new(spec.build(limit), &t);
+            let mut reference = SyncByInterval::new(spec.build(limit), 3, interval, Vec::new());
+            let last = interval * (u64::MAX / interval);
+            let mut times: Vec<u64> = (0..4).map(|d| (last - 2).saturating_add(d)).collect();
+            times.extend((0..4).map(|d| u64::MAX - 3 + d));
+            times.extend([u64::MAX; 4]);
+            times.sort_unstable();
+            for (i, &now) in times.iter().enumerate() {
+                let node = (i % 3) as u16;
+                fleet.route(node);
+                let admitted = fleet.decide(Nanos::new(now), 1).admitted();
+                assert_eq!(
+                    admitted,
+                    reference.decide(node, now),
+                    "interval {interval}, request {i} at {now}"
+                );
+            }
+        }
     }
 }
 

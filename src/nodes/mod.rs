@@ -205,6 +205,10 @@ enum FleetMode<L> {
         since: Vec<(u64, u32)>,
         interval: u64,
         next_sync: u64,
+        /// A node has decided since the last exchange: a view may differ
+        /// from `global` (a rejection can move a view too: a window rolls,
+        /// a `count_rejected` log grows) or `since` holds admissions.
+        dirty: bool,
     },
 }
 
@@ -227,6 +231,7 @@ impl<L: Limiter + Clone> Fleet<L> {
                 since: Vec::new(),
                 interval: interval.get(),
                 next_sync: interval.get(),
+                dirty: true,
             },
         };
         Fleet { shared, node: 0, skew: topology.skew.clone(), outages: topology.outages.clone() }
@@ -248,28 +253,60 @@ impl<L: Limiter + Clone> Fleet<L> {
 
     /// Brings the synced counts up to true time `t`: every sync due at or
     /// before it merges all nodes' admissions since the last one.
+    ///
+    /// The syncs happen at `k * interval` (`k >= 1`) and, once that passes
+    /// `u64::MAX`, at `u64::MAX`; one inside an outage does not happen. A
+    /// sync (an exchange) adds `since` to `global` and makes every view a
+    /// copy of it. A second exchange with no decision since the first is a
+    /// no-op: `since` is empty and every view is already a copy of the
+    /// unchanged `global`. So of the syncs due now only the first outside an
+    /// outage can change anything, and only if a node has decided since the
+    /// last exchange (`dirty`); the others are skipped and `next_sync` jumps
+    /// past `t` arithmetically. A catch-up costs at most one exchange and a
+    /// look at each outage, however many intervals it spans.
     fn sync_to(&mut self, t: u64) {
         let Fleet { shared, outages, .. } = self;
-        let FleetMode::Sync { global, views, since, interval, next_sync } = shared else { return };
-        while *next_sync <= t {
-            let at = *next_sync;
-            *next_sync = next_sync.saturating_add(*interval);
-            if outages.iter().any(|o| o.start.get() <= at && at < o.end.get()) {
-                continue; // the store is down: no exchange
-            }
-            since.sort_by_key(|&(time, _)| time);
-            for &(time, cost) in since.iter() {
-                global.absorb(Nanos::new(time), cost);
-            }
-            since.clear();
-            for v in views.iter_mut() {
-                v.clone_from(global);
-            }
-            if *next_sync == u64::MAX {
-                break;
+        let FleetMode::Sync { global, views, since, interval, next_sync, dirty } = shared else { return };
+        if *next_sync > t {
+            return;
+        }
+        let interval = *interval;
+        if *dirty {
+            // The first sync due at or before `t` outside every outage.
+            let mut at = *next_sync;
+            let due = loop {
+                match outages.iter().find(|o| o.start.get() <= at && at < o.end.get()) {
+                    None => break true,
+                    // `end > at`: this moves on, past each outage at most once.
+                    Some(o) => at = first_sync_at_or_after(o.end.get(), interval),
+                }
+                if at > t {
+                    break false;
+                }
+            };
+            if due {
+                since.sort_by_key(|&(time, _)| time);
+                for &(time, cost) in since.iter() {
+                    global.absorb(Nanos::new(time), cost);
+                }
+                since.clear();
+                for v in views.iter_mut() {
+                    v.clone_from(global);
+                }
+                *dirty = false;
             }
         }
+        // The first sync after `t`; `u64::MAX` stays due at `u64::MAX`.
+        *next_sync = if t == u64::MAX { u64::MAX } else { first_sync_at_or_after(t + 1, interval) };
     }
+}
+
+/// The first sync instant at or after `x >= 1` for syncs every `interval`:
+/// `ceil(x / interval) * interval`, or `u64::MAX` when that is past it (the
+/// sync schedule saturates there).
+fn first_sync_at_or_after(x: u64, interval: u64) -> u64 {
+    let k = x.div_ceil(interval);
+    u64::try_from(u128::from(k) * u128::from(interval)).unwrap_or(u64::MAX)
 }
 
 impl<L: Limiter + Clone> Limiter for Fleet<L> {
@@ -330,7 +367,8 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
                 }
                 d
             }
-            FleetMode::Sync { views, since, .. } => {
+            FleetMode::Sync { views, since, dirty, .. } => {
+                *dirty = true;
                 let d = views[node].decide(Nanos::new(local), cost);
                 if d.admitted() {
                     since.push((local, cost));
