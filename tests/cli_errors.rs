@@ -1346,6 +1346,18 @@ fn r22_closed_key_of_another_kind() {
         .refused(&["s.toml:12:1:", "`traffic[0].rate` is not a key of kind \"closed\""]);
 }
 
+/// Guava's `acquire()` (no `timeout`) never refuses, so it has no
+/// Retry-After header to follow.
+#[test]
+fn r33_retry_after_with_a_limiter_that_sends_none() {
+    let text = with_retry("policy = \"retry_after\"\nmax_attempts = 3")
+        .replace("kind = \"slot_counter\"\nslots = [2, 10]", "kind = \"guava\"");
+    Case::new(&text).refused(&[
+        "s.toml:17:1:",
+        "policy = \"retry_after\" follows each limiter's Retry-After header, but `guava` sends none: use another policy, or other limiters",
+    ]);
+}
+
 /// 10 clients thinking 1 ns for 2 s would send about 2e10 requests.
 #[test]
 fn r30_closed_population_too_busy() {
