@@ -164,9 +164,14 @@ fn run(args: RunArgs, sweep_only: bool) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     let committed = outputs.commit(&drawn)?;
     if !args.quiet {
+        // The results are in place by now: say so if the table cannot be shown.
         let mut out = io::stdout().lock();
-        out.write_all(committed.summary.as_bytes())?;
-        out.flush()?;
+        out.write_all(committed.summary.as_bytes()).and_then(|()| out.flush()).with_context(|| {
+            format!(
+                "the results were written to {}, but the summary could not be printed",
+                committed.target.display()
+            )
+        })?;
     }
     Ok(())
 }
