@@ -1346,6 +1346,17 @@ fn r22_closed_key_of_another_kind() {
         .refused(&["s.toml:12:1:", "`traffic[0].rate` is not a key of kind \"closed\""]);
 }
 
+/// A source's retry table given as a list or a word is named as a retry
+/// table, not as serde's Rust struct.
+#[test]
+fn r34_source_retry_not_a_table() {
+    for (v, got) in [("[]", "a list"), ("\"immediate\"", "string \"immediate\"")] {
+        Case::new(&with_traffic(&format!("kind = \"burst\"\ncount = 3\nretry = {v}"))).refused(&[
+            &format!("s.toml:11:9: `traffic[0].retry`: invalid type: {got}, expected a retry table, like {{ policy = \"full_jitter\""),
+        ]);
+    }
+}
+
 /// Guava's `acquire()` (no `timeout`) never refuses, so it has no
 /// Retry-After header to follow.
 #[test]

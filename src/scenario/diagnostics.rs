@@ -132,6 +132,20 @@ pub fn plain_types(message: &str) -> String {
     {
         return format!("{n} is too large: expected a whole number up to 9223372036854775807");
     }
+    // A table given as something else: serde names the Rust struct.
+    if let Some((got, wanted)) = message.split_once("expected struct ") {
+        let table = if wanted.starts_with("RawRetry") {
+            "a retry table, like { policy = \"full_jitter\", base = \"100ms\", cap = \"10s\", max_attempts = 5 }"
+        } else {
+            "a table"
+        };
+        let got = if got.starts_with("invalid length") {
+            "invalid type: a list, ".to_string()
+        } else {
+            got.to_string()
+        };
+        return format!("{got}expected {table}");
+    }
     message
         .replace("expected i64", "expected a whole number")
         .replace("expected f64", "expected a number")
