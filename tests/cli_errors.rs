@@ -543,6 +543,19 @@ fn t02_field_not_a_number() {
         .refused(&["trace.csv, line 3: field `time`", "`abc` is not a decimal number of seconds"]);
 }
 
+/// A field of a million digits is quoted by its first 40 bytes, not whole.
+#[test]
+fn t19_huge_field_quoted_short() {
+    let field = "1".repeat(1_000_000) + "x";
+    let c = trace(format!("time\n0.1\n{field}\n"));
+    let err = c.fails(
+        &["check", "s.toml"],
+        1,
+        &[&format!("trace.csv, line 3: field `time`: `{}...` (1000001 bytes) is not a time", "1".repeat(40))],
+    );
+    assert!(err.len() < 500, "{} bytes", err.len());
+}
+
 #[test]
 fn t03_negative_time() {
     trace("time\n-1\n").refused(&["trace.csv, line 2: field `time`", "`-1` is negative"]);

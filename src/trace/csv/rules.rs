@@ -110,6 +110,15 @@ impl RowRules {
                 };
                 match self.unit.parse_timestamp(text) {
                     Ok(t) => t,
+                    // A field of megabytes is quoted by its start only.
+                    Err(_) if text.len() > 64 => {
+                        let cut = (0..=40).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+                        return row_error(format!(
+                            "field `{col}`: `{}...` ({} bytes) is not a time",
+                            &text[..cut],
+                            text.len()
+                        ));
+                    }
                     Err(e) => return row_error(format!("field `{col}`: {e}")),
                 }
             }
