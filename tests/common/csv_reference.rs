@@ -181,6 +181,22 @@ impl<R: Read> ReferenceCsvTrace<R> {
                         };
                         match self.unit.parse_timestamp(text) {
                             Ok(t) => t,
+                            // The contract for long fields: the first 40 characters
+                            // (at most 40 bytes), then the length.
+                            Err(_) if text.len() > 64 => {
+                                let mut short = String::new();
+                                for c in text.chars() {
+                                    if short.len() + c.len_utf8() > 40 {
+                                        break;
+                                    }
+                                    short.push(c);
+                                }
+                                let msg = format!(
+                                    "field `{col}`: `{short}...` ({} bytes) is not a time",
+                                    text.len()
+                                );
+                                return Some(Err(self.row_error(msg)));
+                            }
                             Err(e) => return Some(Err(self.row_error(format!("field `{col}`: {e}")))),
                         }
                     }
