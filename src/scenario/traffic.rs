@@ -145,18 +145,7 @@ fn rate_source(entry: &Entry<'_>, poisson: bool) -> Result<Traffic, ScenarioErro
             ));
         }
     };
-    if end <= start {
-        return Err(match &keys.end {
-            Some(e) => entry.at(e.span(), format!("`{}` ({end} s) must be after `start` ({start} s)", entry.key("end"))),
-            None => entry.at(
-                keys.start.as_ref().map_or(entry.span(), |s| s.span()),
-                format!(
-                    "`{}` ({start} s) must be before the scenario's `duration` ({end} s), where this source ends",
-                    entry.key("start")
-                ),
-            ),
-        });
-    }
+    ends_after_start(entry, &keys.start, &keys.end, start, end)?;
     let rate = rate(entry, &keys, start, end)?;
     if !poisson {
         return Ok(Traffic::Constant { start, end, rate });
@@ -223,6 +212,32 @@ struct CsvKeys {
     time_column: Option<Spanned<String>>,
     key_column: Option<Spanned<String>>,
     sort: Option<Spanned<bool>>,
+}
+
+/// A source's `end` (its own, or the scenario's `duration`) after its
+/// `start`: blamed on the `end` written, else on the `start`.
+fn ends_after_start(
+    entry: &Entry<'_>,
+    start_key: &Option<Spanned<String>>,
+    end_key: &Option<Spanned<String>>,
+    start: Nanos,
+    end: Nanos,
+) -> Result<(), ScenarioError> {
+    if end > start {
+        return Ok(());
+    }
+    Err(match end_key {
+        Some(e) => {
+            entry.at(e.span(), format!("`{}` ({end} s) must be after `start` ({start} s)", entry.key("end")))
+        }
+        None => entry.at(
+            start_key.as_ref().map_or(entry.span(), |s| s.span()),
+            format!(
+                "`{}` ({start} s) must be before the scenario's `duration` ({end} s), where this source ends",
+                entry.key("start")
+            ),
+        ),
+    })
 }
 
 /// `kind = "csv"`: a recorded trace, its path relative to the scenario.
@@ -293,18 +308,7 @@ fn closed(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
             ));
         }
     };
-    if end <= start {
-        return Err(match &keys.end {
-            Some(e) => entry.at(e.span(), format!("`{}` ({end} s) must be after `start` ({start} s)", entry.key("end"))),
-            None => entry.at(
-                keys.start.as_ref().map_or(entry.span(), |s| s.span()),
-                format!(
-                    "`{}` ({start} s) must be before the scenario's `duration` ({end} s), where this source ends",
-                    entry.key("start")
-                ),
-            ),
-        });
-    }
+    ends_after_start(entry, &keys.start, &keys.end, start, end)?;
     // Each client sends about one request per think time (more if answers
     // come back at once): the same guard as the generated sources'.
     let expected = clients as f64 * (end - start).get() as f64 / think.get() as f64;
