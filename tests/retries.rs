@@ -162,14 +162,11 @@ kind = "sliding_log"
     }
 }
 
-/// A retry budget of 0.5 tokens per first attempt (one key): 4 requests at
-/// 0 against a limit that admits only the first. The 2nd finds 1 token
-/// (0.5 + 0.5) and retries; the 3rd finds 0.5 and gives up; the 4th finds
-/// 1 again and retries. At 10 ms both retries are rejected and find no
-/// token: 3 give-ups, 6 attempts.
-#[test]
-fn a_retry_budget_runs_out_by_hand() {
-    let text = r#"
+/// `count` requests at 0 against a limit that admits only the first (1 per
+/// 1000 s), retried after 10 ms with the given attempts and budget.
+fn budget_scenario(count: u32, max_attempts: u32, budget: &str) -> String {
+    format!(
+        r#"
 name = "budget"
 [limit]
 requests = 1
@@ -177,16 +174,26 @@ window = "1000s"
 [retry]
 policy = "fixed"
 base = "10ms"
-max_attempts = 5
-budget = 0.5
+max_attempts = {max_attempts}
+budget = {budget}
 [[traffic]]
 kind = "burst"
 start = "0s"
-count = 4
+count = {count}
 [[limiter]]
 kind = "sliding_log"
-"#;
-    let (rows, decisions) = run_recorded(&parse(text));
+"#
+    )
+}
+
+/// A retry budget of 0.5 tokens per first attempt (one key): 4 requests at
+/// 0 against a limit that admits only the first. The 2nd finds 1 token
+/// (0.5 + 0.5) and retries; the 3rd finds 0.5 and gives up; the 4th finds
+/// 1 again and retries. At 10 ms both retries are rejected and find no
+/// token: 3 give-ups, 6 attempts.
+#[test]
+fn a_retry_budget_runs_out_by_hand() {
+    let (rows, decisions) = run_recorded(&parse(&budget_scenario(4, 5, "0.5")));
     let c = clients(&rows, "sliding_log");
     assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished, c.retries), (4, 1, 3, 0, 2));
     assert_eq!(row(&rows, "sliding_log").counts.offered, 6);
@@ -213,24 +220,7 @@ kind = "sliding_log"
 /// that retry.
 #[test]
 fn ten_deposits_of_a_tenth_make_one_token() {
-    let text = r#"
-name = "budget"
-[limit]
-requests = 1
-window = "1000s"
-[retry]
-policy = "fixed"
-base = "10ms"
-max_attempts = 2
-budget = 0.1
-[[traffic]]
-kind = "burst"
-start = "0s"
-count = 10
-[[limiter]]
-kind = "sliding_log"
-"#;
-    let (rows, decisions) = run_recorded(&parse(text));
+    let (rows, decisions) = run_recorded(&parse(&budget_scenario(10, 2, "0.1")));
     let c = clients(&rows, "sliding_log");
     assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished, c.retries), (10, 1, 9, 0, 1));
     let retry: Vec<(u64, Option<Logical>)> = decisions
