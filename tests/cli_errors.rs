@@ -1468,7 +1468,7 @@ fn r28_budget_finer_than_thousandths() {
 /// Requests waiting to retry count against the run's memory budget: a
 /// million rejected at 0 and each told to come back in an hour wait in
 /// memory, so the run stops at the first chunk's check (262 144 arrivals,
-/// all but the 10 admitted waiting, about 94 bytes each per lane) with an
+/// all but the 10 admitted waiting, about 70 bytes each per lane) with an
 /// error that says what to change, and nothing is written.
 #[test]
 fn r29_retries_past_the_memory_budget() {
@@ -1481,7 +1481,7 @@ fn r29_retries_past_the_memory_budget() {
         1,
         &[
             "error: scenario s.toml failed; previous results were kept",
-            "caused by: the clients of `fixed_window` keep 262134 requests waiting to retry: they hold 23.6 MiB",
+            "caused by: the clients of `fixed_window` keep 262134 requests waiting to retry: they hold 17.6 MiB",
             "passes the 8.0 MiB the run may use (--memory)",
             "shorten the waits (`base`, `cap`), lower `max_attempts`, add a retry `budget`",
         ],

@@ -16,34 +16,79 @@ use crate::engine::{Calendar, Decided, Reactor, Scheduled};
 use crate::limiter::RetryAfter;
 use crate::time::Nanos;
 
-/// What a lane schedules for its clients. Small on purpose: the lane's
-/// queue copies its entries when it refiles a bucket, so a retry's state
-/// stays in the reactor ([`InFlight`]) and the event holds its index.
+/// What a lane schedules for its clients: a retry of a logical request, or
+/// a closed client's next request. A retry carries everything the reactor
+/// needs to decide what follows it, so taking it out of the lane's queue
+/// reads no other table: with hundreds of thousands of retries waiting (a
+/// long retry storm), a table indexed from the event missed the cache on
+/// almost every attempt (`docs/performance.md`). Packed to 48 bytes: the
+/// queue moves its events when it refiles a bucket.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClientEvent {
-    /// The next attempt of the logical request in slot `n` of the reactor's
-    /// in-flight table.
-    Retry(u32),
-    /// A closed client's next logical request.
-    Send { client: u32 },
-}
-
-/// A logical request waiting for its next attempt.
-#[derive(Clone, Copy, Debug)]
-struct InFlight {
-    logical: Logical,
-    /// The attempt this is (2 or more).
-    attempt: u32,
+pub struct ClientEvent {
     /// The first attempt's time.
     first: Nanos,
     /// The wait before this attempt (decorrelated jitter grows from it).
     previous: Nanos,
-    /// The time the limiter's Retry-After header gave at the reject.
-    header: Option<Nanos>,
-    /// Whose policy: open sources first, then closed ones.
-    policy: u16,
+    /// The time the limiter's Retry-After header gave at the reject, when
+    /// `has_header`.
+    header: Nanos,
+    /// The logical request: `CLOSED | n` for a closed client's n-th, else
+    /// the open-loop arrival's position.
+    logical: u64,
+    /// The attempt this is (2 or more), or `SEND` for a closed client's
+    /// next logical request (numbered when it is decided).
+    attempt: u32,
     /// The closed client (flat index), or `NO_CLIENT` for open sources.
     client: u32,
+    /// Whose policy: open sources first, then closed ones.
+    policy: u16,
+    has_header: bool,
+}
+
+const CLOSED: u64 = 1 << 63;
+/// `attempt` of a closed client's next request.
+const SEND: u32 = 0;
+
+/// A logical request as `ClientEvent::logical` holds it (numbers stay far
+/// below 2^63: a run has at most 1e9 closed requests, and open arrivals are
+/// counted in a u64 that would take centuries to reach it).
+fn packed(logical: Logical) -> u64 {
+    match logical {
+        Logical::Open(n) => {
+            debug_assert!(n & CLOSED == 0);
+            n
+        }
+        Logical::Closed(n) => {
+            debug_assert!(n & CLOSED == 0);
+            CLOSED | n
+        }
+    }
+}
+
+impl ClientEvent {
+    fn send(client: u32) -> ClientEvent {
+        ClientEvent {
+            first: Nanos::new(0),
+            previous: Nanos::new(0),
+            header: Nanos::new(0),
+            logical: 0,
+            attempt: SEND,
+            client,
+            policy: 0,
+            has_header: false,
+        }
+    }
+
+    fn logical(&self) -> Logical {
+        match self.logical {
+            n if n & CLOSED != 0 => Logical::Closed(n & !CLOSED),
+            n => Logical::Open(n),
+        }
+    }
+
+    fn header(&self) -> Option<Nanos> {
+        self.has_header.then_some(self.header)
+    }
 }
 
 const NO_CLIENT: u32 = u32::MAX;
@@ -99,9 +144,8 @@ pub struct ClientReactor {
     /// the lane's queue length, less the delayed requests a shaping limiter
     /// holds there.
     pending: u64,
-    /// Logical requests waiting for a retry, by slot; free slots are reused.
-    in_flight: Vec<InFlight>,
-    free: Vec<u32>,
+    /// Retries in the lane's queue.
+    waiting_retries: u64,
     outcomes: Outcomes,
     report: ClientReport,
 }
@@ -130,8 +174,7 @@ impl ClientReactor {
             closed_budget: vec![0; n as usize],
             next_closed: 0,
             pending: 0,
-            in_flight: Vec::new(),
-            free: Vec::new(),
+            waiting_retries: 0,
             outcomes: Outcomes::default(),
             report: ClientReport::new(),
         }
@@ -162,7 +205,7 @@ impl ClientReactor {
         let (think, end) = (self.closed[s].think, self.closed[s].end);
         let at = now.get().saturating_add(self.think(think));
         if at < end.get() {
-            self.schedule(Nanos::new(at), Scheduled { key: 0, event: ClientEvent::Send { client } }, queue);
+            self.schedule(Nanos::new(at), Scheduled { key: 0, event: ClientEvent::send(client) }, queue);
         }
     }
 
@@ -215,25 +258,21 @@ impl Reactor for ClientReactor {
         if d.event.is_some() {
             self.pending -= 1;
         }
-        // The in-flight slot of a retry: its next retry reuses it, an end frees it.
-        let mut held = None;
         let (logical, attempt, first, previous, policy, client) = match (d.event, d.arrival) {
-            (Some(&ClientEvent::Retry(slot)), _) => {
-                let InFlight { logical, attempt, first, previous, header, policy, client } =
-                    self.in_flight[slot as usize];
-                held = Some(slot);
+            (Some(e), _) if e.attempt != SEND => {
+                self.waiting_retries -= 1;
                 self.report.retries += 1;
-                if !d.admitted && header.is_some_and(|h| now >= h) {
+                if !d.admitted && e.header().is_some_and(|h| now >= h) {
                     self.report.early_retries += 1;
                 }
-                (logical, attempt, first, previous, policy as usize, client)
+                (e.logical(), e.attempt, e.first, e.previous, e.policy as usize, e.client)
             }
-            (Some(&ClientEvent::Send { client }), _) => {
+            (Some(e), _) => {
                 let logical = Logical::Closed(self.next_closed);
                 self.next_closed += 1;
                 self.report.logical += 1;
-                let policy = self.open + self.source_of(client);
-                (logical, 1, now, self.policies[policy].base, policy, client)
+                let policy = self.open + self.source_of(e.client);
+                (logical, 1, now, self.policies[policy].base, policy, e.client)
             }
             (None, arrival) => {
                 let (seq, source) = arrival.expect("a decision is an arrival or an event");
@@ -252,7 +291,6 @@ impl Reactor for ClientReactor {
             *b = (*b + ratio).min(BUDGET_CAP);
         }
         if d.admitted {
-            self.free.extend(held);
             // A delayed request succeeds when it reaches the backend.
             let done = Nanos::new(now.get().saturating_add(d.delay.get()));
             self.report.record_success(done - first);
@@ -272,29 +310,20 @@ impl Reactor for ClientReactor {
         match wait {
             Some(wait) => {
                 let at = Nanos::new(now.get().saturating_add(wait.get()));
-                let next = InFlight {
-                    logical,
-                    attempt: attempt + 1,
+                let next = ClientEvent {
                     first,
                     previous: wait,
-                    header,
-                    policy: policy as u16,
+                    header: header.unwrap_or(Nanos::new(0)),
+                    logical: packed(logical),
+                    attempt: attempt + 1,
                     client,
+                    policy: policy as u16,
+                    has_header: header.is_some(),
                 };
-                let slot = match held.or_else(|| self.free.pop()) {
-                    Some(slot) => {
-                        self.in_flight[slot as usize] = next;
-                        slot
-                    }
-                    None => {
-                        self.in_flight.push(next);
-                        (self.in_flight.len() - 1) as u32
-                    }
-                };
-                self.schedule(at, Scheduled { key: d.key, event: ClientEvent::Retry(slot) }, queue);
+                self.waiting_retries += 1;
+                self.schedule(at, Scheduled { key: d.key, event: next }, queue);
             }
             None => {
-                self.free.extend(held);
                 self.report.gave_up += 1;
                 self.end(logical, client, false, now, queue);
             }
@@ -302,22 +331,18 @@ impl Reactor for ClientReactor {
     }
 
     fn attempt_of(&self, event: &ClientEvent) -> (u32, Option<Logical>) {
-        match *event {
-            ClientEvent::Retry(slot) => {
-                let r = &self.in_flight[slot as usize];
-                (r.attempt, Some(r.logical))
-            }
-            ClientEvent::Send { .. } => (1, Some(Logical::Closed(self.next_closed))),
+        match event.attempt {
+            SEND => (1, Some(Logical::Closed(self.next_closed))),
+            attempt => (attempt, Some(event.logical())),
         }
     }
 
     fn held(&self) -> (u64, u64) {
-        let retries = (self.in_flight.len() - self.free.len()) as u64;
-        let bytes = self.in_flight.capacity() * std::mem::size_of::<InFlight>()
-            + self.free.capacity() * 4
-            + self.outcomes.states.capacity()
+        // A waiting retry's state is its event in the lane's queue, which
+        // the lane counts.
+        let bytes = self.outcomes.states.capacity()
             + (self.open_budget.capacity() + self.closed_budget.capacity()) * 4;
-        (retries, bytes as u64)
+        (self.waiting_retries, bytes as u64)
     }
 
     fn take_outcomes(&mut self, into: &mut Vec<bool>) {
@@ -337,5 +362,27 @@ impl Reactor for ClientReactor {
 
     fn report(self) -> Option<ClientReport> {
         Some(self.report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The queue moves events when it refiles a bucket: a retry's state
+    /// stays packed (see `ClientEvent`).
+    #[test]
+    fn a_client_event_is_48_bytes() {
+        assert_eq!(std::mem::size_of::<ClientEvent>(), 48);
+    }
+
+    #[test]
+    fn the_logical_request_survives_packing() {
+        for logical in
+            [Logical::Open(0), Logical::Open(123_456_789), Logical::Closed(0), Logical::Closed(999_999_999)]
+        {
+            let e = ClientEvent { logical: packed(logical), attempt: 2, ..ClientEvent::send(0) };
+            assert_eq!(e.logical(), logical);
+        }
     }
 }
