@@ -119,6 +119,19 @@ pub enum TimeParseError {
     BadDecimal(String),
     #[error("`{0}` is not a whole number")]
     BadInteger(String),
+    #[error(
+        "`{0}` is written with an exponent: write the number out in digits (times are read exactly, to the nanosecond)"
+    )]
+    Exponent(String),
+}
+
+/// Whether `t` starts with a number in exponent notation (`1e30`,
+/// `1.5E-3`, `1.7e+09`), with or without a unit after it: said as such
+/// rather than as an unknown unit `e` or a bad number.
+fn has_exponent(t: &str) -> bool {
+    let Some((_, _, rest)) = split_number(t.strip_prefix('+').unwrap_or(t)) else { return false };
+    let mut c = rest.chars();
+    matches!(c.next(), Some('e' | 'E')) && matches!(c.next(), Some('0'..='9' | '+' | '-'))
 }
 
 /// Scale of one unit in nanoseconds.
@@ -166,7 +179,10 @@ impl TimeUnit {
                 if t.starts_with('-') {
                     return Err(TimeParseError::Negative(t.to_string()));
                 }
-                let v: u64 = t.parse().map_err(|_| TimeParseError::BadInteger(t.to_string()))?;
+                let v: u64 = t.parse().map_err(|_| match has_exponent(t) {
+                    true => TimeParseError::Exponent(t.to_string()),
+                    false => TimeParseError::BadInteger(t.to_string()),
+                })?;
                 let scale = match other {
                     TimeUnit::Ns => 1,
                     TimeUnit::Us => 1_000,
@@ -234,6 +250,9 @@ pub fn parse_duration(text: &str) -> Result<Nanos, TimeParseError> {
     let mut rest = t;
     let mut total: u64 = 0;
     while !rest.is_empty() {
+        if has_exponent(rest) {
+            return Err(TimeParseError::Exponent(t.to_string()));
+        }
         let (whole, frac, after) =
             split_number(rest).ok_or_else(|| TimeParseError::BadDuration(t.to_string()))?;
         let unit_end = after.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(after.len());
@@ -262,6 +281,7 @@ pub fn parse_decimal_seconds(text: &str) -> Result<Nanos, TimeParseError> {
     let t_unsigned = t.strip_prefix('+').unwrap_or(t);
     match split_number(t_unsigned) {
         Some((whole, frac, "")) => parse_scaled_decimal(whole, frac, Nanos::PER_SECOND, t).map(Nanos),
+        _ if has_exponent(t) => Err(TimeParseError::Exponent(t.to_string())),
         _ => Err(TimeParseError::BadDecimal(t.to_string())),
     }
 }
@@ -313,6 +333,21 @@ mod tests {
         assert!(matches!(parse_duration("ms"), Err(TimeParseError::BadDuration(_))));
         assert!(matches!(parse_duration("-1s"), Err(TimeParseError::Negative(_))));
         assert!(matches!(parse_duration("3 days"), Err(TimeParseError::UnknownUnit { .. })));
+        // An exponent is named as one, not as the unit `e`.
+        for text in ["1e30s", "1E3ms", "1.5e-3s", "1s1e3ms", "2e+2"] {
+            assert_eq!(parse_duration(text), Err(TimeParseError::Exponent(text.to_string())), "{text}");
+        }
+        // A unit that starts with e is still a unit.
+        assert!(matches!(parse_duration("1eons"), Err(TimeParseError::UnknownUnit { .. })));
+        for text in ["1.7e+09", "1e3", "+1E2"] {
+            assert_eq!(
+                parse_decimal_seconds(text),
+                Err(TimeParseError::Exponent(text.to_string())),
+                "{text}"
+            );
+        }
+        assert_eq!(TimeUnit::Ms.parse_timestamp("1e3"), Err(TimeParseError::Exponent("1e3".to_string())));
+        assert_eq!(TimeUnit::Ms.parse_timestamp("12x"), Err(TimeParseError::BadInteger("12x".to_string())));
         assert!(matches!(parse_duration("1.5ns"), Err(TimeParseError::SubNanosecond(_))));
         assert!(matches!(parse_duration("99999999999h"), Err(TimeParseError::Overflow(_))));
         assert!(matches!(parse_duration("18446744073709551616ns"), Err(TimeParseError::Overflow(_))));
@@ -328,7 +363,8 @@ mod tests {
         assert_eq!(parse_decimal_seconds("1.0000000010"), Ok(Nanos(1_000_000_001)));
         assert!(matches!(parse_decimal_seconds("1.0000000001"), Err(TimeParseError::SubNanosecond(_))));
         assert!(matches!(parse_decimal_seconds("-0.1"), Err(TimeParseError::Negative(_))));
-        assert!(matches!(parse_decimal_seconds("1e3"), Err(TimeParseError::BadDecimal(_))));
+        assert!(matches!(parse_decimal_seconds("1e3"), Err(TimeParseError::Exponent(_))));
+        assert!(matches!(parse_decimal_seconds("1x3"), Err(TimeParseError::BadDecimal(_))));
         assert!(matches!(parse_decimal_seconds("abc"), Err(TimeParseError::BadDecimal(_))));
         assert!(matches!(parse_decimal_seconds("."), Err(TimeParseError::BadDecimal(_))));
     }

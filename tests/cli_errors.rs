@@ -265,6 +265,15 @@ fn s15_duration_unknown_unit() {
     ]);
 }
 
+/// A number in exponent notation is named as one, not as a unit `e`.
+#[test]
+fn s46_duration_with_exponent() {
+    Case::new(&with("window = \"1s\"", "window = \"1e30s\"")).refused(&[
+        "s.toml:6:10:",
+        "`limit.window`: `1e30s` is written with an exponent: write the number out in digits",
+    ]);
+}
+
 #[test]
 fn s16_duration_without_unit() {
     Case::new(&with("window = \"1s\"", "window = \"1000\"")).refused(&[
@@ -541,6 +550,15 @@ fn t01_no_time_column() {
 fn t02_field_not_a_number() {
     trace("time\n0.1\nabc\n")
         .refused(&["trace.csv, line 3: field `time`", "`abc` is not a decimal number of seconds"]);
+}
+
+/// Seconds in exponent notation, as a spreadsheet or a float printer may
+/// write them, are named as such.
+#[test]
+fn t20_time_with_exponent() {
+    trace("time\n0.1\n1.7e+09\n").refused(&[
+        "trace.csv, line 3: field `time`: `1.7e+09` is written with an exponent: write the number out in digits (times are read exactly, to the nanosecond)",
+    ]);
 }
 
 /// A field of a million digits is quoted by its first 40 bytes, not whole.
