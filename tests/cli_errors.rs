@@ -428,6 +428,16 @@ fn s35_trace_path_is_a_directory() {
         .refused(&["s.toml:10:8:", "is a directory, not a file"]);
 }
 
+/// A device or pipe is refused by name, not said not to exist.
+#[cfg(unix)]
+#[test]
+fn s47_trace_path_is_a_device() {
+    Case::new(&with_traffic("kind = \"csv\"\npath = \"/dev/null\"")).refused(&[
+        "s.toml:10:8:",
+        "`traffic[0].path`: trace file /dev/null is not a regular file (a device, pipe or socket): save the trace to a file",
+    ]);
+}
+
 #[test]
 fn s36_no_traffic() {
     let text = BASE.replace(&format!("[[traffic]]\n{BURST}\n"), "");
