@@ -69,8 +69,9 @@ pub struct RunArgs {
     /// Slot counts for the slot counters, replacing the scenario's (e.g. 2,10,100).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..))]
     pub slots: Option<Vec<u64>>,
-    /// Random seed, replacing the scenario's.
-    #[arg(long)]
+    /// Random seed, replacing the scenario's: 0 to 2^63 - 1, as a scenario's
+    /// `seed` can hold, so a run's seed can be written back into it.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     pub seed: Option<u64>,
     /// Also write decisions.csv (one row per request per limiter).
     #[arg(long)]

@@ -863,6 +863,17 @@ fn x07_seed_not_a_number() {
     );
 }
 
+/// `--seed` takes what a scenario's `seed` can hold (TOML integers stop at
+/// 2^63 - 1), so the seed a report names can be written back.
+#[test]
+fn x11_seed_past_what_a_scenario_holds() {
+    Case::new(BASE).fails(
+        &["run", "s.toml", "--seed", "9223372036854775808"],
+        2,
+        &["invalid value '9223372036854775808' for '--seed <SEED>': 9223372036854775808 is not in 0..=9223372036854775807"],
+    );
+}
+
 #[test]
 fn x08_help_and_version_exit_0() {
     let c = Case::new(BASE);
