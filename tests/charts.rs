@@ -300,6 +300,11 @@ fn committed_outputs_are_up_to_date() {
         let committed = root().join("output").join(&stem);
         let files = listing(&fresh);
         assert_eq!(listing(&committed), files, "{stem}: committed file list differs; regenerate output/");
+        // A later run replaces this folder only if it knows every name in it.
+        for e in fs::read_dir(&fresh).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            assert!(ratesim::export::output_dir::is_run_file(&name), "{stem}: add {name} to RUN_FILES");
+        }
         for f in files {
             assert!(
                 fs::read(committed.join(&f)).unwrap() == fs::read(fresh.join(&f)).unwrap(),

@@ -768,6 +768,11 @@ fn o06_out_holds_files_ratesim_did_not_write() {
     fs::create_dir(c.path("ours/sub")).unwrap();
     c.fails(&["run", "s.toml", "--out", "ours"], 1, &["holds ours/sub, which ratesim did not write"]);
     fs::remove_dir(c.path("ours/sub")).unwrap();
+    // Notes of the user's own kept beside an earlier run's report.
+    fs::write(c.path("ours/notes.md"), "mine").unwrap();
+    c.fails(&["run", "s.toml", "--out", "ours"], 1, &["holds ours/notes.md, which ratesim did not write"]);
+    assert_eq!(fs::read_to_string(c.path("ours/notes.md")).unwrap(), "mine");
+    fs::remove_file(c.path("ours/notes.md")).unwrap();
     fs::create_dir(c.path("empty")).unwrap();
     for out in ["ours", "empty"] {
         let run = c.run(&["run", "s.toml", "--out", out, "-q", "--no-charts"]);

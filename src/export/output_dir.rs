@@ -244,21 +244,53 @@ impl Drop for OutputDir {
 /// Removes `.<name>.tmp-<pid>-<random>` directories left by runs that were
 /// killed, when `/proc` shows their process is gone (`.<name>.tmp-<pid>`, the
 /// name older versions used, too). A `.<name>.tmp-<pid>-<random>.old` is the
+/// The names (without extension) of every file a run may write: its
+/// tables, charts and report. The test that regenerates every shipped
+/// scenario's output checks that each file it finds is named here.
+const RUN_FILES: &[&str] = &[
+    "report",
+    "summary",
+    "timeline",
+    "decisions",
+    "admission_curve",
+    "nodes",
+    "error_vs_slots",
+    "load_sweep",
+    "retry_policies",
+    "nodes_sweep",
+    "rtt_sweep",
+    "sync_sweep",
+    "window_count",
+    "nodes_timeline",
+    "burst_pair_map",
+    "which_limiter",
+    "retry_timeline",
+    "time_to_success",
+    "shaping_timeline",
+    "delay_cdf",
+    "windows_diagram",
+];
+
+/// Whether a run may write a file of this name: one of [`RUN_FILES`] as
+/// `.csv`, `.md`, `.svg` or `.png`, directly in its output folder.
+pub fn is_run_file(name: &str) -> bool {
+    let path = Path::new(name);
+    path.parent() == Some(Path::new(""))
+        && path.extension().and_then(|e| e.to_str()).is_some_and(|e| ["csv", "md", "svg", "png"].contains(&e))
+        && path.file_stem().and_then(|s| s.to_str()).is_some_and(|s| RUN_FILES.contains(&s))
+}
+
 /// What in an existing, non-empty `target` shows that no run wrote it, so
-/// replacing it would lose someone's files: anything but the tables, charts
-/// and report a run writes (plain `.csv`, `.md`, `.svg` and `.png` files),
-/// or no `report.md`, which every run writes. `None` for a folder a run
-/// wrote, an empty one, or none.
+/// replacing it would lose someone's files: anything but the files a run
+/// writes ([`is_run_file`]), or no `report.md`, which every run writes.
+/// `None` for a folder a run wrote, an empty one, or none.
 fn foreign_entry(target: &Path) -> Option<PathBuf> {
     let entries = fs::read_dir(target).ok()?;
     let mut any = None;
     let mut report = false;
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let ours = entry.file_type().is_ok_and(|t| t.is_file())
-            && Path::new(&name)
-                .extension()
-                .is_some_and(|e| ["csv", "md", "svg", "png"].iter().any(|x| e == *x));
+        let ours = entry.file_type().is_ok_and(|t| t.is_file()) && name.to_str().is_some_and(is_run_file);
         if !ours {
             return Some(entry.path());
         }
@@ -338,6 +370,11 @@ mod tests {
         fs::write(target.join("notes.txt"), "").unwrap();
         assert_eq!(foreign_entry(&target), Some(target.join("notes.txt")));
         fs::remove_file(target.join("notes.txt")).unwrap();
+        // A file of the user's own in an earlier run's folder, though it has
+        // an extension a run writes.
+        fs::write(target.join("notes.md"), "").unwrap();
+        assert_eq!(foreign_entry(&target), Some(target.join("notes.md")));
+        fs::remove_file(target.join("notes.md")).unwrap();
         fs::create_dir(target.join("data.csv")).unwrap();
         assert_eq!(foreign_entry(&target), Some(target.join("data.csv")), "a folder, whatever its name");
     }
