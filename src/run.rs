@@ -230,7 +230,10 @@ impl RunOutputs {
             decisions.as_mut().map(|d| d as &mut dyn DecisionSink),
             &mut |p| step(Step::Simulate(p)),
         )
-        .map_err(|source| JobError::Simulation { path: scenario.path.clone(), source })?;
+        .map_err(|source| JobError::Simulation {
+            path: scenario.path.clone(),
+            source: located(source, scenario),
+        })?;
         if let Some(d) = decisions {
             d.finish().map_err(JobError::Decisions)?;
         }
@@ -597,4 +600,15 @@ pub struct Committed {
     pub target: PathBuf,
     /// What the terminal shows after a run: the tables and where they went.
     pub summary: String,
+}
+
+/// A run error that a scenario key caused, told where the key is.
+fn located(error: RunError, scenario: &Scenario) -> RunError {
+    match error {
+        RunError::Timeline(mut t) => {
+            t.key_at.clone_from(&scenario.output.bin_at);
+            RunError::Timeline(t)
+        }
+        other => other,
+    }
 }

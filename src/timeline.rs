@@ -64,15 +64,54 @@ impl Bin {
     }
 }
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error(
-    "timeline bin of {width} ns would need more than {max} bins to reach {until} s; choose a wider `bin`"
-)]
+/// An explicit `output.bin` too fine for how far the run went (known only
+/// when a trace, with no `duration`, reaches that far).
+#[derive(Debug, PartialEq, Eq)]
 pub struct TooManyBins {
     pub width: u64,
     pub max: u64,
     pub until: Nanos,
+    /// Where the scenario sets `output.bin` (`file:line:column`), when the
+    /// run knows it.
+    pub key_at: Option<String>,
 }
+
+impl TooManyBins {
+    /// The narrowest 1-2-5 bin that fits the run up to `until` in `max` bins.
+    pub fn fitting_bin(&self) -> Nanos {
+        let least = self.until.get() / self.max + 1;
+        let mut scale = 1u64;
+        loop {
+            for step in [1, 2, 5] {
+                if let Some(nice) = scale.checked_mul(step).filter(|&n| n >= least) {
+                    return Nanos::new(nice);
+                }
+            }
+            match scale.checked_mul(10) {
+                Some(next) => scale = next,
+                None => return Nanos::new(least),
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for TooManyBins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(at) = &self.key_at {
+            write!(f, "{at}: ")?;
+        }
+        write!(
+            f,
+            "`output.bin` = \"{}\" needs more than {} bins to reach {} s, a time in the trace; choose a wider `bin` (at least \"{}\" to reach it)",
+            crate::time::format_duration(Nanos::new(self.width)),
+            self.max,
+            self.until,
+            crate::time::format_duration(self.fitting_bin()),
+        )
+    }
+}
+
+impl std::error::Error for TooManyBins {}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Timeline {
@@ -153,7 +192,7 @@ impl Timeline {
         let max = if self.auto { AUTO_MAX_BINS } else { MAX_BINS };
         while t.get() / self.width >= max {
             if !self.auto {
-                return Err(TooManyBins { width: self.width, max, until: t });
+                return Err(TooManyBins { width: self.width, max, until: t, key_at: None });
             }
             self.widen();
         }
@@ -268,7 +307,21 @@ mod tests {
     #[test]
     fn explicit_width_refuses_too_many_bins() {
         let mut tl = Timeline::new(Some(Nanos::new(1)), 1);
-        assert!(tl.bin_for(Nanos::new(MAX_BINS), |_, _| 0).is_err());
+        let e = tl.bin_for(Nanos::new(MAX_BINS), |_, _| 0).unwrap_err();
+        // 1 ns bins reach 999 999 ns in 1 000 000 bins; 2 ns bins (the
+        // next 1-2-5 width) reach 1 000 000.
+        assert_eq!(e.fitting_bin(), Nanos::new(2));
+        assert_eq!(
+            TooManyBins {
+                width: 1_000_000,
+                max: 1_000_000,
+                until: Nanos::new(2_000_000_000_000),
+                key_at: None
+            }
+            .fitting_bin(),
+            Nanos::new(5_000_000),
+            "2000 s in a million bins needs more than 2 ms"
+        );
     }
 
     #[test]

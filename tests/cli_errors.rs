@@ -428,6 +428,27 @@ fn s35_trace_path_is_a_directory() {
         .refused(&["s.toml:10:8:", "is a directory, not a file"]);
 }
 
+/// An `output.bin` too fine for a trace with no `duration` is found while
+/// the trace is read; the error still names the key's place, the time the
+/// trace reached, and a bin wide enough for it.
+#[test]
+fn s48_bin_too_fine_for_the_trace() {
+    let c = Case::new(
+        "name = \"x\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[output]\nbin = \"1ms\"\n\
+         [[traffic]]\nkind = \"csv\"\npath = \"trace.csv\"\n[[limiter]]\nkind = \"fixed_window\"\n",
+    )
+    .file("trace.csv", "time\n0\n2000\n");
+    c.fails(
+        &["run", "s.toml", "--out", "out"],
+        1,
+        &[
+            "error: scenario s.toml failed; previous results were kept",
+            "caused by: s.toml:6:7: `output.bin` = \"1ms\" needs more than 1000000 bins to reach 2000 s, a time in the trace; choose a wider `bin` (at least \"5ms\" to reach it)",
+        ],
+    );
+    assert!(!c.path("out").exists());
+}
+
 /// A device or pipe is refused by name, not said not to exist.
 #[cfg(unix)]
 #[test]

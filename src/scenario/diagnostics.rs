@@ -55,6 +55,12 @@ impl Ctx<'_> {
         ScenarioError::At { path: self.path.to_path_buf(), line, column, message: message.into() }
     }
 
+    /// `file:line:column` of the start of `span`, for an error found later.
+    pub fn location(&self, span: Range<usize>) -> String {
+        let (line, column) = self.line_col(span.start);
+        format!("{}:{line}:{column}", self.path.display())
+    }
+
     /// An error about the file as a whole.
     pub fn file(&self, message: impl Into<String>) -> ScenarioError {
         ScenarioError::File { path: self.path.to_path_buf(), message: message.into() }

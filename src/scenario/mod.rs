@@ -61,6 +61,9 @@ pub struct Scenario {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OutputOptions {
     pub bin: Option<Nanos>,
+    /// Where the scenario sets `bin` (`file:line:column`): a bin too fine
+    /// for a trace with no `duration` is found only while it runs.
+    pub bin_at: Option<String>,
     pub decisions: bool,
     /// A TrueType font for chart text in PNGs (for scripts DejaVu lacks).
     pub font: Option<PathBuf>,
@@ -402,7 +405,8 @@ fn output(ctx: &Ctx, raw: &RawOutput, duration: Option<Nanos>) -> Result<OutputO
             ));
         }
     }
-    Ok(OutputOptions { bin, decisions: raw.decisions, font, admission_curve: raw.admission_curve })
+    let bin_at = raw.bin.as_ref().map(|b| ctx.location(b.span()));
+    Ok(OutputOptions { bin, bin_at, decisions: raw.decisions, font, admission_curve: raw.admission_curve })
 }
 
 /// Fixed window, slot counters with N = 2, 10, 100, and the sliding log.
