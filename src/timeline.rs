@@ -77,21 +77,15 @@ pub struct TooManyBins {
 }
 
 impl TooManyBins {
-    /// The narrowest 1-2-5 bin that fits the run up to `until` in `max` bins.
+    /// The narrowest of the widths automatic bins take (1, 2, 10, 20,
+    /// 100 ... ns) that fits the run up to `until` in `max` bins.
     pub fn fitting_bin(&self) -> Nanos {
         let least = self.until.get() / self.max + 1;
-        let mut scale = 1u64;
-        loop {
-            for step in [1, 2, 5] {
-                if let Some(nice) = scale.checked_mul(step).filter(|&n| n >= least) {
-                    return Nanos::new(nice);
-                }
-            }
-            match scale.checked_mul(10) {
-                Some(next) => scale = next,
-                None => return Nanos::new(least),
-            }
+        let mut width = 1;
+        while width < least {
+            width = next_width(width);
         }
+        Nanos::new(width)
     }
 }
 
@@ -309,7 +303,7 @@ mod tests {
         let mut tl = Timeline::new(Some(Nanos::new(1)), 1);
         let e = tl.bin_for(Nanos::new(MAX_BINS), |_, _| 0).unwrap_err();
         // 1 ns bins reach 999 999 ns in 1 000 000 bins; 2 ns bins (the
-        // next 1-2-5 width) reach 1 000 000.
+        // next width automatic bins take) reach 1 000 000.
         assert_eq!(e.fitting_bin(), Nanos::new(2));
         assert_eq!(
             TooManyBins {
@@ -319,8 +313,8 @@ mod tests {
                 key_at: None
             }
             .fitting_bin(),
-            Nanos::new(5_000_000),
-            "2000 s in a million bins needs more than 2 ms"
+            Nanos::new(10_000_000),
+            "2000 s in a million bins needs more than 2 ms; the next width after 2 ms is 10 ms"
         );
     }
 

@@ -443,7 +443,7 @@ fn s48_bin_too_fine_for_the_trace() {
         1,
         &[
             "error: scenario s.toml failed; previous results were kept",
-            "caused by: s.toml:6:7: `output.bin` = \"1ms\" needs more than 1000000 bins to reach 2000 s, a time in the trace; choose a wider `bin` (at least \"5ms\" to reach it)",
+            "caused by: s.toml:6:7: `output.bin` = \"1ms\" needs more than 1000000 bins to reach 2000 s, a time in the trace; choose a wider `bin` (at least \"10ms\" to reach it)",
         ],
     );
     assert!(!c.path("out").exists());

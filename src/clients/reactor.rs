@@ -21,8 +21,8 @@ use crate::time::Nanos;
 /// needs to decide what follows it, so taking it out of the lane's queue
 /// reads no other table: with hundreds of thousands of retries waiting (a
 /// long retry storm), a table indexed from the event missed the cache on
-/// almost every attempt (`docs/performance.md`). Packed to 48 bytes: the
-/// queue moves its events when it refiles a bucket.
+/// almost every attempt (`docs/performance.md`). Packed to 48 bytes: every
+/// waiting retry and closed client holds one in the lane's queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClientEvent {
     /// The first attempt's time.
@@ -369,8 +369,8 @@ impl Reactor for ClientReactor {
 mod tests {
     use super::*;
 
-    /// The queue moves events when it refiles a bucket: a retry's state
-    /// stays packed (see `ClientEvent`).
+    /// Every waiting retry holds one in the lane's queue: its state stays
+    /// packed (see `ClientEvent`).
     #[test]
     fn a_client_event_is_48_bytes() {
         assert_eq!(std::mem::size_of::<ClientEvent>(), 48);
