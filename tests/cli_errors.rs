@@ -428,6 +428,16 @@ fn s35_trace_path_is_a_directory() {
         .refused(&["s.toml:10:8:", "is a directory, not a file"]);
 }
 
+/// The font a scenario names gets the trace path's check: a folder is said
+/// to be one, not said not to exist.
+#[test]
+fn o08_font_path_is_a_directory() {
+    Case::new(&format!("{BASE}\n[output]\nfont = \".\"\n")).refused(&[
+        "s.toml:19:8:",
+        "`output.font`: font file . is a directory, not a file (paths are relative to the scenario file)",
+    ]);
+}
+
 /// An `output.bin` too fine for a trace with no `duration` is found while
 /// the trace is read; the error still names the key's place, the time the
 /// trace reached, and a bin wide enough for it.

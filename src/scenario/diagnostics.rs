@@ -10,6 +10,41 @@ use toml::Spanned;
 
 use crate::time::{Nanos, parse_duration};
 
+/// What is wrong with a file a scenario names (a trace, a font), if
+/// anything: its errors say "<kind> file <path> <problem>".
+#[derive(Debug)]
+pub enum FileProblem {
+    Missing,
+    Directory,
+    /// A device, pipe or socket: it may never end (`/dev/zero`) and cannot
+    /// be opened again for each run of a sweep.
+    NotRegular,
+    Unreadable(std::io::Error),
+}
+
+impl FileProblem {
+    pub fn of(path: &std::path::Path) -> Option<FileProblem> {
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => None,
+            Ok(m) if m.is_dir() => Some(FileProblem::Directory),
+            Ok(_) => Some(FileProblem::NotRegular),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(FileProblem::Missing),
+            Err(e) => Some(FileProblem::Unreadable(e)),
+        }
+    }
+}
+
+impl std::fmt::Display for FileProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileProblem::Missing => write!(f, "does not exist"),
+            FileProblem::Directory => write!(f, "is a directory, not a file"),
+            FileProblem::NotRegular => write!(f, "is not a regular file (a device, pipe or socket)"),
+            FileProblem::Unreadable(e) => write!(f, "cannot be read ({e})"),
+        }
+    }
+}
+
 /// A scenario problem, located.
 /// The largest scenario file read: far above any real one, and a guard
 /// against `ratesim check /dev/zero` reading until memory runs out.

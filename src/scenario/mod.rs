@@ -377,11 +377,11 @@ fn output(ctx: &Ctx, raw: &RawOutput, duration: Option<Nanos>) -> Result<OutputO
         None => None,
         Some(f) => {
             let p = base.join(f.get_ref());
-            if !p.is_file() {
+            if let Some(problem) = diagnostics::FileProblem::of(&p) {
                 return Err(ctx.at(
                     f.span(),
                     format!(
-                        "`output.font`: font file {} does not exist (paths are relative to the scenario file)",
+                        "`output.font`: font file {} {problem} (paths are relative to the scenario file)",
                         p.display()
                     ),
                 ));
@@ -554,5 +554,10 @@ bin = "10ms"
         assert!(e.contains("no [[traffic]] source and no [sweep]"), "{e}");
         let e = parse(&format!("{text}[output]\nfont = \"nope.ttf\"\n")).unwrap_err();
         assert!(e.contains("output.font") && e.contains("does not exist"), "{e}");
+        if cfg!(unix) {
+            // The same check as a trace's path: a device is no font file.
+            let e = parse(&format!("{text}[output]\nfont = \"/dev/null\"\n")).unwrap_err();
+            assert!(e.contains("font file /dev/null is not a regular file (a device, pipe or socket)"), "{e}");
+        }
     }
 }

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use toml::Spanned;
 
+use super::diagnostics::FileProblem;
 use super::entry::Entry;
 use super::{MAX_GENERATED, ScenarioError};
 use crate::time::{Nanos, TimeUnit};
@@ -245,17 +246,10 @@ fn csv(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
     let keys: CsvKeys = entry.keys()?;
     let p = keys.path.as_ref().ok_or_else(|| entry.missing("path"))?;
     let path = entry.base().join(p.get_ref());
-    let what = match std::fs::metadata(&path) {
-        Ok(m) if m.is_file() => None,
-        Ok(m) if m.is_dir() => Some("is a directory, not a file".to_string()),
-        // A device or pipe may never end (`/dev/zero`) and cannot be
-        // opened again for each run of a sweep.
-        Ok(_) => {
-            Some("is not a regular file (a device, pipe or socket): save the trace to a file".to_string())
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("does not exist".to_string()),
-        Err(e) => Some(format!("cannot be read ({e})")),
-    };
+    let what = FileProblem::of(&path).map(|problem| match problem {
+        FileProblem::NotRegular => format!("{problem}: save the trace to a file"),
+        problem => problem.to_string(),
+    });
     if let Some(what) = what {
         return Err(entry.at(
             p.span(),
