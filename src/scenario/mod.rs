@@ -557,7 +557,10 @@ bin = "10ms"
         if cfg!(unix) {
             // The same check as a trace's path: a device is no font file.
             let e = parse(&format!("{text}[output]\nfont = \"/dev/null\"\n")).unwrap_err();
-            assert!(e.contains("font file /dev/null is not a regular file (a device, pipe or socket)"), "{e}");
+            assert!(
+                e.contains("font file /dev/null is not a regular file (a device, pipe or socket)"),
+                "{e}"
+            );
         }
     }
 }
