@@ -238,6 +238,11 @@ fn s12_integer_too_large() {
         "s.toml:5:12:",
         "`limit.requests`: 99999999999999999999 is too large: expected a whole number up to 9223372036854775807",
     ]);
+    // Too long for any integer the parser holds.
+    Case::new(&with("requests = 10", &format!("requests = {}", "9".repeat(46)))).refused(&[
+        "s.toml:5:12:",
+        "`limit.requests`: too many digits: a whole number here is at most 9223372036854775807",
+    ]);
 }
 
 #[test]
@@ -1018,6 +1023,16 @@ fn lb02_burst_times_1000_overflows() {
         "`limiter[0].burst` = 9223372036854776 is too large",
         "the most is 9223372036854775",
     ]);
+    // Past i64 as well, alone or in a list.
+    for (burst, at) in
+        [("99999999999999999999", "s.toml:16:9:"), ("[5, 99999999999999999999]", "s.toml:16:13:")]
+    {
+        Case::new(&limiter("leaky_bucket", &format!("burst = {burst}"))).refused(&[
+            at,
+            "`limiter[0].burst` = 99999999999999999999 is too large",
+            "the most is 9223372036854775",
+        ]);
+    }
 }
 
 #[test]
@@ -1082,10 +1097,12 @@ fn lb09_nodelay_and_delay_together() {
 
 #[test]
 fn lb10_negative_delay() {
-    Case::new(&limiter("leaky_bucket", "delay = -1")).refused(&[
-        "s.toml:16:9:",
-        "`limiter[0].delay` must be a whole number from 0 to 9223372036854775, got -1",
-    ]);
+    for n in ["-1", "99999999999999999999"] {
+        Case::new(&limiter("leaky_bucket", &format!("delay = {n}"))).refused(&[
+            "s.toml:16:9:",
+            &format!("`limiter[0].delay` must be a whole number from 0 to 9223372036854775, got {n}"),
+        ]);
+    }
 }
 
 #[test]
@@ -1179,10 +1196,12 @@ fn lq02_queue_zero() {
 
 #[test]
 fn lq03_queue_too_large() {
-    Case::new(&limiter("leaky_queue", "queue = 100000000000")).refused(&[
-        "s.toml:16:9:",
-        "`limiter[0].queue` = 100000000000 is too large: at most 100000000 places",
-    ]);
+    for n in ["100000000000", "99999999999999999999"] {
+        Case::new(&limiter("leaky_queue", &format!("queue = {n}"))).refused(&[
+            "s.toml:16:9:",
+            &format!("`limiter[0].queue` = {n} is too large: at most 100000000 places"),
+        ]);
+    }
 }
 
 #[test]
@@ -1331,8 +1350,11 @@ fn r10_max_attempts_zero() {
 
 #[test]
 fn r11_max_attempts_too_many() {
-    Case::new(&with_retry("policy = \"immediate\"\nmax_attempts = 1001"))
-        .refused(&["s.toml:20:16:", "from 1 to 1000 (the first attempt included), got 1001"]);
+    // Past i64 too, the key's own range, not the integer type's.
+    for n in ["1001", "99999999999999999999"] {
+        Case::new(&with_retry(&format!("policy = \"immediate\"\nmax_attempts = {n}")))
+            .refused(&["s.toml:20:16:", &format!("from 1 to 1000 (the first attempt included), got {n}")]);
+    }
 }
 
 #[test]
@@ -1401,10 +1423,12 @@ fn r17_closed_clients_zero() {
 
 #[test]
 fn r18_closed_clients_too_many() {
-    Case::new(&closed("clients = 10000001\nthink = \"1s\"")).refused(&[
-        "s.toml:10:11:",
-        "`traffic[0].clients` = 10000001 is too many: a closed population may have at most 10000000 clients",
-    ]);
+    for n in ["10000001", "99999999999999999999"] {
+        Case::new(&closed(&format!("clients = {n}\nthink = \"1s\""))).refused(&[
+            "s.toml:10:11:",
+            &format!("`traffic[0].clients` = {n} is too many: a closed population may have at most 10000000 clients"),
+        ]);
+    }
 }
 
 #[test]
@@ -1574,8 +1598,12 @@ fn with_nodes(table: &str) -> String {
 
 #[test]
 fn n01_count_zero() {
-    Case::new(&with_nodes("[nodes]\ncount = 0\n"))
-        .refused(&["s.toml:19:9:", "`nodes.count` must be a whole number from 1 to 1000, got 0"]);
+    for n in ["0", "99999999999999999999"] {
+        Case::new(&with_nodes(&format!("[nodes]\ncount = {n}\n"))).refused(&[
+            "s.toml:19:9:",
+            &format!("`nodes.count` must be a whole number from 1 to 1000, got {n}"),
+        ]);
+    }
 }
 
 #[test]

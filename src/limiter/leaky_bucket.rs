@@ -109,7 +109,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use toml::Spanned;
 
 use super::{Algorithm, Decision, Limit, Limiter, StateSize, Style};
-use crate::scenario::{Entry, ScenarioError};
+use crate::scenario::{Entry, ScenarioError, Whole};
 use crate::time::{Nanos, format_duration};
 
 /// Nanoseconds per millisecond: nginx's clock resolution.
@@ -146,8 +146,8 @@ pub fn nginx_rate(limit: Limit) -> u128 {
 
 /// `burst = 5` or `burst = [0, 5]`: one whole number or a list of them.
 enum Bursts {
-    One(i64),
-    Many(Vec<Spanned<i64>>),
+    One(Whole),
+    Many(Vec<Spanned<Whole>>),
 }
 
 impl<'de> Deserialize<'de> for Bursts {
@@ -159,11 +159,17 @@ impl<'de> Deserialize<'de> for Bursts {
                 f.write_str("a whole number or a list of them, like 5 or [0, 5, 10]")
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Bursts, E> {
-                Ok(Bursts::One(v))
+                Ok(Bursts::One(Whole(v.into())))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Bursts, E> {
+                Ok(Bursts::One(Whole(v.into())))
+            }
+            fn visit_i128<E: de::Error>(self, v: i128) -> Result<Bursts, E> {
+                Ok(Bursts::One(Whole(v)))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Bursts, A::Error> {
                 let mut v = Vec::new();
-                while let Some(b) = seq.next_element::<Spanned<i64>>()? {
+                while let Some(b) = seq.next_element::<Spanned<Whole>>()? {
                     v.push(b);
                 }
                 Ok(Bursts::Many(v))
@@ -179,7 +185,7 @@ struct Keys {
     kind: Spanned<String>,
     burst: Option<Spanned<Bursts>>,
     nodelay: Option<Spanned<bool>>,
-    delay: Option<Spanned<i64>>,
+    delay: Option<Spanned<Whole>>,
 }
 
 impl Algorithm for LeakyBucketSpec {
@@ -217,7 +223,7 @@ impl Algorithm for LeakyBucketSpec {
         }
         let delay = delay(entry, &keys)?;
         let bursts = match keys.burst {
-            None => vec![Spanned::new(entry.span(), 0)],
+            None => vec![Spanned::new(entry.span(), Whole(0))],
             Some(b) => {
                 let span = b.span();
                 match b.into_inner() {
@@ -238,14 +244,14 @@ impl Algorithm for LeakyBucketSpec {
         bursts
             .iter()
             .map(|b| {
-                let v = *b.get_ref();
+                let v = b.get_ref().0;
                 if v < 0 {
                     return Err(entry.at(
                         b.span(),
                         format!("`{}` must be a whole number of at least 0, got {v}", entry.key("burst")),
                     ));
                 }
-                if v as u64 > MAX_BURST {
+                if v > i128::from(MAX_BURST) {
                     return Err(entry.at(
                         b.span(),
                         format!(
@@ -337,8 +343,8 @@ fn delay(entry: &Entry<'_>, keys: &Keys) -> Result<Option<u64>, ScenarioError> {
             ),
         )),
         (_, Some(d)) => {
-            let v = *d.get_ref();
-            if v < 0 || v as u64 > MAX_BURST {
+            let v = d.get_ref().0;
+            if v < 0 || v > i128::from(MAX_BURST) {
                 return Err(entry.at(
                     d.span(),
                     format!("`{}` must be a whole number from 0 to {MAX_BURST}, got {v}", entry.key("delay")),

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{Algorithm, Decision, Limit, Limiter, StateSize, Style};
-use crate::scenario::{Entry, ScenarioError};
+use crate::scenario::{Entry, ScenarioError, Whole};
 use crate::time::Nanos;
 
 /// The most places a queue may have.
@@ -29,7 +29,7 @@ pub struct LeakyQueueSpec {
 struct Keys {
     #[allow(dead_code)]
     kind: serde::de::IgnoredAny,
-    queue: Option<Spanned<i64>>,
+    queue: Option<Spanned<Whole>>,
 }
 
 impl Algorithm for LeakyQueueSpec {
@@ -47,14 +47,14 @@ impl Algorithm for LeakyQueueSpec {
                 ),
             )
         })?;
-        let queue = entry.at_least_one("queue", q)?;
-        if queue > MAX_QUEUE {
+        let queue = entry.at_least_one_whole("queue", q)?;
+        if queue > i128::from(MAX_QUEUE) {
             return Err(entry.at(
                 q.span(),
                 format!("`{}` = {queue} is too large: at most {MAX_QUEUE} places", entry.key("queue")),
             ));
         }
-        Ok(vec![LeakyQueueSpec { queue }])
+        Ok(vec![LeakyQueueSpec { queue: queue as u64 }])
     }
 
     fn delays(&self) -> bool {

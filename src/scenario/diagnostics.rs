@@ -138,6 +138,16 @@ impl Ctx<'_> {
         Ok(n as u64)
     }
 
+    /// `at_least_one` for a key with a bound of its own, which the caller
+    /// checks on the number as written.
+    pub fn at_least_one_whole(&self, key: &str, v: &Spanned<Whole>) -> Result<i128, ScenarioError> {
+        let n = v.get_ref().0;
+        if n < 1 {
+            return Err(self.at(v.span(), format!("`{key}` must be a whole number of at least 1, got {n}")));
+        }
+        Ok(n)
+    }
+
     pub fn rate(&self, key: &str, v: &Spanned<f64>) -> Result<f64, ScenarioError> {
         let r = *v.get_ref();
         if !r.is_finite() || r <= 0.0 {
@@ -152,6 +162,44 @@ impl Ctx<'_> {
         let near = nearest(got, allowed, 3).map(|a| format!("; did you mean \"{a}\"?")).unwrap_or_default();
         let list = allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ");
         self.at(v.span(), format!("`{key}` = \"{got}\" is not known: expected one of {list}{near}"))
+    }
+}
+
+/// A whole number as written, kept past the range of `i64`, for the keys
+/// with a bound of their own: `max_attempts = 99999999999999999999` is then
+/// refused with the key's own range ("from 1 to 1000"), where an `i64`
+/// could only say how large a number the type holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Whole(pub i128);
+
+impl<'de> serde::Deserialize<'de> for Whole {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Whole, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Whole;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a whole number")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Whole, E> {
+                Ok(Whole(v.into()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Whole, E> {
+                Ok(Whole(v.into()))
+            }
+            fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Whole, E> {
+                Ok(Whole(v))
+            }
+            fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Whole, E> {
+                Ok(Whole(i128::try_from(v).unwrap_or(i128::MAX)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl std::fmt::Display for Whole {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        self.0.fmt(f)
     }
 }
 
@@ -172,6 +220,10 @@ pub fn plain_types(message: &str) -> String {
         .and_then(|r| r.strip_suffix("` as i128, expected i64"))
     {
         return format!("{n} is too large: expected a whole number up to 9223372036854775807");
+    }
+    // The TOML parser's own words for a number too long for any integer.
+    if message.trim_end() == "integer number overflowed" {
+        return "too many digits: a whole number here is at most 9223372036854775807".to_string();
     }
     // A table given as something else: serde names the Rust struct.
     if let Some((got, wanted)) = message.split_once("expected struct ") {
@@ -283,6 +335,30 @@ mod tests {
         assert_eq!(key_path_at(t, t.find("4").unwrap()).as_deref(), Some("y.z"));
         assert_eq!(key_path_at(t, 0), None);
         assert_eq!(key_path_at("é = 1", 1).as_deref(), None);
+    }
+
+    #[derive(serde::Deserialize)]
+    struct Bounded {
+        n: Whole,
+    }
+
+    /// A bounded key keeps the number as written past i64, so its own
+    /// range can be given; a string is still a type error in plain words.
+    #[test]
+    fn whole_numbers_past_i64() {
+        let n =
+            |text: &str| toml::from_str::<Bounded>(text).map(|b| b.n.0).map_err(|e| e.message().to_string());
+        assert_eq!(n("n = 5"), Ok(5));
+        assert_eq!(n("n = -3"), Ok(-3));
+        assert_eq!(n("n = 9223372036854775807"), Ok(i128::from(i64::MAX)));
+        assert_eq!(n("n = 99999999999999999999"), Ok(99_999_999_999_999_999_999));
+        assert_eq!(n("n = -99999999999999999999"), Ok(-99_999_999_999_999_999_999));
+        assert_eq!(n("n = \"3\"").unwrap_err(), "invalid type: string \"3\", expected a whole number");
+        let long = format!("n = {}", "9".repeat(46));
+        assert_eq!(
+            plain_types(&n(&long).unwrap_err()),
+            "too many digits: a whole number here is at most 9223372036854775807"
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use toml::Spanned;
 use toml::de::{DeValue, ValueDeserializer};
 
-use super::diagnostics::{Ctx, ScenarioError, nearest_key, unknown_field};
+use super::diagnostics::{Ctx, ScenarioError, Whole, nearest_key, unknown_field};
 use crate::limiter::Limit;
 use crate::time::Nanos;
 
@@ -120,6 +120,10 @@ impl<'a> Entry<'a> {
 
     pub fn at_least_one(&self, key: &str, v: &Spanned<i64>) -> Result<u64, ScenarioError> {
         self.ctx.at_least_one(&self.key(key), v)
+    }
+
+    pub fn at_least_one_whole(&self, key: &str, v: &Spanned<Whole>) -> Result<i128, ScenarioError> {
+        self.ctx.at_least_one_whole(&self.key(key), v)
     }
 
     pub fn rate(&self, key: &str, v: &Spanned<f64>) -> Result<f64, ScenarioError> {

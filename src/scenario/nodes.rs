@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::diagnostics::{Ctx, ScenarioError};
+use super::diagnostics::{Ctx, ScenarioError, Whole};
 use super::traffic::Traffic;
 use crate::limiter::{Limit, LimiterSpec};
 use crate::nodes::{Balance, Mode, Outage, Topology};
@@ -18,7 +18,7 @@ pub const MAX_NODES: u16 = 1000;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawNodes {
-    count: Option<Spanned<i64>>,
+    count: Option<Spanned<Whole>>,
     balance: Option<Spanned<toml::Value>>,
     mode: Option<Spanned<String>>,
     per_node: Option<Spanned<toml::Value>>,
@@ -55,8 +55,8 @@ pub(super) fn validate(
         .count
         .as_ref()
         .ok_or_else(|| ctx.at(span.clone(), "`nodes.count` is required: how many nodes, like 5"))?;
-    let count = *count_raw.get_ref();
-    if count < 1 || count > i64::from(MAX_NODES) {
+    let count = count_raw.get_ref().0;
+    if count < 1 || count > i128::from(MAX_NODES) {
         return Err(ctx.at(
             count_raw.span(),
             format!("`nodes.count` must be a whole number from 1 to {MAX_NODES}, got {count}"),

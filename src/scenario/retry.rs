@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::diagnostics::{Ctx, ScenarioError};
+use super::diagnostics::{Ctx, ScenarioError, Whole};
 use crate::clients::Backoff;
 use crate::clients::policy::{MAX_ATTEMPTS, RetryPolicy, TOKEN};
 use crate::time::Nanos;
@@ -15,7 +15,7 @@ pub(super) struct RawRetry {
     policy: Spanned<String>,
     base: Option<Spanned<String>>,
     cap: Option<Spanned<String>>,
-    max_attempts: Option<Spanned<i64>>,
+    max_attempts: Option<Spanned<Whole>>,
     jitter: Option<Spanned<String>>,
     budget: Option<Spanned<f64>>,
 }
@@ -89,8 +89,8 @@ pub(super) fn validate(
             ));
         }
         Some(m) => {
-            let v = *m.get_ref();
-            if v < 1 || v > i64::from(MAX_ATTEMPTS) {
+            let v = m.get_ref().0;
+            if v < 1 || v > i128::from(MAX_ATTEMPTS) {
                 return Err(ctx.at(
                     m.span(),
                     format!("`{}` must be a whole number from 1 to {MAX_ATTEMPTS} (the first attempt included), got {v}", key("max_attempts")),

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use toml::Spanned;
 
-use super::diagnostics::FileProblem;
+use super::diagnostics::{FileProblem, Whole};
 use super::entry::Entry;
 use super::{MAX_GENERATED, ScenarioError};
 use crate::time::{Nanos, TimeUnit};
@@ -276,7 +276,7 @@ fn csv(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
 struct ClosedKeys {
     #[allow(dead_code)]
     kind: IgnoredAny,
-    clients: Option<Spanned<i64>>,
+    clients: Option<Spanned<Whole>>,
     think: Option<Spanned<String>>,
     start: Option<Spanned<String>>,
     end: Option<Spanned<String>>,
@@ -289,13 +289,14 @@ pub const MAX_CLOSED_CLIENTS: u64 = 10_000_000;
 fn closed(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
     let keys: ClosedKeys = entry.keys()?;
     let clients_raw = keys.clients.as_ref().ok_or_else(|| entry.missing("clients"))?;
-    let clients = entry.at_least_one("clients", clients_raw)?;
-    if clients > MAX_CLOSED_CLIENTS {
+    let clients = entry.at_least_one_whole("clients", clients_raw)?;
+    if clients > i128::from(MAX_CLOSED_CLIENTS) {
         return Err(entry.at(
             clients_raw.span(),
             format!("`{}` = {clients} is too many: a closed population may have at most {MAX_CLOSED_CLIENTS} clients", entry.key("clients")),
         ));
     }
+    let clients = clients as u64;
     let think_raw = keys.think.as_ref().ok_or_else(|| entry.missing("think"))?;
     let think = entry.positive_duration("think", think_raw)?;
     let start = start(entry, &keys.start)?;
