@@ -204,12 +204,15 @@ fn s07_wrong_type_fraction_for_count() {
 }
 
 #[test]
-fn s08_wrong_type_scalar_for_list() {
-    Case::new(&with("slots = [2, 10]", "slots = 3")).refused(&[
+fn s08_wrong_type_for_slots() {
+    Case::new(&with("slots = [2, 10]", "slots = \"3\"")).refused(&[
         "s.toml:16:9:",
         "`limiter[0].slots`",
-        "expected a list, like [2, 10]",
+        "invalid type: string \"3\", expected a whole number or a list of them, like 10 or [2, 10]",
     ]);
+    // A key that takes only a list says so.
+    Case::new(&with("slots = [2, 10]", "slots = [2, 10]\n[sweep]\nmap_slots = 3"))
+        .refused(&["`sweep.map_slots`", "expected a list, like [2, 10]"]);
 }
 
 #[test]
@@ -1059,7 +1062,7 @@ fn lb05_burst_wrong_type() {
     Case::new(&limiter("leaky_bucket", "burst = \"five\"")).refused(&[
         "s.toml:16:9:",
         "`limiter[0].burst`",
-        "invalid type: string \"five\", expected a whole number or a list of them, like 5 or [0, 5, 10]",
+        "invalid type: string \"five\", expected a whole number or a list of them, like 10 or [2, 10]",
     ]);
 }
 
@@ -1832,7 +1835,7 @@ fn g04_burst_wrong_type() {
     Case::new(&with_limiter("kind = \"gcra\"\nburst = 2.5")).refused(&[
         "s.toml:16:9:",
         "`limiter[0].burst`",
-        "invalid type: floating point `2.5`, expected a whole number or a list of them, like [1, 10]",
+        "invalid type: floating point `2.5`, expected a whole number or a list of them, like 10 or [2, 10]",
     ]);
 }
 

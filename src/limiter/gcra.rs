@@ -35,14 +35,12 @@
 //! (within `T * b` of the end of time) and for other costs the rule runs in
 //! `u128`, so no sum or product overflows (governor's `u64` would).
 
-use std::ops::Range;
-
 use serde::Deserialize;
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
+
 use toml::Spanned;
 
 use super::{Algorithm, Decision, Limit, Limiter, StateSize, Style};
-use crate::scenario::{Entry, ScenarioError};
+use crate::scenario::{Counts, Entry, ScenarioError};
 use crate::time::{Nanos, format_duration};
 
 /// `kind = "gcra"`: `burst = 10` or `burst = [1, 10, 100]` (one limiter per
@@ -81,9 +79,12 @@ impl Algorithm for GcraSpec {
         let limit = entry.limit();
         let t = emission_interval(limit);
         let mut specs = Vec::new();
-        for b in counts(entry, "burst", bursts, "give at least one burst")? {
-            let v = entry.at_least_one("burst", &b)?;
-            if u128::from(t) * u128::from(v - 1) > u128::from(u64::MAX) {
+        for b in entry.counts("burst", bursts, "give at least one burst")? {
+            let v = entry.at_least_one_whole("burst", &b)?;
+            // Past u64 (possible only as written: the tolerance is checked
+            // on the number as it stands) the tolerance is past it too.
+            let tolerance = u128::from(t).checked_mul((v - 1) as u128);
+            if v > i128::from(u64::MAX) || tolerance.is_none_or(|tol| tol > u128::from(u64::MAX)) {
                 return Err(entry.at(
                     b.span(),
                     format!(
@@ -93,6 +94,7 @@ impl Algorithm for GcraSpec {
                     ),
                 ));
             }
+            let v = v as u64;
             specs.push(GcraSpec { burst: (v != limit.requests).then_some(v), max_wait });
         }
         Ok(specs)
@@ -174,67 +176,6 @@ pub(super) fn shade(base: (u8, u8, u8), param: Option<u64>) -> (u8, u8, u8) {
         m as u8
     };
     (mix(base.0), mix(base.1), mix(base.2))
-}
-
-/// A key that takes a whole number or a list of them (`burst = 10`,
-/// `burst = [1, 10]`), as it is written.
-pub(super) enum Counts {
-    One(i64),
-    List(Vec<Spanned<i64>>),
-}
-
-impl<'de> Deserialize<'de> for Counts {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Counts, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Counts;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a whole number or a list of them, like [1, 10]")
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Counts, E> {
-                Ok(Counts::One(v))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Counts, E> {
-                i64::try_from(v).map(Counts::One).map_err(|_| too_large(v))
-            }
-            fn visit_i128<E: de::Error>(self, v: i128) -> Result<Counts, E> {
-                i64::try_from(v).map(Counts::One).map_err(|_| too_large(v))
-            }
-            fn visit_u128<E: de::Error>(self, v: u128) -> Result<Counts, E> {
-                i64::try_from(v).map(Counts::One).map_err(|_| too_large(v))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Counts, A::Error> {
-                let mut list = Vec::new();
-                while let Some(v) = seq.next_element::<Spanned<i64>>()? {
-                    list.push(v);
-                }
-                Ok(Counts::List(list))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-fn too_large<E: de::Error>(v: impl std::fmt::Display) -> E {
-    E::custom(format!("{v} is too large: expected a whole number up to 9223372036854775807"))
-}
-
-/// The values of a number-or-list key, each with its place in the file; an
-/// empty list is an error (`what` says what to give instead).
-pub(super) fn counts(
-    entry: &Entry<'_>,
-    key: &str,
-    value: Spanned<Counts>,
-    what: &str,
-) -> Result<Vec<Spanned<i64>>, ScenarioError> {
-    let span: Range<usize> = value.span();
-    match value.into_inner() {
-        Counts::One(v) => Ok(vec![Spanned::new(span, v)]),
-        Counts::List(list) if list.is_empty() => {
-            Err(entry.at(span, format!("`{}` is empty: {what}", entry.key(key))))
-        }
-        Counts::List(list) => Ok(list),
-    }
 }
 
 /// A GCRA with its parameters resolved against a limit.
@@ -497,6 +438,14 @@ mod tests {
         assert!(e.contains("expected a whole number or a list of them"), "{e}");
         let e = parse("kind = \"gcra\"\nburst = 9223372036854775807").unwrap_err();
         assert!(e.contains("past the end of time"), "{e}");
+        // Past i64 and past u64, alone or in a list: the same bound.
+        for burst in ["99999999999999999999", "[2, 99999999999999999999]"] {
+            let e = parse(&format!("kind = \"gcra\"\nburst = {burst}")).unwrap_err();
+            assert!(
+                e.contains("`limiter[0].burst` = 99999999999999999999 is too large for this limit"),
+                "{e}"
+            );
+        }
         let e = parse("kind = \"gcra\"\nbrust = 3").unwrap_err();
         assert!(e.contains("did you mean `burst`?"), "{e}");
     }

@@ -102,14 +102,11 @@
 //! - A request of cost `c` counts as `c` requests at the same instant, all
 //!   admitted or none (nginx has no cost): `e + 1000 * (c - 1) <= burst * 1000`.
 
-use std::fmt;
-
 use serde::Deserialize;
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use toml::Spanned;
 
 use super::{Algorithm, Decision, Limit, Limiter, StateSize, Style};
-use crate::scenario::{Entry, ScenarioError, Whole};
+use crate::scenario::{Counts, Entry, ScenarioError, Whole};
 use crate::time::{Nanos, format_duration};
 
 /// Nanoseconds per millisecond: nginx's clock resolution.
@@ -144,46 +141,11 @@ pub fn nginx_rate(limit: Limit) -> u128 {
         / u128::from(limit.window.get())
 }
 
-/// `burst = 5` or `burst = [0, 5]`: one whole number or a list of them.
-enum Bursts {
-    One(Whole),
-    Many(Vec<Spanned<Whole>>),
-}
-
-impl<'de> Deserialize<'de> for Bursts {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Bursts, D::Error> {
-        struct OneOrList;
-        impl<'de> Visitor<'de> for OneOrList {
-            type Value = Bursts;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a whole number or a list of them, like 5 or [0, 5, 10]")
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Bursts, E> {
-                Ok(Bursts::One(Whole(v.into())))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Bursts, E> {
-                Ok(Bursts::One(Whole(v.into())))
-            }
-            fn visit_i128<E: de::Error>(self, v: i128) -> Result<Bursts, E> {
-                Ok(Bursts::One(Whole(v)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Bursts, A::Error> {
-                let mut v = Vec::new();
-                while let Some(b) = seq.next_element::<Spanned<Whole>>()? {
-                    v.push(b);
-                }
-                Ok(Bursts::Many(v))
-            }
-        }
-        d.deserialize_any(OneOrList)
-    }
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Keys {
     kind: Spanned<String>,
-    burst: Option<Spanned<Bursts>>,
+    burst: Option<Spanned<Counts>>,
     nodelay: Option<Spanned<bool>>,
     delay: Option<Spanned<Whole>>,
 }
@@ -224,22 +186,7 @@ impl Algorithm for LeakyBucketSpec {
         let delay = delay(entry, &keys)?;
         let bursts = match keys.burst {
             None => vec![Spanned::new(entry.span(), Whole(0))],
-            Some(b) => {
-                let span = b.span();
-                match b.into_inner() {
-                    Bursts::One(v) => vec![Spanned::new(span, v)],
-                    Bursts::Many(v) if v.is_empty() => {
-                        return Err(entry.at(
-                            span,
-                            format!(
-                                "`{}` is empty: give at least one burst, like [0, 5]",
-                                entry.key("burst")
-                            ),
-                        ));
-                    }
-                    Bursts::Many(v) => v,
-                }
-            }
+            Some(b) => entry.counts("burst", b, "give at least one burst, like [0, 5]")?,
         };
         bursts
             .iter()

@@ -16,7 +16,7 @@ use toml::Spanned;
 
 use super::{Algorithm, Decision, FastDiv, Limit, Limiter, StateSize, Style, SweepTraits};
 use crate::ring::Ring;
-use crate::scenario::{Entry, ScenarioError};
+use crate::scenario::{Counts, Entry, ScenarioError};
 use crate::time::Nanos;
 
 /// `kind = "slot_counter"`: `slots = [2, 10, 100]` makes one limiter per N.
@@ -30,7 +30,7 @@ pub struct SlotCounterSpec {
 struct Keys {
     #[allow(dead_code)]
     kind: serde::de::IgnoredAny,
-    slots: Option<Spanned<Vec<Spanned<i64>>>>,
+    slots: Option<Spanned<Counts>>,
 }
 
 impl Algorithm for SlotCounterSpec {
@@ -42,20 +42,17 @@ impl Algorithm for SlotCounterSpec {
         let slots = keys.slots.ok_or_else(|| {
             entry.at(
                 entry.span(),
-                format!("`{}` is required: a list of slot counts, like [2, 10, 100]", entry.key("slots")),
+                format!(
+                    "`{}` is required: a slot count or a list of them, like 10 or [2, 10, 100]",
+                    entry.key("slots")
+                ),
             )
         })?;
-        if slots.get_ref().is_empty() {
-            return Err(entry.at(
-                slots.span(),
-                format!("`{}` is empty: give at least one slot count", entry.key("slots")),
-            ));
-        }
         let window = entry.limit().window.get();
         let mut specs = Vec::new();
-        for n in slots.get_ref() {
-            let v = entry.at_least_one("slots", n)?;
-            if v > window {
+        for n in entry.counts("slots", slots, "give at least one slot count")? {
+            let v = entry.at_least_one_whole("slots", &n)?;
+            if v > i128::from(window) {
                 return Err(entry.at(
                     n.span(),
                     format!(
@@ -64,7 +61,7 @@ impl Algorithm for SlotCounterSpec {
                     ),
                 ));
             }
-            specs.push(SlotCounterSpec { slots: v });
+            specs.push(SlotCounterSpec { slots: v as u64 });
         }
         Ok(specs)
     }
@@ -270,6 +267,48 @@ mod tests {
 
     fn counter(requests: u64, window_ms: u64, slots: u64) -> SlotCounter {
         SlotCounter::new(Limit { requests, window: ms(window_ms) }, slots)
+    }
+
+    /// The slot counts of a scenario with `[limit]` 10 per 1 s and this
+    /// `slots` value.
+    fn parse(slots: &str) -> Result<Vec<u64>, String> {
+        let text = format!(
+            "name = \"t\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[[traffic]]\nkind = \"burst\"\ncount = 1\n\
+             [[limiter]]\nkind = \"slot_counter\"\nslots = {slots}\n"
+        );
+        crate::scenario::Scenario::parse(&text, std::path::Path::new("s.toml"))
+            .map(|s| {
+                s.limiters
+                    .iter()
+                    .filter(|l| l.algorithm() == "slot_counter")
+                    .filter_map(|l| l.slots())
+                    .collect()
+            })
+            .map_err(|e| e.to_string())
+    }
+
+    /// `slots = 10` is one limiter, as `[10]` is; values keep their place in
+    /// the file, and a count past i64 is refused by the window's bound.
+    #[test]
+    fn slots_take_a_number_or_a_list() {
+        assert_eq!(parse("10"), Ok(vec![10]));
+        assert_eq!(parse("[10]"), Ok(vec![10]));
+        assert_eq!(parse("[2, 10, 100]"), Ok(vec![2, 10, 100]));
+        assert_eq!(
+            parse("0").unwrap_err(),
+            "s.toml:10:9: `limiter[0].slots` must be a whole number of at least 1, got 0"
+        );
+        assert_eq!(
+            parse("[2, 0]").unwrap_err(),
+            "s.toml:10:13: `limiter[0].slots` must be a whole number of at least 1, got 0"
+        );
+        let e = parse("99999999999999999999").unwrap_err();
+        assert!(
+            e.starts_with(
+                "s.toml:10:9: `limiter[0].slots`: 99999999999999999999 slots is more than the window"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

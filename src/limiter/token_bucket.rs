@@ -43,9 +43,9 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::gcra::{Counts, counts, shade};
+use super::gcra::shade;
 use super::{Algorithm, Decision, FastDiv, Limit, Limiter, StateSize, Style};
-use crate::scenario::{Entry, ScenarioError};
+use crate::scenario::{Counts, Entry, ScenarioError};
 use crate::time::{Nanos, format_duration};
 
 /// Whether a continuous bucket starts full or empty (at time 0).
@@ -205,10 +205,11 @@ impl Algorithm for TokenBucketSpec {
         let Some(capacities) = keys.capacity else {
             return Ok(vec![TokenBucketSpec::Continuous { capacity: None, initial, max_wait }]);
         };
-        counts(entry, "capacity", capacities, "give at least one capacity")?
+        entry
+            .counts("capacity", capacities, "give at least one capacity")?
             .iter()
             .map(|c| {
-                let v = entry.at_least_one("capacity", c)?;
+                let v = entry.count_at_least_one("capacity", c)?;
                 Ok(TokenBucketSpec::Continuous {
                     capacity: (v != limit.requests).then_some(v),
                     initial,
@@ -727,6 +728,8 @@ mod tests {
         assert!(e.contains("s.toml:11:12: `limiter[0].capacity` only applies to refill = \"continuous\"; refill = \"timer\" takes max_tokens, tokens_per_fill, fill_interval"), "{e}");
         let e = err("refill = \"timer\"\ninitial = \"empty\"");
         assert!(e.contains("`limiter[0].initial` only applies to refill = \"continuous\""), "{e}");
+        let e = err("capacity = [5, 99999999999999999999]");
+        assert!(e.contains("s.toml:10:16: `limiter[0].capacity`: 99999999999999999999 is too large: expected a whole number up to 9223372036854775807"), "{e}");
         let e = err("max_tokens = 5");
         assert!(e.contains("`limiter[0].max_tokens` only applies to refill = \"timer\"; refill = \"continuous\" (the default) takes capacity, initial"), "{e}");
         let e = err("refill = \"timer\"\nmax_tokens = -2");

@@ -203,6 +203,45 @@ impl std::fmt::Display for Whole {
     }
 }
 
+/// A key that takes a whole number or a list of them (`slots = 10`,
+/// `burst = [0, 5, 10]`: one limiter per value), as it is written.
+pub enum Counts {
+    One(Whole),
+    List(Vec<Spanned<Whole>>),
+}
+
+impl<'de> serde::Deserialize<'de> for Counts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Counts, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Counts;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a whole number or a list of them, like 10 or [2, 10]")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Counts, E> {
+                Ok(Counts::One(Whole(v.into())))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Counts, E> {
+                Ok(Counts::One(Whole(v.into())))
+            }
+            fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Counts, E> {
+                Ok(Counts::One(Whole(v)))
+            }
+            fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Counts, E> {
+                Ok(Counts::One(Whole(i128::try_from(v).unwrap_or(i128::MAX))))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Counts, A::Error> {
+                let mut list = Vec::new();
+                while let Some(v) = seq.next_element::<Spanned<Whole>>()? {
+                    list.push(v);
+                }
+                Ok(Counts::List(list))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// The candidate nearest to `word` by edit distance, if within `max`.
 pub fn nearest<'c>(word: &str, candidates: &[&'c str], max: usize) -> Option<&'c str> {
     candidates

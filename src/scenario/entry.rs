@@ -11,7 +11,7 @@ use serde::Deserialize;
 use toml::Spanned;
 use toml::de::{DeValue, ValueDeserializer};
 
-use super::diagnostics::{Ctx, ScenarioError, Whole, nearest_key, unknown_field};
+use super::diagnostics::{Counts, Ctx, ScenarioError, Whole, nearest_key, unknown_field};
 use crate::limiter::Limit;
 use crate::time::Nanos;
 
@@ -124,6 +124,38 @@ impl<'a> Entry<'a> {
 
     pub fn at_least_one_whole(&self, key: &str, v: &Spanned<Whole>) -> Result<i128, ScenarioError> {
         self.ctx.at_least_one_whole(&self.key(key), v)
+    }
+
+    /// `at_least_one` for a value of a number-or-list key with no bound of
+    /// its own: at most what an `i64` holds, as for every other key.
+    pub fn count_at_least_one(&self, key: &str, v: &Spanned<Whole>) -> Result<u64, ScenarioError> {
+        let n = self.at_least_one_whole(key, v)?;
+        if n > i128::from(i64::MAX) {
+            return Err(self.at(
+                v.span(),
+                format!("`{}`: {n} is too large: expected a whole number up to {}", self.key(key), i64::MAX),
+            ));
+        }
+        Ok(n as u64)
+    }
+
+    /// The values of a number-or-list key, each with its place in the file
+    /// (a lone number at the key's own place); an empty list is an error,
+    /// `what` says what to give instead.
+    pub fn counts(
+        &self,
+        key: &str,
+        value: Spanned<Counts>,
+        what: &str,
+    ) -> Result<Vec<Spanned<Whole>>, ScenarioError> {
+        let span = value.span();
+        match value.into_inner() {
+            Counts::One(v) => Ok(vec![Spanned::new(span, v)]),
+            Counts::List(list) if list.is_empty() => {
+                Err(self.at(span, format!("`{}` is empty: {what}", self.key(key))))
+            }
+            Counts::List(list) => Ok(list),
+        }
     }
 
     pub fn rate(&self, key: &str, v: &Spanned<f64>) -> Result<f64, ScenarioError> {
