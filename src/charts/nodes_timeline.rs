@@ -98,7 +98,7 @@ impl Chart for NodesTimeline<'_> {
         let (plots, legend) = with_legend(&area);
         let strips =
             strip_frame(&plots, &format!("time ({unit})"), &format!("admitted per {bin} bin, per node"))?;
-        let rows = strips.split_evenly((on_nodes.len(), 1));
+        let rows = super::strips(&strips, on_nodes.len(), 30);
         let limit_colour = RGBColor(200, 0, 0);
         for (s, (strip, l)) in rows.iter().zip(&on_nodes).enumerate() {
             let last = s + 1 == on_nodes.len();

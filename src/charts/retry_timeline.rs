@@ -29,7 +29,7 @@ impl Chart for RetryTimeline<'_> {
         let (plots, legend) = with_legend(&area);
         let n = r.limiters.len();
         let strips = strip_frame(&plots, &format!("time ({unit})"), &format!("attempts per {bin} bin"))?;
-        let rows = strips.split_evenly((n, 1));
+        let rows = super::strips(&strips, n, 30);
         let grey = RGBColor(150, 150, 150);
         let series = |i: usize, f: &dyn Fn(&ratesim::timeline::Bin) -> u64| {
             steps(bins.iter().enumerate().map(|(b, row)| {

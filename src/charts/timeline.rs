@@ -50,7 +50,7 @@ impl Chart for Timeline<'_> {
         // Many strips are thin: the last one gets its own room for the time
         // labels, and fewer value labels.
         let compact = n >= STRIPS_FROM;
-        let rows = if compact { super::strips(&strips, n, 30) } else { strips.split_evenly((n, 1)) };
+        let rows = super::strips(&strips, n, 30);
         let series = |i: usize, f: &dyn Fn(&ratesim::timeline::Bin) -> u64| {
             steps(bins.iter().enumerate().map(|(b, row)| {
                 let x0 = (b as u64 * width) as f64 / div;
