@@ -89,9 +89,10 @@ pub struct RunArgs {
     /// No progress bar and no table on the terminal.
     #[arg(long, short)]
     pub quiet: bool,
-    /// The most memory the run may hold in exact-window timestamps and in
-    /// delayed requests waiting for the backend (e.g. 512MiB, 8GiB); past it
-    /// the run stops with an error, the previous results kept [default: 8GiB].
+    /// The most memory the run may hold in exact-window timestamps, requests
+    /// waiting to retry and delayed requests waiting for the backend (e.g.
+    /// 512MiB, 8GiB); past it the run stops with an error, the previous
+    /// results kept [default: 8GiB].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub memory: Option<u64>,
 }
