@@ -236,7 +236,16 @@ impl<P: Copy> EventQueue<P> {
         }
         let mut slot = self.next[bucket];
         self.next[bucket] = NIL;
+        let tail = self.tails[bucket];
         self.tails[bucket] = bucket as u32;
+        if slot == tail {
+            // One event (the usual case when buckets are finer than the gaps
+            // between events): it is the earliest, due now; its link is
+            // already NIL.
+            self.next[NOW] = slot;
+            self.tails[NOW] = slot;
+            return;
+        }
         while slot != NIL {
             let after = self.next[slot as usize];
             self.next[slot as usize] = NIL;
