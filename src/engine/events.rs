@@ -239,7 +239,7 @@ impl<P: Copy> EventQueue<P> {
         let tail = self.tails[bucket];
         self.tails[bucket] = bucket as u32;
         if slot == tail {
-            // One event (the usual case when buckets are finer than the gaps
+            // One event (common where buckets are finer than the gaps
             // between events): it is the earliest, due now; its link is
             // already NIL.
             self.next[NOW] = slot;

@@ -36,7 +36,6 @@
 //! `u128`, so no sum or product overflows (governor's `u64` would).
 
 use serde::Deserialize;
-
 use toml::Spanned;
 
 use super::{Algorithm, Decision, Limit, Limiter, StateSize, Style};

@@ -131,11 +131,8 @@ impl Ctx<'_> {
     }
 
     pub fn at_least_one(&self, key: &str, v: &Spanned<i64>) -> Result<u64, ScenarioError> {
-        let n = *v.get_ref();
-        if n < 1 {
-            return Err(self.at(v.span(), format!("`{key}` must be a whole number of at least 1, got {n}")));
-        }
-        Ok(n as u64)
+        let whole = Spanned::new(v.span(), Whole(i128::from(*v.get_ref())));
+        Ok(self.at_least_one_whole(key, &whole)? as u64)
     }
 
     /// `at_least_one` for a key with a bound of its own, which the caller
@@ -172,28 +169,32 @@ impl Ctx<'_> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Whole(pub i128);
 
+/// Reads a `Whole` from any integer the TOML reader hands over (it passes
+/// those past `i64` as `i128`).
+struct WholeVisitor;
+
+impl serde::de::Visitor<'_> for WholeVisitor {
+    type Value = Whole;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a whole number")
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Whole, E> {
+        Ok(Whole(v.into()))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Whole, E> {
+        Ok(Whole(v.into()))
+    }
+    fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Whole, E> {
+        Ok(Whole(v))
+    }
+    fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Whole, E> {
+        Ok(Whole(i128::try_from(v).unwrap_or(i128::MAX)))
+    }
+}
+
 impl<'de> serde::Deserialize<'de> for Whole {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Whole, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = Whole;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a whole number")
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Whole, E> {
-                Ok(Whole(v.into()))
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Whole, E> {
-                Ok(Whole(v.into()))
-            }
-            fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Whole, E> {
-                Ok(Whole(v))
-            }
-            fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Whole, E> {
-                Ok(Whole(i128::try_from(v).unwrap_or(i128::MAX)))
-            }
-        }
-        d.deserialize_any(V)
+        d.deserialize_any(WholeVisitor)
     }
 }
 
@@ -213,22 +214,23 @@ pub enum Counts {
 impl<'de> serde::Deserialize<'de> for Counts {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Counts, D::Error> {
         struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
+        use serde::de::Visitor;
+        impl<'de> Visitor<'de> for V {
             type Value = Counts;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a whole number or a list of them, like 10 or [2, 10]")
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Counts, E> {
-                Ok(Counts::One(Whole(v.into())))
+                WholeVisitor.visit_i64(v).map(Counts::One)
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Counts, E> {
-                Ok(Counts::One(Whole(v.into())))
+                WholeVisitor.visit_u64(v).map(Counts::One)
             }
             fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Counts, E> {
-                Ok(Counts::One(Whole(v)))
+                WholeVisitor.visit_i128(v).map(Counts::One)
             }
             fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Counts, E> {
-                Ok(Counts::One(Whole(i128::try_from(v).unwrap_or(i128::MAX))))
+                WholeVisitor.visit_u128(v).map(Counts::One)
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Counts, A::Error> {
                 let mut list = Vec::new();
