@@ -1,6 +1,7 @@
 //! Shaping end to end: values a hand calculation predicts from
-//! `docs/semantics_shaping.md`. nginx's documented example in every output
-//! file, delayed requests judged in the exact window at their backend time,
+//! `docs/semantics.md` ("Shaping: delay instead of reject"). nginx's
+//! documented example in every output file, delayed requests judged in the
+//! exact window at their backend time,
 //! byte-identical outputs on one thread or two, reacting clients whose time
 //! to success includes the wait, shaping on many nodes (local and central;
 //! sync is refused), and the memory budget the waiting requests count
