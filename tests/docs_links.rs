@@ -1,7 +1,8 @@
 //! Every file the documentation points to exists: the README's and the
-//! docs' links to outputs, scenarios and each other, and every
+//! docs' links to outputs, scenarios and each other, the project files the
+//! pages name (`src/engine/lane.rs`, `scenarios/retry_storm.toml`), and every
 //! `docs/<name>.md` that a scenario's comment, a source file or a test
-//! names. A renamed or merged page otherwise leaves readers at a dead end.
+//! names. A renamed or merged file otherwise leaves readers at a dead end.
 
 mod common;
 
@@ -104,6 +105,30 @@ fn docs_named(text: &str) -> Vec<String> {
     named
 }
 
+/// Project paths named in a text: `src/...`, `tests/...`, `scenarios/...`
+/// and the like, with a file extension (patterns with `*` or `<` are not
+/// paths).
+fn project_paths(text: &str) -> Vec<String> {
+    const DIRS: [&str; 9] =
+        ["src/", "tests/", "benches/", "examples/", "scripts/", "scenarios/", "fuzz/", "output/", "docs/"];
+    let is_path_char = |c: char| c.is_ascii_alphanumeric() || "_-./*<>".contains(c);
+    let mut paths = Vec::new();
+    let bytes = text.as_bytes();
+    for (at, _) in text.char_indices() {
+        let starts_word = at == 0 || !is_path_char(text[..at].chars().next_back().unwrap_or(' '));
+        if !starts_word || !DIRS.iter().any(|d| bytes[at..].starts_with(d.as_bytes())) {
+            continue;
+        }
+        let path: String = text[at..].chars().take_while(|&c| is_path_char(c)).collect();
+        let path = path.trim_end_matches('.');
+        let named_file = path.rsplit('/').next().is_some_and(|f| f.contains('.'));
+        if named_file && !path.contains('*') && !path.contains('<') {
+            paths.push(path.to_string());
+        }
+    }
+    paths
+}
+
 #[test]
 fn the_finders_find_what_they_should() {
     let text = "see [a](docs/a.md#x), ![c](output/b/c.svg) and [web](https://x.org/y.md); docs/nodes.md, docs/x.toml\n\
@@ -111,6 +136,9 @@ fn the_finders_find_what_they_should() {
     let files: Vec<String> = link_targets(text).into_iter().map(|(f, _)| f).collect();
     assert_eq!(files, ["docs/a.md", "output/b/c.svg", "b.md"]);
     assert_eq!(link_targets(text)[0].1.as_deref(), Some("x"));
+    let named =
+        project_paths("see `src/engine/lane.rs`, src/engine/, output/*/report.md and scenarios/x.toml.");
+    assert_eq!(named, ["src/engine/lane.rs", "scenarios/x.toml"]);
     assert_eq!(anchors("# A b\n## `x` (y), z: w\n```\n# not\n```\n"), ["a-b", "x-y-z-w"]);
     assert_eq!(docs_named(text), ["docs/a.md", "docs/nodes.md"]);
 }
@@ -160,4 +188,21 @@ fn every_docs_page_named_exists() {
         }
     }
     assert!(missing.is_empty(), "pages named that do not exist:\n{}", missing.join("\n"));
+}
+
+/// Paths the pages cite in other projects' trees.
+const ELSEWHERE: [&str; 1] = ["src/http/modules/ngx_http_limit_req_module.c"];
+
+#[test]
+fn every_project_file_a_page_names_exists() {
+    let mut missing = Vec::new();
+    for page in pages() {
+        let text = fs::read_to_string(&page).unwrap();
+        for path in project_paths(&prose(&text)) {
+            if !root().join(&path).exists() && !ELSEWHERE.contains(&path.as_str()) {
+                missing.push(format!("{}: {path}", page.strip_prefix(root()).unwrap().display()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "files named that do not exist:\n{}", missing.join("\n"));
 }
