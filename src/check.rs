@@ -114,6 +114,9 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
         };
         let _ = writeln!(s, "{head} [{i}] {line}");
     }
+    for line in scenario.retry_lines() {
+        let _ = writeln!(s, "{line}");
+    }
     let labels: Vec<String> = scenario.limiters.iter().map(|l| l.label()).collect();
     let _ = writeln!(s, "limiters  {}", labels.join(", "));
     if let Some(t) = &scenario.nodes {
@@ -140,6 +143,7 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn memory_is_the_sorted_rows_or_the_reader_buffer() {
@@ -182,5 +186,42 @@ count = 3
         let s = Scenario::parse(&text.replace("sort = true", ""), &dir.path().join("s.toml")).unwrap();
         let e = check_traces(&s).unwrap_err().to_string();
         assert!(e.contains("t.csv, line 3") && e.contains("earlier"), "{e}");
+    }
+
+    /// The `[retry]` table, then each source's own, under one `retry` head;
+    /// no line when nothing retries.
+    #[test]
+    fn check_says_how_clients_retry() {
+        let text = r#"
+name = "x"
+[limit]
+requests = 2
+window = "1s"
+[retry]
+policy = "full_jitter"
+base = "10ms"
+cap = "1s"
+max_attempts = 3
+[[traffic]]
+kind = "burst"
+count = 3
+[[traffic]]
+kind = "burst"
+count = 3
+retry = { policy = "fixed", base = "1s", max_attempts = 2, budget = 0.5 }
+"#;
+        let s = Scenario::parse(text, Path::new("s.toml")).unwrap();
+        let out = summary(&s, &[]);
+        assert!(
+            out.contains(
+                "retry     full_jitter (base 10ms, cap 1s, at most 3 attempts)\n          \
+                 [1] fixed (base 1s, at most 2 attempts, budget 0.5)\n"
+            ),
+            "{out}"
+        );
+        let plain =
+            text.split("[retry]").next().unwrap().to_string() + "[[traffic]]\nkind = \"burst\"\ncount = 3\n";
+        let out = summary(&Scenario::parse(&plain, Path::new("s.toml")).unwrap(), &[]);
+        assert!(!out.contains("retry"), "{out}");
     }
 }

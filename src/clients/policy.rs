@@ -123,6 +123,36 @@ impl RetryPolicy {
         budget: None,
     };
 
+    /// The policy in words, with the settings it uses, as `ratesim check`
+    /// and a run's header show it: `full_jitter (base 100ms, cap 10s, at
+    /// most 5 attempts, budget 0.1)`.
+    pub fn describe(&self) -> String {
+        let fmt = crate::time::format_duration;
+        let mut settings = Vec::new();
+        if self.backoff.uses_base() {
+            settings.push(format!("base {}", fmt(self.base)));
+        }
+        if self.backoff.uses_cap() {
+            settings.push(format!("cap {}", fmt(self.cap)));
+        }
+        if self.backoff == Backoff::RetryAfter {
+            settings.push(match self.jitter {
+                Nanos::ZERO => "at the advertised time".to_string(),
+                j => format!("at the advertised time plus up to {} of jitter", fmt(j)),
+            });
+        }
+        if self.backoff != Backoff::None {
+            settings.push(format!("at most {} attempts", self.max_attempts));
+        }
+        if let Some(b) = self.budget {
+            settings.push(format!("budget {}", format_budget(b)));
+        }
+        match settings.is_empty() {
+            true => self.backoff.name().to_string(),
+            false => format!("{} ({})", self.backoff.name(), settings.join(", ")),
+        }
+    }
+
     /// `min(cap, base * 2^(a-1))`, exactly, saturating.
     fn exponential(&self, attempt: u32) -> u64 {
         let shift = attempt.saturating_sub(1).min(63);
@@ -172,6 +202,23 @@ impl RetryPolicy {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn policies_describe_the_settings_they_use() {
+        let mut p = policy(Backoff::FullJitter);
+        p.budget = Some(100);
+        assert_eq!(p.describe(), "full_jitter (base 100ms, cap 1s, at most 6 attempts, budget 0.1)");
+        assert_eq!(policy(Backoff::Fixed).describe(), "fixed (base 100ms, at most 6 attempts)");
+        assert_eq!(policy(Backoff::Immediate).describe(), "immediate (at most 6 attempts)");
+        assert_eq!(RetryPolicy::NONE.describe(), "none");
+        let mut p = policy(Backoff::RetryAfter);
+        assert_eq!(p.describe(), "retry_after (at the advertised time, at most 6 attempts)");
+        p.jitter = Nanos::from_millis(50);
+        assert_eq!(
+            p.describe(),
+            "retry_after (at the advertised time plus up to 50ms of jitter, at most 6 attempts)"
+        );
+    }
+
     #[test]
     fn budgets_print_as_written() {
         assert_eq!(format_budget(100), "0.1");

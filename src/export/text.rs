@@ -79,6 +79,9 @@ pub fn run_summary(
         if !closed.is_empty() {
             let _ = writeln!(out, "clients   {}", closed.join("; "));
         }
+        for line in scenario.retry_lines() {
+            let _ = writeln!(out, "{line}");
+        }
         let _ = writeln!(out);
         out.push_str(&render_table(&super::markdown::summary_table(report)));
         for extra in [super::markdown::clients_table(report), super::markdown::delays_table(report)] {

@@ -269,6 +269,26 @@ impl Scenario {
 
     /// Replaces the slot counts of every `slot_counter` (or adds slot counters
     /// before the sliding log when the scenario has none).
+    /// How the clients retry, for `ratesim check` and a run's header: the
+    /// `[retry]` table, then each source's own (`[i] ...`), the first line
+    /// headed `retry`; none when nothing retries.
+    pub fn retry_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if let Some(p) = &self.retry {
+            lines.push(p.describe());
+        }
+        for (i, own) in self.source_retry.iter().enumerate() {
+            if let Some(p) = own {
+                lines.push(format!("[{i}] {}", p.describe()));
+            }
+        }
+        lines
+            .into_iter()
+            .enumerate()
+            .map(|(n, l)| format!("{} {l}", if n == 0 { "retry    " } else { "         " }))
+            .collect()
+    }
+
     pub fn set_slots(&mut self, slots: &[u64]) -> Result<(), String> {
         for &n in slots {
             if n == 0 || n > self.limit.window.get() {
