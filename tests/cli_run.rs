@@ -271,3 +271,26 @@ fn one_local_node_is_the_single_limiter() {
     let nodes = one.strip_prefix(plain.as_str()).expect("summary.md differs with one local node");
     assert!(nodes.starts_with("\nNodes: 1 node, local, 100 per node, round robin."), "{nodes}");
 }
+
+/// A closed population's header: no open-loop trace, who the clients are
+/// and how they retry.
+#[test]
+fn a_closed_run_says_who_sends_and_how_they_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bc");
+    ratesim()
+        .args([
+            "run",
+            scenario("backoff_closed.toml").to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--no-charts",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "trace     no open-loop requests (closed clients only); run covers [0, 120 s); seed 3\n\
+             clients   100 closed clients thinking 1s on average\n\
+             retry     full_jitter (base 100ms, cap 10s, at most 1000 attempts)\n",
+        ));
+}
