@@ -219,9 +219,19 @@ retry = { policy = "fixed", base = "1s", max_attempts = 2, budget = 0.5 }
             ),
             "{out}"
         );
+        // report.md says the same in a sentence.
+        assert_eq!(
+            s.clients_sentence().as_deref(),
+            Some(
+                "Retry: full_jitter (base 10ms, cap 1s, at most 3 attempts); \
+                 [1] fixed (base 1s, at most 2 attempts, budget 0.5)."
+            )
+        );
         let plain =
             text.split("[retry]").next().unwrap().to_string() + "[[traffic]]\nkind = \"burst\"\ncount = 3\n";
-        let out = summary(&Scenario::parse(&plain, Path::new("s.toml")).unwrap(), &[]);
+        let plain = Scenario::parse(&plain, Path::new("s.toml")).unwrap();
+        let out = summary(&plain, &[]);
         assert!(!out.contains("retry"), "{out}");
+        assert_eq!(plain.clients_sentence(), None);
     }
 }

@@ -293,4 +293,13 @@ fn a_closed_run_says_who_sends_and_how_they_retry() {
              clients   100 closed clients thinking 1s on average\n\
              retry     full_jitter (base 100ms, cap 10s, at most 1000 attempts)\n",
         ));
+    // report.md, the page to paste, says it too.
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains(
+            "Trace: no open-loop requests (closed clients only).\n\nClients: 100 closed clients thinking 1s on \
+             average. Retry: full_jitter (base 100ms, cap 10s, at most 1000 attempts).\n"
+        ),
+        "{report}"
+    );
 }

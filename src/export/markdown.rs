@@ -94,6 +94,11 @@ pub fn trace_sentence(report: &RunReport) -> String {
         (Some(a), Some(b)) => format!(", first at {a} s, last at {b} s"),
         _ => String::new(),
     };
+    let closed = |c: &crate::clients::ClientReport| c.logical > c.open_logical;
+    if report.arrivals == 0 && report.limiters.iter().any(|l| l.clients.as_ref().is_some_and(closed)) {
+        // The closed clients' requests are each lane's own.
+        return "Trace: no open-loop requests (closed clients only).".to_string();
+    }
     format!("Trace: {} requests{keys}{span}.", report.arrivals)
 }
 

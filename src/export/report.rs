@@ -29,6 +29,8 @@ pub struct ReportInput<'a> {
     pub seed: u64,
     pub limit: Limit,
     pub run: Option<&'a RunReport>,
+    /// Who the clients are and how they retry (`Scenario::clients_sentence`).
+    pub clients: Option<String>,
     pub burst_pair: Option<&'a BurstPairResult>,
     pub load: Option<&'a [LoadPoint]>,
     pub retry_policies: Option<&'a [RetryPolicyPoint]>,
@@ -84,6 +86,9 @@ the sliding log is the exact reference.\n",
     if let Some(run) = input.run {
         let _ = writeln!(out, "## Run\n");
         let _ = writeln!(out, "{}\n", super::markdown::trace_sentence(run));
+        if let Some(clients) = &input.clients {
+            let _ = writeln!(out, "{clients}\n");
+        }
         out.push_str(&render_table(&summary_table(run)));
         out.push('\n');
         let clients = super::markdown::clients_table(run);

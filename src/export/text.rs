@@ -68,17 +68,7 @@ pub fn run_summary(
             false => format!("{} requests{keys}{span}", report.arrivals),
         };
         let _ = writeln!(out, "trace     {requests}; {covers}; seed {}", scenario.seed);
-        let closed: Vec<String> = scenario
-            .traffic
-            .iter()
-            .filter_map(|t| match t {
-                crate::scenario::Traffic::Closed { clients, think, .. } => Some(format!(
-                    "{clients} closed clients thinking {} on average",
-                    crate::time::format_duration(*think)
-                )),
-                _ => None,
-            })
-            .collect();
+        let closed = scenario.closed_populations();
         if !closed.is_empty() {
             let _ = writeln!(out, "clients   {}", closed.join("; "));
         }

@@ -269,24 +269,58 @@ impl Scenario {
 
     /// Replaces the slot counts of every `slot_counter` (or adds slot counters
     /// before the sliding log when the scenario has none).
-    /// How the clients retry, for `ratesim check` and a run's header: the
-    /// `[retry]` table, then each source's own (`[i] ...`), the first line
-    /// headed `retry`; none when nothing retries.
-    pub fn retry_lines(&self) -> Vec<String> {
-        let mut lines = Vec::new();
+    /// How the clients retry: the `[retry]` table, then each source's own
+    /// (`[i] ...`); empty when nothing retries.
+    pub fn retry_descriptions(&self) -> Vec<String> {
+        let mut out = Vec::new();
         if let Some(p) = &self.retry {
-            lines.push(p.describe());
+            out.push(p.describe());
         }
         for (i, own) in self.source_retry.iter().enumerate() {
             if let Some(p) = own {
-                lines.push(format!("[{i}] {}", p.describe()));
+                out.push(format!("[{i}] {}", p.describe()));
             }
         }
-        lines
+        out
+    }
+
+    /// `retry_descriptions` as `ratesim check` and a run's header print
+    /// them, the first line headed `retry`.
+    pub fn retry_lines(&self) -> Vec<String> {
+        self.retry_descriptions()
             .into_iter()
             .enumerate()
             .map(|(n, l)| format!("{} {l}", if n == 0 { "retry    " } else { "         " }))
             .collect()
+    }
+
+    /// The closed populations, like "100 closed clients thinking 1s on
+    /// average"; empty when there are none.
+    pub fn closed_populations(&self) -> Vec<String> {
+        self.traffic
+            .iter()
+            .filter_map(|t| match t {
+                Traffic::Closed { clients, think, .. } => {
+                    Some(format!("{clients} closed clients thinking {} on average", format_duration(*think)))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// For `report.md`: who the clients are and how they retry, or `None`
+    /// when nobody retries and no population is closed.
+    pub fn clients_sentence(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        let closed = self.closed_populations();
+        if !closed.is_empty() {
+            parts.push(format!("Clients: {}.", closed.join("; ")));
+        }
+        let retry = self.retry_descriptions();
+        if !retry.is_empty() {
+            parts.push(format!("Retry: {}.", retry.join("; ")));
+        }
+        (!parts.is_empty()).then(|| parts.join(" "))
     }
 
     pub fn set_slots(&mut self, slots: &[u64]) -> Result<(), String> {
