@@ -147,9 +147,10 @@ impl RetryPolicy {
         if let Some(b) = self.budget {
             settings.push(format!("budget {}", format_budget(b)));
         }
-        match settings.is_empty() {
-            true => self.backoff.name().to_string(),
-            false => format!("{} ({})", self.backoff.name(), settings.join(", ")),
+        if settings.is_empty() {
+            self.backoff.name().to_string()
+        } else {
+            format!("{} ({})", self.backoff.name(), settings.join(", "))
         }
     }
 

@@ -86,6 +86,13 @@ pub fn admission_curve_table(report: &RunReport) -> Table {
     t
 }
 
+/// Whether every request of the run came from closed clients: each lane's
+/// own, with no shared trace to describe.
+pub fn only_closed_clients(report: &RunReport) -> bool {
+    let closed = |c: &crate::clients::ClientReport| c.logical > c.open_logical;
+    report.arrivals == 0 && report.limiters.iter().any(|l| l.clients.as_ref().is_some_and(closed))
+}
+
 /// "Trace: 206 requests, first at 0.07 s, last at 11.9 s" (and the client
 /// keys when there are several), for the Markdown outputs.
 pub fn trace_sentence(report: &RunReport) -> String {
@@ -94,9 +101,7 @@ pub fn trace_sentence(report: &RunReport) -> String {
         (Some(a), Some(b)) => format!(", first at {a} s, last at {b} s"),
         _ => String::new(),
     };
-    let closed = |c: &crate::clients::ClientReport| c.logical > c.open_logical;
-    if report.arrivals == 0 && report.limiters.iter().any(|l| l.clients.as_ref().is_some_and(closed)) {
-        // The closed clients' requests are each lane's own.
+    if only_closed_clients(report) {
         return "Trace: no open-loop requests (closed clients only).".to_string();
     }
     format!("Trace: {} requests{keys}{span}.", report.arrivals)

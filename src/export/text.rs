@@ -60,12 +60,10 @@ pub fn run_summary(
             }
             None => "run ends at the last arrival".to_string(),
         };
-        let closed_only = report.arrivals == 0
-            && scenario.traffic.iter().all(|t| matches!(t, crate::scenario::Traffic::Closed { .. }));
-        let requests = match closed_only {
-            // The closed clients' requests are each lane's own (below).
-            true => "no open-loop requests (closed clients only)".to_string(),
-            false => format!("{} requests{keys}{span}", report.arrivals),
+        let requests = if super::markdown::only_closed_clients(report) {
+            "no open-loop requests (closed clients only)".to_string()
+        } else {
+            format!("{} requests{keys}{span}", report.arrivals)
         };
         let _ = writeln!(out, "trace     {requests}; {covers}; seed {}", scenario.seed);
         let closed = scenario.closed_populations();
