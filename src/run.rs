@@ -212,13 +212,15 @@ impl RunOutputs {
             let path = self.staged.path("decisions.csv");
             let file =
                 File::create(&path).map_err(|source| JobError::Create { path: path.clone(), source })?;
-            let attempts = simulate::clients(scenario).is_some();
-            let delays = specs.iter().any(|s| s.delays());
+            let columns = export::csv::DecisionColumns {
+                attempts: simulate::clients(scenario).is_some(),
+                delays: specs.iter().any(|s| s.delays()),
+                nodes: scenario.nodes.is_some(),
+            };
             let writer = export::csv::DecisionsWriter::new(
                 BufWriter::with_capacity(1 << 20, file),
                 &engine::labels(&specs),
-                attempts,
-                delays,
+                columns,
             )
             .map_err(JobError::Decisions)?;
             Some(writer)

@@ -259,11 +259,25 @@ fn one_local_node_is_the_single_limiter() {
             .success();
         outputs.push(out);
     }
-    for f in ["summary.csv", "timeline.csv", "decisions.csv"] {
+    for f in ["summary.csv", "timeline.csv"] {
         assert!(
             fs::read(outputs[0].join(f)).unwrap() == fs::read(outputs[1].join(f)).unwrap(),
             "{f} differs with one local node"
         );
+    }
+    // decisions.csv: the same rows, then the node (0; none for the reference).
+    let plain = fs::read_to_string(outputs[0].join("decisions.csv")).unwrap();
+    let one = fs::read_to_string(outputs[1].join("decisions.csv")).unwrap();
+    assert_eq!(plain.lines().count(), one.lines().count());
+    for (p, o) in plain.lines().zip(one.lines()) {
+        let node = if p.starts_with("seq,") {
+            ",node"
+        } else if p.contains(",sliding_log,") {
+            ","
+        } else {
+            ",0"
+        };
+        assert_eq!(o, format!("{p}{node}"), "decisions.csv differs with one local node");
     }
     // summary.md: the same, then the topology and the one node's figures.
     let plain = fs::read_to_string(outputs[0].join("summary.md")).unwrap();

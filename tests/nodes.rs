@@ -657,3 +657,84 @@ fn a_sweep_point_equal_to_the_scenario_is_the_main_run() {
         }
     }
 }
+
+/// decisions.csv names the node that decided each request (round robin on
+/// three nodes: request `seq` goes to node `seq % 3`), and leaves the field
+/// empty for the sliding-log reference, which is never on nodes. Counted
+/// per node, its rows give nodes.csv's admitted and rejected; with retries,
+/// every attempt has its node.
+#[test]
+fn decisions_name_the_node_that_decided() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    ratesim()
+        .args(["run", scenario("nodes_local.toml").to_str().unwrap(), "-q", "--no-charts", "--decisions"])
+        .args(["--out", out.to_str().unwrap()])
+        .assert()
+        .success();
+    assert!(read(&out, "decisions.csv").starts_with("seq,time,limiter,admitted,window_count,node\n"));
+    let decisions = common::read_records(&out.join("decisions.csv"));
+    assert_eq!(decisions.len(), 3000 * 3);
+    for r in &decisions {
+        let expected = if r["limiter"] == "sliding_log" {
+            String::new()
+        } else {
+            (r["seq"].parse::<u64>().unwrap() % 3).to_string()
+        };
+        assert_eq!(r["node"], expected, "{r:?}");
+    }
+    assert_decisions_per_node_match_nodes_csv(&out, &decisions);
+
+    let text = r#"name = "retry_on_nodes"
+seed = 3
+duration = "3s"
+[limit]
+requests = 4
+window = "1s"
+[nodes]
+count = 2
+mode = "local"
+balance = "random"
+[retry]
+policy = "fixed"
+base = "300ms"
+max_attempts = 3
+[[traffic]]
+kind = "constant"
+load = 2
+[[limiter]]
+kind = "fixed_window"
+"#;
+    let out =
+        common::run_scenario_text(dir.path(), "retry_on_nodes.toml", text, &["--no-charts", "--decisions"]);
+    assert!(
+        read(&out, "decisions.csv")
+            .starts_with("seq,time,limiter,admitted,window_count,attempt,logical,node\n")
+    );
+    let decisions = common::read_records(&out.join("decisions.csv"));
+    assert!(decisions.iter().any(|r| r["attempt"] != "1"), "some requests retry");
+    assert_decisions_per_node_match_nodes_csv(&out, &decisions);
+}
+
+/// Admitted and rejected per (limiter, node) in decisions.csv, against
+/// nodes.csv's rows.
+fn assert_decisions_per_node_match_nodes_csv(
+    out: &std::path::Path,
+    decisions: &[std::collections::BTreeMap<String, String>],
+) {
+    let mut counted = std::collections::BTreeMap::<(String, String), (u64, u64)>::new();
+    for r in decisions.iter().filter(|r| !r["node"].is_empty()) {
+        let c = counted.entry((r["limiter"].clone(), r["node"].clone())).or_default();
+        if r["admitted"] == "1" {
+            c.0 += 1;
+        } else {
+            c.1 += 1;
+        }
+    }
+    let nodes = common::read_records(&out.join("nodes.csv"));
+    assert_eq!(counted.len(), nodes.len());
+    for n in &nodes {
+        let expected = (n["admitted"].parse().unwrap(), n["rejected"].parse().unwrap());
+        assert_eq!(counted[&(n["limiter"].clone(), n["node"].clone())], expected, "{n:?}");
+    }
+}

@@ -203,6 +203,8 @@ pub struct AttemptRecord {
     pub attempt: u32,
     pub logical: Option<Logical>,
     pub delay: Nanos,
+    /// The node that decided it, when the limiter runs on many nodes.
+    pub node: Option<u16>,
 }
 
 /// What a lane hands back for one chunk, besides its own counters.
@@ -221,6 +223,9 @@ pub struct LaneOut {
     /// Each arrival's delay, when decisions are written and the limiter
     /// shapes.
     pub delays: Vec<Nanos>,
+    /// The node that decided each arrival, when decisions are written and
+    /// the limiter runs on many nodes.
+    pub nodes: Vec<u16>,
     /// When the limiter shapes: the delayed requests not yet at the
     /// backend, and the bytes of the event queue that holds them, after
     /// this chunk (the run checks them against its memory budget).
@@ -241,6 +246,7 @@ impl LaneOut {
             attempts: Vec::new(),
             outcomes: Vec::new(),
             delays: Vec::new(),
+            nodes: Vec::new(),
             pending_delays: 0,
             delay_queue_bytes: 0,
             pending_retries: 0,
@@ -290,6 +296,8 @@ pub struct Lane<L, R: Reactor> {
     /// The load balancer and per-node figures, when the limiter runs on
     /// many nodes.
     nodes: Option<(Balancer, NodeStats)>,
+    /// The node that decided the last request (with `nodes`).
+    last_node: u16,
     /// Delays, when the limiter shapes (`shapes`: it may delay).
     delays: DelayReport,
     shapes: bool,
@@ -345,6 +353,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             curve: false,
             curves: Vec::new(),
             nodes: None,
+            last_node: 0,
             delays: DelayReport::new(),
             shapes: false,
         };
@@ -425,6 +434,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             Some((balancer, _)) => {
                 let node = balancer.pick(id);
                 ks.limiter.route(node);
+                self.last_node = node;
                 Some(node)
             }
             None => None,
@@ -489,6 +499,13 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         Ok(())
     }
 
+    /// The node that decided the last request, when the limiter runs on
+    /// many nodes.
+    #[inline(always)]
+    fn node(&self) -> Option<u16> {
+        self.nodes.as_ref().map(|_| self.last_node)
+    }
+
     /// The limiter's advertised retry time for key `id` after a reject at
     /// `t`, when the reactor wants it.
     #[inline(always)]
@@ -537,6 +554,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
                     attempt,
                     logical,
                     delay,
+                    node: self.node(),
                 });
             }
             let retry_at = self.retry_at(key, ev.time, admitted);
@@ -580,12 +598,24 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             if RECORD && let Some(wc) = &mut window_counts {
                 wc.push(before);
                 out.delays.push(decision.delay());
+                if let Some(node) = self.node() {
+                    out.nodes.push(node);
+                }
             }
             let seq = chunk.first_seq + j as u64;
             let delay = decision.delay();
             if let Some(a) = attempts.as_mut() {
                 let logical = Some(crate::clients::Logical::Open(seq));
-                a.push(AttemptRecord { time: t, admitted, window_count: before, attempt: 1, logical, delay });
+                let node = self.node();
+                a.push(AttemptRecord {
+                    time: t,
+                    admitted,
+                    window_count: before,
+                    attempt: 1,
+                    logical,
+                    delay,
+                    node,
+                });
             }
             let source = chunk.sources.get(j).copied().unwrap_or(0);
             let retry_at = self.retry_at(id, t, admitted);
@@ -646,6 +676,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         out.attempts.clear();
         out.outcomes.clear();
         out.delays.clear();
+        out.nodes.clear();
         // One loop per combination, so no choice is a test per arrival.
         match (self.self_tracking, out.window_counts.is_some(), self.curve) {
             (false, false, false) => self.decide_chunk::<false, false, false>(chunk, out),

@@ -122,6 +122,8 @@ pub struct DecisionRecord {
     pub attempt: Option<(u32, Option<Logical>)>,
     /// How long the request waits before the backend (shaping limiters).
     pub delay: Nanos,
+    /// The node that decided it, when the limiter runs on many nodes.
+    pub node: Option<u16>,
 }
 
 /// Receives per-request decisions (the engine never formats them).
@@ -449,6 +451,7 @@ fn write_attempts(sink: &mut dyn DecisionSink, outs: &[LaneOut], seen: &mut [u64
                 window_count: a.window_count,
                 attempt: Some((a.attempt, a.logical)),
                 delay: a.delay,
+                node: a.node,
             };
             seen[i] += 1;
             sink.record(&record).map_err(RunError::Decisions)?;
@@ -469,6 +472,7 @@ fn write_decisions(sink: &mut dyn DecisionSink, chunk: &Chunk, outs: &[LaneOut])
                 window_count: out.window_counts.as_ref().map_or(0, |w| w[j]),
                 attempt: None,
                 delay: out.delays.get(j).copied().unwrap_or(Nanos::ZERO),
+                node: out.nodes.get(j).copied(),
             };
             sink.record(&record).map_err(RunError::Decisions)?;
         }

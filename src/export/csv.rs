@@ -186,20 +186,30 @@ pub struct DecisionsWriter<W: Write> {
     labels: Vec<String>,
     /// Write each request's delay (a shaping limiter is in the run).
     delays: bool,
+    /// Write the node that decided each request (the limiters run on
+    /// many nodes).
+    nodes: bool,
     /// Reused for each number of a row.
     buf: String,
 }
 
+/// The columns `decisions.csv` adds to its first five for a run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DecisionColumns {
+    /// `attempt` and `logical`: the clients react.
+    pub attempts: bool,
+    /// `delay`: a shaping limiter is in the run.
+    pub delays: bool,
+    /// `node`: the limiters run on many nodes (empty for the exact
+    /// reference, which never is).
+    pub nodes: bool,
+}
+
 impl<W: Write> DecisionsWriter<W> {
-    /// A writer for a run of these limiters; `attempts` adds the `attempt`
-    /// and `logical` columns of runs whose clients react, `delays` the
-    /// `delay` column of runs with a shaping limiter.
-    pub fn new(
-        out: W,
-        labels: &[String],
-        attempts: bool,
-        delays: bool,
-    ) -> std::io::Result<DecisionsWriter<W>> {
+    /// A writer for a run of these limiters, with the extra columns the
+    /// run needs.
+    pub fn new(out: W, labels: &[String], columns: DecisionColumns) -> std::io::Result<DecisionsWriter<W>> {
+        let DecisionColumns { attempts, delays, nodes } = columns;
         let mut out = csv::Writer::from_writer(out);
         let mut header: Vec<&str> = DECISIONS_HEADER.split(',').collect();
         if attempts {
@@ -208,8 +218,11 @@ impl<W: Write> DecisionsWriter<W> {
         if delays {
             header.push("delay");
         }
+        if nodes {
+            header.push("node");
+        }
         out.write_record(header).map_err(std::io::Error::from)?;
-        Ok(DecisionsWriter { out, labels: labels.to_vec(), delays, buf: String::new() })
+        Ok(DecisionsWriter { out, labels: labels.to_vec(), delays, nodes, buf: String::new() })
     }
 
     pub fn finish(mut self) -> std::io::Result<W> {
@@ -240,6 +253,11 @@ impl<W: Write> DecisionSink for DecisionsWriter<W> {
                 None => Ok(()),
             })
             .and_then(|()| if self.delays { self.number(r.delay) } else { Ok(()) })
+            .and_then(|()| match (self.nodes, r.node) {
+                (false, _) => Ok(()),
+                (true, Some(node)) => self.number(node),
+                (true, None) => self.out.write_field(""),
+            })
             .and_then(|()| self.out.write_record(None::<&[u8]>))
             .map_err(std::io::Error::from)
     }
