@@ -478,8 +478,9 @@ impl<L: Limiter + Clone> SyncByInterval<L> {
                 break;
             }
         }
-        let admitted = self.views[usize::from(node)].decide(Nanos::new(t), 1).admitted();
-        if admitted {
+        let view = &mut self.views[usize::from(node)];
+        let admitted = view.decide(Nanos::new(t), 1).admitted();
+        if admitted || view.counts_rejected() {
             self.since.push((t, 1));
         }
         admitted
@@ -538,6 +539,50 @@ proptest! {
             ratesim::limiter::StateSize { entries: s.entries + p.entries, bytes: s.bytes + p.bytes }
         });
         prop_assert_eq!(fleet.peak_state(), state);
+    }
+}
+
+/// One node that syncs is the single limiter, decision for decision: its
+/// view after each sync is everything it counted, rejected requests
+/// included for the limiters that count them. Worked example: L = 2 per
+/// 1 s, a weighted window that counts rejections, requests at 0, 10 ms,
+/// 20 ms (rejected, counted) and 1.5 s: at 1.5 s the previous window's 3
+/// weigh 3 x 0.5 = 1.5, and 1.5 + 1 > 2 refuses it, synced or not.
+#[test]
+fn one_sync_node_counts_what_the_single_limiter_counts() {
+    let limit = Limit { requests: 2, window: Nanos::new(1000 * MS) };
+    let spec: LimiterSpec = WeightedWindowSpec { count_rejected: true, ..WeightedWindowSpec::DEFAULT }.into();
+    let times = [0, 10 * MS, 20 * MS, 1500 * MS];
+    let sync = Mode::Sync { interval: Nanos::new(100 * MS) };
+    let (_, single) = run(limit, vec![spec.clone()], None, &times);
+    let (_, synced) = run(limit, vec![spec], Some(topology(1, sync, 0)), &times);
+    assert_eq!(single[0], [true, true, false, false]);
+    assert_eq!(synced[0], single[0]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// The same on random traces, for every limiter that shares counts.
+    #[test]
+    fn one_sync_node_is_the_single_limiter(
+        times in gaps(400),
+        interval in prop_oneof![1u64..60, 1u64..3_000],
+        requests in 1u64..6,
+        which in 0usize..5,
+    ) {
+        let limit = Limit { requests, window: Nanos::new(1000) };
+        let spec: LimiterSpec = match which {
+            0 => fixed(),
+            1 => SlotCounterSpec { slots: 4 }.into(),
+            2 => WeightedWindowSpec::DEFAULT.into(),
+            3 => WeightedWindowSpec { count_rejected: true, ..WeightedWindowSpec::DEFAULT }.into(),
+            _ => SlidingLogSpec { count_rejected: true }.into(),
+        };
+        let sync = Mode::Sync { interval: Nanos::new(interval) };
+        let (_, single) = run(limit, vec![spec.clone()], None, &times);
+        let (_, synced) = run(limit, vec![spec], Some(topology(1, sync, 0)), &times);
+        prop_assert_eq!(&synced[0], &single[0]);
     }
 }
 

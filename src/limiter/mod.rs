@@ -109,6 +109,11 @@ pub trait Limiter {
     /// deciding it (many nodes that sync their counts). Only limiters whose
     /// algorithm [`Algorithm::shares_counts`] do anything.
     fn absorb(&mut self, _now: Nanos, _cost: u32) {}
+    /// Whether a rejected request counts too (`count_rejected`): then the
+    /// nodes that sync their counts pass on rejections as well.
+    fn counts_rejected(&self) -> bool {
+        false
+    }
     /// The node the next decision happens on, for a limiter copied on many
     /// nodes (`crate::nodes::Fleet`); others ignore it.
     #[inline(always)]
@@ -342,6 +347,11 @@ macro_rules! registry {
             fn absorb(&mut self, now: Nanos, cost: u32) {
                 match self {
                     $( $(#[$meta])* AnyLimiter::$variant(l) => l.absorb(now, cost), )+
+                }
+            }
+            fn counts_rejected(&self) -> bool {
+                match self {
+                    $( $(#[$meta])* AnyLimiter::$variant(l) => l.counts_rejected(), )+
                 }
             }
         }

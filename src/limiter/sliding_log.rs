@@ -159,6 +159,10 @@ impl Limiter for SlidingLog {
         self.push(now.get(), u64::from(cost));
     }
 
+    fn counts_rejected(&self) -> bool {
+        self.count_rejected
+    }
+
     /// When the oldest entry that must leave for `cost` to fit leaves the
     /// window: `entry + W`.
     fn retry_at(&self, _now: Nanos, cost: u32) -> Option<Nanos> {

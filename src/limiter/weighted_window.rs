@@ -267,6 +267,10 @@ impl Limiter for WeightedWindow {
         self.curr = self.curr.saturating_add(u64::from(cost));
     }
 
+    fn counts_rejected(&self) -> bool {
+        self.count_rejected
+    }
+
     fn peak_state(&self) -> StateSize {
         // prev, curr and the current window's index (its end).
         StateSize { entries: 3, bytes: 24 }

@@ -201,7 +201,8 @@ enum FleetMode<L> {
         global: L,
         /// Each node's view: the last sync's counts plus its own since.
         views: Vec<L>,
-        /// Requests admitted since the last sync: (node time, cost).
+        /// Requests counted since the last sync (admitted, and rejected
+        /// ones for a limiter that counts them): (node time, cost).
         since: Vec<(u64, u32)>,
         interval: u64,
         next_sync: u64,
@@ -369,8 +370,11 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
             }
             FleetMode::Sync { views, since, dirty, .. } => {
                 *dirty = true;
-                let d = views[node].decide(Nanos::new(local), cost);
-                if d.admitted() {
+                let view = &mut views[node];
+                let d = view.decide(Nanos::new(local), cost);
+                // What the node counted: its admissions, and its rejections
+                // too when the limiter counts them.
+                if d.admitted() || view.counts_rejected() {
                     since.push((local, cost));
                 }
                 d
