@@ -350,7 +350,7 @@ fn shaping(c: &mut Criterion) {
     };
     let nginx = |delay| LimiterSpec::from(LeakyBucketSpec { burst: 100, delay });
     let guava = |timeout| {
-        LimiterSpec::from(GuavaSpec { permits_per_second: 1000.0, max_burst_seconds: 1.0, timeout })
+        LimiterSpec::from(GuavaSpec { permits_per_second: Some(1000.0), max_burst_seconds: 1.0, timeout })
     };
     let cases: Vec<(&str, Option<LimiterSpec>)> = vec![
         ("log_only", None),

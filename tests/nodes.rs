@@ -783,3 +783,50 @@ fn assert_decisions_per_node_match_nodes_csv(
         assert_eq!(counted[&(n["limiter"].clone(), n["node"].clone())], expected, "{n:?}");
     }
 }
+
+/// On local nodes a limiter's defaults follow the node's own limit
+/// (`per_node`, here ceil(10 / 2) = 5), but a value the scenario writes is
+/// used as written, even when it equals `[limit]`'s default: 30 requests at
+/// one instant on 2 nodes (15 each) pass 5 per node for a default GCRA and
+/// 10 per node for `burst = 10`; the same for the buckets. Guava's default
+/// rate is the node's too: one request every 50 ms for 10 s (10 a second
+/// per node) against 5 permits a second per node passes 50 per node.
+#[test]
+fn written_values_and_node_defaults_on_local_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = "[limit]\nrequests = 10\nwindow = \"1s\"\n[nodes]\ncount = 2\n";
+    fs::write(dir.path().join("burst.csv"), format!("time\n{}", "0\n".repeat(30))).unwrap();
+    let text = format!(
+        "name = \"written\"\n{head}[[traffic]]\nkind = \"csv\"\npath = \"burst.csv\"\n\
+         [[limiter]]\nkind = \"gcra\"\n[[limiter]]\nkind = \"gcra\"\nburst = [10, 11]\n\
+         [[limiter]]\nkind = \"token_bucket\"\ncapacity = 10\n\
+         [[limiter]]\nkind = \"token_bucket\"\nrefill = \"timer\"\nmax_tokens = 10\ntokens_per_fill = 10\n"
+    );
+    let out = common::run_scenario_text(dir.path(), "written.toml", &text, &["--no-charts"]);
+    let admitted: Vec<(String, String)> = common::read_records(&out.join("summary.csv"))
+        .into_iter()
+        .map(|r| (r["limiter"].clone(), r["admitted"].clone()))
+        .collect();
+    let expected = [
+        ("gcra", "10"),
+        ("gcra(burst=10)", "20"),
+        ("gcra(burst=11)", "22"),
+        ("token_bucket(capacity=10)", "20"),
+        ("token_bucket(timer;max_tokens=10;tokens_per_fill=10)", "20"),
+        ("sliding_log", "10"),
+    ];
+    assert_eq!(admitted, expected.map(|(l, a)| (l.to_string(), a.to_string())));
+
+    let times: String = (0..200).map(|i| format!("{}\n", i * 50)).collect();
+    fs::write(dir.path().join("steady.csv"), format!("time\n{times}")).unwrap();
+    let text = format!(
+        "name = \"guava_nodes\"\n{head}[[traffic]]\nkind = \"csv\"\npath = \"steady.csv\"\ntime_unit = \"ms\"\n\
+         [[limiter]]\nkind = \"guava\"\ntimeout = \"0s\"\n"
+    );
+    let out = common::run_scenario_text(dir.path(), "guava_nodes.toml", &text, &["--no-charts"]);
+    let nodes = read(&out, "nodes.csv");
+    assert!(
+        nodes.contains("\nguava(timeout=0s),0,50,50,") && nodes.contains("\nguava(timeout=0s),1,50,50,"),
+        "{nodes}"
+    );
+}

@@ -461,8 +461,11 @@ fn waiting_requests_count_against_the_memory_budget() {
     // Three arrivals every 10 ms: 300 a second against 100.
     let arrivals: Vec<Arrival> =
         (0..300_000u64).map(|i| Arrival::keyed(Nanos::new(i / 3 * 10 * MS), 0)).collect();
-    let spec =
-        LimiterSpec::from(GuavaSpec { permits_per_second: 100.0, max_burst_seconds: 1.0, timeout: None });
+    let spec = LimiterSpec::from(GuavaSpec {
+        permits_per_second: Some(100.0),
+        max_burst_seconds: 1.0,
+        timeout: None,
+    });
     let config = RunConfig { memory_budget: 1 << 20, ..RunConfig::new(limit, vec![spec]) };
     let e = ratesim::engine::run(&config, arrivals.into_iter().map(Ok), None, &mut |_| {}).unwrap_err();
     let RunError::DelayQueue { limiter, pending, queue, budget, .. } = &e else { panic!("{e}") };

@@ -63,7 +63,8 @@ fuzz_target!(|data: &[u8]| {
                 assert!(b.delay.is_none_or(|d| d.checked_mul(1000).is_some_and(|m| m <= i64::MAX as u64)));
             }
             AlgorithmSpec::Guava(g) => {
-                assert!(g.permits_per_second.is_finite() && g.permits_per_second > 0.0);
+                let rate = g.rate(s.limit);
+                assert!(rate.is_finite() && rate > 0.0);
                 assert!(g.max_burst_seconds.is_finite() && g.max_burst_seconds >= 0.0);
             }
             AlgorithmSpec::LeakyQueue(q) => assert!(q.queue >= 1 && q.queue <= MAX_QUEUE),

@@ -94,7 +94,8 @@ impl Algorithm for GcraSpec {
                 ));
             }
             let v = v as u64;
-            specs.push(GcraSpec { burst: (v != limit.requests).then_some(v), max_wait });
+            let default = v == limit.requests && !entry.node_defaults();
+            specs.push(GcraSpec { burst: (!default).then_some(v), max_wait });
         }
         Ok(specs)
     }

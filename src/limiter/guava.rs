@@ -45,12 +45,13 @@ use super::{Algorithm, Decision, Limit, Limiter, StateSize, Style};
 use crate::scenario::{Entry, ScenarioError};
 use crate::time::{Nanos, format_duration};
 
-/// `kind = "guava"`: `permits_per_second` (default `L / W`),
+/// `kind = "guava"`: `permits_per_second` (`None`: `L / W` of the limit it
+/// is built with, so on nodes in local mode each node's own limit),
 /// `max_burst_seconds` (default 1.0, as `RateLimiter.create`), `timeout`
 /// (`tryAcquire(timeout)`; without it, `acquire()`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GuavaSpec {
-    pub permits_per_second: f64,
+    pub permits_per_second: Option<f64>,
     pub max_burst_seconds: f64,
     pub timeout: Option<Nanos>,
 }
@@ -65,9 +66,12 @@ struct Keys {
     timeout: Option<Spanned<String>>,
 }
 
-/// `L / W` in permits per second.
-fn default_rate(limit: Limit) -> f64 {
-    limit.requests as f64 * 1e9 / limit.window.get() as f64
+impl GuavaSpec {
+    /// Permits per second, for a limiter built with `limit`: the
+    /// scenario's `permits_per_second`, or `L / W`.
+    pub fn rate(&self, limit: Limit) -> f64 {
+        self.permits_per_second.unwrap_or(limit.requests as f64 * 1e9 / limit.window.get() as f64)
+    }
 }
 
 impl Algorithm for GuavaSpec {
@@ -76,10 +80,8 @@ impl Algorithm for GuavaSpec {
 
     fn parse(entry: &Entry<'_>) -> Result<Vec<Self>, ScenarioError> {
         let keys: Keys = entry.keys()?;
-        let permits_per_second = match &keys.permits_per_second {
-            None => default_rate(entry.limit()),
-            Some(v) => entry.rate("permits_per_second", v)?,
-        };
+        let permits_per_second =
+            keys.permits_per_second.as_ref().map(|v| entry.rate("permits_per_second", v)).transpose()?;
         let max_burst_seconds = match &keys.max_burst_seconds {
             None => 1.0,
             Some(v) if v.get_ref().is_finite() && *v.get_ref() >= 0.0 => *v.get_ref(),
@@ -104,8 +106,8 @@ impl Algorithm for GuavaSpec {
 
     /// acquire() never refuses, so nothing bounds its queue but the run;
     /// tryAcquire(timeout) keeps `timeout` of permits waiting at most.
-    fn queue_advice(&self, _limit: Limit) -> String {
-        let rate = crate::export::fmt_ratio(self.permits_per_second);
+    fn queue_advice(&self, limit: Limit) -> String {
+        let rate = crate::export::fmt_ratio(self.rate(limit));
         match self.timeout {
             None => format!(
                 "`guava` without `timeout` is Guava's acquire(), which never refuses: while requests come faster \
@@ -134,11 +136,11 @@ timeout × {rate} wait per client key), shorten the scenario's `duration`, or se
         }
     }
 
-    fn build(&self, _limit: Limit) -> Guava {
-        let stable = 1e6 / self.permits_per_second;
+    fn build(&self, limit: Limit) -> Guava {
+        let rate = self.rate(limit);
         Guava {
-            stable_interval_micros: stable,
-            max_permits: self.max_burst_seconds * self.permits_per_second,
+            stable_interval_micros: 1e6 / rate,
+            max_permits: self.max_burst_seconds * rate,
             stored_permits: 0.0,
             next_free_micros: 0,
             timeout_micros: self.timeout.map(|t| (t.get() / 1000) as i64),
@@ -225,7 +227,7 @@ mod tests {
     use super::*;
 
     fn guava(permits_per_second: f64, timeout: Option<Nanos>) -> Guava {
-        GuavaSpec { permits_per_second, max_burst_seconds: 1.0, timeout }
+        GuavaSpec { permits_per_second: Some(permits_per_second), max_burst_seconds: 1.0, timeout }
             .build(Limit { requests: 1, window: Nanos::from_secs(1) })
     }
 

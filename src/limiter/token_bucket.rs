@@ -177,11 +177,11 @@ impl Algorithm for TokenBucketSpec {
                             ),
                         ));
                     }
-                    (v != default_per_fill(limit, interval, max)).then_some(v)
+                    (v != default_per_fill(limit, interval, max) || entry.node_defaults()).then_some(v)
                 }
             };
             return Ok(vec![TokenBucketSpec::Timer {
-                max_tokens: max_tokens.filter(|&m| m != limit.requests),
+                max_tokens: max_tokens.filter(|&m| m != limit.requests || entry.node_defaults()),
                 tokens_per_fill,
                 fill_interval: fill_interval.filter(|&f| f != limit.window),
             }]);
@@ -211,7 +211,7 @@ impl Algorithm for TokenBucketSpec {
             .map(|c| {
                 let v = entry.count_at_least_one("capacity", c)?;
                 Ok(TokenBucketSpec::Continuous {
-                    capacity: (v != limit.requests).then_some(v),
+                    capacity: (v != limit.requests || entry.node_defaults()).then_some(v),
                     initial,
                     max_wait,
                 })

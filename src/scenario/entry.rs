@@ -28,6 +28,9 @@ pub struct Entry<'a> {
     /// Keys every kind of this table takes, handled before the kind sees
     /// the entry (named in "it takes" lists too).
     pub(super) common: &'static [&'static str],
+    /// The limiters may be built with a node's own limit (local nodes, or
+    /// a sweep over the node count): see [`Entry::node_defaults`].
+    pub(super) node_defaults: bool,
 }
 
 impl<'a> Entry<'a> {
@@ -43,6 +46,15 @@ impl<'a> Entry<'a> {
     /// The scenario's `[limit]`.
     pub fn limit(&self) -> Limit {
         self.limit
+    }
+
+    /// Whether a limiter's defaults may follow a node's own limit rather
+    /// than `[limit]` (`per_node` in local mode, or a sweep over the node
+    /// count). A limiter then keeps a value written equal to `[limit]`'s
+    /// default as written, instead of folding it into the default: on a
+    /// node it differs from the node's default.
+    pub fn node_defaults(&self) -> bool {
+        self.node_defaults
     }
 
     /// The scenario's `duration`, if it has one.

@@ -160,7 +160,9 @@ impl Scenario {
         // Every retry table's place, for errors about the policies they hold.
         let mut retry_spans = vec![raw.retry.as_ref().map_or(0..0, |r| r.span())];
         for (i, (mut entry, kind)) in
-            entries(&ctx, doc.get_ref(), "traffic", limit, duration, &["retry"])?.into_iter().enumerate()
+            entries(&ctx, doc.get_ref(), "traffic", limit, duration, &["retry"], false)?
+                .into_iter()
+                .enumerate()
         {
             let own = entry.take::<retry::RawRetry>("retry")?;
             retry_spans.push(own.as_ref().map_or(0..0, |r| r.span()));
@@ -186,7 +188,11 @@ impl Scenario {
             traffic.push(source);
         }
         let mut limiters = Vec::new();
-        for (mut entry, kind) in entries(&ctx, doc.get_ref(), "limiter", limit, duration, &["retry_after"])? {
+        let node_defaults = raw.nodes.as_ref().is_some_and(|n| n.get_ref().is_local())
+            || raw.sweep.as_ref().is_some_and(|s| s.get_ref().nodes.is_some());
+        let limiter_entries =
+            entries(&ctx, doc.get_ref(), "limiter", limit, duration, &["retry_after"], node_defaults)?;
+        for (mut entry, kind) in limiter_entries {
             let header = entry.take::<String>("retry_after")?;
             let retry_after = match &header {
                 None => RetryAfter::Exact,
@@ -393,7 +399,8 @@ fn header(ctx: &Ctx, raw: &RawScenario) -> Result<(String, u64, Option<Nanos>, L
 }
 
 /// The entries of the array of tables `table` (`traffic`, `limiter`), each
-/// with its `kind`; `common` keys are taken by every kind of the table.
+/// with its `kind`; `common` keys are taken by every kind of the table;
+/// `node_defaults`: see [`Entry::node_defaults`].
 fn entries<'a>(
     ctx: &'a Ctx<'a>,
     doc: &DeTable<'a>,
@@ -401,6 +408,7 @@ fn entries<'a>(
     limit: Limit,
     duration: Option<Nanos>,
     common: &'static [&'static str],
+    node_defaults: bool,
 ) -> Result<Vec<(Entry<'a>, Spanned<String>)>, ScenarioError> {
     let Some(DeValue::Array(items)) = doc.get(table).map(|v| v.get_ref()) else { return Ok(Vec::new()) };
     items
@@ -418,6 +426,7 @@ fn entries<'a>(
                 limit,
                 duration,
                 common,
+                node_defaults,
             };
             Ok((entry, kind))
         })

@@ -38,6 +38,13 @@ struct RawOutage {
     fail: Option<Spanned<String>>,
 }
 
+impl RawNodes {
+    /// Local mode (the default): each node enforces its own limit.
+    pub(super) fn is_local(&self) -> bool {
+        self.mode.as_ref().is_none_or(|m| m.get_ref() == "local")
+    }
+}
+
 /// What the rest of the scenario tells the `[nodes]` validation.
 pub(super) struct Context<'a> {
     pub limit: Limit,

@@ -59,7 +59,7 @@ pub(super) struct RawSweep {
     map_slots: Option<Spanned<Vec<Spanned<i64>>>>,
     pub(super) retry_policies: Option<Spanned<Vec<Spanned<RawRetry>>>>,
     // The topology sweeps (`validate_topology`).
-    nodes: Option<Spanned<Vec<Spanned<i64>>>>,
+    pub(super) nodes: Option<Spanned<Vec<Spanned<i64>>>>,
     rtts: Option<Spanned<Vec<Spanned<String>>>>,
     sync_intervals: Option<Spanned<Vec<Spanned<String>>>>,
 }
