@@ -381,7 +381,7 @@ fn shaping(c: &mut Criterion) {
                 "{name}: admitted {:.1} %, delayed {:.1} % of arrivals, queue peak {}",
                 100.0 * lane.counts.admitted as f64 / ARRIVALS as f64,
                 100.0 * d.delayed as f64 / ARRIVALS as f64,
-                d.queue_peak
+                d.queue_peak()
             );
         }
         group.bench_function(name, |b| b.iter(|| black_box(run_on(&pool, &config, &trace).limiters.len())));

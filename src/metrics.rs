@@ -131,9 +131,15 @@ pub struct DelayReport {
     /// Positive delays, in ns.
     pub histogram: hdrhistogram::Histogram<u64>,
     pub max: Nanos,
-    /// Delayed requests not yet at the backend, now and at most.
+    /// Delayed requests not yet at the backend.
     pub pending: u64,
-    pub queue_peak: u64,
+    /// The most waiting at once, at instants before `last_delay`.
+    settled_peak: u64,
+    /// When the last request was delayed, while no later release has been
+    /// seen: releases due at that same instant may still come (they are
+    /// decided after the instant's arrivals), so `pending` becomes the
+    /// number waiting at that instant only once something later happens.
+    last_delay: Option<Nanos>,
 }
 
 impl DelayReport {
@@ -144,17 +150,44 @@ impl DelayReport {
             histogram: hdrhistogram::Histogram::new(3).expect("3 significant digits"),
             max: Nanos::ZERO,
             pending: 0,
-            queue_peak: 0,
+            settled_peak: 0,
+            last_delay: None,
         }
     }
 
-    /// Counts a request admitted after a wait `d > 0`.
-    pub fn record(&mut self, d: Nanos) {
+    /// Counts a request admitted at `t` after a wait `d > 0`.
+    pub fn record(&mut self, t: Nanos, d: Nanos) {
         self.delayed += 1;
         self.histogram.record(d.get()).expect("an auto-resizing histogram");
         self.max = self.max.max(d);
+        self.settle_before(t);
         self.pending += 1;
-        self.queue_peak = self.queue_peak.max(self.pending);
+        self.last_delay = Some(t);
+    }
+
+    /// A delayed request reaches the backend at `t`.
+    pub fn release(&mut self, t: Nanos) {
+        self.settle_before(t);
+        self.pending -= 1;
+    }
+
+    /// Something happens at `t`: every event of an earlier instant has
+    /// been seen, so `pending` is what waited at the last delay's instant.
+    fn settle_before(&mut self, t: Nanos) {
+        if self.last_delay.is_some_and(|at| at < t) {
+            self.settled_peak = self.settled_peak.max(self.pending);
+            self.last_delay = None;
+        }
+    }
+
+    /// The most delayed requests waiting at once. A request waits during
+    /// `[t, t + d)`: one that reaches the backend at the instant another
+    /// is delayed no longer waits then.
+    pub fn queue_peak(&self) -> u64 {
+        match self.last_delay {
+            Some(_) => self.settled_peak.max(self.pending),
+            None => self.settled_peak,
+        }
     }
 
     /// The delay below which a share `q` of admitted requests waited
@@ -359,6 +392,23 @@ mod tests {
         assert!(c.admitted.len() as u64 <= brute_curve(&times, 10_000));
     }
 
+    /// Waiting is `[t, t + d)`: a release at the instant of a delay frees
+    /// its place first, whatever order the two are seen in; releases at a
+    /// later instant do not lower a peak already reached.
+    #[test]
+    fn queue_peak_counts_what_waits_at_each_instant() {
+        let mut d = DelayReport::new();
+        d.record(Nanos::new(0), Nanos::new(10)); // waits [0, 10)
+        d.record(Nanos::new(10), Nanos::new(10)); // [10, 20), seen before the release at 10
+        assert_eq!(d.queue_peak(), 2, "at 10 the first may not have left yet");
+        d.release(Nanos::new(10));
+        assert_eq!(d.queue_peak(), 1, "the first left at 10");
+        d.record(Nanos::new(15), Nanos::new(10)); // [15, 25)
+        d.record(Nanos::new(15), Nanos::new(20)); // [15, 35)
+        d.release(Nanos::new(20));
+        assert_eq!((d.queue_peak(), d.pending), (3, 2), "3 waited at 15");
+    }
+
     /// nginx's `rate=1r/s burst=5` without nodelay, six at once: delays
     /// 0, 1, 2, 3, 4, 5 s. One in six waits 0; the curve then rises by a
     /// sixth at each second (bucket tops within 0.1 % above it), the last
@@ -368,7 +418,7 @@ mod tests {
         let mut d = DelayReport::new();
         assert_eq!(d.cdf(), None);
         for s in 1..=5 {
-            d.record(Nanos::from_secs(s));
+            d.record(Nanos::ZERO, Nanos::from_secs(s));
         }
         d.admitted = 6;
         let (undelayed, points) = d.cdf().unwrap();

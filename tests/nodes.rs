@@ -830,3 +830,33 @@ fn written_values_and_node_defaults_on_local_nodes() {
         "{nodes}"
     );
 }
+
+/// A delayed request reaches the backend later, and the node's figures,
+/// like the lane's, judge it there: on one local node, a shaping limiter's
+/// node peak is its lane's peak. 30 requests at one instant, L = 10 per
+/// 1 s: the leaky queue releases one every 100 ms (peak 10, not the 30 it
+/// admitted at 0); the GCRA waiting up to 5 s passes 10 at once and one
+/// every 100 ms after (19 within 1 s).
+#[test]
+fn a_node_judges_delayed_requests_when_they_reach_the_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("burst.csv"), format!("time\n{}", "0\n".repeat(30))).unwrap();
+    let text = "name = \"shaping_node\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[nodes]\ncount = 1\n\
+                [[traffic]]\nkind = \"csv\"\npath = \"burst.csv\"\n\
+                [[limiter]]\nkind = \"leaky_queue\"\nqueue = 30\n\
+                [[limiter]]\nkind = \"gcra\"\nmax_wait = \"5s\"\n";
+    let out = common::run_scenario_text(dir.path(), "shaping_node.toml", text, &["--no-charts"]);
+    let summary = common::read_records(&out.join("summary.csv"));
+    let nodes = common::read_records(&out.join("nodes.csv"));
+    assert_eq!(nodes.len(), 2);
+    for (n, (limiter, peak)) in
+        nodes.iter().zip([("leaky_queue(queue=30)", "10"), ("gcra(max_wait=5s)", "19")])
+    {
+        let lane = summary.iter().find(|r| r["limiter"] == limiter).unwrap();
+        assert_eq!(
+            (n["limiter"].as_str(), n["admitted"].as_str(), n["peak"].as_str()),
+            (limiter, "30", peak)
+        );
+        assert_eq!((&lane["admitted"], &lane["peak"]), (&n["admitted"], &n["peak"]));
+    }
+}

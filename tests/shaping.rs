@@ -214,7 +214,7 @@ kind = "gcra"
     let c = &shaping.counts;
     assert_eq!((c.admitted, c.rejected, c.peak, c.excess, c.false_rejects), (6, 1, 3, 1, 0));
     let d = shaping.delays.as_ref().unwrap();
-    assert_eq!((d.delayed, d.max, d.queue_peak, d.pending), (4, Nanos::new(2 * S), 4, 0));
+    assert_eq!((d.delayed, d.max, d.queue_peak(), d.pending), (4, Nanos::new(2 * S), 4, 0));
     let policing = row(rows, "gcra");
     assert_eq!((policing.counts.admitted, policing.counts.peak, policing.counts.excess), (2, 2, 0));
     assert!(policing.delays.is_none());
@@ -396,7 +396,7 @@ fn local_nodes_each_shape_their_share() {
     );
     assert_eq!((l.counts.admitted, l.counts.peak, l.counts.excess), (6, 2, 0));
     let d = l.delays.as_ref().unwrap();
-    assert_eq!((d.delayed, d.queue_peak, d.max), (4, 4, Nanos::new(2 * S)));
+    assert_eq!((d.delayed, d.queue_peak(), d.max), (4, 4, Nanos::new(2 * S)));
     let per_node: Vec<u64> = l.nodes.iter().map(|n| n.admitted).collect();
     assert_eq!(per_node, [3, 3]);
 
@@ -422,7 +422,7 @@ fn a_central_store_shapes_like_one_limiter() {
         [(0, true, 0), (0, true, 500 * MS), (0, true, S), (0, false, 0), (0, false, 0), (0, false, 0)]
     );
     let l = row(&rows, "leaky_bucket(burst=2;delay=0)");
-    assert_eq!((l.counts.admitted, l.counts.peak, l.delays.as_ref().unwrap().queue_peak), (3, 2, 2));
+    assert_eq!((l.counts.admitted, l.counts.peak, l.delays.as_ref().unwrap().queue_peak()), (3, 2, 2));
 }
 
 /// Sync mode adds up counts, which no shaping limiter keeps: every one is
@@ -499,5 +499,30 @@ fn the_shipped_scenario_says_what_its_outputs_show() {
     ] {
         assert!(text.contains(quote), "the comment lacks {quote:?}");
         assert!(summary.contains(row), "summary.md lacks {row:?}");
+    }
+}
+
+/// A request waits during `[t, t + d)`: one that reaches the backend at the
+/// instant another is delayed no longer waits then. L = 1 per 1 s,
+/// requests at 0, 0, 1 s, 2 s and 3 s: the second waits until 1 s, and
+/// leaves as the third arrives and takes its place; then each leaves as
+/// the next arrives. One waits at a time: queue_peak 1, for the leaky
+/// queue with one place and for nginx with burst = 1.
+#[test]
+fn a_release_at_the_instant_of_a_delay_frees_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.csv"), "time\n0\n0\n1\n2\n3\n").unwrap();
+    let text = "name = \"handover\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n\
+                [[traffic]]\nkind = \"csv\"\npath = \"t.csv\"\n\
+                [[limiter]]\nkind = \"leaky_queue\"\nqueue = 1\n\
+                [[limiter]]\nkind = \"leaky_bucket\"\nburst = 1\nnodelay = false\n";
+    let out = run_scenario_text(dir.path(), "handover.toml", text, &["--no-charts"]);
+    for limiter in ["leaky_queue(queue=1)", "leaky_bucket(burst=1;delay=0)"] {
+        let r = &records_of(&out.join("summary.csv"), limiter)[0];
+        assert_eq!(
+            (r["admitted"].as_str(), r["delayed"].as_str(), r["queue_peak"].as_str()),
+            ("5", "4", "1"),
+            "{r:?}"
+        );
     }
 }

@@ -84,8 +84,9 @@ pub struct Scheduled<E> {
 pub enum LaneEvent<E> {
     /// A request a reactor scheduled.
     Client(Scheduled<E>),
-    /// A delayed request of key `key` reaching the backend.
-    Release { key: u32 },
+    /// A delayed request of key `key` reaching the backend, from `node`
+    /// (0 when the limiter is not on nodes).
+    Release { key: u32, node: u16 },
 }
 
 /// A reactor's view of its lane's event queue: it may schedule requests.
@@ -441,14 +442,17 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         };
         let decision = ks.limiter.decide(t, 1);
         let admitted = decision.admitted();
-        if let (Some(node), Some((_, stats))) = (node, &mut self.nodes) {
-            stats.record(node, t, admitted)?;
-        }
         if let Decision::Delay(d) = decision
             && d > Nanos::ZERO
         {
+            if let (Some(node), Some((_, stats))) = (node, &mut self.nodes) {
+                stats.record_delayed(node);
+            }
             self.delay(p, t, id, d);
             return Ok((decision, before));
+        }
+        if let (Some(node), Some((_, stats))) = (node, &mut self.nodes) {
+            stats.record(node, t, admitted)?;
         }
         if admitted && !OWN {
             ks.tracker.admit(t);
@@ -467,24 +471,29 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
     fn delay(&mut self, p: &mut Pass, t: Nanos, id: u32, d: Nanos) {
         p.bin.admitted += 1;
         p.bin.delayed += 1;
-        self.delays.record(d);
-        self.events.schedule(Nanos::new(t.get().saturating_add(d.get())), LaneEvent::Release { key: id });
+        self.delays.record(t, d);
+        let release = LaneEvent::Release { key: id, node: self.last_node };
+        self.events.schedule(Nanos::new(t.get().saturating_add(d.get())), release);
     }
 
-    /// A delayed request of key `id` reaches the backend at `t`: the exact
-    /// window sees it now.
+    /// A delayed request of key `id` from `node` reaches the backend at
+    /// `t`: the exact windows (the lane's and the node's) see it now.
     #[cold]
     fn release<const OWN: bool, const CURVE: bool>(
         &mut self,
         p: &mut Pass,
         t: Nanos,
         id: u32,
+        node: u16,
         j: usize,
     ) -> Result<(), TooManyBins> {
         if t.get() >= p.bin_end {
             self.next_bin::<OWN>(p, t, j)?;
         }
-        self.delays.pending -= 1;
+        if let Some((_, stats)) = &mut self.nodes {
+            stats.reach(node, t)?;
+        }
+        self.delays.release(t);
         let ks = &mut self.keys[id as usize];
         let before = ks.window_count(t, OWN);
         if !OWN {
@@ -532,8 +541,8 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             p.last_event = Some(ev.time);
             let Scheduled { key, event } = match ev.payload {
                 LaneEvent::Client(s) => s,
-                LaneEvent::Release { key } => {
-                    self.release::<OWN, CURVE>(p, ev.time, key, j)?;
+                LaneEvent::Release { key, node } => {
+                    self.release::<OWN, CURVE>(p, ev.time, key, node, j)?;
                     continue;
                 }
             };

@@ -109,7 +109,7 @@ pub fn summary(report: &RunReport) -> String {
                             q(0.95),
                             q(0.99),
                             q(1.0),
-                            d.queue_peak.to_string(),
+                            d.queue_peak().to_string(),
                         ]);
                     }
                     None => row.extend(std::iter::repeat_n(String::new(), DELAY_COLUMNS.split(',').count())),

@@ -167,7 +167,7 @@ pub fn delays_table(report: &RunReport) -> Table {
             q(0.95),
             q(0.99),
             q(1.0),
-            d.queue_peak.to_string(),
+            d.queue_peak().to_string(),
         ]);
     }
     t

@@ -471,18 +471,33 @@ impl NodeStats {
         self.timeline.extend_to(end, |_, _| 0)
     }
 
-    /// Counts a decision of node `node` at true time `t`.
+    /// Counts a decision of node `node` at true time `t`, an admitted
+    /// request reaching the backend at once.
     #[inline(always)]
     pub fn record(&mut self, node: u16, t: Nanos, admitted: bool) -> Result<(), TooManyBins> {
-        if t.get() >= self.open_end && admitted {
-            self.next_bin(t)?;
-        }
         let c = &mut self.nodes[usize::from(node)];
         if !admitted {
             c.rejected += 1;
             return Ok(());
         }
         c.admitted += 1;
+        self.reach(node, t)
+    }
+
+    /// Counts a request node `node` admitted with a delay: it reaches the
+    /// backend later ([`NodeStats::reach`]).
+    pub fn record_delayed(&mut self, node: u16) {
+        self.nodes[usize::from(node)].admitted += 1;
+    }
+
+    /// A request node `node` admitted reaches the backend at `t`: its exact
+    /// window (the node's peak) and its timeline bin see it now.
+    #[inline(always)]
+    pub fn reach(&mut self, node: u16, t: Nanos) -> Result<(), TooManyBins> {
+        if t.get() >= self.open_end {
+            self.next_bin(t)?;
+        }
+        let c = &mut self.nodes[usize::from(node)];
         c.open += 1;
         let before = c.tracker.count_at(t);
         c.tracker.admit(t);
