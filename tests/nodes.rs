@@ -860,3 +860,43 @@ fn a_node_judges_delayed_requests_when_they_reach_the_backend() {
         assert_eq!((&lane["admitted"], &lane["peak"]), (&n["admitted"], &n["peak"]));
     }
 }
+
+/// While the store is down and fails closed nothing is admitted, so the
+/// advertised retry time is the outage's end, or the end of the outage
+/// that follows it at once: one request at 1.5 s, outages [1 s, 3 s) and
+/// [3 s, 4 s), both closed; a client that follows the header retries once,
+/// at 4 s, and is admitted. In central mode (the fixed window and the
+/// GCRA) and in sync mode (the fixed window and a slot counter, whose
+/// counts would admit at 1.5 s and so advertise nothing of their own).
+#[test]
+fn a_store_down_advertises_the_end_of_its_outage() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("one.csv"), "time\n1.5\n").unwrap();
+    for (mode, second) in [
+        ("mode = \"central\"\nrtt = \"2ms\"", "kind = \"gcra\""),
+        ("mode = \"sync\"\nsync_interval = \"100ms\"", "kind = \"slot_counter\"\nslots = [10]"),
+    ] {
+        let text = format!(
+            "name = \"outage\"\n[limit]\nrequests = 5\nwindow = \"1s\"\n[nodes]\ncount = 2\n{mode}\n\
+             [[nodes.outage]]\nstart = \"1s\"\nend = \"3s\"\nfail = \"closed\"\n\
+             [[nodes.outage]]\nstart = \"3s\"\nend = \"4s\"\nfail = \"closed\"\n\
+             [retry]\npolicy = \"retry_after\"\nmax_attempts = 5\n\
+             [[traffic]]\nkind = \"csv\"\npath = \"one.csv\"\n\
+             [[limiter]]\nkind = \"fixed_window\"\n[[limiter]]\n{second}\n"
+        );
+        let out =
+            common::run_scenario_text(dir.path(), "outage.toml", &text, &["--no-charts", "--decisions"]);
+        let decisions = common::read_records(&out.join("decisions.csv"));
+        let on_nodes: Vec<_> = decisions.iter().filter(|r| r["limiter"] != "sliding_log").collect();
+        assert_eq!(on_nodes.len(), 4, "{mode}: {decisions:?}");
+        for r in on_nodes {
+            let expected = if r["attempt"] == "1" { ("1.5", "0") } else { ("4", "1") };
+            assert_eq!((r["time"].as_str(), r["admitted"].as_str()), expected, "{mode}: {r:?}");
+        }
+        for r in
+            common::read_records(&out.join("summary.csv")).iter().filter(|r| r["limiter"] != "sliding_log")
+        {
+            assert_eq!((r["succeeded"].as_str(), r["early_retries"].as_str()), ("1", "0"), "{mode}: {r:?}");
+        }
+    }
+}

@@ -252,6 +252,24 @@ impl<L: Limiter + Clone> Fleet<L> {
             .map(|o| if o.fail_open { Decision::Admit } else { Decision::Reject })
     }
 
+    /// The retry time the limiter's state gives (the node's, or the
+    /// store's), in true time, leaving outages aside.
+    fn limiter_retry_at(&self, now: Nanos, cost: u32) -> Option<Nanos> {
+        let node = usize::from(self.node);
+        let skew = self.skew.get(node).copied().unwrap_or(0);
+        let local = match &self.shared {
+            FleetMode::Local(nodes) => nodes[node].retry_at(Nanos::new(self.node_time(now.get())), cost)?,
+            FleetMode::Central { store, half_rtt, .. } => {
+                let at = store.retry_at(Nanos::new(now.get().saturating_add(*half_rtt)), cost)?;
+                return Some(Nanos::new(at.get().saturating_sub(*half_rtt).max(now.get() + 1)));
+            }
+            FleetMode::Sync { views, .. } => {
+                views[node].retry_at(Nanos::new(self.node_time(now.get())), cost)?
+            }
+        };
+        Some(Nanos::new(local.get().saturating_add_signed(-skew).max(now.get() + 1)))
+    }
+
     /// Brings the synced counts up to true time `t`: every sync due at or
     /// before it merges all nodes' admissions since the last one.
     ///
@@ -317,21 +335,23 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
     }
 
     /// The advertised retry time of the node (or store) that rejected, in
-    /// true time: a node's own clock runs `skew` ahead.
+    /// true time: a node's own clock runs `skew` ahead. While the store is
+    /// down and fails closed nothing is admitted, so the time is at least
+    /// the outage's end, and never inside an outage that fails closed.
     fn retry_at(&self, now: Nanos, cost: u32) -> Option<Nanos> {
-        let node = usize::from(self.node);
-        let skew = self.skew.get(node).copied().unwrap_or(0);
-        let local = match &self.shared {
-            FleetMode::Local(nodes) => nodes[node].retry_at(Nanos::new(self.node_time(now.get())), cost)?,
-            FleetMode::Central { store, half_rtt, .. } => {
-                let at = store.retry_at(Nanos::new(now.get().saturating_add(*half_rtt)), cost)?;
-                return Some(Nanos::new(at.get().saturating_sub(*half_rtt).max(now.get() + 1)));
-            }
-            FleetMode::Sync { views, .. } => {
-                views[node].retry_at(Nanos::new(self.node_time(now.get())), cost)?
-            }
+        let store_down = !matches!(self.shared, FleetMode::Local(_));
+        let closed_until = |t: u64| {
+            self.outages.iter().find(|o| !o.fail_open && o.start.get() <= t && t < o.end.get()).map(|o| o.end)
         };
-        Some(Nanos::new(local.get().saturating_add_signed(-skew).max(now.get() + 1)))
+        let mut at = match (self.limiter_retry_at(now, cost), store_down) {
+            (Some(at), _) => at,
+            (None, true) => closed_until(now.get())?,
+            (None, false) => return None,
+        };
+        while store_down && let Some(end) = closed_until(at.get()) {
+            at = end;
+        }
+        Some(at)
     }
 
     #[inline(always)]
