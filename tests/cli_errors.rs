@@ -127,6 +127,42 @@ fn dump(args: &[&str], code: i32, stderr: &str) {
     f.write_all(line.as_bytes()).unwrap();
 }
 
+/// The ids of `text`: a letter prefix and digits (`s01`, `lb09`) at the
+/// start of each match of `before`, up to `after`.
+fn ids(text: &str, before: &str, after: char) -> std::collections::BTreeSet<String> {
+    text.match_indices(before)
+        .filter_map(|(at, _)| {
+            let rest = &text[at + before.len()..];
+            let id = &rest[..rest.find(after)?];
+            let letters = id.trim_end_matches(|c: char| c.is_ascii_digit());
+            let ok = !letters.is_empty()
+                && letters.len() < id.len()
+                && letters.bytes().all(|b| b.is_ascii_lowercase());
+            ok.then(|| id.to_string())
+        })
+        .collect()
+}
+
+/// docs/errors.md and this file list the same cases: every row of its
+/// tables has a test here named by its id, and every test here named by an
+/// id is a row there or named in its text (the "also tested" lists).
+#[test]
+fn every_row_of_errors_md_is_a_test_and_back() {
+    let doc = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/errors.md")).unwrap();
+    let rows = ids(&doc, "\n| `", '`');
+    let named = ids(&doc, "`", '`');
+    let tests = ids(include_str!("cli_errors.rs"), "\nfn ", '_');
+    assert!(rows.len() > 200 && tests.len() > 200, "{} rows, {} tests", rows.len(), tests.len());
+    let untested: Vec<_> = rows.difference(&tests).collect();
+    assert!(untested.is_empty(), "rows of docs/errors.md with no test here: {untested:?}");
+    let undocumented: Vec<_> = tests.difference(&named).collect();
+    assert!(undocumented.is_empty(), "tests here that docs/errors.md does not name: {undocumented:?}");
+    // The rows are changes to `BASE`, which the page shows: the same text,
+    // so its line and column numbers are the messages'.
+    let shown = doc.split("```toml\n").nth(1).and_then(|b| b.split("```").next());
+    assert_eq!(shown, Some(BASE), "docs/errors.md's first TOML block must be BASE");
+}
+
 fn with(old: &str, new: &str) -> String {
     assert!(BASE.contains(old), "{old}");
     BASE.replacen(old, new, 1)
