@@ -430,6 +430,18 @@ fn s30_start_after_duration() {
     ]);
 }
 
+/// A burst at or after `duration` would lose every request, silently: it is
+/// refused like the other sources (`s30`).
+#[test]
+fn s49_burst_start_at_or_after_duration() {
+    for seconds in [3, 2] {
+        Case::new(&with("start = \"100ms\"", &format!("start = \"{seconds}s\""))).refused(&[
+            "s.toml:10:9:",
+            &format!("`traffic[0].start` ({seconds} s) must be before the scenario's `duration` (2 s): the run drops every request at or after it, so this burst would send none"),
+        ]);
+    }
+}
+
 #[test]
 fn s31_rate_without_end_or_duration() {
     let text = with_traffic("kind = \"constant\"\nrate = 5.0").replace("duration = \"2s\"\n", "");
