@@ -611,6 +611,65 @@ fn s44_sweep_grid_too_large() {
         .refused(&["s.toml:19:8:", "`sweep.grid` must be between 2 and 10 (W / 2 ns), got 11"]);
 }
 
+/// `BASE` without its `[[limiter]]`: the scenario runs the default limiters.
+fn without_limiters(text: &str) -> String {
+    let limiter = "\n[[limiter]]\nkind = \"slot_counter\"\nslots = [2, 10]\n";
+    assert!(text.contains(limiter));
+    text.replacen(limiter, "\n", 1)
+}
+
+/// The default slot counters need a window of at least N ns, as explicit
+/// ones do (`s21`): with none named, a short window is refused at
+/// `limit.window`, never a panic in the run.
+#[test]
+fn s50_window_too_short_for_the_default_slot_counters() {
+    let text = without_limiters(&with("window = \"1s\"", "window = \"50ns\""));
+    Case::new(&text).refused(&[
+        "s.toml:6:10:",
+        "`limit.window` = 50ns is too short for the default `slot_counter(N=100)`: its 100 slots need a window of at least 100 ns (a slot is at least 1 ns)",
+        "With no [[limiter]] table a scenario runs fixed_window, slot_counter(N=2), slot_counter(N=10), slot_counter(N=100), sliding_log",
+        "name the [[limiter]]s to run (slot counters of at most 50 slots), or make the window at least 100ns",
+    ]);
+    // The sweeps' defaults go up to N = 1000.
+    let text = without_limiters(&with("window = \"1s\"", "window = \"600ns\"")) + "\n[sweep]\ngrid = 100\n";
+    Case::new(&text).refused(&[
+        "s.toml:6:10:",
+        "`limit.window` = 600ns is too short for the default `slot_counter(N=1000)`",
+        "With no [[limiter]] table its [sweep] compares fixed_window, slot_counter(N=1), ",
+        "or make the window at least 1us",
+    ]);
+    // Named limiters that fit run.
+    let c = Case::new(&with("window = \"1s\"", "window = \"50ns\""));
+    let out = c.run(&["run", "s.toml", "--out", "out", "-q", "--no-charts"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+/// The default burst-pair grid (2000) needs W >= 4000 ns, as an explicit
+/// grid is bounded by W / 2 (`s44`): refused when the scenario is read,
+/// at the `[sweep]` table that would take a `grid`, not during the run.
+#[test]
+fn s51_window_too_short_for_the_default_grid() {
+    let text = with("window = \"1s\"", "window = \"500ns\"") + "\n[sweep]\n";
+    Case::new(&text).refused(&[
+        "s.toml:18:1:",
+        "the default burst-pair `sweep.grid` of 2000 points per axis needs a window of at least 4000ns (the grid is at most W / 2 ns), but `limit.window` is 500ns: give [sweep] a `grid` from 2 to 250",
+    ]);
+    // Below 4 ns no grid fits: the window is named.
+    let text = with("window = \"1s\"", "window = \"3ns\"").replace("[2, 10]", "[2]") + "\n[sweep]\n";
+    Case::new(&text).refused(&["s.toml:6:10:", "so a window of at least 4ns; `limit.window` is 3ns"]);
+    // A [sweep] of only other sweeps runs no burst pairs: no grid to check.
+    let text = with("window = \"1s\"", "window = \"500ns\"") + "\n[sweep]\nnodes = [1, 2]\n";
+    assert_eq!(Case::new(&text).run(&["check", "s.toml"]).code, 0);
+    // `ratesim sweep` gives a scenario with no [sweep] the default sweeps.
+    let c = Case::new(&with("window = \"1s\"", "window = \"500ns\""));
+    c.fails(
+        &["sweep", "s.toml", "--out", "out"],
+        1,
+        &["error: s.toml:6:10: the default burst-pair `sweep.grid` of 2000 points per axis needs a window of at least 4000ns"],
+    );
+    assert!(!c.path("out").exists());
+}
+
 /// Each load of the load sweep generates Poisson traffic for
 /// `load_duration`: the generated sources' 1e9 cap applies to each run.
 #[test]

@@ -15,7 +15,7 @@ mod traffic;
 pub use diagnostics::{Counts, ScenarioError, Whole};
 pub use entry::Entry;
 pub use nodes::MAX_NODES;
-pub use sweep::SweepOptions;
+pub use sweep::{SweepOptions, default_grid_problem};
 pub use traffic::Traffic;
 
 use std::path::{Path, PathBuf};
@@ -41,6 +41,9 @@ pub struct Scenario {
     /// Arrivals at or after this instant are dropped; the run covers `[0, duration)`.
     pub duration: Option<Nanos>,
     pub limit: Limit,
+    /// Where the scenario sets `limit.window` (`file:line:column`), for
+    /// errors found later about what the window is too short for.
+    pub window_at: String,
     pub traffic: Vec<Traffic>,
     pub limiters: Vec<LimiterSpec>,
     pub output: OutputOptions,
@@ -211,14 +214,17 @@ impl Scenario {
             }
             limiters.extend(specs.into_iter().map(|algorithm| LimiterSpec { algorithm, retry_after }));
         }
-        let sweep = raw.sweep.as_ref().map(|s| sweep::validate(&ctx, s.get_ref(), limit)).transpose()?;
+        let window_span = raw.limit.get_ref().window.span();
+        let sweep = raw
+            .sweep
+            .as_ref()
+            .map(|s| sweep::validate(&ctx, s.span(), s.get_ref(), limit, window_span.clone()))
+            .transpose()?;
         if limiters.is_empty() {
             // The burst-pair and load sweeps compare many slot counts.
-            limiters = if sweep.as_ref().is_some_and(|s| s.window_sweeps) {
-                crate::sweep::default_limiters()
-            } else {
-                default_limiters()
-            };
+            let for_sweep = sweep.as_ref().is_some_and(|s| s.window_sweeps);
+            limiters = if for_sweep { crate::sweep::default_limiters() } else { default_limiters() };
+            too_short_for_default_slots(&ctx, window_span.clone(), limit, &limiters, for_sweep)?;
         }
         let output = output(&ctx, &raw.output, duration)?;
         let mut policies: Vec<(std::ops::Range<usize>, Option<RetryPolicy>)> =
@@ -256,6 +262,7 @@ impl Scenario {
             seed,
             duration,
             limit,
+            window_at: ctx.location(window_span),
             traffic,
             limiters,
             output,
@@ -347,6 +354,32 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// A slot is at least 1 ns: the default limiters' slot counters (N up to
+/// 100, or up to 1000 for the sweeps) need a window of at least N ns. A
+/// short window is refused at `limit.window`, saying which default needs
+/// more and how to choose limiters that fit.
+fn too_short_for_default_slots(
+    ctx: &Ctx,
+    window_span: std::ops::Range<usize>,
+    limit: Limit,
+    defaults: &[LimiterSpec],
+    for_sweep: bool,
+) -> Result<(), ScenarioError> {
+    let w = limit.window.get();
+    let Some(n) = defaults.iter().filter_map(|l| l.slots()).max().filter(|&n| n > w) else { return Ok(()) };
+    let labels: Vec<String> = defaults.iter().map(|l| l.label()).collect();
+    let runs = if for_sweep { "its [sweep] compares" } else { "a scenario runs" };
+    Err(ctx.at(
+        window_span,
+        format!(
+            "`limit.window` = {} is too short for the default `slot_counter(N={n})`: its {n} slots need a window of at least {n} ns (a slot is at least 1 ns). With no [[limiter]] table {runs} {}: name the [[limiter]]s to run (slot counters of at most {w} slots), or make the window at least {}",
+            format_duration(limit.window),
+            labels.join(", "),
+            format_duration(Nanos::new(n)),
+        ),
+    ))
 }
 
 /// Clients that follow the `Retry-After` header need limiters that send
