@@ -274,8 +274,6 @@ impl Scenario {
         })
     }
 
-    /// Replaces the slot counts of every `slot_counter` (or adds slot counters
-    /// before the sliding log when the scenario has none).
     /// How the clients retry: the `[retry]` table, then each source's own
     /// (`[i] ...`); empty when nothing retries.
     pub fn retry_descriptions(&self) -> Vec<String> {
@@ -330,6 +328,9 @@ impl Scenario {
         (!parts.is_empty()).then(|| parts.join(" "))
     }
 
+    /// `--slots`: one `slot_counter` per count in place of the scenario's
+    /// slot counters (where the first was), or added before the sliding log
+    /// when the scenario has none.
     pub fn set_slots(&mut self, slots: &[u64]) -> Result<(), String> {
         for &n in slots {
             if n == 0 || n > self.limit.window.get() {
