@@ -1758,6 +1758,21 @@ fn n08_skew_makes_a_node_time_negative() {
     Case::new(&with_nodes("[nodes]\ncount = 2\nskew = [\"0ms\", \"-150ms\"]\n")).refused(&["s.toml:20:16:", "`nodes.skew` = \"-150ms\" puts a node's clock 150ms behind, but requests may come from 0.1 s: its time would be negative; start the traffic at least that late"]);
 }
 
+/// A clock offset past signed 64-bit nanoseconds, ahead or behind: the
+/// message says the limit. A large one within it runs.
+#[test]
+fn n34_skew_too_large() {
+    for skew in ["4000000h", "-4000000h"] {
+        Case::new(&with_nodes(&format!("[nodes]\ncount = 2\nskew = [\"{skew}\", \"0s\"]\n"))).refused(&[
+            "s.toml:20:9:",
+            &format!("`nodes.skew` = \"{skew}\" is too large: a clock offset is kept in signed 64-bit nanoseconds, so it may be at most 9223372036854775807 ns (about 292 years) either way"),
+        ]);
+    }
+    let c = Case::new(&with_nodes("[nodes]\ncount = 2\nskew = [\"2000000h\", \"0s\"]\n"));
+    let out = c.run(&["run", "s.toml", "--out", "out", "-q", "--no-charts"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
 #[test]
 fn n09_sync_with_a_limiter_that_keeps_no_counts() {
     let text = with("kind = \"slot_counter\"\nslots = [2, 10]", "kind = \"leaky_bucket\"")
