@@ -344,3 +344,23 @@ fn out_through_a_symlink_writes_into_its_target() {
     let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names.len(), 2, "nothing left beside them: {names:?}");
 }
+
+/// The scenario-format example of the README is valid as written: `check`
+/// reads it (and its trace, beside it as in `scenarios/`) without error.
+#[test]
+fn the_readme_scenario_example_checks() {
+    let readme = fs::read_to_string(common::root().join("README.md")).unwrap();
+    let section = readme.split("## Scenario format").nth(1).unwrap();
+    let example = section.split("```toml\n").nth(1).and_then(|b| b.split("```").next()).unwrap();
+    assert!(example.contains("[[limiter]]") && example.contains("kind = \"csv\""), "{example}");
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("traces")).unwrap();
+    fs::copy(scenario("traces/api_gateway.csv"), dir.path().join("traces/api_gateway.csv")).unwrap();
+    let path = dir.path().join("example.toml");
+    fs::write(&path, example).unwrap();
+    ratesim()
+        .args(["check", path.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("is valid (nothing was run)"));
+}
