@@ -96,6 +96,12 @@ impl Case {
         out.stderr
     }
 
+    /// `refused`, returning the message.
+    fn refused_with(&self, words: &[&str]) -> String {
+        self.refused(words);
+        self.fails(&["check", "s.toml"], 1, words)
+    }
+
     /// `check` and `run` both refuse with exit 1, and no output appears.
     fn refused(&self, words: &[&str]) {
         let a = self.fails(&["check", "s.toml"], 1, words);
@@ -668,6 +674,57 @@ fn s51_window_too_short_for_the_default_grid() {
         &["error: s.toml:6:10: the default burst-pair `sweep.grid` of 2000 points per axis needs a window of at least 4000ns"],
     );
     assert!(!c.path("out").exists());
+}
+
+/// `[limiter]` for `[[limiter]]`: the hint is the two brackets, not "a
+/// list, like [2, 10]".
+#[test]
+fn s54_single_brackets_for_an_array_of_tables() {
+    for table in ["limiter", "traffic"] {
+        Case::new(&with(&format!("[[{table}]]"), &format!("[{table}]"))).refused(&[
+            &format!("`{table}`: invalid type: map, expected an array of tables: write `[[{table}]]`, with two brackets, above the keys of each entry"),
+        ]);
+    }
+}
+
+/// TOML syntax errors are located where they are and named by no key but
+/// the one on their own line: `count 20` is not about `span` above it.
+#[test]
+fn s55_toml_key_without_equals() {
+    let e = Case::new(&with("count = 20", "count 20")).refused_with(&[
+        "error: s.toml:12:7: expected `=` after the key `count`: write key = value, like count = 20",
+    ]);
+    assert!(!e.contains("span"), "{e}");
+}
+
+#[test]
+fn s56_toml_table_header_not_closed() {
+    Case::new(&with("[[limiter]]", "[[limiter]"))
+        .refused(&["error: s.toml:14:11: the table header `[[limiter]` is not closed: write `[[limiter]]`"]);
+}
+
+#[test]
+fn s57_toml_bare_word_value() {
+    Case::new(&with("name = \"t\"", "name = t")).refused(&[
+        "error: s.toml:1:8: `name`: `t` is not a value: a string must be quoted, like \"t\" (true and false are written in full, in lowercase)",
+    ]);
+    Case::new(&with("window = \"1s\"", "window = 1s")).refused(&[
+        "error: s.toml:6:10: `limit.window`: `1s` is not a value: a string must be quoted, like \"1s\"",
+    ]);
+}
+
+#[test]
+fn s58_toml_two_values() {
+    Case::new(&with("count = 20", "count = 20 20")).refused(&[
+        "error: s.toml:12:9: `traffic[0].count`: `20 20` is not one value: quote a string (\"20 20\"), separate the items of a list with commas in brackets ([a, b]), or give each key = value a line of its own",
+    ]);
+}
+
+#[test]
+fn s59_toml_no_value() {
+    Case::new(&with("count = 20", "count = ")).refused(&[
+        "error: s.toml:12:9: `traffic[0].count`: no value after `=`: give one, like 20, \"1s\" or [2, 10]",
+    ]);
 }
 
 /// Each load of the load sweep generates Poisson traffic for

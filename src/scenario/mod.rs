@@ -146,7 +146,7 @@ impl Scenario {
     /// Validates scenario text; `path` names it in errors and anchors trace paths.
     pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
         let ctx = Ctx { path, text };
-        let doc = DeTable::parse(text).map_err(|e| ctx.toml(&e))?;
+        let doc = DeTable::parse(text).map_err(|e| ctx.syntax(&e))?;
         let raw =
             RawScenario::deserialize(toml::de::Deserializer::from(doc.clone())).map_err(|e| ctx.toml(&e))?;
         let (name, seed, duration, limit) = header(&ctx, &raw)?;
