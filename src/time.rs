@@ -179,9 +179,16 @@ impl TimeUnit {
                 if t.starts_with('-') {
                     return Err(TimeParseError::Negative(t.to_string()));
                 }
-                let v: u64 = t.parse().map_err(|_| match has_exponent(t) {
-                    true => TimeParseError::Exponent(t.to_string()),
-                    false => TimeParseError::BadInteger(t.to_string()),
+                let digits = t.strip_prefix('+').unwrap_or(t);
+                let v: u64 = t.parse().map_err(|_| {
+                    if has_exponent(t) {
+                        TimeParseError::Exponent(t.to_string())
+                    } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                        // A whole number past u64: too large in any unit.
+                        TimeParseError::Overflow(t.to_string())
+                    } else {
+                        TimeParseError::BadInteger(t.to_string())
+                    }
                 })?;
                 let scale = match other {
                     TimeUnit::Ns => 1,
@@ -376,6 +383,27 @@ mod tests {
         assert_eq!(TimeUnit::Ns.parse_timestamp("3"), Ok(Nanos(3)));
         assert!(TimeUnit::Ms.parse_timestamp("1.5").is_err());
         assert!(TimeUnit::Ms.parse_timestamp("-1").is_err());
+    }
+
+    /// A whole number too large is said to be too large in every unit, as
+    /// in seconds: past u64 itself, or past it once scaled to nanoseconds.
+    #[test]
+    fn integer_units_too_large() {
+        for unit in [TimeUnit::Ns, TimeUnit::Us, TimeUnit::Ms, TimeUnit::S] {
+            for text in ["99999999999999999999", "18446744073709551616", "+18446744073709551616"] {
+                assert_eq!(
+                    unit.parse_timestamp(text),
+                    Err(TimeParseError::Overflow(text.to_string())),
+                    "{text}"
+                );
+            }
+        }
+        assert_eq!(
+            TimeUnit::Ms.parse_timestamp("18446744073709552"),
+            Err(TimeParseError::Overflow("18446744073709552".to_string()))
+        );
+        assert_eq!(TimeUnit::Ns.parse_timestamp("18446744073709551615"), Ok(Nanos::MAX));
+        assert_eq!(TimeUnit::Ms.parse_timestamp("+"), Err(TimeParseError::BadInteger("+".to_string())));
     }
 
     #[test]

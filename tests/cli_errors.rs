@@ -847,6 +847,21 @@ fn t11_timestamp_too_large() {
     trace("time\n99999999999999999999\n").refused(&["trace.csv, line 2", "too large"]);
 }
 
+/// A whole number too large in an integer unit is too large, as in
+/// seconds (`t11`), not "not a whole number".
+#[test]
+fn t21_integer_timestamp_too_large() {
+    for (unit, value) in
+        [("ms", "99999999999999999999"), ("ms", "18446744073709551616"), ("ns", "18446744073709551616")]
+    {
+        Case::new(&format!("{CSV_BASE}time_unit = \"{unit}\"\n"))
+            .file("trace.csv", format!("time\n{value}\n"))
+            .refused(&[&format!(
+                "trace.csv, line 2: field `time`: `{value}` is too large (the limit is about 584 years of nanoseconds)"
+            )]);
+    }
+}
+
 #[test]
 fn t12_fraction_in_integer_unit() {
     Case::new(&format!("{CSV_BASE}time_unit = \"ms\"\n"))
