@@ -547,8 +547,12 @@ fn s37_bin_too_fine() {
 
 #[test]
 fn s38_name_not_a_folder() {
-    Case::new(&with("name = \"t\"", "name = \"a/b\""))
-        .refused(&["s.toml:1:8:", "cannot name an output folder"]);
+    for name in ["a/b", "a b", "v1.2"] {
+        Case::new(&with("name = \"t\"", &format!("name = \"{name}\""))).refused(&[
+            "s.toml:1:8:",
+            &format!("`name` = \"{name}\" cannot name an output folder: use letters, digits, `-` or `_`"),
+        ]);
+    }
 }
 
 #[test]
@@ -674,6 +678,28 @@ fn s51_window_too_short_for_the_default_grid() {
         &["error: s.toml:6:10: the default burst-pair `sweep.grid` of 2000 points per axis needs a window of at least 4000ns"],
     );
     assert!(!c.path("out").exists());
+}
+
+/// An empty list is refused for `map_slots` as for every other list of
+/// the sweeps (`loads`, `nodes`, `retry_policies`).
+#[test]
+fn s52_map_slots_empty() {
+    Case::new(&format!("{BASE}\n[sweep]\nmap_slots = []\n")).refused(&[
+        "s.toml:19:13:",
+        "`sweep.map_slots` is empty: give at least one slot count to map, like [1, 2, 5, 10] (1 = fixed window)",
+    ]);
+}
+
+/// Duration parts go from the largest unit down, each unit once: "1s1s"
+/// and "1ms1s" are refused rather than read as sums.
+#[test]
+fn s53_duration_unit_repeated_or_out_of_order() {
+    for (window, unit, before) in [("1s1s", "s", "s"), ("1ms1s", "s", "ms")] {
+        Case::new(&with("window = \"1s\"", &format!("window = \"{window}\""))).refused(&[
+            "s.toml:6:10:",
+            &format!("`limit.window`: `{window}` has `{unit}` after `{before}`: write each unit once, from the largest down, like \"1m30s\" or \"1s500ms\""),
+        ]);
+    }
 }
 
 /// `[limiter]` for `[[limiter]]`: the hint is the two brackets, not "a

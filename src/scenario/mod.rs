@@ -403,13 +403,24 @@ fn follows_headers(
     ))
 }
 
+/// Whether a scenario `name` may name its output folder (`output/<name>`):
+/// letters (of any script), digits, `-` and `_`, as the error says; so no
+/// spaces, dots or separators, and nothing a shell or file system treats
+/// specially.
+pub fn is_folder_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+}
+
 /// `name`, `seed`, `duration` and `[limit]`, validated.
 fn header(ctx: &Ctx, raw: &RawScenario) -> Result<(String, u64, Option<Nanos>, Limit), ScenarioError> {
     let name = raw.name.get_ref().trim().to_string();
-    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
+    if !is_folder_name(&name) {
         return Err(ctx.at(
             raw.name.span(),
-            format!("`name` = \"{name}\" cannot name an output folder: use letters, digits, `-` or `_`"),
+            format!(
+                "`name` = {:?} cannot name an output folder: use letters, digits, `-` or `_`",
+                raw.name.get_ref()
+            ),
         ));
     }
     let seed = match &raw.seed {
@@ -583,6 +594,22 @@ bin = "10ms"
         assert!(e.contains("limit.window") && e.contains("unknown unit"), "{e}");
         let e = parse(&BOUNDARY.replace("count = 100", "count = 100\nrate = 5.0")).unwrap_err();
         assert!(e.contains("traffic[0].rate") && e.contains("not a key of kind \"burst\""), "{e}");
+    }
+
+    #[test]
+    fn names_are_letters_digits_dashes_and_underscores() {
+        for ok in ["t", "boundary_burst", "run-2", "边界突发", "é", " padded "] {
+            let s = parse(&BOUNDARY.replace("name = \"boundary_burst\"", &format!("name = \"{ok}\"")));
+            assert_eq!(s.unwrap().name, ok.trim());
+        }
+        for bad in ["a b", "a/b", "a\\\\b", ".", "..", "", "  ", "v1.2", "a\\tb", "a*"] {
+            let e = parse(&BOUNDARY.replace("name = \"boundary_burst\"", &format!("name = \"{bad}\"")))
+                .unwrap_err();
+            assert!(
+                e.contains("cannot name an output folder: use letters, digits, `-` or `_`"),
+                "{bad:?}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -171,6 +171,12 @@ pub(super) fn validate(
         }
     }
     if let Some(m) = &r.map_slots {
+        if m.get_ref().is_empty() {
+            return Err(ctx.at(
+                m.span(),
+                "`sweep.map_slots` is empty: give at least one slot count to map, like [1, 2, 5, 10] (1 = fixed window)",
+            ));
+        }
         out.map_slots = m
             .get_ref()
             .iter()
