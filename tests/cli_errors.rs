@@ -2303,3 +2303,23 @@ fn sh03_memory_not_a_size() {
         &["invalid value '1GB' for '--memory <SIZE>': `1GB` is not a size", "(units: B, KiB, MiB, GiB, TiB)"],
     );
 }
+
+/// The exact metrics keep every admitted timestamp of a window: with a huge
+/// limit they pass the budget, and the error names `--memory` as the other
+/// memory errors do (`r29`, `sh01`).
+#[test]
+fn sh04_window_timestamps_past_the_memory_budget() {
+    let text = with("requests = 10", "requests = 1000000000").replace("count = 20", "count = 300000");
+    let c = Case::new(&text);
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "1MiB"],
+        1,
+        &[
+            "error: scenario s.toml failed; previous results were kept",
+            "caused by: the run holds ",
+            " of admitted timestamps inside exact windows, more than the 1.0 MiB it may use (--memory): with limit.requests = 1000000000",
+            "Lower limit.requests, use a shorter or sparser trace, or, if the machine has the memory, raise --memory",
+        ],
+    );
+    assert!(!c.path("out").exists());
+}
