@@ -2208,7 +2208,8 @@ fn g18_check_and_run_the_production_limiters() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let labels = "gcra(burst=1), gcra, gcra(burst=100), token_bucket(capacity=20;initial=empty), \
                   token_bucket(timer;max_tokens=5;tokens_per_fill=2;fill_interval=100ms)";
-    assert!(out.stdout.contains(&format!("limiters  {labels}\n")), "{}", out.stdout);
+    let reference = "sliding_log (added: the exact reference every run has)";
+    assert!(out.stdout.contains(&format!("limiters  {labels}, {reference}\n")), "{}", out.stdout);
     let out = case.run(&["run", "s.toml", "--out", "out"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let summary = fs::read_to_string(case.path("out").join("summary.csv")).unwrap();
