@@ -117,10 +117,33 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
     for line in scenario.retry_lines() {
         let _ = writeln!(s, "{line}");
     }
-    let labels: Vec<String> = scenario.limiters.iter().map(|l| l.label()).collect();
+    // What a run decides with: the limiters listed, and the sliding log as
+    // the exact reference when they do not include it.
+    let (specs, reference) = crate::engine::with_reference(&scenario.limiters);
+    let mut labels = crate::engine::labels(&specs);
+    if reference == scenario.limiters.len() {
+        labels[reference].push_str(" (added: the exact reference every run has)");
+    }
     let _ = writeln!(s, "limiters  {}", labels.join(", "));
     if let Some(t) = &scenario.nodes {
         let _ = writeln!(s, "nodes     {}", t.describe());
+    }
+    // Every sweep a run does, in the order it does them.
+    let mut sweeps = Vec::new();
+    if let Some(opts) = &scenario.sweep {
+        if opts.window_sweeps {
+            let loads: Vec<String> = opts.loads.iter().map(|l| l.to_string()).collect();
+            sweeps.push(format!(
+                "burst pairs on a {g} x {g} grid; loads [{}] x L/W, {} each",
+                loads.join(", "),
+                format_duration(opts.load_duration),
+                g = opts.grid
+            ));
+        }
+        let n = opts.retry_policies.len();
+        if n > 0 {
+            sweeps.push(format!("retry policies ({n} runs of the traffic, one per retry table)"));
+        }
     }
     if let Some(t) = &scenario.topology_sweep {
         let mut parts = Vec::new();
@@ -135,7 +158,10 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
             let i: Vec<String> = t.sync_intervals.iter().map(|&r| format_duration(r)).collect();
             parts.push(format!("sync intervals [{}]", i.join(", ")));
         }
-        let _ = writeln!(s, "sweeps    {} ({} runs of the traffic)", parts.join("; "), t.runs());
+        sweeps.push(format!("{} ({} runs of the traffic)", parts.join("; "), t.runs()));
+    }
+    if !sweeps.is_empty() {
+        let _ = writeln!(s, "sweeps    {}", sweeps.join("; "));
     }
     s
 }
@@ -186,6 +212,41 @@ count = 3
         let s = Scenario::parse(&text.replace("sort = true", ""), &dir.path().join("s.toml")).unwrap();
         let e = check_traces(&s).unwrap_err().to_string();
         assert!(e.contains("t.csv, line 3") && e.contains("earlier"), "{e}");
+    }
+
+    /// `check` says what `run` does: the sliding-log reference it adds, and
+    /// every sweep of the `[sweep]` table.
+    #[test]
+    fn check_lists_the_reference_and_every_sweep() {
+        let base = "name = \"x\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[[traffic]]\nkind = \"burst\"\ncount = 30\n\
+                    [[limiter]]\nkind = \"gcra\"\n";
+        let out = summary(&Scenario::parse(base, Path::new("s.toml")).unwrap(), &[]);
+        assert!(
+            out.contains("limiters  gcra, sliding_log (added: the exact reference every run has)\n"),
+            "{out}"
+        );
+        assert!(!out.contains("sweeps"), "{out}");
+        let listed = format!("{base}[[limiter]]\nkind = \"sliding_log\"\n");
+        let out = summary(&Scenario::parse(&listed, Path::new("s.toml")).unwrap(), &[]);
+        assert!(out.contains("limiters  gcra, sliding_log\n"), "{out}");
+        let swept = format!(
+            "{base}[sweep]\nretry_policies = [{{ policy = \"none\" }}, {{ policy = \"immediate\", max_attempts = 3 }}]\nnodes = [1, 2]\n"
+        );
+        let out = summary(&Scenario::parse(&swept, Path::new("s.toml")).unwrap(), &[]);
+        assert!(
+            out.contains("sweeps    retry policies (2 runs of the traffic, one per retry table); nodes [1, 2] (2 runs of the traffic)\n"),
+            "{out}"
+        );
+        let out = summary(
+            &Scenario::parse(&format!("{base}[sweep]\ngrid = 10\n"), Path::new("s.toml")).unwrap(),
+            &[],
+        );
+        assert!(
+            out.contains(
+                "sweeps    burst pairs on a 10 x 10 grid; loads [0.5, 0.8, 1, 1.5, 2, 3] x L/W, 100s each\n"
+            ),
+            "{out}"
+        );
     }
 
     /// The `[retry]` table, then each source's own, under one `retry` head;

@@ -17,7 +17,8 @@ Examples:
   ratesim run scenarios/error_vs_slots.toml
       Burst-pair and load sweeps: error versus slot count, with charts.
   ratesim sweep scenarios/boundary_burst.toml --format svg
-      The sweeps over another scenario's limit and limiters, SVG charts only.";
+      The default burst-pair and load sweeps over another scenario's limit
+      and limiters (it has no [sweep] table), SVG charts only.";
 
 /// Traffic simulator and rate-limiter comparator: replays arrival traces
 /// through limiters on a virtual clock and measures, exactly, what each lets
@@ -36,8 +37,10 @@ pub enum Command {
     Run(RunArgs),
     /// Validate a scenario and read its CSV traces in full, without running.
     Check(CheckArgs),
-    /// Run only the burst-pair and load sweeps over the scenario's limit and
-    /// limiters (its [sweep] table, or the defaults).
+    /// Run only the scenario's sweeps, not its own simulation: what its
+    /// [sweep] table asks for (burst-pair and load sweeps, retry-policy
+    /// comparison, topology sweeps over nodes, rtts or sync intervals); with
+    /// no [sweep] table, the burst-pair and load sweeps at their defaults.
     #[command(after_help = EXAMPLES)]
     Sweep(RunArgs),
     /// Print a shell completion script to stdout (bash, zsh, fish, powershell, elvish).
@@ -66,7 +69,9 @@ pub struct RunArgs {
     /// Output folder [default: output/<scenario name>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Slot counts for the slot counters, replacing the scenario's (e.g. 2,10,100).
+    /// Slot counts (e.g. 2,10,100): one slot counter per count in place of
+    /// the scenario's slot counters; a scenario without any gets them added
+    /// before the sliding log.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..))]
     pub slots: Option<Vec<u64>>,
     /// Random seed, replacing the scenario's: 0 to 2^63 - 1, as a scenario's

@@ -68,6 +68,12 @@ pub enum JobError {
     Decisions(#[source] std::io::Error),
     #[error("cannot read the trace for the windows diagram")]
     Diagram(#[source] crate::trace::TraceError),
+    /// `ratesim sweep` on a scenario with no `[sweep]` table runs the
+    /// default sweeps, which its window may be too short for.
+    #[error(
+        "{at}: {problem} (a scenario with no [sweep] table gets the default burst-pair and load sweeps from `ratesim sweep`)"
+    )]
+    SweepDefaults { at: String, problem: String },
     #[error("burst-pair sweep")]
     BurstPair(#[source] BurstPairError),
     #[error("load sweep")]
@@ -155,6 +161,9 @@ pub fn run(
 ) -> Result<RunOutputs, JobError> {
     let mut scenario = scenario.clone();
     if options.sweep_only && scenario.sweep.is_none() && scenario.topology_sweep.is_none() {
+        if let Some(problem) = crate::scenario::default_grid_problem(scenario.limit) {
+            return Err(JobError::SweepDefaults { at: scenario.window_at.clone(), problem });
+        }
         scenario.sweep = Some(SweepOptions::defaults(scenario.limit));
     }
     // Check the destination before any work is done.

@@ -107,6 +107,10 @@ pub enum TimeParseError {
     BadDuration(String),
     #[error("`{text}` has an unknown unit `{unit}` (units: ns, us, ms, s, m, h)")]
     UnknownUnit { text: String, unit: String },
+    #[error(
+        "`{text}` has `{unit}` after `{before}`: write each unit once, from the largest down, like \"1m30s\" or \"1s500ms\""
+    )]
+    UnitOrder { text: String, unit: String, before: String },
     #[error("`{0}` has a fraction finer than one nanosecond")]
     SubNanosecond(String),
     #[error("`{0}` is too large (the limit is about 584 years of nanoseconds)")]
@@ -179,9 +183,16 @@ impl TimeUnit {
                 if t.starts_with('-') {
                     return Err(TimeParseError::Negative(t.to_string()));
                 }
-                let v: u64 = t.parse().map_err(|_| match has_exponent(t) {
-                    true => TimeParseError::Exponent(t.to_string()),
-                    false => TimeParseError::BadInteger(t.to_string()),
+                let digits = t.strip_prefix('+').unwrap_or(t);
+                let v: u64 = t.parse().map_err(|_| {
+                    if has_exponent(t) {
+                        TimeParseError::Exponent(t.to_string())
+                    } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                        // A whole number past u64: too large in any unit.
+                        TimeParseError::Overflow(t.to_string())
+                    } else {
+                        TimeParseError::BadInteger(t.to_string())
+                    }
                 })?;
                 let scale = match other {
                     TimeUnit::Ns => 1,
@@ -249,6 +260,8 @@ pub fn parse_duration(text: &str) -> Result<Nanos, TimeParseError> {
     }
     let mut rest = t;
     let mut total: u64 = 0;
+    // The scale of the part before: each part must use a smaller unit.
+    let mut previous: Option<(u64, &str)> = None;
     while !rest.is_empty() {
         if has_exponent(rest) {
             return Err(TimeParseError::Exponent(t.to_string()));
@@ -262,6 +275,16 @@ pub fn parse_duration(text: &str) -> Result<Nanos, TimeParseError> {
         }
         let scale = unit_nanos(unit)
             .ok_or_else(|| TimeParseError::UnknownUnit { text: t.to_string(), unit: unit.to_string() })?;
+        if let Some((before, before_unit)) = previous
+            && scale >= before
+        {
+            return Err(TimeParseError::UnitOrder {
+                text: t.to_string(),
+                unit: unit.to_string(),
+                before: before_unit.to_string(),
+            });
+        }
+        previous = Some((scale, unit));
         let part = parse_scaled_decimal(whole, frac, scale, t)?;
         total = total.checked_add(part).ok_or_else(|| TimeParseError::Overflow(t.to_string()))?;
         rest = &after[unit_end..];
@@ -349,6 +372,16 @@ mod tests {
         assert_eq!(TimeUnit::Ms.parse_timestamp("1e3"), Err(TimeParseError::Exponent("1e3".to_string())));
         assert_eq!(TimeUnit::Ms.parse_timestamp("12x"), Err(TimeParseError::BadInteger("12x".to_string())));
         assert!(matches!(parse_duration("1.5ns"), Err(TimeParseError::SubNanosecond(_))));
+        // Parts go from the largest unit down, each unit once: "1s1s" or
+        // "1ms1s" is most likely a typo, not a sum.
+        for (text, unit, before) in
+            [("1s1s", "s", "s"), ("1ms1s", "s", "ms"), ("1m 2h", "h", "m"), ("1us2µs", "µs", "us")]
+        {
+            let want =
+                TimeParseError::UnitOrder { text: text.into(), unit: unit.into(), before: before.into() };
+            assert_eq!(parse_duration(text), Err(want), "{text}");
+        }
+        assert_eq!(parse_duration("1h2m3s4ms5us6ns"), Ok(Nanos(3_723_004_005_006)));
         assert!(matches!(parse_duration("99999999999h"), Err(TimeParseError::Overflow(_))));
         assert!(matches!(parse_duration("18446744073709551616ns"), Err(TimeParseError::Overflow(_))));
     }
@@ -376,6 +409,27 @@ mod tests {
         assert_eq!(TimeUnit::Ns.parse_timestamp("3"), Ok(Nanos(3)));
         assert!(TimeUnit::Ms.parse_timestamp("1.5").is_err());
         assert!(TimeUnit::Ms.parse_timestamp("-1").is_err());
+    }
+
+    /// A whole number too large is said to be too large in every unit, as
+    /// in seconds: past u64 itself, or past it once scaled to nanoseconds.
+    #[test]
+    fn integer_units_too_large() {
+        for unit in [TimeUnit::Ns, TimeUnit::Us, TimeUnit::Ms, TimeUnit::S] {
+            for text in ["99999999999999999999", "18446744073709551616", "+18446744073709551616"] {
+                assert_eq!(
+                    unit.parse_timestamp(text),
+                    Err(TimeParseError::Overflow(text.to_string())),
+                    "{text}"
+                );
+            }
+        }
+        assert_eq!(
+            TimeUnit::Ms.parse_timestamp("18446744073709552"),
+            Err(TimeParseError::Overflow("18446744073709552".to_string()))
+        );
+        assert_eq!(TimeUnit::Ns.parse_timestamp("18446744073709551615"), Ok(Nanos::MAX));
+        assert_eq!(TimeUnit::Ms.parse_timestamp("+"), Err(TimeParseError::BadInteger("+".to_string())));
     }
 
     #[test]

@@ -96,6 +96,12 @@ impl Case {
         out.stderr
     }
 
+    /// `refused`, returning the message.
+    fn refused_with(&self, words: &[&str]) -> String {
+        self.refused(words);
+        self.fails(&["check", "s.toml"], 1, words)
+    }
+
     /// `check` and `run` both refuse with exit 1, and no output appears.
     fn refused(&self, words: &[&str]) {
         let a = self.fails(&["check", "s.toml"], 1, words);
@@ -125,6 +131,42 @@ fn dump(args: &[&str], code: i32, stderr: &str) {
     let line = format!("{test}\t{}\t{code}\t{}\n", args.join(" "), stderr.trim_end().replace('\n', "\\n"));
     let mut f = fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
     f.write_all(line.as_bytes()).unwrap();
+}
+
+/// The ids of `text`: a letter prefix and digits (`s01`, `lb09`) at the
+/// start of each match of `before`, up to `after`.
+fn ids(text: &str, before: &str, after: char) -> std::collections::BTreeSet<String> {
+    text.match_indices(before)
+        .filter_map(|(at, _)| {
+            let rest = &text[at + before.len()..];
+            let id = &rest[..rest.find(after)?];
+            let letters = id.trim_end_matches(|c: char| c.is_ascii_digit());
+            let ok = !letters.is_empty()
+                && letters.len() < id.len()
+                && letters.bytes().all(|b| b.is_ascii_lowercase());
+            ok.then(|| id.to_string())
+        })
+        .collect()
+}
+
+/// docs/errors.md and this file list the same cases: every row of its
+/// tables has a test here named by its id, and every test here named by an
+/// id is a row there or named in its text (the "also tested" lists).
+#[test]
+fn every_row_of_errors_md_is_a_test_and_back() {
+    let doc = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/errors.md")).unwrap();
+    let rows = ids(&doc, "\n| `", '`');
+    let named = ids(&doc, "`", '`');
+    let tests = ids(include_str!("cli_errors.rs"), "\nfn ", '_');
+    assert!(rows.len() > 200 && tests.len() > 200, "{} rows, {} tests", rows.len(), tests.len());
+    let untested: Vec<_> = rows.difference(&tests).collect();
+    assert!(untested.is_empty(), "rows of docs/errors.md with no test here: {untested:?}");
+    let undocumented: Vec<_> = tests.difference(&named).collect();
+    assert!(undocumented.is_empty(), "tests here that docs/errors.md does not name: {undocumented:?}");
+    // The rows are changes to `BASE`, which the page shows: the same text,
+    // so its line and column numbers are the messages'.
+    let shown = doc.split("```toml\n").nth(1).and_then(|b| b.split("```").next());
+    assert_eq!(shown, Some(BASE), "docs/errors.md's first TOML block must be BASE");
 }
 
 fn with(old: &str, new: &str) -> String {
@@ -394,6 +436,18 @@ fn s30_start_after_duration() {
     ]);
 }
 
+/// A burst at or after `duration` would lose every request, silently: it is
+/// refused like the other sources (`s30`).
+#[test]
+fn s49_burst_start_at_or_after_duration() {
+    for seconds in [3, 2] {
+        Case::new(&with("start = \"100ms\"", &format!("start = \"{seconds}s\""))).refused(&[
+            "s.toml:10:9:",
+            &format!("`traffic[0].start` ({seconds} s) must be before the scenario's `duration` (2 s): the run drops every request at or after it, so this burst would send none"),
+        ]);
+    }
+}
+
 #[test]
 fn s31_rate_without_end_or_duration() {
     let text = with_traffic("kind = \"constant\"\nrate = 5.0").replace("duration = \"2s\"\n", "");
@@ -493,8 +547,12 @@ fn s37_bin_too_fine() {
 
 #[test]
 fn s38_name_not_a_folder() {
-    Case::new(&with("name = \"t\"", "name = \"a/b\""))
-        .refused(&["s.toml:1:8:", "cannot name an output folder"]);
+    for name in ["a/b", "a b", "v1.2"] {
+        Case::new(&with("name = \"t\"", &format!("name = \"{name}\""))).refused(&[
+            "s.toml:1:8:",
+            &format!("`name` = \"{name}\" cannot name an output folder: use letters, digits, `-` or `_`"),
+        ]);
+    }
 }
 
 #[test]
@@ -561,6 +619,138 @@ fn s44_sweep_grid_too_large() {
     ]);
     Case::new(&(BASE.replace("window = \"1s\"", "window = \"20ns\"") + "\n[sweep]\ngrid = 11\n"))
         .refused(&["s.toml:19:8:", "`sweep.grid` must be between 2 and 10 (W / 2 ns), got 11"]);
+}
+
+/// `BASE` without its `[[limiter]]`: the scenario runs the default limiters.
+fn without_limiters(text: &str) -> String {
+    let limiter = "\n[[limiter]]\nkind = \"slot_counter\"\nslots = [2, 10]\n";
+    assert!(text.contains(limiter));
+    text.replacen(limiter, "\n", 1)
+}
+
+/// The default slot counters need a window of at least N ns, as explicit
+/// ones do (`s21`): with none named, a short window is refused at
+/// `limit.window`, never a panic in the run.
+#[test]
+fn s50_window_too_short_for_the_default_slot_counters() {
+    let text = without_limiters(&with("window = \"1s\"", "window = \"50ns\""));
+    Case::new(&text).refused(&[
+        "s.toml:6:10:",
+        "`limit.window` = 50ns is too short for the default `slot_counter(N=100)`: its 100 slots need a window of at least 100 ns (a slot is at least 1 ns)",
+        "With no [[limiter]] table a scenario runs fixed_window, slot_counter(N=2), slot_counter(N=10), slot_counter(N=100), sliding_log",
+        "name the [[limiter]]s to run (slot counters of at most 50 slots), or make the window at least 100ns",
+    ]);
+    // The sweeps' defaults go up to N = 1000.
+    let text = without_limiters(&with("window = \"1s\"", "window = \"600ns\"")) + "\n[sweep]\ngrid = 100\n";
+    Case::new(&text).refused(&[
+        "s.toml:6:10:",
+        "`limit.window` = 600ns is too short for the default `slot_counter(N=1000)`",
+        "With no [[limiter]] table its [sweep] compares fixed_window, slot_counter(N=1), ",
+        "or make the window at least 1us",
+    ]);
+    // Named limiters that fit run.
+    let c = Case::new(&with("window = \"1s\"", "window = \"50ns\""));
+    let out = c.run(&["run", "s.toml", "--out", "out", "-q", "--no-charts"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+/// The default burst-pair grid (2000) needs W >= 4000 ns, as an explicit
+/// grid is bounded by W / 2 (`s44`): refused when the scenario is read,
+/// at the `[sweep]` table that would take a `grid`, not during the run.
+#[test]
+fn s51_window_too_short_for_the_default_grid() {
+    let text = with("window = \"1s\"", "window = \"500ns\"") + "\n[sweep]\n";
+    Case::new(&text).refused(&[
+        "s.toml:18:1:",
+        "the default burst-pair `sweep.grid` of 2000 points per axis needs a window of at least 4000ns (the grid is at most W / 2 ns), but `limit.window` is 500ns: give [sweep] a `grid` from 2 to 250",
+    ]);
+    // Below 4 ns no grid fits: the window is named.
+    let text = with("window = \"1s\"", "window = \"3ns\"").replace("[2, 10]", "[2]") + "\n[sweep]\n";
+    Case::new(&text).refused(&["s.toml:6:10:", "so a window of at least 4ns; `limit.window` is 3ns"]);
+    // A [sweep] of only other sweeps runs no burst pairs: no grid to check.
+    let text = with("window = \"1s\"", "window = \"500ns\"") + "\n[sweep]\nnodes = [1, 2]\n";
+    assert_eq!(Case::new(&text).run(&["check", "s.toml"]).code, 0);
+    // `ratesim sweep` gives a scenario with no [sweep] the default sweeps.
+    let c = Case::new(&with("window = \"1s\"", "window = \"500ns\""));
+    c.fails(
+        &["sweep", "s.toml", "--out", "out"],
+        1,
+        &["error: s.toml:6:10: the default burst-pair `sweep.grid` of 2000 points per axis needs a window of at least 4000ns"],
+    );
+    assert!(!c.path("out").exists());
+}
+
+/// An empty list is refused for `map_slots` as for every other list of
+/// the sweeps (`loads`, `nodes`, `retry_policies`).
+#[test]
+fn s52_map_slots_empty() {
+    Case::new(&format!("{BASE}\n[sweep]\nmap_slots = []\n")).refused(&[
+        "s.toml:19:13:",
+        "`sweep.map_slots` is empty: give at least one slot count to map, like [1, 2, 5, 10] (1 = fixed window)",
+    ]);
+}
+
+/// Duration parts go from the largest unit down, each unit once: "1s1s"
+/// and "1ms1s" are refused rather than read as sums.
+#[test]
+fn s53_duration_unit_repeated_or_out_of_order() {
+    for (window, unit, before) in [("1s1s", "s", "s"), ("1ms1s", "s", "ms")] {
+        Case::new(&with("window = \"1s\"", &format!("window = \"{window}\""))).refused(&[
+            "s.toml:6:10:",
+            &format!("`limit.window`: `{window}` has `{unit}` after `{before}`: write each unit once, from the largest down, like \"1m30s\" or \"1s500ms\""),
+        ]);
+    }
+}
+
+/// `[limiter]` for `[[limiter]]`: the hint is the two brackets, not "a
+/// list, like [2, 10]".
+#[test]
+fn s54_single_brackets_for_an_array_of_tables() {
+    for table in ["limiter", "traffic"] {
+        Case::new(&with(&format!("[[{table}]]"), &format!("[{table}]"))).refused(&[
+            &format!("`{table}`: invalid type: map, expected an array of tables: write `[[{table}]]`, with two brackets, above the keys of each entry"),
+        ]);
+    }
+}
+
+/// TOML syntax errors are located where they are and named by no key but
+/// the one on their own line: `count 20` is not about `span` above it.
+#[test]
+fn s55_toml_key_without_equals() {
+    let e = Case::new(&with("count = 20", "count 20")).refused_with(&[
+        "error: s.toml:12:7: expected `=` after the key `count`: write key = value, like count = 20",
+    ]);
+    assert!(!e.contains("span"), "{e}");
+}
+
+#[test]
+fn s56_toml_table_header_not_closed() {
+    Case::new(&with("[[limiter]]", "[[limiter]"))
+        .refused(&["error: s.toml:14:11: the table header `[[limiter]` is not closed: write `[[limiter]]`"]);
+}
+
+#[test]
+fn s57_toml_bare_word_value() {
+    Case::new(&with("name = \"t\"", "name = t")).refused(&[
+        "error: s.toml:1:8: `name`: `t` is not a value: a string must be quoted, like \"t\" (true and false are written in full, in lowercase)",
+    ]);
+    Case::new(&with("window = \"1s\"", "window = 1s")).refused(&[
+        "error: s.toml:6:10: `limit.window`: `1s` is not a value: a string must be quoted, like \"1s\"",
+    ]);
+}
+
+#[test]
+fn s58_toml_two_values() {
+    Case::new(&with("count = 20", "count = 20 20")).refused(&[
+        "error: s.toml:12:9: `traffic[0].count`: `20 20` is not one value: quote a string (\"20 20\"), separate the items of a list with commas in brackets ([a, b]), or give each key = value a line of its own",
+    ]);
+}
+
+#[test]
+fn s59_toml_no_value() {
+    Case::new(&with("count = 20", "count = ")).refused(&[
+        "error: s.toml:12:9: `traffic[0].count`: no value after `=`: give one, like 20, \"1s\" or [2, 10]",
+    ]);
 }
 
 /// Each load of the load sweep generates Poisson traffic for
@@ -681,6 +871,21 @@ fn t10_finer_than_a_nanosecond() {
 #[test]
 fn t11_timestamp_too_large() {
     trace("time\n99999999999999999999\n").refused(&["trace.csv, line 2", "too large"]);
+}
+
+/// A whole number too large in an integer unit is too large, as in
+/// seconds (`t11`), not "not a whole number".
+#[test]
+fn t21_integer_timestamp_too_large() {
+    for (unit, value) in
+        [("ms", "99999999999999999999"), ("ms", "18446744073709551616"), ("ns", "18446744073709551616")]
+    {
+        Case::new(&format!("{CSV_BASE}time_unit = \"{unit}\"\n"))
+            .file("trace.csv", format!("time\n{value}\n"))
+            .refused(&[&format!(
+                "trace.csv, line 2: field `time`: `{value}` is too large (the limit is about 584 years of nanoseconds)"
+            )]);
+    }
 }
 
 #[test]
@@ -1651,6 +1856,21 @@ fn n08_skew_makes_a_node_time_negative() {
     Case::new(&with_nodes("[nodes]\ncount = 2\nskew = [\"0ms\", \"-150ms\"]\n")).refused(&["s.toml:20:16:", "`nodes.skew` = \"-150ms\" puts a node's clock 150ms behind, but requests may come from 0.1 s: its time would be negative; start the traffic at least that late"]);
 }
 
+/// A clock offset past signed 64-bit nanoseconds, ahead or behind: the
+/// message says the limit. A large one within it runs.
+#[test]
+fn n34_skew_too_large() {
+    for skew in ["4000000h", "-4000000h"] {
+        Case::new(&with_nodes(&format!("[nodes]\ncount = 2\nskew = [\"{skew}\", \"0s\"]\n"))).refused(&[
+            "s.toml:20:9:",
+            &format!("`nodes.skew` = \"{skew}\" is too large: a clock offset is kept in signed 64-bit nanoseconds, so it may be at most 9223372036854775807 ns (about 292 years) either way"),
+        ]);
+    }
+    let c = Case::new(&with_nodes("[nodes]\ncount = 2\nskew = [\"2000000h\", \"0s\"]\n"));
+    let out = c.run(&["run", "s.toml", "--out", "out", "-q", "--no-charts"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
 #[test]
 fn n09_sync_with_a_limiter_that_keeps_no_counts() {
     let text = with("kind = \"slot_counter\"\nslots = [2, 10]", "kind = \"leaky_bucket\"")
@@ -1988,7 +2208,8 @@ fn g18_check_and_run_the_production_limiters() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let labels = "gcra(burst=1), gcra, gcra(burst=100), token_bucket(capacity=20;initial=empty), \
                   token_bucket(timer;max_tokens=5;tokens_per_fill=2;fill_interval=100ms)";
-    assert!(out.stdout.contains(&format!("limiters  {labels}\n")), "{}", out.stdout);
+    let reference = "sliding_log (added: the exact reference every run has)";
+    assert!(out.stdout.contains(&format!("limiters  {labels}, {reference}\n")), "{}", out.stdout);
     let out = case.run(&["run", "s.toml", "--out", "out"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let summary = fs::read_to_string(case.path("out").join("summary.csv")).unwrap();
@@ -2082,4 +2303,24 @@ fn sh03_memory_not_a_size() {
         2,
         &["invalid value '1GB' for '--memory <SIZE>': `1GB` is not a size", "(units: B, KiB, MiB, GiB, TiB)"],
     );
+}
+
+/// The exact metrics keep every admitted timestamp of a window: with a huge
+/// limit they pass the budget, and the error names `--memory` as the other
+/// memory errors do (`r29`, `sh01`).
+#[test]
+fn sh04_window_timestamps_past_the_memory_budget() {
+    let text = with("requests = 10", "requests = 1000000000").replace("count = 20", "count = 300000");
+    let c = Case::new(&text);
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "1MiB"],
+        1,
+        &[
+            "error: scenario s.toml failed; previous results were kept",
+            "caused by: the run holds ",
+            " of admitted timestamps inside exact windows, more than the 1.0 MiB it may use (--memory): with limit.requests = 1000000000",
+            "Lower limit.requests, use a shorter or sparser trace, or, if the machine has the memory, raise --memory",
+        ],
+    );
+    assert!(!c.path("out").exists());
 }

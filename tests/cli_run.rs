@@ -317,3 +317,50 @@ fn a_closed_run_says_who_sends_and_how_they_retry() {
         "{report}"
     );
 }
+
+/// `--out` naming a symbolic link to a folder: the run writes into the
+/// folder it points to (which then holds the new results, not stale ones)
+/// and leaves the link a link.
+#[cfg(unix)]
+#[test]
+fn out_through_a_symlink_writes_into_its_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("results");
+    let link = dir.path().join("latest");
+    let run = |seed: &str| {
+        ratesim()
+            .args(["run", scenario("boundary_burst.toml").to_str().unwrap(), "-q", "--no-charts"])
+            .args(["--seed", seed, "--out", link.to_str().unwrap()])
+            .assert()
+            .success();
+    };
+    fs::create_dir(&real).unwrap();
+    std::os::unix::fs::symlink("results", &link).unwrap();
+    run("1");
+    run("2");
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+    let report = fs::read_to_string(real.join("report.md")).unwrap();
+    assert!(report.contains("seed 2"), "{report}");
+    let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 2, "nothing left beside them: {names:?}");
+}
+
+/// The scenario-format example of the README is valid as written: `check`
+/// reads it (and its trace, beside it as in `scenarios/`) without error.
+#[test]
+fn the_readme_scenario_example_checks() {
+    let readme = fs::read_to_string(common::root().join("README.md")).unwrap();
+    let section = readme.split("## Scenario format").nth(1).unwrap();
+    let example = section.split("```toml\n").nth(1).and_then(|b| b.split("```").next()).unwrap();
+    assert!(example.contains("[[limiter]]") && example.contains("kind = \"csv\""), "{example}");
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("traces")).unwrap();
+    fs::copy(scenario("traces/api_gateway.csv"), dir.path().join("traces/api_gateway.csv")).unwrap();
+    let path = dir.path().join("example.toml");
+    fs::write(&path, example).unwrap();
+    ratesim()
+        .args(["check", path.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("is valid (nothing was run)"));
+}

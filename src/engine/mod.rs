@@ -147,9 +147,10 @@ pub enum RunError {
     #[error("cannot write decisions")]
     Decisions(#[source] std::io::Error),
     #[error(
-        "the run holds {} of admitted timestamps inside exact windows, more than the {} it may use: \
+        "the run holds {} of admitted timestamps inside exact windows, more than the {} it may use (--memory): \
 with limit.requests = {requests}, one window can hold up to {} timestamps (8 bytes each) per limiter and client \
-({} each); ratesim keeps every one of them to measure exactly. Lower limit.requests, or use a shorter or sparser trace",
+({} each); ratesim keeps every one of them to measure exactly. Lower limit.requests, use a shorter or sparser trace, \
+or, if the machine has the memory, raise --memory",
         fmt_bytes(*held), fmt_bytes(*budget), requests.saturating_mul(2), fmt_bytes(requests.saturating_mul(16))
     )]
     Memory { held: u64, budget: u64, requests: u64 },
@@ -600,7 +601,8 @@ mod tests {
         let e = run(&config, arrivals(&times), None, &mut |_| {}).unwrap_err();
         assert!(matches!(e, RunError::Memory { budget: 1_048_576, requests: 1_000_000_000_000, .. }), "{e}");
         let text = e.to_string();
-        assert!(text.contains("more than the 1.0 MiB it may use"), "{text}");
+        assert!(text.contains("more than the 1.0 MiB it may use (--memory)"), "{text}");
+        assert!(text.ends_with("or, if the machine has the memory, raise --memory"), "{text}");
         assert!(text.contains("up to 2000000000000 timestamps"), "{text}");
         assert!(text.contains("(14.6 TiB each)"), "{text}");
     }

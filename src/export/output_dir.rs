@@ -127,6 +127,11 @@ impl OutputDir {
     /// Checks the target can be written and creates the staging directory
     /// beside it (same filesystem, so the final move is a rename).
     pub fn stage(target: &Path) -> Result<OutputDir, OutputError> {
+        // A symbolic link is followed: the results replace the folder it
+        // points to (the link stays), staged beside that folder so the
+        // commit is still a rename on one filesystem.
+        let resolved = resolve_links(target);
+        let target = resolved.as_path();
         if target.exists() && !target.is_dir() {
             return Err(OutputError::NotADirectory(target.to_path_buf()));
         }
@@ -244,6 +249,24 @@ impl Drop for OutputDir {
 /// Removes `.<name>.tmp-<pid>-<random>` directories left by runs that were
 /// killed, when `/proc` shows their process is gone (`.<name>.tmp-<pid>`, the
 /// name older versions used, too). A `.<name>.tmp-<pid>-<random>.old` is the
+/// `target` with its last component followed while it is a symbolic link
+/// (relative links from the link's folder), up to 40 links, as the system
+/// does; `target` itself when it is no link.
+fn resolve_links(target: &Path) -> PathBuf {
+    let mut path = target.to_path_buf();
+    for _ in 0..40 {
+        if !path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+            break;
+        }
+        let Ok(dest) = fs::read_link(&path) else { break };
+        path = match path.parent() {
+            Some(parent) if dest.is_relative() => parent.join(dest),
+            _ => dest,
+        };
+    }
+    path
+}
+
 /// The names (without extension) of every file a run may write: its
 /// tables, charts and report. The test that regenerates every shipped
 /// scenario's output checks that each file it finds is named here.
@@ -391,6 +414,44 @@ mod tests {
 #[cfg(test)]
 mod more_tests {
     use super::*;
+
+    /// `--out link`, a symbolic link to a folder: the results go into the
+    /// folder it points to, and the link stays a link.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_a_folder_is_followed() {
+        let root = tempfile::tempdir().unwrap();
+        let real = root.path().join("real");
+        fs::create_dir(&real).unwrap();
+        fs::write(real.join("report.md"), "old").unwrap();
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink("real", &link).unwrap();
+        // A link to the link, absolute this time.
+        let link2 = root.path().join("link2");
+        std::os::unix::fs::symlink(&link, &link2).unwrap();
+        for (via, text) in [(&link, "new"), (&link2, "newer")] {
+            let staged = OutputDir::stage(via).unwrap();
+            assert_eq!(staged.staging().parent().unwrap(), root.path());
+            staged.write("report.md", text).unwrap();
+            assert_eq!(staged.commit().unwrap(), real);
+            assert!(link.symlink_metadata().unwrap().file_type().is_symlink(), "the link stays");
+            assert_eq!(fs::read_to_string(real.join("report.md")).unwrap(), text);
+            assert_eq!(fs::read_to_string(via.join("report.md")).unwrap(), text);
+        }
+        // Nothing else is left beside them.
+        assert_eq!(fs::read_dir(root.path()).unwrap().count(), 3);
+        // A link to a file is a file in the way; a dangling link is
+        // followed to the folder it names, which the run creates.
+        fs::write(root.path().join("f"), "x").unwrap();
+        std::os::unix::fs::symlink("f", root.path().join("to_file")).unwrap();
+        let e = OutputDir::stage(&root.path().join("to_file")).unwrap_err();
+        assert!(matches!(e, OutputError::NotADirectory(_)), "{e}");
+        std::os::unix::fs::symlink("later", root.path().join("dangling")).unwrap();
+        let staged = OutputDir::stage(&root.path().join("dangling")).unwrap();
+        staged.write("report.md", "x").unwrap();
+        assert_eq!(staged.commit().unwrap(), root.path().join("later"));
+        assert!(root.path().join("dangling/report.md").is_file());
+    }
 
     #[test]
     fn a_file_above_the_target_is_named() {

@@ -109,12 +109,26 @@ impl Ctx<'_> {
             Some(span) => {
                 // serde names unknown keys itself; for the rest, say which key.
                 let message = match key_path_at(self.text, span.start) {
-                    Some(key) if !message.starts_with("unknown field") => format!("`{key}`: {message}"),
+                    Some(key) if !message.starts_with("unknown field") => {
+                        format!("`{key}`: {}", array_of_tables(&key, &message))
+                    }
                     _ => message,
                 };
                 self.at(span, message)
             }
             None => self.file(message),
+        }
+    }
+
+    /// A TOML syntax error, found before any key is read: located at its
+    /// span, in plain words, and named by a key only when the error is on
+    /// that key's own `key = value` line (never a key on a line before).
+    pub fn syntax(&self, e: &toml::de::Error) -> ScenarioError {
+        let Some(span) = e.span() else { return self.file(e.message()) };
+        let message = plain_syntax(e.message(), self.text, span.clone());
+        match key_of_line(self.text, span.start) {
+            Some(key) => self.at(span, format!("`{key}`: {message}")),
+            None => self.at(span, message),
         }
     }
 
@@ -287,6 +301,21 @@ pub fn plain_types(message: &str) -> String {
         .replace("expected a boolean", "expected true or false")
 }
 
+/// The keys that are arrays of tables, each entry written `[[key]]`.
+const ARRAYS_OF_TABLES: [&str; 3] = ["traffic", "limiter", "nodes.outage"];
+
+/// A type error about an array of tables (`[limiter]` written for
+/// `[[limiter]]`, or `traffic = 5`): says to write `[[key]]`, not "a list,
+/// like [2, 10]".
+fn array_of_tables(key: &str, message: &str) -> String {
+    match message.strip_suffix("expected a list, like [2, 10]") {
+        Some(got) if ARRAYS_OF_TABLES.contains(&key) => format!(
+            "{got}expected an array of tables: write `[[{key}]]`, with two brackets, above the keys of each entry"
+        ),
+        _ => message.to_string(),
+    }
+}
+
 /// The unknown key and the keys serde expected, from its message
 /// "unknown field `x`, expected one of `a`, `b`" (or "expected `a` or `b`").
 pub fn unknown_field(message: &str) -> Option<(&str, Vec<&str>)> {
@@ -311,6 +340,82 @@ pub fn suggest(message: &str) -> String {
         Some(c) => format!("{}; did you mean `{c}`?", message.trim_end()),
         None => message.to_string(),
     }
+}
+
+/// The line of `text` that holds byte `offset`, and where it starts.
+fn line_at(text: &str, offset: usize) -> (&str, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    (&text[start..end], start)
+}
+
+/// Whether `k` is a key as written before `=`: bare (letters, digits, `-`,
+/// `_`), quoted or dotted, with no space inside a bare part.
+fn is_key(k: &str) -> bool {
+    !k.is_empty()
+        && k.split('.').all(|part| {
+            let part = part.trim();
+            !part.is_empty()
+                && (part.starts_with(['"', '\''])
+                    || part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        })
+}
+
+/// The dotted key of the `key = value` line holding `offset`, if that line
+/// is one (not a table header, and with a key before its `=`).
+pub fn key_of_line(text: &str, offset: usize) -> Option<String> {
+    let (line, start) = line_at(text, offset);
+    let (k, _) = line.split_once('=')?;
+    if line.trim_start().starts_with(['[', '#']) || !is_key(k.trim()) {
+        return None;
+    }
+    key_path_at(text, start + line.len())
+}
+
+/// The TOML parser's syntax messages in plain words, with what to write:
+/// a bare word is a string that needs quotes; `count 20` lacks its `=`; a
+/// table header lacks its closing bracket.
+pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
+    let value = text.get(span.clone()).unwrap_or("").trim();
+    let (line, start) = line_at(text, span.start);
+    let bare = |v: &str| !v.is_empty() && v.chars().all(|c| c.is_alphanumeric() || "_-.:+".contains(c));
+    if message.starts_with("string values must be quoted") {
+        return if value.is_empty() {
+            "no value after `=`: give one, like 20, \"1s\" or [2, 10]".to_string()
+        } else if value.contains(char::is_whitespace) {
+            format!(
+                "`{value}` is not one value: quote a string (\"{value}\"), separate the items of a list with commas in brackets ([a, b]), or give each key = value a line of its own"
+            )
+        } else {
+            format!("`{value}` is not a value: a string must be quoted, like \"{value}\"")
+        };
+    }
+    if message.starts_with("invalid boolean") && bare(value) {
+        return format!(
+            "`{value}` is not a value: a string must be quoted, like \"{value}\" (true and false are written in full, in lowercase)"
+        );
+    }
+    if message.starts_with("key with no value") {
+        let key = line[..span.start.saturating_sub(start).min(line.len())].trim();
+        return if key.is_empty() {
+            "expected a key and `=`, like count = 20".to_string()
+        } else {
+            format!("expected `=` after the key `{key}`: write key = value, like count = 20")
+        };
+    }
+    if message.starts_with("unclosed array table") || message.starts_with("unclosed table") {
+        let header = line.trim();
+        let name = header.trim_start_matches('[').trim_end_matches(']').trim();
+        let fixed = if header.starts_with("[[") { format!("[[{name}]]") } else { format!("[{name}]") };
+        return format!("the table header `{header}` is not closed: write `{fixed}`");
+    }
+    // The parser ends some messages with what it expected, even when
+    // that is nothing.
+    message.trim_end_matches(", expected nothing").to_string()
 }
 
 /// The dotted key (`limit.window`, `traffic[1].rate`) whose value sits at
@@ -376,6 +481,56 @@ mod tests {
         assert_eq!(key_path_at(t, t.find("4").unwrap()).as_deref(), Some("y.z"));
         assert_eq!(key_path_at(t, 0), None);
         assert_eq!(key_path_at("é = 1", 1).as_deref(), None);
+    }
+
+    /// A syntax error is said in plain words, named by a key only when it
+    /// is on that key's own line.
+    #[test]
+    fn syntax_errors_name_only_their_own_key() {
+        let err = |text: &str| {
+            let e = toml::de::DeTable::parse(text).unwrap_err();
+            Ctx { path: Path::new("s.toml"), text }.syntax(&e).to_string()
+        };
+        let head = "name = \"t\"\n[[traffic]]\nspan = \"10ms\"\n";
+        assert_eq!(
+            err(&format!("{head}count 20\n")),
+            "s.toml:4:7: expected `=` after the key `count`: write key = value, like count = 20"
+        );
+        assert_eq!(
+            err("name = \"t\"\n[[limiter]\nkind = \"x\"\n"),
+            "s.toml:2:11: the table header `[[limiter]` is not closed: write `[[limiter]]`"
+        );
+        assert_eq!(
+            err("[limit\nrequests = 1\n"),
+            "s.toml:1:7: the table header `[limit` is not closed: write `[limit]`"
+        );
+        assert_eq!(
+            err("name = t\n"),
+            "s.toml:1:8: `name`: `t` is not a value: a string must be quoted, like \"t\" (true and false are written in full, in lowercase)"
+        );
+        assert_eq!(
+            err(&format!("{head}count = 20 20\n")),
+            "s.toml:4:9: `traffic[0].count`: `20 20` is not one value: quote a string (\"20 20\"), separate the items of a list with commas in brackets ([a, b]), or give each key = value a line of its own"
+        );
+        assert_eq!(
+            err(&format!("{head}count = \n")),
+            "s.toml:4:9: `traffic[0].count`: no value after `=`: give one, like 20, \"1s\" or [2, 10]"
+        );
+        assert_eq!(
+            err("[limit]\nwindow = 1s\n"),
+            "s.toml:2:10: `limit.window`: `1s` is not a value: a string must be quoted, like \"1s\""
+        );
+        // Inside a list that started on an earlier line: no key is named.
+        assert_eq!(
+            err("slots = [1,\n 2,\n y]\n"),
+            "s.toml:3:2: `y` is not a value: a string must be quoted, like \"y\""
+        );
+        // An error at a key itself names it.
+        assert_eq!(err("name = \"a\"\nname = \"b\"\n"), "s.toml:2:1: `name`: duplicate key");
+        assert_eq!(
+            err("[limit]\nwindow = \"1s\n"),
+            "s.toml:2:13: `limit.window`: invalid basic string, expected `\"`"
+        );
     }
 
     #[derive(serde::Deserialize)]

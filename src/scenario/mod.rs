@@ -15,7 +15,7 @@ mod traffic;
 pub use diagnostics::{Counts, ScenarioError, Whole};
 pub use entry::Entry;
 pub use nodes::MAX_NODES;
-pub use sweep::SweepOptions;
+pub use sweep::{SweepOptions, default_grid_problem};
 pub use traffic::Traffic;
 
 use std::path::{Path, PathBuf};
@@ -41,6 +41,9 @@ pub struct Scenario {
     /// Arrivals at or after this instant are dropped; the run covers `[0, duration)`.
     pub duration: Option<Nanos>,
     pub limit: Limit,
+    /// Where the scenario sets `limit.window` (`file:line:column`), for
+    /// errors found later about what the window is too short for.
+    pub window_at: String,
     pub traffic: Vec<Traffic>,
     pub limiters: Vec<LimiterSpec>,
     pub output: OutputOptions,
@@ -143,7 +146,7 @@ impl Scenario {
     /// Validates scenario text; `path` names it in errors and anchors trace paths.
     pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
         let ctx = Ctx { path, text };
-        let doc = DeTable::parse(text).map_err(|e| ctx.toml(&e))?;
+        let doc = DeTable::parse(text).map_err(|e| ctx.syntax(&e))?;
         let raw =
             RawScenario::deserialize(toml::de::Deserializer::from(doc.clone())).map_err(|e| ctx.toml(&e))?;
         let (name, seed, duration, limit) = header(&ctx, &raw)?;
@@ -217,14 +220,17 @@ impl Scenario {
             }
             limiters.extend(specs.into_iter().map(|algorithm| LimiterSpec { algorithm, retry_after }));
         }
-        let sweep = raw.sweep.as_ref().map(|s| sweep::validate(&ctx, s.get_ref(), limit)).transpose()?;
+        let window_span = raw.limit.get_ref().window.span();
+        let sweep = raw
+            .sweep
+            .as_ref()
+            .map(|s| sweep::validate(&ctx, s.span(), s.get_ref(), limit, window_span.clone()))
+            .transpose()?;
         if limiters.is_empty() {
             // The burst-pair and load sweeps compare many slot counts.
-            limiters = if sweep.as_ref().is_some_and(|s| s.window_sweeps) {
-                crate::sweep::default_limiters()
-            } else {
-                default_limiters()
-            };
+            let for_sweep = sweep.as_ref().is_some_and(|s| s.window_sweeps);
+            limiters = if for_sweep { crate::sweep::default_limiters() } else { default_limiters() };
+            too_short_for_default_slots(&ctx, window_span.clone(), limit, &limiters, for_sweep)?;
         }
         let output = output(&ctx, &raw.output, duration)?;
         let mut policies: Vec<(std::ops::Range<usize>, Option<RetryPolicy>)> =
@@ -262,6 +268,7 @@ impl Scenario {
             seed,
             duration,
             limit,
+            window_at: ctx.location(window_span),
             traffic,
             limiters,
             output,
@@ -273,8 +280,6 @@ impl Scenario {
         })
     }
 
-    /// Replaces the slot counts of every `slot_counter` (or adds slot counters
-    /// before the sliding log when the scenario has none).
     /// How the clients retry: the `[retry]` table, then each source's own
     /// (`[i] ...`); empty when nothing retries.
     pub fn retry_descriptions(&self) -> Vec<String> {
@@ -329,6 +334,9 @@ impl Scenario {
         (!parts.is_empty()).then(|| parts.join(" "))
     }
 
+    /// `--slots`: one `slot_counter` per count in place of the scenario's
+    /// slot counters (where the first was), or added before the sliding log
+    /// when the scenario has none.
     pub fn set_slots(&mut self, slots: &[u64]) -> Result<(), String> {
         for &n in slots {
             if n == 0 || n > self.limit.window.get() {
@@ -355,6 +363,32 @@ impl Scenario {
     }
 }
 
+/// A slot is at least 1 ns: the default limiters' slot counters (N up to
+/// 100, or up to 1000 for the sweeps) need a window of at least N ns. A
+/// short window is refused at `limit.window`, saying which default needs
+/// more and how to choose limiters that fit.
+fn too_short_for_default_slots(
+    ctx: &Ctx,
+    window_span: std::ops::Range<usize>,
+    limit: Limit,
+    defaults: &[LimiterSpec],
+    for_sweep: bool,
+) -> Result<(), ScenarioError> {
+    let w = limit.window.get();
+    let Some(n) = defaults.iter().filter_map(|l| l.slots()).max().filter(|&n| n > w) else { return Ok(()) };
+    let labels: Vec<String> = defaults.iter().map(|l| l.label()).collect();
+    let runs = if for_sweep { "its [sweep] compares" } else { "a scenario runs" };
+    Err(ctx.at(
+        window_span,
+        format!(
+            "`limit.window` = {} is too short for the default `slot_counter(N={n})`: its {n} slots need a window of at least {n} ns (a slot is at least 1 ns). With no [[limiter]] table {runs} {}: name the [[limiter]]s to run (slot counters of at most {w} slots), or make the window at least {}",
+            format_duration(limit.window),
+            labels.join(", "),
+            format_duration(Nanos::new(n)),
+        ),
+    ))
+}
+
 /// Clients that follow the `Retry-After` header need limiters that send
 /// one. `policies`: every retry table with its place in the file.
 fn follows_headers(
@@ -375,13 +409,24 @@ fn follows_headers(
     ))
 }
 
+/// Whether a scenario `name` may name its output folder (`output/<name>`):
+/// letters (of any script), digits, `-` and `_`, as the error says; so no
+/// spaces, dots or separators, and nothing a shell or file system treats
+/// specially.
+pub fn is_folder_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+}
+
 /// `name`, `seed`, `duration` and `[limit]`, validated.
 fn header(ctx: &Ctx, raw: &RawScenario) -> Result<(String, u64, Option<Nanos>, Limit), ScenarioError> {
     let name = raw.name.get_ref().trim().to_string();
-    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
+    if !is_folder_name(&name) {
         return Err(ctx.at(
             raw.name.span(),
-            format!("`name` = \"{name}\" cannot name an output folder: use letters, digits, `-` or `_`"),
+            format!(
+                "`name` = {:?} cannot name an output folder: use letters, digits, `-` or `_`",
+                raw.name.get_ref()
+            ),
         ));
     }
     let seed = match &raw.seed {
@@ -558,6 +603,22 @@ bin = "10ms"
         assert!(e.contains("limit.window") && e.contains("unknown unit"), "{e}");
         let e = parse(&BOUNDARY.replace("count = 100", "count = 100\nrate = 5.0")).unwrap_err();
         assert!(e.contains("traffic[0].rate") && e.contains("not a key of kind \"burst\""), "{e}");
+    }
+
+    #[test]
+    fn names_are_letters_digits_dashes_and_underscores() {
+        for ok in ["t", "boundary_burst", "run-2", "边界突发", "é", " padded "] {
+            let s = parse(&BOUNDARY.replace("name = \"boundary_burst\"", &format!("name = \"{ok}\"")));
+            assert_eq!(s.unwrap().name, ok.trim());
+        }
+        for bad in ["a b", "a/b", "a\\\\b", ".", "..", "", "  ", "v1.2", "a\\tb", "a*"] {
+            let e = parse(&BOUNDARY.replace("name = \"boundary_burst\"", &format!("name = \"{bad}\"")))
+                .unwrap_err();
+            assert!(
+                e.contains("cannot name an output folder: use letters, digits, `-` or `_`"),
+                "{bad:?}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -288,7 +288,15 @@ fn skew(
             };
             let d = parse_duration(magnitude).map_err(|e| ctx.at(s.span(), format!("`nodes.skew`: {e}")))?;
             let ns = i64::try_from(d.get())
-                .map_err(|_| ctx.at(s.span(), format!("`nodes.skew` = \"{text}\" is too large")))?;
+                .map_err(|_| {
+                    ctx.at(
+                        s.span(),
+                        format!(
+                            "`nodes.skew` = \"{text}\" is too large: a clock offset is kept in signed 64-bit nanoseconds, so it may be at most {} ns (about 292 years) either way",
+                            i64::MAX
+                        ),
+                    )
+                })?;
             if negative && d > earliest {
                 return Err(ctx.at(
                     s.span(),

@@ -3,6 +3,8 @@
 //! retry tables the retry-policy comparison runs the scenario with
 //! ("Reacting clients").
 
+use std::ops::Range;
+
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -14,7 +16,7 @@ use crate::clients::RetryPolicy;
 use crate::limiter::Limit;
 use crate::nodes::{Balance, Mode, Topology};
 use crate::sweep::topology::{PerNode, TopologySweep};
-use crate::time::Nanos;
+use crate::time::{Nanos, format_duration};
 
 /// The `[sweep]` table, validated.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,8 +91,45 @@ pub const MAX_RETRY_POLICIES: usize = 20;
 /// pairs per limiter (10^10 here, hours), and holds a few bytes per point.
 pub const MAX_GRID: u64 = 100_000;
 
-pub(super) fn validate(ctx: &Ctx, r: &RawSweep, limit: Limit) -> Result<SweepOptions, ScenarioError> {
+/// Why the default burst-pair grid cannot run over `limit`'s window (the
+/// grid is 2 to W / 2 ns points per axis), if it cannot; `None` when it can.
+pub fn default_grid_problem(limit: Limit) -> Option<String> {
+    let default = crate::sweep::burst_pair::DEFAULT_GRID;
+    let max = (limit.window.get() / 2).min(MAX_GRID);
+    if u64::from(default) <= max {
+        return None;
+    }
+    let window = format_duration(limit.window);
+    Some(if max < 2 {
+        format!(
+            "the burst-pair sweep needs a grid of at least 2 points per axis and at most W / 2 ns, so a window of at least 4ns; `limit.window` is {window}"
+        )
+    } else {
+        format!(
+            "the default burst-pair `sweep.grid` of {default} points per axis needs a window of at least {}ns (the grid is at most W / 2 ns), but `limit.window` is {window}: give [sweep] a `grid` from 2 to {max}",
+            2 * u64::from(default)
+        )
+    })
+}
+
+/// The `[sweep]` table at `span`, validated; `window_span` is where
+/// `limit.window` is, for errors about what the window is too short for.
+pub(super) fn validate(
+    ctx: &Ctx,
+    span: Range<usize>,
+    r: &RawSweep,
+    limit: Limit,
+    window_span: Range<usize>,
+) -> Result<SweepOptions, ScenarioError> {
     let mut out = SweepOptions::defaults(limit);
+    if r.grid.is_none()
+        && r.runs_burst_pair()
+        && let Some(problem) = default_grid_problem(limit)
+    {
+        // Below 4 ns no grid fits: the window is what to change.
+        let at = if limit.window.get() < 4 { window_span } else { span };
+        return Err(ctx.at(at, problem));
+    }
     if let Some(g) = &r.grid {
         let max = (limit.window.get() / 2).min(MAX_GRID);
         let v = *g.get_ref();
@@ -132,6 +171,12 @@ pub(super) fn validate(ctx: &Ctx, r: &RawSweep, limit: Limit) -> Result<SweepOpt
         }
     }
     if let Some(m) = &r.map_slots {
+        if m.get_ref().is_empty() {
+            return Err(ctx.at(
+                m.span(),
+                "`sweep.map_slots` is empty: give at least one slot count to map, like [1, 2, 5, 10] (1 = fixed window)",
+            ));
+        }
         out.map_slots = m
             .get_ref()
             .iter()

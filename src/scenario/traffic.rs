@@ -94,6 +94,18 @@ fn burst(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
             entry.at(entry.span(), format!("`{}` + `span` is past the end of time", entry.key("start")))
         );
     }
+    if let Some(d) = entry.duration()
+        && start >= d
+    {
+        // Arrivals at or after `duration` are dropped: the whole burst would be.
+        return Err(entry.at(
+            keys.start.as_ref().map_or(entry.span(), |s| s.span()),
+            format!(
+                "`{}` ({start} s) must be before the scenario's `duration` ({d} s): the run drops every request at or after it, so this burst would send none",
+                entry.key("start")
+            ),
+        ));
+    }
     Ok(Traffic::Burst { start, span, count })
 }
 
