@@ -246,9 +246,6 @@ impl Drop for OutputDir {
     }
 }
 
-/// Removes `.<name>.tmp-<pid>-<random>` directories left by runs that were
-/// killed, when `/proc` shows their process is gone (`.<name>.tmp-<pid>`, the
-/// name older versions used, too). A `.<name>.tmp-<pid>-<random>.old` is the
 /// `target` with its last component followed while it is a symbolic link
 /// (relative links from the link's folder), up to 40 links, as the system
 /// does; `target` itself when it is no link.
@@ -323,6 +320,9 @@ fn foreign_entry(target: &Path) -> Option<PathBuf> {
     if report { None } else { any }
 }
 
+/// Removes `.<name>.tmp-<pid>-<random>` directories left by runs that were
+/// killed, when `/proc` shows their process is gone (`.<name>.tmp-<pid>`, the
+/// name older versions used, too). A `.<name>.tmp-<pid>-<random>.old` is the
 /// previous results of a run killed between the two renames of its commit:
 /// it is moved back into place if the target is missing, else removed.
 fn remove_stale_staging(parent: &Path, name: &str, target: &Path) {
