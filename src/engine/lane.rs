@@ -442,17 +442,18 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         };
         let decision = ks.limiter.decide(t, 1);
         let admitted = decision.admitted();
+        if let (Some(node), Some((_, stats))) = (node, &mut self.nodes) {
+            // A delayed request reaches the node's window at the backend.
+            match decision {
+                Decision::Delay(d) if d > Nanos::ZERO => stats.record_delayed(node),
+                _ => stats.record(node, t, admitted)?,
+            }
+        }
         if let Decision::Delay(d) = decision
             && d > Nanos::ZERO
         {
-            if let (Some(node), Some((_, stats))) = (node, &mut self.nodes) {
-                stats.record_delayed(node);
-            }
             self.delay(p, t, id, d);
             return Ok((decision, before));
-        }
-        if let (Some(node), Some((_, stats))) = (node, &mut self.nodes) {
-            stats.record(node, t, admitted)?;
         }
         if admitted && !OWN {
             ks.tracker.admit(t);
