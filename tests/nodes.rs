@@ -487,6 +487,18 @@ impl<L: Limiter + Clone> SyncByInterval<L> {
     }
 }
 
+/// The limiters that share counts in sync mode, `which` in 0..5 (the two
+/// with `count_rejected` among them, whose rejections move a view too).
+fn sharing_counts(which: usize) -> LimiterSpec {
+    match which {
+        0 => fixed(),
+        1 => SlotCounterSpec { slots: 4 }.into(),
+        2 => WeightedWindowSpec::DEFAULT.into(),
+        3 => WeightedWindowSpec { count_rejected: true, ..WeightedWindowSpec::DEFAULT }.into(),
+        _ => SlidingLogSpec { count_rejected: true }.into(),
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -504,13 +516,7 @@ proptest! {
         which in 0usize..5,
     ) {
         let limit = Limit { requests, window: Nanos::new(1000) };
-        let spec: LimiterSpec = match which {
-            0 => fixed(),
-            1 => SlotCounterSpec { slots: 4 }.into(),
-            2 => WeightedWindowSpec::DEFAULT.into(),
-            3 => WeightedWindowSpec { count_rejected: true, ..WeightedWindowSpec::DEFAULT }.into(),
-            _ => SlidingLogSpec { count_rejected: true }.into(),
-        };
+        let spec = sharing_counts(which);
         // Outages one after another, none overlapping.
         let mut end = 0;
         let outages: Vec<Outage> = outages
@@ -572,13 +578,7 @@ proptest! {
         which in 0usize..5,
     ) {
         let limit = Limit { requests, window: Nanos::new(1000) };
-        let spec: LimiterSpec = match which {
-            0 => fixed(),
-            1 => SlotCounterSpec { slots: 4 }.into(),
-            2 => WeightedWindowSpec::DEFAULT.into(),
-            3 => WeightedWindowSpec { count_rejected: true, ..WeightedWindowSpec::DEFAULT }.into(),
-            _ => SlidingLogSpec { count_rejected: true }.into(),
-        };
+        let spec = sharing_counts(which);
         let sync = Mode::Sync { interval: Nanos::new(interval) };
         let (_, single) = run(limit, vec![spec.clone()], None, &times);
         let (_, synced) = run(limit, vec![spec], Some(topology(1, sync, 0)), &times);
