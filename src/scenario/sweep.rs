@@ -91,11 +91,17 @@ pub const MAX_RETRY_POLICIES: usize = 20;
 /// pairs per limiter (10^10 here, hours), and holds a few bytes per point.
 pub const MAX_GRID: u64 = 100_000;
 
+/// The largest burst-pair grid over `limit`'s window: W / 2 ns points
+/// per axis (each point a whole nanosecond apart), and at most `MAX_GRID`.
+fn max_grid(limit: Limit) -> u64 {
+    (limit.window.get() / 2).min(MAX_GRID)
+}
+
 /// Why the default burst-pair grid cannot run over `limit`'s window (the
 /// grid is 2 to W / 2 ns points per axis), if it cannot; `None` when it can.
 pub fn default_grid_problem(limit: Limit) -> Option<String> {
     let default = crate::sweep::burst_pair::DEFAULT_GRID;
-    let max = (limit.window.get() / 2).min(MAX_GRID);
+    let max = max_grid(limit);
     if u64::from(default) <= max {
         return None;
     }
@@ -131,7 +137,7 @@ pub(super) fn validate(
         return Err(ctx.at(at, problem));
     }
     if let Some(g) = &r.grid {
-        let max = (limit.window.get() / 2).min(MAX_GRID);
+        let max = max_grid(limit);
         let v = *g.get_ref();
         if v < 2 || v as u64 > max {
             let why = if max == MAX_GRID { "grid x grid burst pairs per limiter" } else { "W / 2 ns" };
