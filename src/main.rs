@@ -135,6 +135,24 @@ impl RunProgress {
     }
 }
 
+/// The options of `args` that change what a run's tables say, as they
+/// would be typed again (for the report's "Regenerate with" line; chart
+/// formats and fonts change only how the charts are drawn).
+fn overrides(args: &RunArgs) -> Vec<String> {
+    let mut words = Vec::new();
+    if let Some(slots) = &args.slots {
+        let list: Vec<String> = slots.iter().map(u64::to_string).collect();
+        words.extend(["--slots".to_string(), list.join(",")]);
+    }
+    if let Some(seed) = args.seed {
+        words.extend(["--seed".to_string(), seed.to_string()]);
+    }
+    if args.decisions {
+        words.push("--decisions".to_string());
+    }
+    words
+}
+
 fn run(args: RunArgs, sweep_only: bool) -> Result<()> {
     let mut scenario = Scenario::load(&args.scenario)?;
     if let Some(slots) = &args.slots {
@@ -152,6 +170,7 @@ fn run(args: RunArgs, sweep_only: bool) -> Result<()> {
         sweep_only,
         decisions: args.decisions,
         charts: !chart_set.formats.is_empty(),
+        overrides: overrides(&args),
     };
     let progress = RunProgress::new(args.quiet, simulate::known_end(&scenario).map(|n| n.get()));
     let outputs = ratesim::run::run(&scenario, &options, &|step| progress.update(step));

@@ -13,6 +13,7 @@ use crate::diagram::WindowsDiagram;
 use crate::engine::{self, DecisionSink, Progress, RunError, RunReport};
 use crate::export::report::{ChartRef, ReportInput};
 use crate::export::{self, OutputDir, OutputError};
+use crate::limiter::{FixedWindowSpec, LimiterSpec, SlotCounterSpec};
 use crate::scenario::{Scenario, SweepOptions};
 use crate::simulate;
 use crate::sweep::burst_pair::BurstPairError;
@@ -34,6 +35,9 @@ pub struct RunOptions {
     pub decisions: bool,
     /// Charts will be drawn: say which.
     pub charts: bool,
+    /// The command-line options that shaped the outputs (`--seed 7`,
+    /// `--slots 3,4`, ...), for the report's "Regenerate with" line.
+    pub overrides: Vec<String>,
 }
 
 /// What a run is doing, for progress display.
@@ -141,6 +145,9 @@ pub struct RunOutputs {
     pub scenario: Scenario,
     pub report: Option<RunReport>,
     pub burst_pair: Option<BurstPairResult>,
+    /// The burst-pair rows of the heat map: one per `[sweep] map_slots`
+    /// entry, in its order.
+    pub burst_pair_map: Option<BurstPairResult>,
     pub load: Option<Vec<LoadPoint>>,
     pub retry_policies: Option<Vec<RetryPolicyPoint>>,
     /// The topology sweeps (`[sweep] nodes`, `rtts`, `sync_intervals`).
@@ -149,6 +156,8 @@ pub struct RunOutputs {
     pub charts: Vec<Chart>,
     /// Data files written so far.
     files: Vec<String>,
+    /// The command that makes these outputs again.
+    command: String,
 }
 
 /// Runs `scenario` (its simulation and its sweeps) and writes its tables
@@ -168,16 +177,20 @@ pub fn run(
     }
     // Check the destination before any work is done.
     let staged = OutputDir::stage(&options.out_dir)?;
+    let command =
+        regenerate_command(&scenario.path.display().to_string(), options.sweep_only, &options.overrides);
     let mut out = RunOutputs {
         staged,
         scenario,
         report: None,
         burst_pair: None,
+        burst_pair_map: None,
         load: None,
         retry_policies: None,
         topology: Vec::new(),
         charts: Vec::new(),
         files: Vec::new(),
+        command,
     };
     if !options.sweep_only && !out.scenario.traffic.is_empty() {
         out.simulate(options.decisions || out.scenario.output.decisions, step)?;
@@ -274,8 +287,9 @@ impl RunOutputs {
     fn sweep(&mut self, opts: &SweepOptions, step: &(dyn Fn(Step) + Sync)) -> Result<(), JobError> {
         let scenario = &self.scenario;
         let (limiters, _) = engine::with_reference(&scenario.limiters);
+        let map_extra = map_specs(&limiters, &opts.map_slots).iter().filter(|(_, found)| !found).count();
         let windows = if opts.window_sweeps {
-            (limiters.len() as u64) * u64::from(opts.grid) + opts.loads.len() as u64
+            (limiters.len() + map_extra) as u64 * u64::from(opts.grid) + opts.loads.len() as u64
         } else {
             0
         };
@@ -290,6 +304,7 @@ impl RunOutputs {
             let bp_config =
                 BurstPairConfig { limit: scenario.limit, limiters: limiters.clone(), grid: opts.grid };
             let bp = sweep::burst_pair::run(&bp_config, &tick).map_err(JobError::BurstPair)?;
+            let map = burst_pair_map(&bp, &opts.map_slots, &tick).map_err(JobError::BurstPair)?;
             let load_config = LoadSweepConfig {
                 limit: scenario.limit,
                 limiters,
@@ -303,6 +318,7 @@ impl RunOutputs {
             self.write("load_sweep.csv", export::csv::load_sweep(&load))?;
             self.write("load_sweep.md", export::markdown::load_sweep(&load, seed))?;
             self.burst_pair = Some(bp);
+            self.burst_pair_map = Some(map);
             self.load = Some(load);
         }
         if !opts.retry_policies.is_empty() {
@@ -492,6 +508,7 @@ each limiter holds per client key",
             name: &self.scenario.name,
             description: self.scenario.description.as_deref(),
             scenario_file: &scenario_file,
+            command: &self.command,
             seed: self.scenario.seed,
             limit: self.scenario.limit,
             run: self.report.as_ref(),
@@ -517,6 +534,71 @@ each limiter holds per client key",
         );
         Ok(Committed { target, summary })
     }
+}
+
+/// The command that makes the same outputs: `ratesim run` or `ratesim
+/// sweep`, the scenario file and the options that shaped them (not `--out`,
+/// `--quiet` or `--memory`, which change where and how, not what).
+fn regenerate_command(scenario_file: &str, sweep_only: bool, overrides: &[String]) -> String {
+    let mut words = vec!["ratesim".to_string(), if sweep_only { "sweep" } else { "run" }.to_string()];
+    words.push(shell_word(scenario_file));
+    words.extend(overrides.iter().map(|w| shell_word(w)));
+    words.join(" ")
+}
+
+/// `word` as a POSIX shell reads it back: as is when it holds nothing the
+/// shell treats specially, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./,=:@%+".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// For each slot count of `map_slots`, the limiter the heat map shows: a
+/// limiter of the run that is that N on the error-versus-N axis (`true`),
+/// else a slot counter of N slots, or the aligned fixed window for N = 1,
+/// which the map sweeps itself (`false`).
+fn map_specs(limiters: &[LimiterSpec], map_slots: &[u64]) -> Vec<(LimiterSpec, bool)> {
+    map_slots
+        .iter()
+        .map(|&n| match limiters.iter().find(|l| l.sweep_traits().equivalent_slots == Some(n)) {
+            Some(l) => (l.clone(), true),
+            None if n == 1 => (FixedWindowSpec::ALIGNED.into(), false),
+            None => (SlotCounterSpec { slots: n }.into(), false),
+        })
+        .collect()
+}
+
+/// The heat map's rows, one per `map_slots` entry: the sweep's own row where
+/// the run has that N, a sweep of the N alone where it does not (so every
+/// panel asked for is drawn).
+fn burst_pair_map(
+    bp: &BurstPairResult,
+    map_slots: &[u64],
+    tick: &(dyn Fn(u64) + Sync),
+) -> Result<BurstPairResult, BurstPairError> {
+    let specs = map_specs(&bp.rows.iter().map(|r| r.spec.clone()).collect::<Vec<_>>(), map_slots);
+    let missing: Vec<LimiterSpec> =
+        specs.iter().filter(|(_, found)| !found).map(|(s, _)| s.clone()).collect();
+    let extra = if missing.is_empty() {
+        Vec::new()
+    } else {
+        let config = BurstPairConfig { limit: bp.limit, limiters: missing, grid: bp.grid };
+        sweep::burst_pair::run(&config, tick)?.rows
+    };
+    let mut extra = extra.into_iter();
+    let rows = specs
+        .iter()
+        .map(|(spec, found)| match found {
+            true => bp.rows.iter().find(|r| &r.spec == spec).cloned(),
+            false => extra.next(),
+        })
+        .collect::<Option<Vec<_>>>()
+        .expect("one row per map entry");
+    Ok(BurstPairResult { limit: bp.limit, grid: bp.grid, rows })
 }
 
 /// The load point the "which limiter?" chart shows: load 1.5 (the

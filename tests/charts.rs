@@ -74,7 +74,7 @@ fn sweep_scenario_writes_tables_charts_and_report() {
     // Every violating pair of a window limiter lets a whole burst through
     // against a full window: mean excess L = 100.
     assert!(
-        csv.contains("slot_counter(N=10),slot_counter,10,200,0.1,0.1,0.1,0.0525,0.05,200,2,100\n"),
+        csv.contains("slot_counter(N=10),slot_counter,10,200,0.1,0.1,0.1,0.0525,0.05,200,2,100,true\n"),
         "{csv}"
     );
     let md = read(&out, "error_vs_slots.md");
@@ -330,10 +330,12 @@ fn sweep_command_runs_only_the_sweeps() {
     let csv = read(&out, "error_vs_slots.csv");
     assert_eq!(csv.lines().count(), 1 + 5);
     assert!(
-        csv.contains("slot_counter(N=100),slot_counter,100,2000,0.01,0.01,0.01,0.00525,0.005,200,2,100\n"),
+        csv.contains(
+            "slot_counter(N=100),slot_counter,100,2000,0.01,0.01,0.01,0.00525,0.005,200,2,100,true\n"
+        ),
         "{csv}"
     );
-    assert!(csv.contains("sliding_log,sliding_log,,2000,0,0,,0,0,100,1,\n"), "{csv}");
+    assert!(csv.contains("sliding_log,sliding_log,,2000,0,0,,0,0,100,1,,true\n"), "{csv}");
     assert!(out.join("error_vs_slots.svg").is_file() && out.join("windows_diagram.svg").is_file());
 }
 

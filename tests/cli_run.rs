@@ -4,7 +4,7 @@ mod common;
 
 use std::fs;
 
-use common::{ratesim, read_csv, scenario, snapshot};
+use common::{ratesim, read, read_csv, scenario, snapshot};
 use predicates::prelude::*;
 
 #[test]
@@ -363,4 +363,34 @@ fn the_readme_scenario_example_checks() {
         .assert()
         .success()
         .stdout(predicate::str::contains("is valid (nothing was run)"));
+}
+
+/// report.md's "Regenerate with" line is the command that made the folder:
+/// the subcommand, and the options that change what is written.
+#[test]
+fn report_says_how_to_regenerate_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "name = \"r\"\nseed = 1\nduration = \"2s\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n\
+[[traffic]]\nkind = \"poisson\"\nrate = 15\n";
+    let path = dir.path().join("my scenario.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = dir.path().join("o");
+    ratesim()
+        .args(["run", path.to_str().unwrap(), "-q", "--out", out.to_str().unwrap()])
+        .args(["--seed", "7", "--slots", "3,4", "--format", "svg", "--decisions"])
+        .assert()
+        .success();
+    let quoted = format!("'{}'", path.display());
+    assert!(
+        read(&out, "report.md")
+            .contains(&format!("Regenerate with `ratesim run {quoted} --slots 3,4 --seed 7 --decisions`.")),
+        "{}",
+        read(&out, "report.md")
+    );
+    let out = dir.path().join("s");
+    ratesim()
+        .args(["sweep", path.to_str().unwrap(), "-q", "--no-charts", "--out", out.to_str().unwrap()])
+        .assert()
+        .success();
+    assert!(read(&out, "report.md").contains(&format!("Regenerate with `ratesim sweep {quoted}`.")));
 }

@@ -7,7 +7,13 @@ use ratesim::run::{ChartKind, RunOptions, run};
 use ratesim::scenario::Scenario;
 
 fn options(out: &std::path::Path, sweep_only: bool) -> RunOptions {
-    RunOptions { out_dir: out.to_path_buf(), sweep_only, decisions: false, charts: true }
+    RunOptions {
+        out_dir: out.to_path_buf(),
+        sweep_only,
+        decisions: false,
+        charts: true,
+        overrides: Vec::new(),
+    }
 }
 
 #[test]

@@ -11,24 +11,16 @@ use ratesim::sweep::{BurstPairResult, BurstPairRow};
 use ratesim::time::format_duration;
 
 pub struct BurstPairMap<'a> {
+    /// One row per panel, in order (`[sweep] map_slots`).
     pub result: &'a BurstPairResult,
-    /// Slot counts to show; 1 shows the fixed window.
-    pub slots: &'a [u64],
 }
 
 /// Most rows drawn per panel (runs of neighbouring offsets are merged).
 const MAX_ROWS: u32 = 200;
 
 impl BurstPairMap<'_> {
-    /// For each slot count asked for, the first limiter that is that N on
-    /// the error-versus-N axis (N = 1: the aligned fixed window).
     fn rows(&self) -> Vec<&BurstPairRow> {
-        self.slots
-            .iter()
-            .filter_map(|&n| {
-                self.result.rows.iter().find(|r| r.spec.sweep_traits().equivalent_slots == Some(n))
-            })
-            .collect()
+        self.result.rows.iter().collect()
     }
 }
 
@@ -52,12 +44,16 @@ impl Chart for BurstPairMap<'_> {
         let group = g.div_ceil(MAX_ROWS);
         for (row, panel) in rows.iter().zip(&panels) {
             let c = colour(&row.spec);
-            let caption = format!(
-                "{}: band {}, {} of pairs",
-                short_label(&row.spec),
-                fmt_percent2(row.band_width(g)),
-                fmt_percent2(row.violation_probability(g))
-            );
+            let caption = if row.resolved {
+                format!(
+                    "{}: band {}, {} of pairs",
+                    short_label(&row.spec),
+                    fmt_percent2(row.band_width(g)),
+                    fmt_percent2(row.violation_probability(g))
+                )
+            } else {
+                format!("{}: not resolved (N > G = {g})", short_label(&row.spec))
+            };
             let mut chart = ChartBuilder::on(panel)
                 .margin(8)
                 .margin_right(30)

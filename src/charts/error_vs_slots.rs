@@ -26,6 +26,14 @@ impl ErrorVsSlots<'_> {
             let mark = if *ringed { Mark::Ring } else { Mark::Dot };
             entries.push(LegendEntry::new(label.clone(), *c, mark));
         }
+        // Not drawn: a band finer than the grid, which it may miss.
+        for row in r.unresolved() {
+            entries.push(LegendEntry::new(
+                format!("{}: not resolved (N > G = {})", short_label(&row.spec), r.grid),
+                colour(&row.spec),
+                Mark::Heading,
+            ));
+        }
         // Limiters off the N axis: how often pairs broke them. While none
         // was broken (the sliding log), a count says so; otherwise their
         // band and violation probability, as the axes measure them.
@@ -68,6 +76,7 @@ impl ErrorVsSlots<'_> {
         self.result
             .rows
             .iter()
+            .filter(|r| r.resolved)
             .filter_map(|r| {
                 let n = r.spec.sweep_traits().equivalent_slots?;
                 Some((

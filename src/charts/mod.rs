@@ -205,9 +205,9 @@ pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<
         ChartKind::ErrorVsSlots => {
             write(staged, set, chart.name, &error_vs_slots::ErrorVsSlots { result: bp.ok_or_else(missing)? })
         }
-        ChartKind::BurstPairMap(slots) => {
-            let result = bp.ok_or_else(missing)?;
-            write(staged, set, chart.name, &burst_pair_map::BurstPairMap { result, slots })
+        ChartKind::BurstPairMap(_) => {
+            let result = outputs.burst_pair_map.as_ref().ok_or_else(missing)?;
+            write(staged, set, chart.name, &burst_pair_map::BurstPairMap { result })
         }
         ChartKind::WhichLimiter(i) => {
             let point = load.and_then(|l| l.get(*i)).ok_or_else(missing)?;

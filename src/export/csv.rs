@@ -16,7 +16,7 @@ pub const DECISIONS_HEADER: &str = "seq,time,limiter,admitted,window_count";
 /// The columns `summary.csv` gains when clients react.
 pub const CLIENT_COLUMNS: &str = "logical,attempts,amplification,succeeded,gave_up,unfinished,early_retries,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max";
 pub const ADMISSION_CURVE_HEADER: &str = "limiter,tau,max_admitted,exact_bound";
-pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,rule_of_thumb,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio,mean_violation_excess";
+pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,rule_of_thumb,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio,mean_violation_excess,resolved";
 pub const LOAD_SWEEP_HEADER: &str = "load,limiter,algorithm,slots,offered,admitted,peak,peak_ratio,excess,excess_share,over_admission,disagreement,false_rejects";
 pub const RETRY_POLICIES_HEADER: &str = "policy,backoff,base,cap,max_attempts,jitter,budget,limiter,logical,attempts,amplification,succeeded,gave_up,unfinished,early_retries,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max,peak_ratio";
 
@@ -268,19 +268,22 @@ pub fn error_vs_slots(result: &BurstPairResult) -> String {
     table(ERROR_VS_SLOTS_HEADER, |w| {
         for r in &result.rows {
             let analytic = analytic_burst_pair(&r.spec);
+            // A row the grid does not resolve has no measured figures.
+            let measured = |v: String| if r.resolved { v } else { String::new() };
             w.write_record([
                 r.label.clone(),
                 r.spec.algorithm().to_string(),
                 opt_u64(r.spec.slots()),
                 result.grid.to_string(),
-                fmt_ratio(r.band_width(result.grid)),
+                measured(fmt_ratio(r.band_width(result.grid))),
                 opt(analytic.map(|a| a.0)),
                 opt(rule_of_thumb(&r.spec)),
-                fmt_ratio(r.violation_probability(result.grid)),
+                measured(fmt_ratio(r.violation_probability(result.grid))),
                 opt(analytic.map(|a| a.1)),
-                r.worst_peak.to_string(),
-                fmt_ratio(r.worst_peak_ratio(result.limit.requests)),
-                opt(r.mean_violation_excess()),
+                measured(r.worst_peak.to_string()),
+                measured(fmt_ratio(r.worst_peak_ratio(result.limit.requests))),
+                measured(opt(r.mean_violation_excess())),
+                r.resolved.to_string(),
             ])?;
         }
         Ok(())

@@ -250,6 +250,21 @@ pub fn error_vs_slots_table(result: &BurstPairResult) -> Table {
     let dash = || "–".to_string();
     for r in &result.rows {
         let a = analytic_burst_pair(&r.spec);
+        if !r.resolved {
+            // The method paragraph says why (`unresolved_note`).
+            let no = || "not resolved".to_string();
+            t.push(vec![
+                r.label.clone(),
+                no(),
+                a.map_or_else(dash, |a| fmt_percent2(a.0)),
+                rule_of_thumb(&r.spec).map_or_else(dash, |c| format!("≈ {:.0} %", c * 100.0)),
+                no(),
+                a.map_or_else(dash, |a| fmt_percent2(a.1)),
+                no(),
+                no(),
+            ]);
+            continue;
+        }
         t.push(vec![
             r.label.clone(),
             fmt_percent2(r.band_width(result.grid)),
@@ -283,12 +298,28 @@ offset p admits more than L in one exact window (t - W, t]; **violation**: the s
 that do; **mean excess**: over the violating pairs, the average number of requests admitted although \
 L were already in their exact window (how badly the limit breaks when it does). Measured values are \
 within one grid step (1/{g} = {gs}) of the analysis; with {g} steps a band of 1/N holds {g}/N steps, \
-so N up to {g} is resolved, coarsely near that end.",
+so N up to {g} is resolved, coarsely near that end.{unresolved}",
         l = result.limit.requests,
         g = result.grid,
         pairs = u64::from(result.grid) * u64::from(result.grid),
         gs = fmt_percent2(1.0 / f64::from(result.grid)),
+        unresolved = unresolved_note(result).map_or_else(String::new, |n| format!(" {n}")),
     )
+}
+
+/// What the sweep could not measure, if anything: the limiters with more
+/// slots than the grid has points, and how to measure them.
+pub fn unresolved_note(result: &BurstPairResult) -> Option<String> {
+    let names: Vec<&str> = result.unresolved().map(|r| r.label.as_str()).collect();
+    let largest = result.unresolved().filter_map(|r| r.spec.sweep_traits().equivalent_slots).max()?;
+    Some(format!(
+        "**Not resolved: {}.** With more slots than the grid's {g} points, a band of W/N is narrower \
+than one grid step, and the grid can miss it entirely and show a breakable limiter as unbreakable, \
+so the measured figures are left out. To measure them, give `[sweep] grid = {largest}` or more (the sweep \
+decides G × G pairs per limiter, so its time grows with G²).",
+        names.join(", "),
+        g = result.grid,
+    ))
 }
 
 /// `error_vs_slots.md`.

@@ -26,6 +26,8 @@ pub struct ReportInput<'a> {
     pub description: Option<&'a str>,
     /// The scenario file as the user named it.
     pub scenario_file: &'a str,
+    /// The command that makes the same outputs again.
+    pub command: &'a str,
     pub seed: u64,
     pub limit: Limit,
     pub run: Option<&'a RunReport>,
@@ -82,7 +84,7 @@ the sliding log is the exact reference.\n",
         input.limit.requests,
         format_duration(input.limit.window)
     );
-    let _ = writeln!(out, "Regenerate with `ratesim run {}`.\n", input.scenario_file);
+    let _ = writeln!(out, "Regenerate with `{}`.\n", input.command);
     if let Some(run) = input.run {
         let _ = writeln!(out, "## Run\n");
         let _ = writeln!(out, "{}\n", super::markdown::trace_sentence(run));

@@ -91,6 +91,9 @@ pub fn run_summary(
         );
         let _ = writeln!(out);
         out.push_str(&render_table(&super::markdown::error_vs_slots_table(bp)));
+        if let Some(note) = super::markdown::unresolved_note(bp) {
+            let _ = writeln!(out, "\n{}", note.replace("**", ""));
+        }
     }
     if let Some(points) = retry_policies {
         let _ = writeln!(out);

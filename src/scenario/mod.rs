@@ -663,6 +663,25 @@ bin = "10ms"
             (s.grid, s.loads, s.map_slots, s.load_duration),
             (500, vec![1.0, 2.0], vec![2], Nanos::from_secs(5))
         );
+        // Loads are swept in increasing order, each once; map panels keep
+        // the order given, each once.
+        let s = parse(&format!("{text}loads = [3.0, 0.5, 1.0, 1.0]\nmap_slots = [10, 2, 10]\n"))
+            .unwrap()
+            .sweep
+            .unwrap();
+        assert_eq!((s.loads, s.map_slots), (vec![0.5, 1.0, 3.0], vec![10, 2]));
+    }
+
+    /// Topology sweeps run each value once, in increasing order.
+    #[test]
+    fn topology_sweep_values_are_sorted_once_each() {
+        let text = "name = \"s\"\nduration = \"2s\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n\
+[[traffic]]\nkind = \"poisson\"\nrate = 5\n[sweep]\nnodes = [3, 1, 3]\n";
+        let t = parse(text).unwrap().topology_sweep.unwrap();
+        assert_eq!(t.nodes, [1, 3]);
+        let text = text.replace("nodes = [3, 1, 3]", "rtts = [\"5ms\", \"1ms\", \"5ms\"]");
+        let t = parse(&text).unwrap().topology_sweep.unwrap();
+        assert_eq!(t.rtts, [Nanos::from_millis(1), Nanos::from_millis(5)]);
     }
 
     #[test]

@@ -176,6 +176,10 @@ pub(super) fn validate(
             ));
         }
     }
+    // Swept in increasing order, each value once: the load-sweep chart's
+    // lines then run left to right and its table has one row per load.
+    out.loads.sort_by(f64::total_cmp);
+    out.loads.dedup();
     if let Some(m) = &r.map_slots {
         if m.get_ref().is_empty() {
             return Err(ctx.at(
@@ -196,6 +200,9 @@ pub(super) fn validate(
                 Ok(v)
             })
             .collect::<Result<_, _>>()?;
+        // One panel per slot count, in the order given.
+        let mut seen = std::collections::HashSet::new();
+        out.map_slots.retain(|n| seen.insert(*n));
     }
     if let Some(list) = &r.retry_policies {
         let n = list.get_ref().len();
@@ -364,6 +371,13 @@ pub(super) fn validate_topology(
             .map(|v| ctx.positive_duration("sweep.sync_intervals", v))
             .collect::<Result<_, _>>()?;
     }
+    // Each swept in increasing order, each value once.
+    out.nodes.sort_unstable();
+    out.nodes.dedup();
+    out.rtts.sort_unstable();
+    out.rtts.dedup();
+    out.sync_intervals.sort_unstable();
+    out.sync_intervals.dedup();
     if r.nodes.is_some() && r.rtts.is_some() && c.nodes.is_none() {
         // Without [nodes], `nodes` sweeps local mode and `rtts` central: one
         // base cannot be both.

@@ -10,9 +10,10 @@
 //!   band by `s`.
 //! - Grid points are cell midpoints: gap `g_i = (i + 1/2) W / G` for
 //!   `i = 0 .. G-1` (all inside `(0, W)`), offset `p_j = (j + 1/2) W / G` for
-//!   `j = 0 .. G-1` (all inside `[0, W)`), rounded down to whole nanoseconds.
-//!   The first burst is at `W + p` (one whole window after time zero, so the
-//!   run starts with an empty window), the second at `W + p + g`.
+//!   `j = 0 .. G-1` (all inside `[0, W)`). The first burst is at `W + p`
+//!   (one whole window after time zero, so the run starts with an empty
+//!   window), the second at `W + p + g`; both instants are computed exactly
+//!   and rounded up to whole nanoseconds (see [`burst_times`]).
 //! - The vulnerable band is the share of gaps `g_i` for which some offset
 //!   breaks the limit; the violation probability is the share of `(g, p)`
 //!   pairs that do. A pair breaks the limit when more than `L` admitted
@@ -76,6 +77,12 @@ pub struct BurstPairRow {
     /// For each offset index `j`, the violating gap indices as half-open runs
     /// `[from, to)`, in increasing order: the heat map.
     pub runs: Vec<Vec<(u32, u32)>>,
+    /// Whether the grid resolves this limiter's band: false for a limiter
+    /// of `N` slots with `N > G`, whose band (`W/N`) is narrower than one
+    /// grid step, so that the grid may miss it entirely and measure a
+    /// breakable limiter as unbreakable. Its measured figures are then
+    /// not reported.
+    pub resolved: bool,
 }
 
 impl BurstPairRow {
@@ -103,24 +110,58 @@ pub struct BurstPairResult {
     pub rows: Vec<BurstPairRow>,
 }
 
-/// `g_i`: the gap at grid index `i`.
+impl BurstPairResult {
+    /// The rows whose band the grid does not resolve ([`BurstPairRow::resolved`]).
+    pub fn unresolved(&self) -> impl Iterator<Item = &BurstPairRow> {
+        self.rows.iter().filter(|r| !r.resolved)
+    }
+}
+
+/// `g_i`: the gap at grid index `i`, rounded down to whole nanoseconds (the
+/// value the tables and charts label; the instants are [`burst_times`]).
 pub fn gap(limit: Limit, grid: u32, i: u32) -> Nanos {
-    midpoint(limit.window, grid, i)
+    Nanos::new(half_steps(limit.window, grid, 2 * u64::from(i) + 1, Round::Down))
 }
 
-/// `p_j`: the offset at grid index `j`.
+/// `p_j`: the offset at grid index `j`, rounded down to whole nanoseconds.
 pub fn offset(limit: Limit, grid: u32, j: u32) -> Nanos {
-    midpoint(limit.window, grid, j)
+    Nanos::new(half_steps(limit.window, grid, 2 * u64::from(j) + 1, Round::Down))
 }
 
-fn midpoint(window: Nanos, grid: u32, i: u32) -> Nanos {
-    Nanos::new(((2 * u128::from(i) + 1) * u128::from(window.get()) / (2 * u128::from(grid))) as u64)
+#[derive(Clone, Copy)]
+enum Round {
+    Down,
+    Up,
 }
 
-/// The instants of the two bursts for grid point `(i, j)`.
+/// `k` half grid steps, `k * W / (2G)`, in whole nanoseconds.
+fn half_steps(window: Nanos, grid: u32, k: u64, round: Round) -> u64 {
+    let num = u128::from(k) * u128::from(window.get());
+    let den = 2 * u128::from(grid);
+    let q = match round {
+        Round::Down => num / den,
+        Round::Up => num.div_ceil(den),
+    };
+    q as u64
+}
+
+/// The instants of the two bursts for grid point `(i, j)`: `W + p_j` and
+/// `W + p_j + g_i`, each computed exactly and rounded **up** to whole
+/// nanoseconds. Rounding the sum, not adding two rounded terms, matters:
+/// `p_j + g_i = (i + j + 1) W / G` is a whole number of grid steps, and
+/// when `N` divides `G` it falls exactly on a slot edge (which belongs to
+/// the new slot, `floor(t N / W)`) for the pairs the analysis counts.
+/// Rounding up keeps such an instant on the new slot's side even when
+/// `W / G` is not a whole number of nanoseconds; the first burst, half a
+/// step from any edge, never crosses one by it (a step is at least 2 ns).
 pub fn burst_times(limit: Limit, grid: u32, i: u32, j: u32) -> (Nanos, Nanos) {
-    let t1 = limit.window.get() + offset(limit, grid, j).get();
-    (Nanos::new(t1), Nanos::new(t1 + gap(limit, grid, i).get()))
+    let w = limit.window;
+    let (i, j) = (u64::from(i), u64::from(j));
+    let t1 = w.get() + half_steps(w, grid, 2 * j + 1, Round::Up);
+    let t2 = w.get() + half_steps(w, grid, 2 * (i + j + 1), Round::Up);
+    // g < W still: g_i <= W - W/(2G) and the rounding adds less than 1 ns.
+    debug_assert!(t2 > t1 && t2 - t1 < w.get());
+    (Nanos::new(t1), Nanos::new(t2))
 }
 
 /// A burst of `count` requests at one instant: how many `limiter` admits.
@@ -234,6 +275,7 @@ pub fn run(
             worst_peak: mine.iter().map(|r| r.worst).max().unwrap_or(0),
             violation_excess: mine.iter().map(|r| r.excess).sum(),
             runs: mine.iter().map(|r| r.runs.clone()).collect(),
+            resolved: spec.sweep_traits().equivalent_slots.is_none_or(|n| n <= u64::from(grid)),
         });
     }
     Ok(BurstPairResult { limit, grid, rows })
@@ -326,6 +368,39 @@ mod tests {
                 assert_eq!(row.mean_violation_excess(), Some(100.0), "{}", row.label);
             }
         }
+    }
+
+    /// When `N` divides `G` the band is exactly `1/N` and the violation
+    /// exactly `1/(2N) + 1/(2G)`, also where a grid step is not a whole
+    /// number of nanoseconds (W / 3000 = 333 333.3 ns, W / 3): the pairs on
+    /// a slot edge count, as they do where the step is whole.
+    #[test]
+    fn n_dividing_g_is_exact_on_a_fractional_step() {
+        for (grid, slots) in [(3000, &[1u64, 3, 30][..]), (3, &[1, 3][..]), (2000, &[2, 10, 100][..])] {
+            let r = sweep(slots, grid);
+            let g = u64::from(grid);
+            for &n in slots {
+                let row =
+                    r.rows.iter().find(|row| row.spec.sweep_traits().equivalent_slots == Some(n)).unwrap();
+                let m = g / n;
+                assert_eq!(row.vulnerable_gaps, m, "G={grid} N={n}: band is m = G/N gaps");
+                assert_eq!(row.violations, n * m * (m + 1) / 2, "G={grid} N={n}: N m(m+1)/2 pairs");
+            }
+        }
+    }
+
+    /// N above G: the band of W/N falls between grid points (N = 10 000
+    /// measures as unbreakable on 2000 steps), so the row says it is not
+    /// resolved; N = G still is.
+    #[test]
+    fn n_above_the_grid_is_not_resolved() {
+        let r = sweep(&[2000, 10_000], 2000);
+        let resolved: Vec<bool> = r.rows.iter().map(|row| row.resolved).collect();
+        assert_eq!(resolved, [true, true, false, true]);
+        let missed = &r.rows[2];
+        assert_eq!((missed.vulnerable_gaps, missed.worst_peak), (0, 100), "the grid misses N = 10 000");
+        assert_eq!(r.rows[1].worst_peak, 200);
+        assert_eq!(r.unresolved().count(), 1);
     }
 
     #[test]
