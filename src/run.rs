@@ -80,12 +80,12 @@ pub enum JobError {
     SweepDefaults { at: String, problem: String },
     #[error("burst-pair sweep")]
     BurstPair(#[source] BurstPairError),
-    #[error("load sweep")]
-    LoadSweep(#[source] RunError),
-    #[error("retry-policy comparison")]
-    RetryPolicies(#[source] RunError),
-    #[error("topology sweep")]
-    TopologySweep(#[source] RunError),
+    #[error("load sweep ({})", side_by_side(*.1))]
+    LoadSweep(#[source] RunError, usize),
+    #[error("retry-policy comparison ({})", side_by_side(*.1))]
+    RetryPolicies(#[source] RunError, usize),
+    #[error("topology sweep ({})", side_by_side(*.1))]
+    TopologySweep(#[source] RunError, usize),
 }
 
 /// A chart the outputs call for; the caller draws it.
@@ -312,7 +312,8 @@ impl RunOutputs {
                 duration: opts.load_duration,
                 seed,
             };
-            let load = sweep::load::run(&load_config, &tick).map_err(JobError::LoadSweep)?;
+            let load = sweep::load::run(&load_config, &tick)
+                .map_err(|e| JobError::LoadSweep(e, opts.loads.len()))?;
             self.write("error_vs_slots.csv", export::csv::error_vs_slots(&bp))?;
             self.write("error_vs_slots.md", export::markdown::error_vs_slots(&bp))?;
             self.write("load_sweep.csv", export::csv::load_sweep(&load))?;
@@ -323,7 +324,7 @@ impl RunOutputs {
         }
         if !opts.retry_policies.is_empty() {
             let points = sweep::retry_policies::run(&self.scenario, &opts.retry_policies, &tick)
-                .map_err(JobError::RetryPolicies)?;
+                .map_err(|e| JobError::RetryPolicies(e, opts.retry_policies.len()))?;
             self.write("retry_policies.csv", export::csv::retry_policies(&points))?;
             self.write("retry_policies.md", export::markdown::retry_policies(&points, seed))?;
             self.retry_policies = Some(points);
@@ -340,7 +341,7 @@ impl RunOutputs {
     ) -> Result<(), JobError> {
         let total = sweep.runs() as u64;
         let results = sweep::topology::run(&self.scenario, sweep, &|done| step(Step::Sweep { done, total }))
-            .map_err(JobError::TopologySweep)?;
+            .map_err(|e| JobError::TopologySweep(e, total as usize))?;
         for r in &results {
             let file = r.parameter.file();
             self.write(&format!("{file}.csv"), export::csv::topology_sweep(r))?;
@@ -533,6 +534,15 @@ each limiter holds per client key",
             chart_refs.len(),
         );
         Ok(Committed { target, summary })
+    }
+}
+
+/// How a sweep's runs share `--memory` ([`crate::simulate::share_memory`]).
+fn side_by_side(runs: usize) -> String {
+    if runs <= 1 {
+        "one run, with all of --memory".to_string()
+    } else {
+        format!("{runs} runs that may run side by side, so each may use 1/{runs} of --memory")
     }
 }
 

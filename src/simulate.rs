@@ -72,6 +72,22 @@ pub fn run_config(scenario: &Scenario) -> RunConfig {
     }
 }
 
+/// `config` as one of `runs` runs of a sweep that may run side by side:
+/// each may hold `1/runs` of the memory budget in its own queues, so that
+/// together they stay within `--memory` on any number of threads (window
+/// timestamps are counted across the process already).
+pub fn share_memory(mut config: RunConfig, runs: usize) -> RunConfig {
+    config.memory_budget /= runs.max(1) as u64;
+    config
+}
+
+/// Runs `scenario` as one of `runs` runs of a sweep ([`share_memory`]),
+/// without decisions or progress.
+pub fn run_in_sweep(scenario: &Scenario, runs: usize) -> Result<RunReport, RunError> {
+    let merged = Merge::new(sources(scenario)?);
+    engine::run(&share_memory(run_config(scenario), runs), merged, None, &mut |_| {})
+}
+
 /// Runs a scenario end to end.
 pub fn run_scenario(
     scenario: &Scenario,

@@ -1796,6 +1796,34 @@ fn r29_retries_past_the_memory_budget() {
     assert!(!c.path("out").exists());
 }
 
+/// A sweep's runs may run side by side, so each gets its share of the
+/// budget: four retry tables over 200 000 requests waiting an hour each
+/// hold 35 MiB per run (two lanes), which one run may under 40 MiB, but
+/// not a quarter of it.
+#[test]
+fn r35_sweep_runs_share_the_memory_budget() {
+    let head = "name = \"x\"\n[limit]\nrequests = 100\nwindow = \"1s\"\n[[traffic]]\nkind = \"burst\"\n\
+                count = 200000\n[[limiter]]\nkind = \"fixed_window\"\n";
+    let one = Case::new(&format!("{head}[retry]\npolicy = \"fixed\"\nbase = \"1h\"\nmax_attempts = 2\n"));
+    let out = one.run(&["run", "s.toml", "--out", "one", "-q", "--no-charts", "--memory", "40MiB"]);
+    assert_eq!(out.code, 0, "one run fits in 40 MiB: {}", out.stderr);
+    let sweep = head.to_string()
+        + "[sweep]\nretry_policies = [\n  { policy = \"fixed\", base = \"1h\", max_attempts = 2 },\n  \
+{ policy = \"fixed\", base = \"2h\", max_attempts = 2 },\n  { policy = \"fixed\", base = \"3h\", max_attempts = 2 },\n  \
+{ policy = \"fixed\", base = \"4h\", max_attempts = 2 },\n]\n";
+    let c = Case::new(&sweep);
+    c.fails(
+        &["sweep", "s.toml", "--out", "out", "--no-charts", "--memory", "40MiB"],
+        1,
+        &[
+            "error: retry-policy comparison (4 runs that may run side by side, so each may use 1/4 of --memory)",
+            "caused by: the clients of `fixed_window` keep 199900 requests waiting to retry: they hold 17.6 MiB",
+            "passes the 10.0 MiB the run may use (--memory)",
+        ],
+    );
+    assert!(!c.path("out").exists());
+}
+
 // ---- many nodes: [nodes] and the topology sweeps ------------------------------
 
 /// `BASE` with `table` after a blank line: `[nodes]` (or `[sweep]`) starts on

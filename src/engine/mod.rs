@@ -173,15 +173,19 @@ the rest of the run holds (window timestamps, other queues) that passes the {} t
         advice: String,
     },
     #[error(
-        "the clients of `{limiter}` keep {pending} requests waiting to retry: they hold {}, and with the {} the rest \
+        "the clients of `{limiter}` keep {pending} requests waiting to retry{}: they hold {}, and with the {} the rest \
 of the run holds that passes the {} the run may use (--memory). Every rejected request waits in memory until its retry: \
-shorten the waits (`base`, `cap`), lower `max_attempts`, add a retry `budget`, or use a shorter trace",
-        fmt_bytes(*bytes), fmt_bytes(*held), fmt_bytes(*budget)
+shorten the waits (`base`, `cap`), lower `max_attempts`, add a retry `budget`, {}",
+        if *closed > 0 { format!(" and {closed} closed clients their next request") } else { String::new() },
+        fmt_bytes(*bytes), fmt_bytes(*held), fmt_bytes(*budget),
+        if *closed > 0 { "or run fewer closed clients or a shorter trace" } else { "or use a shorter trace" }
     )]
     RetryQueue {
         /// The label of the lane whose clients hold the most.
         limiter: String,
         pending: u64,
+        /// Closed clients, each with its next request in the queue.
+        closed: u64,
         bytes: u64,
         /// Everything else the budget counts.
         held: u64,
@@ -313,6 +317,7 @@ pub fn run(
     let mut disagreements = vec![0u64; lanes.len()];
     let mut outcomes = OutcomeComparison::new(lanes.len(), reference);
     let mut attempts_seen = vec![0u64; lanes.len()];
+    let closed_clients: u64 = clients.map_or(0, |c| c.closed.iter().map(|s| s.clients).sum());
     let mut report_chunk = |chunk: &Chunk, outs: &[LaneOut]| -> Result<(), RunError> {
         if clients.is_some() {
             for (i, out) in outs.iter().enumerate() {
@@ -364,6 +369,7 @@ pub fn run(
             return Err(RunError::RetryQueue {
                 limiter: names[i].clone(),
                 pending: outs[i].pending_retries,
+                closed: closed_clients,
                 bytes: outs[i].client_bytes,
                 held: held + queues + (clients - outs[i].client_bytes),
                 budget: config.memory_budget,

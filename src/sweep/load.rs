@@ -41,10 +41,13 @@ pub fn run(config: &LoadSweepConfig, progress: &(dyn Fn(u64) + Sync)) -> Result<
         .map(|&load| {
             let rate = load * config.limit.requests as f64 / config.limit.window.as_secs_f64();
             let source = Source::Poisson(Poisson::new(config.seed, 0, Nanos::ZERO, config.duration, rate));
-            let run_config = RunConfig {
-                end: Some(config.duration),
-                ..RunConfig::new(config.limit, config.limiters.clone())
-            };
+            let run_config = crate::simulate::share_memory(
+                RunConfig {
+                    end: Some(config.duration),
+                    ..RunConfig::new(config.limit, config.limiters.clone())
+                },
+                config.loads.len(),
+            );
             let report = engine::run(&run_config, source, None, &mut |_| {})?;
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
             Ok(LoadPoint { load, report })

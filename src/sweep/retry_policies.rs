@@ -38,7 +38,7 @@ pub fn run(
             let mut s = scenario.clone();
             s.retry = Some(runs_as(policy));
             s.source_retry = vec![None; s.traffic.len()];
-            let report = simulate::run_scenario(&s, None, &mut |_| {})?;
+            let report = simulate::run_in_sweep(&s, policies.len())?;
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
             Ok(RetryPolicyPoint { label, policy, report })
         })
@@ -76,8 +76,16 @@ pub fn labels(policies: &[RetryPolicy]) -> Vec<String> {
     for p in policies {
         let same: Vec<&RetryPolicy> = policies.iter().filter(|q| q.backoff == p.backoff).collect();
         let mine = settings(p);
+        // Only the settings the policy has (`cap` of `fixed` is its base,
+        // `jitter` belongs to `retry_after`).
+        let has = |k: usize| match mine[k].0 {
+            "base" => p.backoff.uses_base(),
+            "cap" => p.backoff.uses_cap(),
+            "jitter" => p.backoff == Backoff::RetryAfter,
+            _ => true,
+        };
         let differ: Vec<String> = (0..mine.len())
-            .filter(|&k| same.iter().any(|q| settings(q)[k].1 != mine[k].1))
+            .filter(|&k| has(k) && same.iter().any(|q| settings(q)[k].1 != mine[k].1))
             .map(|k| format!("{}={}", mine[k].0, mine[k].1))
             .collect();
         let base = if differ.is_empty() {
@@ -119,5 +127,9 @@ mod tests {
             labels(&v),
             ["none", "full_jitter(base=100ms)", "full_jitter(base=1s)", "exponential", "none#2"]
         );
+        // `fixed` has no cap of its own (it is its base): not in the label.
+        let fixed =
+            |base_ms| RetryPolicy { cap: Nanos::from_millis(base_ms), ..policy(Backoff::Fixed, base_ms) };
+        assert_eq!(labels(&[fixed(100), fixed(200)]), ["fixed(base=100ms)", "fixed(base=200ms)"]);
     }
 }

@@ -227,12 +227,13 @@ pub fn run(
         .flat_map(|(i, (_, points))| points.iter().map(move |t| (i, t.clone())))
         .collect();
     let done = std::sync::atomic::AtomicU64::new(0);
+    let runs = jobs.len();
     let reports: Vec<(usize, TopologyPoint)> = jobs
         .into_par_iter()
         .map(|(i, topology)| {
             let mut s = scenario.clone();
             s.nodes = Some(topology.clone());
-            let mut report = crate::simulate::run_scenario(&s, None, &mut |_| {})?;
+            let mut report = crate::simulate::run_in_sweep(&s, runs)?;
             // The sweep tables and charts use the totals; the per-bin
             // figures of every point would only hold memory.
             for l in &mut report.limiters {
