@@ -117,7 +117,12 @@ impl RunProgress {
                 if let Some(end) = self.end_ns {
                     self.bar.set_position(p.now.get().min(end));
                 }
-                self.bar.set_message(format!("{} arrivals, t = {:.1} s", p.arrivals, p.now.as_secs_f64()));
+                // A closed population's run has no arrivals, only attempts.
+                self.bar.set_message(if p.arrivals > 0 {
+                    format!("{} arrivals, t = {:.1} s", p.arrivals, p.now.as_secs_f64())
+                } else {
+                    format!("t = {:.1} s", p.now.as_secs_f64())
+                });
             }
             Step::Sweep { done, total } => {
                 if !self.sweeping.swap(true, Ordering::Relaxed) {

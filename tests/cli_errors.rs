@@ -1824,6 +1824,26 @@ fn r35_sweep_runs_share_the_memory_budget() {
     assert!(!c.path("out").exists());
 }
 
+/// A closed population makes all its attempts after the last open-loop
+/// arrival (it has none), and the budget still holds there: the run stops
+/// within a slice of attempts of passing it, naming the largest part.
+#[test]
+fn r36_a_closed_population_past_the_memory_budget() {
+    let c = Case::new(
+        "name = \"x\"\nduration = \"1s\"\n[limit]\nrequests = 100000000\nwindow = \"1h\"\n[[traffic]]\n\
+         kind = \"closed\"\nclients = 1000\nthink = \"100us\"\n[[limiter]]\nkind = \"sliding_log\"\n",
+    );
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "16MiB"],
+        1,
+        &[
+            "error: scenario s.toml failed; previous results were kept",
+            "caused by: the run holds 16.0 MiB of admitted timestamps inside exact windows and 76.2 KiB of waiting requests, more than the 16.0 MiB it may use (--memory)",
+        ],
+    );
+    assert!(!c.path("out").exists());
+}
+
 // ---- many nodes: [nodes] and the topology sweeps ------------------------------
 
 /// `BASE` with `table` after a blank line: `[nodes]` (or `[sweep]`) starts on

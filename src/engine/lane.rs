@@ -115,14 +115,29 @@ pub trait LaneOps: Send {
     /// Decides a chunk and updates the metrics; writes one decision bit per
     /// arrival into `out` (and each window count when `out` records them).
     fn process(&mut self, chunk: &Chunk, out: &mut LaneOut) -> Result<(), TooManyBins>;
-    /// Runs the events still pending (all of them, or those before `end`);
-    /// returns the time of the last one run.
-    fn run_pending(&mut self, end: Option<Nanos>, out: &mut LaneOut) -> Result<Option<Nanos>, TooManyBins>;
+    /// Runs the events still pending (all of them, or those before `end`),
+    /// at most `max_events` attempts of them, so that the run can write
+    /// decisions, check memory and show progress between slices.
+    fn run_pending(
+        &mut self,
+        end: Option<Nanos>,
+        max_events: u64,
+        out: &mut LaneOut,
+    ) -> Result<PendingSlice, TooManyBins>;
     /// Closes the run at `end`: the remaining outcomes go to `out`, the
     /// timeline reaches `end`.
     fn finish(&mut self, end: Nanos, out: &mut LaneOut) -> Result<(), TooManyBins>;
     fn counts_mut(&mut self) -> &mut Counts;
     fn into_result(self: Box<Self>) -> LaneResult;
+}
+
+/// What one slice of [`LaneOps::run_pending`] did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PendingSlice {
+    /// The time of the last event it ran.
+    pub last_event: Option<Nanos>,
+    /// Nothing is left to run.
+    pub done: bool,
 }
 
 /// What a lane measured over the run.
@@ -534,9 +549,12 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         t: Option<Nanos>,
         j: usize,
         mut record: Option<&mut Vec<AttemptRecord>>,
+        max_events: u64,
     ) -> Result<(), TooManyBins> {
         let mut last = Nanos::ZERO;
-        while let Some(ev) = self.events.pop_before(t.unwrap_or(Nanos::MAX)) {
+        while p.events < max_events
+            && let Some(ev) = self.events.pop_before(t.unwrap_or(Nanos::MAX))
+        {
             assert!(ev.time >= last, "an event was scheduled in the past");
             last = ev.time;
             p.last_event = Some(ev.time);
@@ -596,7 +614,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         let mut attempts = (RECORD && R::WANTS_RETRY_AT).then(|| std::mem::take(&mut out.attempts));
         for (j, (&t, &id)) in chunk.times.iter().zip(&chunk.ids).enumerate() {
             if t.get() > self.events.next_time() {
-                self.run_events::<OWN, CURVE>(&mut p, Some(t), j, attempts.as_mut())?;
+                self.run_events::<OWN, CURVE>(&mut p, Some(t), j, attempts.as_mut(), u64::MAX)?;
             }
             let (decision, before) = self.attempt::<OWN, CURVE>(&mut p, t, id, j)?;
             let admitted = decision.admitted();
@@ -700,25 +718,33 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         }
     }
 
-    fn run_pending(&mut self, end: Option<Nanos>, out: &mut LaneOut) -> Result<Option<Nanos>, TooManyBins> {
+    fn run_pending(
+        &mut self,
+        end: Option<Nanos>,
+        max_events: u64,
+        out: &mut LaneOut,
+    ) -> Result<PendingSlice, TooManyBins> {
         out.attempts.clear();
         out.outcomes.clear();
         if self.events.is_empty() {
-            return Ok(None);
+            self.report_queue(out);
+            return Ok(PendingSlice { last_event: None, done: true });
         }
         let mut p = Pass::new(self.counts.peak);
         let record = (out.window_counts.is_some() && R::WANTS_RETRY_AT).then_some(&mut out.attempts);
+        let max = max_events;
         match (self.self_tracking, self.curve) {
-            (true, true) => self.run_events::<true, true>(&mut p, end, 0, record),
-            (true, false) => self.run_events::<true, false>(&mut p, end, 0, record),
-            (false, true) => self.run_events::<false, true>(&mut p, end, 0, record),
-            (false, false) => self.run_events::<false, false>(&mut p, end, 0, record),
+            (true, true) => self.run_events::<true, true>(&mut p, end, 0, record, max),
+            (true, false) => self.run_events::<true, false>(&mut p, end, 0, record, max),
+            (false, true) => self.run_events::<false, true>(&mut p, end, 0, record, max),
+            (false, false) => self.run_events::<false, false>(&mut p, end, 0, record, max),
         }?;
         self.close_bin(&mut p, 0);
         self.counts.add_chunk(p.events, p.events_admitted, &p.window);
         self.reactor.take_outcomes(&mut out.outcomes);
         self.report_queue(out);
-        Ok(p.last_event)
+        // Stopped short of `max_events`: nothing was left before `end`.
+        Ok(PendingSlice { last_event: p.last_event, done: p.events < max_events })
     }
 
     fn finish(&mut self, end: Nanos, out: &mut LaneOut) -> Result<(), TooManyBins> {
@@ -826,7 +852,11 @@ mod tests {
         // the arrival at 11 opens a new window and is admitted; the retry
         // due at 11 comes after it, at the end of the run, and is rejected.
         lane.process(&chunk(&[(11, 0)]), &mut out).unwrap();
-        assert_eq!(lane.run_pending(Some(Nanos::new(30)), &mut out).unwrap(), Some(Nanos::new(11)));
+        // In slices of one attempt: the retry at 11, then nothing left.
+        let slice = lane.run_pending(Some(Nanos::new(30)), 1, &mut out).unwrap();
+        assert_eq!((slice.last_event, slice.done), (Some(Nanos::new(11)), false));
+        let slice = lane.run_pending(Some(Nanos::new(30)), 1, &mut out).unwrap();
+        assert_eq!((slice.last_event, slice.done), (None, true));
         lane.finish(Nanos::new(30), &mut out).unwrap();
         assert_eq!(
             lane.reactor.log,

@@ -147,13 +147,22 @@ pub enum RunError {
     #[error("cannot write decisions")]
     Decisions(#[source] std::io::Error),
     #[error(
-        "the run holds {} of admitted timestamps inside exact windows, more than the {} it may use (--memory): \
+        "the run holds {} of admitted timestamps inside exact windows{}, more than the {} it may use (--memory): \
 with limit.requests = {requests}, one window can hold up to {} timestamps (8 bytes each) per limiter and client \
 ({} each); ratesim keeps every one of them to measure exactly. Lower limit.requests, use a shorter or sparser trace, \
 or, if the machine has the memory, raise --memory",
-        fmt_bytes(*held), fmt_bytes(*budget), requests.saturating_mul(2), fmt_bytes(requests.saturating_mul(16))
+        fmt_bytes(*held),
+        if *rest > 0 { format!(" and {} of waiting requests", fmt_bytes(*rest)) } else { String::new() },
+        fmt_bytes(*budget), requests.saturating_mul(2), fmt_bytes(requests.saturating_mul(16))
     )]
-    Memory { held: u64, budget: u64, requests: u64 },
+    Memory {
+        held: u64,
+        /// Delayed requests and requests waiting to retry, with closed
+        /// clients' next requests.
+        rest: u64,
+        budget: u64,
+        requests: u64,
+    },
     #[error(
         "`{limiter}` keeps {pending} delayed requests waiting for the backend: its queue holds {}, and with the {} \
 the rest of the run holds (window timestamps, other queues) that passes the {} the run may use (--memory). {advice}",
@@ -338,43 +347,7 @@ pub fn run(
                 write_decisions(sink, chunk, outs)?;
             }
         }
-        let held = crate::ring::held_bytes();
-        if held > config.memory_budget {
-            return Err(RunError::Memory { held, budget: config.memory_budget, requests: limit.requests });
-        }
-        // Delayed requests wait in their lane's event queue; a limiter that
-        // never refuses (Guava's acquire()) lets it grow for as long as the
-        // overload lasts.
-        let queues: u64 = outs.iter().map(|o| o.delay_queue_bytes).sum();
-        if held.saturating_add(queues) > config.memory_budget
-            && let Some(i) =
-                (0..outs.len()).max_by_key(|&i| (outs[i].delay_queue_bytes, std::cmp::Reverse(i)))
-        {
-            let queue = outs[i].delay_queue_bytes;
-            return Err(RunError::DelayQueue {
-                limiter: names[i].clone(),
-                pending: outs[i].pending_delays,
-                queue,
-                held: held + (queues - queue),
-                budget: config.memory_budget,
-                advice: specs[i].queue_advice(limit),
-            });
-        }
-        // Requests waiting to retry: bounded by the trace, not by the
-        // limiter, so a long wait on a large trace is stopped here too.
-        let clients: u64 = outs.iter().map(|o| o.client_bytes).sum();
-        if held.saturating_add(queues).saturating_add(clients) > config.memory_budget
-            && let Some(i) = (0..outs.len()).max_by_key(|&i| (outs[i].client_bytes, std::cmp::Reverse(i)))
-        {
-            return Err(RunError::RetryQueue {
-                limiter: names[i].clone(),
-                pending: outs[i].pending_retries,
-                closed: closed_clients,
-                bytes: outs[i].client_bytes,
-                held: held + queues + (clients - outs[i].client_bytes),
-                budget: config.memory_budget,
-            });
-        }
+        check_memory(config, &names, &specs, outs, closed_clients)?;
         progress(Progress {
             arrivals: chunk.first_seq + chunk.times.len() as u64,
             now: *chunk.times.last().expect("chunk is not empty"),
@@ -383,9 +356,29 @@ pub fn run(
     };
     schedule::run(&mut reader, &mut lanes, record, &mut report_chunk)?;
 
-    // What the lanes scheduled for themselves and have not run yet.
+    // What the lanes scheduled for themselves and have not run yet (a
+    // closed population's whole run): in slices of at most `CHUNK`
+    // attempts per lane, each written out, checked against the memory
+    // budget and reported like a chunk of arrivals.
     let mut outs: Vec<LaneOut> = lanes.iter().map(|_| LaneOut::new(record)).collect();
-    let last_events = schedule::run_pending(&mut lanes, &mut outs, config.end)?;
+    let mut last_events: Vec<Option<Nanos>> = vec![None; lanes.len()];
+    loop {
+        let slices = schedule::run_pending(&mut lanes, &mut outs, config.end, CHUNK as u64)?;
+        for (i, (slice, out)) in slices.iter().zip(&outs).enumerate() {
+            last_events[i] = last_events[i].max(slice.last_event);
+            outcomes.add(i, &out.outcomes);
+        }
+        if let Some(sink) = decisions.as_deref_mut() {
+            write_attempts(sink, &outs, &mut attempts_seen)?;
+        }
+        check_memory(config, &names, &specs, &outs, closed_clients)?;
+        if slices.iter().all(|s| s.done) {
+            break;
+        }
+        // Where the slowest lane still running has reached.
+        let now = slices.iter().zip(&last_events).filter(|(s, _)| !s.done).filter_map(|(_, t)| *t).min();
+        progress(Progress { arrivals: reader.seq, now: now.unwrap_or(Nanos::ZERO) });
+    }
     let mut run_end = match config.end {
         Some(e) => e,
         None => reader.last_time.map_or(Nanos::ZERO, |t| Nanos::new(t.get().saturating_add(1))),
@@ -395,11 +388,7 @@ pub fn run(
             run_end = run_end.max(Nanos::new(t.get().saturating_add(1)));
         }
     }
-    if let Some(sink) = decisions {
-        write_attempts(sink, &outs, &mut attempts_seen)?;
-    }
     for (i, (lane, out)) in lanes.iter_mut().zip(&mut outs).enumerate() {
-        outcomes.add(i, &out.outcomes);
         lane.finish(run_end, out)?;
         outcomes.add(i, &out.outcomes);
     }
@@ -442,6 +431,59 @@ pub fn run(
         reference,
         timeline: Timeline::from_columns(columns),
     })
+}
+
+/// Stops the run when what it holds passes its memory budget: window
+/// timestamps (counted across the process), delayed requests, requests
+/// waiting to retry and closed clients' next requests.
+fn check_memory(
+    config: &RunConfig,
+    names: &[String],
+    specs: &[LimiterSpec],
+    outs: &[LaneOut],
+    closed_clients: u64,
+) -> Result<(), RunError> {
+    let limit = config.limit;
+    let budget = config.memory_budget;
+    let held = crate::ring::held_bytes();
+    // Delayed requests wait in their lane's event queue; a limiter that
+    // never refuses (Guava's acquire()) lets it grow for as long as the
+    // overload lasts. Requests waiting to retry are bounded by the trace,
+    // not by the limiter, so a long wait on a large trace grows too.
+    let queues: u64 = outs.iter().map(|o| o.delay_queue_bytes).sum();
+    let clients: u64 = outs.iter().map(|o| o.client_bytes).sum();
+    if held.saturating_add(queues).saturating_add(clients) <= budget {
+        return Ok(());
+    }
+    // Past the budget: the error names the largest part, what holds it and
+    // what to change.
+    if held >= queues && held >= clients {
+        return Err(RunError::Memory { held, rest: queues + clients, budget, requests: limit.requests });
+    }
+    if queues >= clients
+        && let Some(i) = (0..outs.len()).max_by_key(|&i| (outs[i].delay_queue_bytes, std::cmp::Reverse(i)))
+    {
+        let queue = outs[i].delay_queue_bytes;
+        return Err(RunError::DelayQueue {
+            limiter: names[i].clone(),
+            pending: outs[i].pending_delays,
+            queue,
+            held: held + clients + (queues - queue),
+            budget,
+            advice: specs[i].queue_advice(limit),
+        });
+    }
+    if let Some(i) = (0..outs.len()).max_by_key(|&i| (outs[i].client_bytes, std::cmp::Reverse(i))) {
+        return Err(RunError::RetryQueue {
+            limiter: names[i].clone(),
+            pending: outs[i].pending_retries,
+            closed: closed_clients,
+            bytes: outs[i].client_bytes,
+            held: held + queues + (clients - outs[i].client_bytes),
+            budget,
+        });
+    }
+    Ok(())
 }
 
 /// decisions.csv rows when clients react: each lane's attempts in its own

@@ -47,7 +47,16 @@ pub struct Reader<I> {
     record_keys: bool,
     /// Keep each arrival's source in the chunk (for reacting clients).
     record_sources: bool,
+    /// Arrivals per chunk: [`CHUNK`], or [`ATTEMPT_CHUNK`] when each
+    /// attempt of reacting clients is kept for decisions.csv.
+    chunk_len: usize,
 }
+
+/// Arrivals per chunk when decisions are written and clients react: a lane
+/// holds every attempt of a chunk until it is written, and with retries a
+/// chunk's arrivals can make up to `max_attempts` (1000) times as many
+/// attempts, so the chunk is kept small to bound what is held.
+pub const ATTEMPT_CHUNK: usize = CHUNK / 64;
 
 impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
     pub fn new(arrivals: I, end: Option<Nanos>, record_keys: bool, record_sources: bool) -> Reader<I> {
@@ -63,6 +72,7 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
             done: false,
             record_keys,
             record_sources,
+            chunk_len: if record_keys && record_sources { ATTEMPT_CHUNK } else { CHUNK },
         }
     }
 
@@ -83,7 +93,7 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
         chunk.key_values.clear();
         chunk.sources.clear();
         chunk.first_seq = self.seq;
-        while !self.done && chunk.times.len() < CHUNK {
+        while !self.done && chunk.times.len() < self.chunk_len {
             let Some(a) = self.arrivals.next() else {
                 self.done = true;
                 break;

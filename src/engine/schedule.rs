@@ -29,7 +29,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use rayon::prelude::*;
 
 use super::RunError;
-use super::lane::{LaneOps, LaneOut};
+use super::lane::{LaneOps, LaneOut, PendingSlice};
 use super::reader::{Chunk, Reader};
 use crate::time::Nanos;
 use crate::timeline::TooManyBins;
@@ -61,15 +61,17 @@ where
     }
 }
 
-/// Runs every lane's pending events (those before `end`, or all of them)
-/// once the arrivals are done, the lanes side by side when threaded;
-/// returns the time of each lane's last one.
+/// Runs one slice (at most `max_events` attempts per lane) of every lane's
+/// pending events (those before `end`, or all of them) once the arrivals
+/// are done, the lanes side by side when threaded; says for each lane
+/// when its last one was and whether it is done.
 pub fn run_pending(
     lanes: &mut [Box<dyn LaneOps>],
     outs: &mut [LaneOut],
     end: Option<Nanos>,
-) -> Result<Vec<Option<Nanos>>, RunError> {
-    let pending = |(lane, out): (&mut Box<dyn LaneOps>, &mut LaneOut)| lane.run_pending(end, out);
+    max_events: u64,
+) -> Result<Vec<PendingSlice>, RunError> {
+    let pending = |(lane, out): (&mut Box<dyn LaneOps>, &mut LaneOut)| lane.run_pending(end, max_events, out);
     let ran: Result<Vec<_>, TooManyBins> = if threaded() {
         lanes.par_iter_mut().zip(outs.par_iter_mut()).map(pending).collect()
     } else {
