@@ -12,7 +12,7 @@ use plotters::prelude::*;
 
 use super::*;
 use ratesim::RunReport;
-use ratesim::export::fmt_ratio;
+use ratesim::export::fmt_ratio_short;
 use ratesim::metrics::{LimiterReport, exact_bound};
 use ratesim::time::{Nanos, format_duration};
 
@@ -21,9 +21,10 @@ pub struct AdmissionCurve<'a> {
     pub report: &'a RunReport,
 }
 
-/// `v` to two decimals, without needless zeros: `2`, `1.58`, `1.1`.
+/// `v` to two decimals, without needless zeros: `2`, `1.58`, `1.1`; more
+/// when two would hide that it is above or below a whole number (`1.002`).
 fn ratio(v: f64) -> String {
-    fmt_ratio((v * 100.0).round() / 100.0)
+    fmt_ratio_short(v)
 }
 
 impl AdmissionCurve<'_> {

@@ -137,7 +137,7 @@ impl Chart for RetryPolicies<'_> {
         for (b, _) in &amp {
             chart
                 .draw_series(std::iter::once(Text::new(
-                    format!("{:.1}", b.value),
+                    ratesim::export::fmt_ratio_fixed(b.value, 1),
                     ((b.x0 + b.x1) / 2.0, b.value + y_max * 0.02),
                     font(TICK_SIZE - 6.0).pos(Pos::new(HPos::Center, VPos::Bottom)),
                 )))

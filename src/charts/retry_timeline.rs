@@ -61,7 +61,10 @@ impl Chart for RetryTimeline<'_> {
                 short_label(&l.spec),
                 l.counts.offered,
                 retries,
-                amp.map_or(String::new(), |a| format!(", {a:.2} per request")),
+                amp.map_or(String::new(), |a| format!(
+                    ", {} per request",
+                    ratesim::export::fmt_ratio_fixed(a, 2)
+                )),
                 l.counts.admitted
             );
             chart

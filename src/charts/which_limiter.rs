@@ -52,7 +52,13 @@ impl Chart for WhichLimiter<'_> {
         for (i, (l, p)) in r.limiters.iter().zip(&pts).enumerate() {
             let mark = if covered(i, 0) + covered(i, 1) > 0 { Mark::Ring } else { Mark::Dot };
             entries.push(LegendEntry::new(
-                format!("{}: {}, {:.2}, {:+.1}%", short_label(&l.spec), fmt_bytes(p.0 as u64), p.1, p.2),
+                format!(
+                    "{}: {}, {}, {:+.1}%",
+                    short_label(&l.spec),
+                    fmt_bytes(p.0 as u64),
+                    ratesim::export::fmt_ratio_fixed(p.1, 2),
+                    p.2
+                ),
                 colour(&l.spec),
                 mark,
             ));

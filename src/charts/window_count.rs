@@ -165,7 +165,7 @@ impl WindowCount<'_> {
     }
 }
 
-/// `2x`, `1.37x`.
+/// `2×L`, `1.37×L`, `1.002×L` (never `1×L` for a peak above L).
 pub fn fmt_ratio_x(v: f64) -> String {
-    format!("{}×L", ratesim::export::fmt_ratio((v * 100.0).round() / 100.0))
+    format!("{}×L", ratesim::export::fmt_ratio_short(v))
 }
