@@ -17,6 +17,8 @@ use ratesim::metrics::{LimiterReport, exact_bound};
 use ratesim::time::{Nanos, format_duration};
 
 pub struct AdmissionCurve<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub scenario: &'a str,
     pub report: &'a RunReport,
 }
@@ -64,7 +66,7 @@ impl Chart for AdmissionCurve<'_> {
             let at = |tau| self.over_bound(l, tau).map_or("–".to_string(), ratio);
             entries.push(LegendEntry::new(
                 format!("{}: {}, {}", short_label(&l.spec), at(r.limit.window), at(ten)),
-                colour(&l.spec),
+                self.palette.colour(&l.spec),
                 Mark::Line,
             ));
         }
@@ -110,7 +112,7 @@ impl Chart for AdmissionCurve<'_> {
                     .draw()
                     .map_err(err)?;
                 for (l, &w) in order.iter().zip(&widths) {
-                    let c = colour(&l.spec);
+                    let c = self.palette.colour(&l.spec);
                     let pts: Vec<(f64, f64)> = l
                         .admission_curve
                         .iter()
@@ -146,7 +148,7 @@ impl Chart for AdmissionCurve<'_> {
                     .draw()
                     .map_err(err)?;
                 for (l, &w) in order.iter().zip(&widths) {
-                    let c = colour(&l.spec);
+                    let c = self.palette.colour(&l.spec);
                     let pts = ratios(l);
                     chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(w))).map_err(err)?;
                     chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, c.filled()))).map_err(err)?;

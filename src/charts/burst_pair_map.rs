@@ -11,6 +11,8 @@ use ratesim::sweep::{BurstPairResult, BurstPairRow};
 use ratesim::time::format_duration;
 
 pub struct BurstPairMap<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub result: &'a BurstPairResult,
     /// Slot counts to show; 1 shows the fixed window.
     pub slots: &'a [u64],
@@ -51,7 +53,7 @@ impl Chart for BurstPairMap<'_> {
         let g = r.grid;
         let group = g.div_ceil(MAX_ROWS);
         for (row, panel) in rows.iter().zip(&panels) {
-            let c = colour(&row.spec);
+            let c = self.palette.colour(&row.spec);
             let caption = format!(
                 "{}: band {}, {} of pairs",
                 short_label(&row.spec),

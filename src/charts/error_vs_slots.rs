@@ -11,6 +11,8 @@ use ratesim::sweep::{BurstPairResult, rule_of_thumb};
 use ratesim::time::format_duration;
 
 pub struct ErrorVsSlots<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub result: &'a BurstPairResult,
 }
 
@@ -35,7 +37,7 @@ impl ErrorVsSlots<'_> {
             for row in off {
                 entries.push(LegendEntry::new(
                     format!("{}: {} pairs broken", short_label(&row.spec), row.violations),
-                    colour(&row.spec),
+                    self.palette.colour(&row.spec),
                     Mark::Dot,
                 ));
             }
@@ -51,7 +53,7 @@ impl ErrorVsSlots<'_> {
                         pct(row.band_width(r.grid)),
                         pct(row.violation_probability(r.grid))
                     ),
-                    colour(&row.spec),
+                    self.palette.colour(&row.spec),
                     Mark::Dot,
                 ));
             }
@@ -74,7 +76,7 @@ impl ErrorVsSlots<'_> {
                     n as f64,
                     r.band_width(g),
                     r.violation_probability(g),
-                    colour(&r.spec),
+                    self.palette.colour(&r.spec),
                     short_label(&r.spec),
                     r.spec.slots().is_none(),
                 ))

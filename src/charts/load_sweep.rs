@@ -10,6 +10,8 @@ use ratesim::sweep::LoadPoint;
 use ratesim::time::format_duration;
 
 pub struct LoadSweep<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub points: &'a [LoadPoint],
 }
 
@@ -28,7 +30,7 @@ impl Chart for LoadSweep<'_> {
             .report
             .limiters
             .iter()
-            .map(|l| LegendEntry::new(short_label(&l.spec), colour(&l.spec), Mark::Line))
+            .map(|l| LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), Mark::Line))
             .collect();
         let (plots, legend) = with_legend_for(&area, &entries);
         let panels = plots.split_evenly((1, 2));
@@ -85,7 +87,7 @@ impl Chart for LoadSweep<'_> {
                 |a, b| self.points.iter().all(|p| value(p, a) == value(p, b)),
             );
             for (i, (l, &w)) in first.report.limiters.iter().zip(&widths).enumerate() {
-                let c = colour(&l.spec);
+                let c = self.palette.colour(&l.spec);
                 let pts: Vec<(f64, f64)> = self.points.iter().map(|p| (p.load, value(p, i))).collect();
                 chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(w))).map_err(err)?;
                 chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 5, c.filled()))).map_err(err)?;

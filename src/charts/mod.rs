@@ -1,7 +1,8 @@
 //! Charts, drawn with plotters as SVG and PNG (binary side only: the library
 //! never sees plotters). Which charts a run has, and their captions, the
 //! library decides (`ratesim::run`); this module only draws them. Every chart is 1200 x 600 with a title, axis titles
-//! with units and a legend; each limiter has the same colour in every chart.
+//! with units and a legend; each limiter has the same colour in every chart
+//! of a run, and no two limiters of a run look alike ([`RunPalette`]).
 
 pub mod admission_curve;
 pub mod burst_pair_map;
@@ -112,8 +113,10 @@ pub fn missing_glyphs(text: &str) -> Vec<char> {
     missing
 }
 
-/// The colour of a limiter, the same in every chart (its algorithm's file
-/// chooses it). A limiter whose Retry-After header is rounded gets a shade
+/// The own colour of a limiter (its algorithm's file chooses it); charts
+/// draw a limiter in its run's [`RunPalette`] colour, which is this one unless
+/// another limiter of the run already looks like it. A limiter whose
+/// Retry-After header is rounded gets a shade
 /// of it, so that limiters differing only by that rounding can be told
 /// apart: darker for `ceil_seconds`, lighter for `floor_seconds`.
 pub fn colour(spec: &LimiterSpec) -> RGBColor {
@@ -134,6 +137,151 @@ pub fn colour(spec: &LimiterSpec) -> RGBColor {
 
 pub fn rgb((r, g, b): (u8, u8, u8)) -> RGBColor {
     RGBColor(r, g, b)
+}
+
+/// How far apart two colours look: the "redmean" weighted distance
+/// (0 for the same colour, about 765 for black and white).
+pub fn colour_distance(a: (u8, u8, u8), b: (u8, u8, u8)) -> f64 {
+    let (r, g, b2) =
+        (f64::from(a.0) - f64::from(b.0), f64::from(a.1) - f64::from(b.1), f64::from(a.2) - f64::from(b.2));
+    let mean = (f64::from(a.0) + f64::from(b.0)) / 2.0;
+    ((2.0 + mean / 256.0) * r * r + 4.0 * g * g + (2.0 + (255.0 - mean) / 256.0) * b2 * b2).sqrt()
+}
+
+/// Two limiters of one run whose colours are closer than this
+/// ([`colour_distance`]) look alike in a chart: the later one is given
+/// another colour. The two token buckets' slate greys, which did look
+/// alike, were 97 apart.
+pub const MIN_COLOUR_DISTANCE: f64 = 100.0;
+
+/// Colours charts draw themselves beside the limiters' (the grey of
+/// offered requests, the red of a limit line): a limiter given another
+/// colour keeps away from them too.
+const RESERVED_COLOURS: [(u8, u8, u8); 2] = [(170, 170, 170), (200, 0, 0)];
+
+/// The colours a limiter may be given when its own is taken: hues every
+/// 15 degrees at four strengths, none too light to see on white.
+fn spare_colours() -> Vec<(u8, u8, u8)> {
+    let hsv = |h: f64, s: f64, v: f64| -> (u8, u8, u8) {
+        let c = v * s;
+        let x = c * (1.0 - ((h / 60.0) % 2.0 - 1.0).abs());
+        let (r, g, b) = match (h / 60.0) as u32 {
+            0 => (c, x, 0.0),
+            1 => (x, c, 0.0),
+            2 => (0.0, c, x),
+            3 => (0.0, x, c),
+            4 => (x, 0.0, c),
+            _ => (c, 0.0, x),
+        };
+        let m = v - c;
+        let byte = |u: f64| ((u + m) * 255.0).round() as u8;
+        (byte(r), byte(g), byte(b))
+    };
+    let mut out = Vec::new();
+    for (s, v) in [(0.85, 0.8), (0.7, 0.5), (0.95, 0.6), (0.45, 0.7)] {
+        for k in 0..24 {
+            let c = hsv(f64::from(k) * 15.0, s, v);
+            let luma = 0.299 * f64::from(c.0) + 0.587 * f64::from(c.1) + 0.114 * f64::from(c.2);
+            if luma <= 175.0 {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// The colours of one run's limiters, the same in every chart of the run.
+/// Each limiter keeps its own colour ([`colour`]: the default set and
+/// `scenarios/algorithms.toml` draw as they always have) unless a limiter
+/// listed before it already has a colour closer than
+/// [`MIN_COLOUR_DISTANCE`] (3, 8 and 13 slots share a green, GCRA bursts 4
+/// to 7 a gold): then it gets the spare colour farthest from every colour
+/// taken, so that many limiters in one chart can still be told apart.
+#[derive(Clone, Debug, Default)]
+pub struct RunPalette {
+    colours: Vec<(LimiterSpec, RGBColor)>,
+}
+
+impl RunPalette {
+    /// The palette of these limiters, in this order (a repeated one once).
+    pub fn new<'a>(specs: impl IntoIterator<Item = &'a LimiterSpec>) -> RunPalette {
+        let mut unique: Vec<&LimiterSpec> = Vec::new();
+        for s in specs {
+            if !unique.contains(&s) {
+                unique.push(s);
+            }
+        }
+        let own: Vec<(u8, u8, u8)> = unique.iter().map(|s| colour(s).rgb()).collect();
+        // First every limiter that can keep its own colour, in order; then
+        // the others, each the spare farthest from all taken so far.
+        let mut taken: Vec<(u8, u8, u8)> = Vec::new();
+        let mut keeps = vec![false; unique.len()];
+        for (i, c) in own.iter().enumerate() {
+            if taken.iter().all(|t| colour_distance(*c, *t) >= MIN_COLOUR_DISTANCE) {
+                keeps[i] = true;
+                taken.push(*c);
+            }
+        }
+        let spare = spare_colours();
+        let mut colours = Vec::with_capacity(unique.len());
+        for (i, spec) in unique.iter().enumerate() {
+            let c = if keeps[i] {
+                own[i]
+            } else {
+                let nearest = |c: (u8, u8, u8)| {
+                    taken
+                        .iter()
+                        .chain(&RESERVED_COLOURS)
+                        .map(|t| colour_distance(c, *t))
+                        .fold(f64::INFINITY, f64::min)
+                };
+                // The first of equally good spares: the same run gets the
+                // same colours.
+                let best = spare
+                    .iter()
+                    .copied()
+                    .filter(|c| !taken.contains(c))
+                    .fold(None, |best: Option<((u8, u8, u8), f64)>, c| {
+                        let d = nearest(c);
+                        match best {
+                            Some((_, bd)) if bd >= d => best,
+                            _ => Some((c, d)),
+                        }
+                    })
+                    .map_or(own[i], |(c, _)| c);
+                taken.push(best);
+                best
+            };
+            colours.push(((*spec).clone(), rgb(c)));
+        }
+        RunPalette { colours }
+    }
+
+    /// The palette of a run's limiters: its simulation's first, then its
+    /// sweeps'. (The windows diagram's lanes that are not among them keep
+    /// their own colours: that chart shows only its three.)
+    pub fn of_run(outputs: &RunOutputs) -> RunPalette {
+        let mut specs: Vec<&LimiterSpec> = Vec::new();
+        let reports = outputs
+            .report
+            .iter()
+            .chain(outputs.load.iter().flatten().map(|p| &p.report))
+            .chain(outputs.retry_policies.iter().flatten().map(|p| &p.report))
+            .chain(outputs.topology.iter().flat_map(|t| t.points.iter().map(|p| &p.report)));
+        for r in reports {
+            specs.extend(r.limiters.iter().map(|l| &l.spec));
+        }
+        if let Some(bp) = &outputs.burst_pair {
+            specs.extend(bp.rows.iter().map(|r| &r.spec));
+        }
+        RunPalette::new(specs)
+    }
+
+    /// The colour `spec` is drawn in; its own ([`colour`]) for a limiter not
+    /// in the run.
+    pub fn colour(&self, spec: &LimiterSpec) -> RGBColor {
+        self.colours.iter().find(|(s, _)| s == spec).map_or_else(|| colour(spec), |(_, c)| *c)
+    }
 }
 
 /// A short name for legends: `fixed window`, `10 slots`, `sliding log`;
@@ -172,53 +320,71 @@ pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<
     let name = outputs.scenario.name.as_str();
     let (report, bp, load) = (outputs.report.as_ref(), outputs.burst_pair.as_ref(), outputs.load.as_deref());
     let missing = || anyhow!("chart {} has no data", chart.name);
+    let palette = &RunPalette::of_run(outputs);
     match &chart.kind {
         ChartKind::WindowCount => {
             let report = report.ok_or_else(missing)?;
-            write(staged, set, chart.name, &window_count::WindowCount { scenario: name, report })
+            write(staged, set, chart.name, &window_count::WindowCount { scenario: name, report, palette })
         }
         ChartKind::Timeline => {
             let report = report.ok_or_else(missing)?;
-            write(staged, set, chart.name, &timeline::Timeline { scenario: name, report })
+            write(staged, set, chart.name, &timeline::Timeline { scenario: name, report, palette })
         }
         ChartKind::RetryTimeline => {
             let report = report.ok_or_else(missing)?;
-            write(staged, set, chart.name, &retry_timeline::RetryTimeline { scenario: name, report })
+            write(staged, set, chart.name, &retry_timeline::RetryTimeline { scenario: name, report, palette })
         }
         ChartKind::TimeToSuccess => {
             let report = report.ok_or_else(missing)?;
-            write(staged, set, chart.name, &time_to_success::TimeToSuccess { scenario: name, report })
+            write(
+                staged,
+                set,
+                chart.name,
+                &time_to_success::TimeToSuccess { scenario: name, report, palette },
+            )
         }
         ChartKind::ShapingTimeline => {
             let report = report.ok_or_else(missing)?;
-            write(staged, set, chart.name, &shaping_timeline::ShapingTimeline { scenario: name, report })
+            write(
+                staged,
+                set,
+                chart.name,
+                &shaping_timeline::ShapingTimeline { scenario: name, report, palette },
+            )
         }
         ChartKind::DelayCdf => {
             let report = report.ok_or_else(missing)?;
-            write(staged, set, chart.name, &delay_cdf::DelayCdf { scenario: name, report })
+            write(staged, set, chart.name, &delay_cdf::DelayCdf { scenario: name, report, palette })
         }
         ChartKind::AdmissionCurve => {
             let report = report.ok_or_else(missing)?;
-            write(staged, set, chart.name, &admission_curve::AdmissionCurve { scenario: name, report })
+            write(
+                staged,
+                set,
+                chart.name,
+                &admission_curve::AdmissionCurve { scenario: name, report, palette },
+            )
         }
-        ChartKind::WindowsDiagram(d) => write(staged, set, chart.name, &windows_diagram::Diagram(d)),
+        ChartKind::WindowsDiagram(d) => write(staged, set, chart.name, &windows_diagram::Diagram(d, palette)),
         ChartKind::ErrorVsSlots => {
-            write(staged, set, chart.name, &error_vs_slots::ErrorVsSlots { result: bp.ok_or_else(missing)? })
+            let result = bp.ok_or_else(missing)?;
+            write(staged, set, chart.name, &error_vs_slots::ErrorVsSlots { result, palette })
         }
         ChartKind::BurstPairMap(slots) => {
             let result = bp.ok_or_else(missing)?;
-            write(staged, set, chart.name, &burst_pair_map::BurstPairMap { result, slots })
+            write(staged, set, chart.name, &burst_pair_map::BurstPairMap { result, slots, palette })
         }
         ChartKind::WhichLimiter(i) => {
             let point = load.and_then(|l| l.get(*i)).ok_or_else(missing)?;
-            write(staged, set, chart.name, &which_limiter::WhichLimiter { point })
+            write(staged, set, chart.name, &which_limiter::WhichLimiter { point, palette })
         }
         ChartKind::RetryPolicies => {
             let points = outputs.retry_policies.as_deref().ok_or_else(missing)?;
-            write(staged, set, chart.name, &retry_policies::RetryPolicies { points })
+            write(staged, set, chart.name, &retry_policies::RetryPolicies { points, palette })
         }
         ChartKind::LoadSweep => {
-            write(staged, set, chart.name, &load_sweep::LoadSweep { points: load.ok_or_else(missing)? })
+            let points = load.ok_or_else(missing)?;
+            write(staged, set, chart.name, &load_sweep::LoadSweep { points, palette })
         }
         ChartKind::NodesTimeline => {
             let report = report.ok_or_else(missing)?;
@@ -232,7 +398,7 @@ pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<
         }
         ChartKind::TopologySweep(i) => {
             let result = outputs.topology.get(*i).ok_or_else(missing)?;
-            write(staged, set, chart.name, &topology_sweep::TopologySweep { scenario: name, result })
+            write(staged, set, chart.name, &topology_sweep::TopologySweep { scenario: name, result, palette })
         }
     }
 }
@@ -591,18 +757,6 @@ mod tests {
         assert_eq!(names.len(), specs.len());
     }
 
-    /// How far apart two colours look: the "redmean" weighted distance
-    /// (0 for the same colour, about 765 for black and white).
-    fn colour_distance(a: (u8, u8, u8), b: (u8, u8, u8)) -> f64 {
-        let (r, g, b2) = (
-            f64::from(a.0) - f64::from(b.0),
-            f64::from(a.1) - f64::from(b.1),
-            f64::from(a.2) - f64::from(b.2),
-        );
-        let mean = (f64::from(a.0) + f64::from(b.0)) / 2.0;
-        ((2.0 + mean / 256.0) * r * r + 4.0 * g * g + (2.0 + (255.0 - mean) / 256.0) * b2 * b2).sqrt()
-    }
-
     /// `scenarios/algorithms.toml` puts every algorithm side by side: no two
     /// of its limiters may look alike in a chart (colours at least 100 apart;
     /// the two token buckets' slate greys, which did, were 97), and no two
@@ -630,6 +784,100 @@ mod tests {
         }
     }
 
+    fn limiters_of(toml: &str) -> Vec<LimiterSpec> {
+        let scenario = ratesim::scenario::Scenario::parse(toml, Path::new("test.toml")).unwrap();
+        ratesim::engine::with_reference(&scenario.limiters).0
+    }
+
+    /// Slot counts off the fixed list share a five-colour palette (3, 8 and
+    /// 13 the same green), GCRA bursts 4 to 7 one gold, leaky buckets of
+    /// any burst one teal: in a run of them all, no two may look alike.
+    #[test]
+    fn a_run_of_many_limiters_draws_each_in_a_colour_of_its_own() {
+        let specs = limiters_of(
+            r#"
+name = "many"
+duration = "1s"
+[limit]
+requests = 100
+window = "1s"
+[[traffic]]
+kind = "poisson"
+load = 1.5
+[[limiter]]
+kind = "slot_counter"
+slots = [3, 4, 6, 7, 8, 9, 12, 13, 15, 30, 40]
+[[limiter]]
+kind = "gcra"
+burst = [2, 4, 5, 6, 7]
+[[limiter]]
+kind = "leaky_bucket"
+burst = [5, 50]
+"#,
+        );
+        assert_eq!(specs.len(), 19, "11 slot counters, 5 GCRAs, 2 leaky buckets and the sliding log");
+        // Without the palette they clash.
+        assert_eq!(colour(&specs[0]), colour(&specs[4]), "3 and 8 slots share a colour of their own");
+        let palette = RunPalette::new(&specs);
+        let colours: Vec<(u8, u8, u8)> = specs.iter().map(|s| palette.colour(s).rgb()).collect();
+        for i in 0..specs.len() {
+            for j in i + 1..specs.len() {
+                let d = colour_distance(colours[i], colours[j]);
+                assert!(
+                    d >= MIN_COLOUR_DISTANCE,
+                    "{} and {} look alike: {:?} and {:?}, {d:.0} apart",
+                    specs[i].label(),
+                    specs[j].label(),
+                    colours[i],
+                    colours[j]
+                );
+            }
+        }
+        // The first of each clashing group, and every limiter that clashed
+        // with none, keeps its own colour.
+        for k in [0, 1, 2, 3, 11, 18] {
+            assert_eq!(palette.colour(&specs[k]), colour(&specs[k]), "{}", specs[k].label());
+        }
+        // The same run, the same colours.
+        let again = RunPalette::new(&specs);
+        assert!(specs.iter().all(|s| again.colour(s) == palette.colour(s)));
+    }
+
+    /// The shipped scenarios' limiters are told apart by their own colours
+    /// already: the palette keeps them, and their charts draw every limiter
+    /// in the colour it has in any other run.
+    #[test]
+    fn shipped_scenarios_keep_every_limiters_own_colour() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        let (mut checked, mut changed) = (0, Vec::new());
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "toml") {
+                continue;
+            }
+            let scenario = ratesim::scenario::Scenario::load(&path).unwrap();
+            let mut specs = ratesim::engine::with_reference(&scenario.limiters).0;
+            if scenario.sweep.is_some() && scenario.limiters.is_empty() {
+                specs.extend(ratesim::sweep::default_limiters());
+            }
+            let palette = RunPalette::new(&specs);
+            for s in &specs {
+                if palette.colour(s) != colour(s) {
+                    changed.push(format!(
+                        "{}: {} {:?} -> {:?}",
+                        path.display(),
+                        s.label(),
+                        colour(s),
+                        palette.colour(s)
+                    ));
+                }
+            }
+            checked += 1;
+        }
+        assert!(checked >= 5);
+        assert!(changed.is_empty(), "{changed:#?}");
+    }
+
     #[test]
     fn missing_glyphs_finds_chinese_only() {
         assert!(missing_glyphs("fixed window (2×L) ≈ 10 %").is_empty());
@@ -653,7 +901,9 @@ mod tests {
             &|_| {},
         )
         .unwrap();
-        let svg = svg_string(&error_vs_slots::ErrorVsSlots { result: &result }).unwrap();
+        let svg =
+            svg_string(&error_vs_slots::ErrorVsSlots { result: &result, palette: &RunPalette::default() })
+                .unwrap();
         assert!(svg.contains("slots N (log scale)") && svg.contains("1000 slots"));
     }
 

@@ -22,6 +22,8 @@ use ratesim::export::markdown::fmt_seconds;
 use ratesim::time::format_duration;
 
 pub struct ShapingTimeline<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub scenario: &'a str,
     pub report: &'a RunReport,
 }
@@ -95,7 +97,7 @@ impl Chart for ShapingTimeline<'_> {
                     .map(|(b, row)| (x_of(b), x_of(b + 1), (row[i].offered as f64).min(y_max))),
             );
             chart.draw_series(AreaSeries::new(offered, 0.0, grey.mix(0.45))).map_err(err)?;
-            let c = colour(&l.spec);
+            let c = self.palette.colour(&l.spec);
             let backend = steps(
                 bins.iter().enumerate().map(|(b, row)| (x_of(b), x_of(b + 1), row[i].backend() as f64)),
             );

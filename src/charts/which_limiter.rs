@@ -13,6 +13,8 @@ use ratesim::sweep::LoadPoint;
 use ratesim::time::format_duration;
 
 pub struct WhichLimiter<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub point: &'a LoadPoint,
 }
 
@@ -59,7 +61,7 @@ impl Chart for WhichLimiter<'_> {
                     ratesim::export::fmt_ratio_fixed(p.1, 2),
                     p.2
                 ),
-                colour(&l.spec),
+                self.palette.colour(&l.spec),
                 mark,
             ));
         }
@@ -101,7 +103,7 @@ impl Chart for WhichLimiter<'_> {
                 chart.draw_series(DashedLineSeries::new(ideal, 10, 6, BLACK.stroke_width(1))).map_err(err)?;
             }
             for (i, (l, p)) in r.limiters.iter().zip(&pts).enumerate() {
-                let c = colour(&l.spec);
+                let c = self.palette.colour(&l.spec);
                 let point = match covered(i, k) {
                     0 => Circle::new((p.0, value(p)), 8, c.filled()),
                     n => Circle::new((p.0, value(p)), 8 + 5 * n as i32, c.stroke_width(3)),

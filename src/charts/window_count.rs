@@ -10,6 +10,8 @@ use ratesim::RunReport;
 use ratesim::time::format_duration;
 
 pub struct WindowCount<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub scenario: &'a str,
     pub report: &'a RunReport,
 }
@@ -70,7 +72,7 @@ impl Chart for WindowCount<'_> {
             }));
             let w = line_width(&r.limiters[i].spec);
             chart
-                .draw_series(LineSeries::new(pts, colour(&r.limiters[i].spec).stroke_width(w)))
+                .draw_series(LineSeries::new(pts, self.palette.colour(&r.limiters[i].spec).stroke_width(w)))
                 .map_err(err)?;
         }
         chart
@@ -96,7 +98,7 @@ impl WindowCount<'_> {
         for l in &r.limiters {
             entries.push(LegendEntry::new(
                 format!("{} ({})", short_label(&l.spec), fmt_ratio_x(l.peak_ratio())),
-                colour(&l.spec),
+                self.palette.colour(&l.spec),
                 Mark::Line,
             ));
         }
@@ -148,7 +150,7 @@ impl WindowCount<'_> {
                 let x1 = ((b as u64 + 1) * width) as f64 / div;
                 (x0, x1.min(x_end), row[i].window_peak as f64)
             }));
-            let c = colour(&l.spec);
+            let c = self.palette.colour(&l.spec);
             chart.draw_series(LineSeries::new(pts, c.stroke_width(2))).map_err(err)?;
             let text =
                 format!("{}: peak {} ({})", short_label(&l.spec), l.counts.peak, fmt_ratio_x(l.peak_ratio()));
