@@ -448,15 +448,113 @@ pub fn bold(size: f64) -> TextStyle<'static> {
     (FONT, size, FontStyle::Bold).into_font().into()
 }
 
+/// The height of the title band.
+const TITLE_BAND: u32 = 50;
+/// The smallest a title that fits on one line is drawn, before it wraps.
+const TITLE_MIN_SIZE: f64 = 20.0;
+
 /// Splits off a title band at the top of the root and draws the title there;
-/// returns the rest.
+/// returns the rest. A title too wide for the image (a long scenario name)
+/// is drawn smaller, down to [`TITLE_MIN_SIZE`], then on two or three lines
+/// of a size that fits the band: never cut off.
 pub fn titled<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
 ) -> Result<DrawingArea<DB, Shift>> {
-    let (top, rest) = root.split_vertically(50);
-    top.draw_text(title, &bold(TITLE_SIZE), (20, 12)).map_err(err)?;
+    let (top, rest) = root.split_vertically(TITLE_BAND);
+    let width = top.dim_in_pixel().0.saturating_sub(40);
+    let (size, lines) = title_layout(&top, title, width);
+    // One line at full size where it always was; smaller ones centred in
+    // the band.
+    let line_h = (size * 1.15).ceil() as i32;
+    let y0 = if lines.len() == 1 && size == TITLE_SIZE {
+        12
+    } else {
+        ((TITLE_BAND as i32 - line_h * lines.len() as i32) / 2).max(0) + (line_h - size as i32) / 2
+    };
+    for (k, line) in lines.iter().enumerate() {
+        top.draw_text(line, &bold(size), (20, y0 + line_h * k as i32)).map_err(err)?;
+    }
     Ok(rest)
+}
+
+/// The title's size and lines: the largest size at which it fits `width`
+/// on one line (down to [`TITLE_MIN_SIZE`]), else on as few lines as fit
+/// the band.
+fn title_layout<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    width: u32,
+) -> (f64, Vec<String>) {
+    let mut size = TITLE_SIZE;
+    while size >= TITLE_MIN_SIZE {
+        if text_width(area, title, &bold(size)) <= width {
+            return (size, vec![title.to_string()]);
+        }
+        size -= 1.0;
+    }
+    for n in 2..=3 {
+        // The largest size whose n lines fit the band's height.
+        let mut size = ((f64::from(TITLE_BAND) - 4.0) / (n as f64 * 1.15)).floor().min(TITLE_MIN_SIZE - 1.0);
+        while size >= 9.0 {
+            let lines = wrap(area, title, &bold(size), width);
+            if lines.len() <= n {
+                return (size, lines);
+            }
+            size -= 1.0;
+        }
+    }
+    // Past three lines of 9 px (a name of several hundred characters): the
+    // first three lines, the last ending in an ellipsis.
+    let mut lines = wrap(area, title, &bold(9.0), width);
+    lines.truncate(3);
+    if let Some(last) = lines.last_mut() {
+        while !last.is_empty() && text_width(area, &format!("{last}…"), &bold(9.0)) > width {
+            last.pop();
+        }
+        last.push('…');
+    }
+    (9.0, lines)
+}
+
+/// The width `text` takes in `style`, in pixels.
+fn text_width<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, text: &str, style: &TextStyle) -> u32 {
+    area.estimate_text_size(text, style).map_or(0, |(w, _)| w)
+}
+
+/// One line of `text` no wider than `width` pixels, and its font size:
+/// `size` if it fits, else smaller, down to 9; past that the line is cut
+/// short with an ellipsis (where a row has room for one line only).
+pub fn fit_line<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    size: f64,
+    width: u32,
+) -> (String, f64) {
+    const SMALLEST: f64 = 9.0;
+    let mut s = size;
+    while s > SMALLEST && text_width(area, text, &font(s)) > width {
+        s -= 1.0;
+    }
+    let mut line = text.to_string();
+    if text_width(area, &line, &font(s)) > width {
+        while !line.is_empty() && text_width(area, &format!("{line}…"), &font(s)) > width {
+            line.pop();
+        }
+        line.push('…');
+    }
+    (line, s)
+}
+
+/// `text` in lines no wider than `width` pixels in `style`: broken between
+/// words, and inside a word only where the word alone is wider.
+pub fn wrap<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    style: &TextStyle,
+    width: u32,
+) -> Vec<String> {
+    wrap_with(text, width, &|s| text_width(area, s, style))
 }
 
 /// A tick label without a needless `.0`: `10`, `2.5`.
@@ -511,8 +609,11 @@ impl LegendEntry {
 pub const LEGEND_WIDTH: u32 = 300;
 /// The widest a legend column grows to fit its labels ([`with_legend_for`]).
 pub const LEGEND_MAX_WIDTH: u32 = 420;
-/// The smallest font a crowded legend shrinks to.
-const LEGEND_MIN_SIZE: f64 = 11.0;
+/// The smallest font a legend too wide for its column shrinks to before
+/// its long labels wrap onto more lines.
+const LEGEND_SHRINK_MIN: f64 = 14.0;
+/// The smallest font a legend too long for its column shrinks to.
+const LEGEND_MIN_SIZE: f64 = 8.0;
 /// Legend rows: the first row's centre and the distance between rows.
 const LEGEND_TOP: i32 = 30;
 const LEGEND_ROW: i32 = 28;
@@ -561,24 +662,129 @@ fn legend_width<DB: DrawingBackend>(
         .unwrap_or(0)
 }
 
-/// Draws a legend down a column, beside (never over) the plot. A legend
-/// too wide or too long for its column is drawn smaller (the font, down to
-/// [`LEGEND_MIN_SIZE`], and the rows), never cut off; one that fits is
-/// drawn at [`LEGEND_SIZE`].
+/// How a legend is drawn: the font size, the distance between entries,
+/// the distance between the lines of one entry, and each entry's lines.
+#[derive(Clone, Debug, PartialEq)]
+struct LegendLayout {
+    size: f64,
+    row: i32,
+    line: i32,
+    lines: Vec<Vec<String>>,
+}
+
+impl LegendLayout {
+    /// The y of the centre of each entry's first line.
+    fn rows(&self) -> Vec<i32> {
+        let mut y = LEGEND_TOP;
+        self.lines
+            .iter()
+            .map(|l| {
+                let at = y;
+                y += self.row + self.line * (l.len() as i32 - 1);
+                at
+            })
+            .collect()
+    }
+}
+
+/// Lays a legend out in an area of `width` x `height` pixels, `measure`
+/// giving a text's width at a font size. At [`LEGEND_SIZE`] when it fits;
+/// a label too wide is drawn smaller, down to [`LEGEND_SHRINK_MIN`], then
+/// wraps onto two lines (at a size of 12 or more), then more; a legend too
+/// long for the height draws its rows closer, then smaller. Never wider or
+/// (short of dozens of entries) longer than the area.
+fn legend_layout(
+    entries: &[LegendEntry],
+    width: u32,
+    height: u32,
+    measure: &dyn Fn(&str, f64) -> u32,
+) -> LegendLayout {
+    let room = height as i32 - LEGEND_TOP - 12;
+    let avail = |e: &LegendEntry| width.saturating_sub(label_x(e.mark) as u32 + 6);
+    // At `size`, each label on at most `most` lines.
+    let fit = |size: f64, most: usize| -> Option<LegendLayout> {
+        let mut lines = Vec::with_capacity(entries.len());
+        for e in entries {
+            let wrapped = if measure(&e.label, size) <= avail(e) {
+                vec![e.label.clone()]
+            } else {
+                wrap_with(&e.label, avail(e), &|s| measure(s, size))
+            };
+            if wrapped.len() > most {
+                return None;
+            }
+            lines.push(wrapped);
+        }
+        let line = (size * 1.15).ceil() as i32;
+        let rows = entries.len().saturating_sub(1) as i32;
+        let extra: i32 = lines.iter().map(|l: &Vec<String>| line * (l.len() as i32 - 1)).sum();
+        let row =
+            if rows > 0 && LEGEND_ROW * rows + extra > room { (room - extra) / rows } else { LEGEND_ROW };
+        // Rows of one line closer than a line apart would overlap.
+        let least = if size >= LEGEND_SIZE { 16 } else { line + 1 };
+        (rows == 0 || row >= least).then_some(LegendLayout { size, row, line, lines })
+    };
+    let sizes = |from: f64, to: f64| {
+        std::iter::successors(Some(from), |s| Some(s - 1.0)).take_while(move |s| *s >= to)
+    };
+    sizes(LEGEND_SIZE, LEGEND_SHRINK_MIN)
+        .find_map(|size| fit(size, 1))
+        .or_else(|| sizes(LEGEND_SIZE, LEGEND_MIN_SIZE + 4.0).find_map(|size| fit(size, 2)))
+        .or_else(|| sizes(LEGEND_SIZE, LEGEND_MIN_SIZE).find_map(|size| fit(size, usize::MAX)))
+        .unwrap_or_else(|| {
+            // Dozens of entries: the smallest font, rows as close as lines.
+            let size = LEGEND_MIN_SIZE;
+            let lines =
+                entries.iter().map(|e| wrap_with(&e.label, avail(e), &|s| measure(s, size))).collect();
+            let line = (size * 1.15).ceil() as i32;
+            LegendLayout { size, row: line + 1, line, lines }
+        })
+}
+
+/// [`wrap`], with the width of a text given by `measure`.
+fn wrap_with(text: &str, width: u32, measure: &dyn Fn(&str) -> u32) -> Vec<String> {
+    let fits = |s: &str| measure(s) <= width;
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let joined = if line.is_empty() { word.to_string() } else { format!("{line} {word}") };
+        if fits(&joined) {
+            line = joined;
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        if fits(word) {
+            line = word.to_string();
+            continue;
+        }
+        // A word wider than the line: as many characters as fit, each line.
+        for ch in word.chars() {
+            line.push(ch);
+            if !fits(&line) && line.chars().count() > 1 {
+                line.pop();
+                lines.push(std::mem::take(&mut line));
+                line.push(ch);
+            }
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Draws a legend down a column, beside (never over) the plot, and never
+/// cut off: a label too wide for its column is drawn smaller (down to
+/// [`LEGEND_SHRINK_MIN`]), then wraps onto a second line (or more); a legend
+/// too long for its column draws its rows closer, then smaller. One that
+/// fits is drawn at [`LEGEND_SIZE`].
 pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[LegendEntry]) -> Result<()> {
     let (width, height) = area.dim_in_pixel();
-    let need = legend_width(area, entries, LEGEND_SIZE);
-    let size = if need > width {
-        (LEGEND_SIZE * f64::from(width) / f64::from(need)).floor().max(LEGEND_MIN_SIZE)
-    } else {
-        LEGEND_SIZE
-    };
-    let style = font(size);
-    let rows = entries.len().saturating_sub(1) as i32;
-    let room = height as i32 - LEGEND_TOP - 12;
-    let row = if rows > 0 && LEGEND_ROW * rows > room { (room / rows).max(16) } else { LEGEND_ROW };
-    for (k, e) in entries.iter().enumerate() {
-        let y = LEGEND_TOP + row * k as i32;
+    let layout = legend_layout(entries, width, height, &|text, size| text_width(area, text, &font(size)));
+    let style = font(layout.size);
+    for ((e, y), lines) in entries.iter().zip(layout.rows()).zip(&layout.lines) {
         let c = e.colour;
         match e.mark {
             Mark::Line => area.draw(&PathElement::new(vec![(8, y), (44, y)], c.stroke_width(3))),
@@ -597,15 +803,17 @@ pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &
         }
         .map_err(err)?;
         let x = label_x(e.mark);
-        area.draw_text(
-            &e.label,
-            &style.pos(plotters::style::text_anchor::Pos::new(
-                plotters::style::text_anchor::HPos::Left,
-                plotters::style::text_anchor::VPos::Center,
-            )),
-            (x, y),
-        )
-        .map_err(err)?;
+        for (k, line) in lines.iter().enumerate() {
+            area.draw_text(
+                line,
+                &style.pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Center,
+                )),
+                (x, y + layout.line * k as i32),
+            )
+            .map_err(err)?;
+        }
     }
     Ok(())
 }
@@ -905,6 +1113,112 @@ burst = [5, 50]
             svg_string(&error_vs_slots::ErrorVsSlots { result: &result, palette: &RunPalette::default() })
                 .unwrap();
         assert!(svg.contains("slots N (log scale)") && svg.contains("1000 slots"));
+    }
+
+    /// Text `0.6 × size` pixels per character: a stand-in for a font.
+    fn measure(text: &str, size: f64) -> u32 {
+        (text.chars().count() as f64 * size * 0.6).ceil() as u32
+    }
+
+    fn entry(label: &str) -> LegendEntry {
+        LegendEntry::new(label, BLACK, Mark::Line)
+    }
+
+    /// Every line of a layout within the column, and its last row above
+    /// the bottom.
+    fn assert_inside(layout: &LegendLayout, entries: &[LegendEntry], width: u32, height: u32) {
+        for (e, lines) in entries.iter().zip(&layout.lines) {
+            for l in lines {
+                assert!(
+                    label_x(e.mark) as u32 + measure(l, layout.size) <= width,
+                    "{l:?} at {}",
+                    layout.size
+                );
+            }
+            assert_eq!(
+                lines.concat().replace(' ', ""),
+                e.label.replace(' ', ""),
+                "nothing of a label is lost"
+            );
+        }
+        let last = layout.rows().last().copied().unwrap_or(0)
+            + layout.line * (layout.lines.last().map_or(1, Vec::len) as i32 - 1);
+        assert!(last + (layout.size / 2.0) as i32 <= height as i32, "bottom {last} of {height}");
+    }
+
+    #[test]
+    fn a_legend_that_fits_is_drawn_as_it_always_was() {
+        let entries =
+            vec![entry("fixed window (2×L)"), entry("10 slots (1.1×L)"), entry("sliding log (1×L)")];
+        let layout = legend_layout(&entries, 300, 550, &measure);
+        assert_eq!((layout.size, layout.row), (LEGEND_SIZE, LEGEND_ROW));
+        assert!(layout.lines.iter().all(|l| l.len() == 1));
+    }
+
+    /// `weighted window, floor, counting rejects, header floor: ...` ran
+    /// off the right edge of a 420 px column: it wraps, at a size still
+    /// readable, and nothing is cut.
+    #[test]
+    fn a_label_too_wide_for_its_column_wraps_rather_than_runs_off() {
+        let entries = vec![
+            entry("analytic 1/N and 1/(2N)"),
+            entry("weighted window, floor, counting rejects, header floor: 99.50 %, 49.75 %"),
+            entry("timer bucket max 150 every 100ms, header ceil: 100.00 %, 100.00 %"),
+            entry("sliding log: 0 %, 0 %"),
+        ];
+        let layout = legend_layout(&entries, 420, 550, &measure);
+        assert!(layout.size >= LEGEND_SHRINK_MIN, "{}", layout.size);
+        assert_eq!(layout.lines[1].len(), 2, "{:?}", layout.lines[1]);
+        assert_inside(&layout, &entries, 420, 550);
+        // A word longer than the column breaks inside itself.
+        let long = vec![entry(&"x".repeat(80))];
+        let layout = legend_layout(&long, 300, 550, &measure);
+        assert_inside(&layout, &long, 300, 550);
+    }
+
+    /// Twenty limiters with long names: rows closer, then smaller, all of
+    /// them inside the column.
+    #[test]
+    fn a_long_legend_fits_its_column() {
+        let entries: Vec<LegendEntry> = (0..20)
+            .map(|i| entry(&format!("token bucket cap {i}000 (empty), header floor: 16 B, 1.10, +1.3%")))
+            .collect();
+        let layout = legend_layout(&entries, 420, 550, &measure);
+        assert!(layout.size >= 10.0, "{}", layout.size);
+        assert_inside(&layout, &entries, 420, 550);
+        let many: Vec<LegendEntry> = (0..40).map(|i| entry(&format!("{i} slots (1.1×L)"))).collect();
+        let layout = legend_layout(&many, 300, 550, &measure);
+        assert_inside(&layout, &many, 300, 550);
+    }
+
+    /// A title of a 67-character scenario name fits the image: smaller, or
+    /// on two lines, every line within the band and the image's width.
+    #[test]
+    fn a_long_title_is_drawn_smaller_or_wrapped_never_cut() {
+        init_fonts(None).unwrap();
+        let mut svg = String::new();
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let short = "boundary_burst: requests in the exact window of 1s (limit 100)";
+        assert_eq!(title_layout(&root, short, WIDTH - 40), (TITLE_SIZE, vec![short.to_string()]));
+        let name = "long_labels_with_a_rather_long_scenario_name_for_the_title_bar_here";
+        assert_eq!(name.len(), 67);
+        for title in [
+            format!("{name}: requests in the exact window of 1s (limit 100)"),
+            format!("{name}: offered and admitted per 10ms bin"),
+            format!("{name} {}", "and more words ".repeat(12).trim_end()),
+        ] {
+            let (size, lines) = title_layout(&root, &title, WIDTH - 40);
+            assert!(size < TITLE_SIZE, "{title}");
+            for l in &lines {
+                assert!(text_width(&root, l, &bold(size)) <= WIDTH - 40, "{l:?} at {size}");
+            }
+            assert_eq!(lines.join(" "), title);
+            assert!(
+                lines.len() as f64 * (size * 1.15).ceil() <= f64::from(TITLE_BAND),
+                "{size} x {}",
+                lines.len()
+            );
+        }
     }
 
     #[test]
