@@ -107,7 +107,7 @@ impl Chart for AdmissionCurve<'_> {
                     .axis_desc_style(font(LABEL_SIZE))
                     .label_style(font(TICK_SIZE))
                     .x_label_formatter(&tick)
-                    .y_label_formatter(&|v| format!("{v:.0}"))
+                    .y_label_formatter(&count)
                     .light_line_style(WHITE.mix(0.0))
                     .draw()
                     .map_err(err)?;

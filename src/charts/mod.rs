@@ -930,9 +930,22 @@ pub fn strip_chart<'a, DB: DrawingBackend>(
     Ok(chart)
 }
 
-/// A count as a strip's y label.
+/// A count as a strip's y label ([`count`]).
 pub fn whole(v: &f64) -> String {
-    format!("{v:.0}")
+    count(v)
+}
+
+/// A count as an axis label, short enough for the label area beside a
+/// rotated axis title: as it is below 10,000 (`250`, `9500`), with an SI
+/// suffix from there (`10k`, `250k`, `1.5M`, `2G`).
+pub fn count(v: &f64) -> String {
+    const UNITS: [(f64, &str); 4] = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
+    if v.abs() < 10_000.0 {
+        return format!("{v:.0}");
+    }
+    let (div, unit) = UNITS.iter().copied().find(|(d, _)| v.abs() >= *d).unwrap_or((1e3, "k"));
+    let s = format!("{:.3}", v / div);
+    format!("{}{unit}", s.trim_end_matches('0').trim_end_matches('.'))
 }
 
 /// Points of a step line over bins: each value held over its bin.
@@ -1219,6 +1232,20 @@ burst = [5, 50]
                 lines.len()
             );
         }
+    }
+
+    #[test]
+    fn counts_stay_short_on_an_axis() {
+        assert_eq!(count(&0.0), "0");
+        assert_eq!(count(&250.0), "250");
+        assert_eq!(count(&9999.0), "9999");
+        assert_eq!(count(&10_000.0), "10k");
+        assert_eq!(count(&250_000.0), "250k");
+        assert_eq!(count(&1_000_000.0), "1M");
+        assert_eq!(count(&1_500_000.0), "1.5M");
+        assert_eq!(count(&1_250_000.0), "1.25M");
+        assert_eq!(count(&12_000_000.0), "12M");
+        assert_eq!(count(&3e9), "3G");
     }
 
     #[test]
