@@ -895,8 +895,8 @@ pub fn strips<DB: DrawingBackend>(
 
 /// The axes of one strip in a stack of strips (`strips`): time `x` along
 /// the bottom, labelled under the last strip only, counts from 0 to
-/// `y_max` with `y_labels` labels written by `y_label`, and no grid lines
-/// but the major ones.
+/// `y_max` with at most `y_labels` labels, on whole numbers, written by
+/// `y_label`, and no grid lines but the major ones.
 pub fn strip_chart<'a, DB: DrawingBackend>(
     strip: &'a DrawingArea<DB, Shift>,
     last: bool,
@@ -923,14 +923,15 @@ pub fn strip_chart<'a, DB: DrawingBackend>(
         .label_style(font(TICK_SIZE - 2.0))
         .x_label_formatter(&tick)
         .y_label_formatter(y_label)
-        .y_labels(y_labels)
+        .y_labels(count_labels(y_max, y_labels))
         .light_line_style(WHITE.mix(0.0))
         .draw()
         .map_err(err)?;
     Ok(chart)
 }
 
-/// A count as a strip's y label ([`count`]).
+/// A count as a strip's y label ([`count`]; [`strip_chart`] puts labels on
+/// whole numbers only).
 pub fn whole(v: &f64) -> String {
     count(v)
 }
@@ -946,6 +947,22 @@ pub fn count(v: &f64) -> String {
     let (div, unit) = UNITS.iter().copied().find(|(d, _)| v.abs() >= *d).unwrap_or((1e3, "k"));
     let s = format!("{:.3}", v / div);
     format!("{}{unit}", s.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// At most `most` labels on a count axis from 0 to `y_max`, as many as
+/// keeps every label on a whole number (from 0 to 1.3 three labels would
+/// put one at 0.5, which [`whole`] writes as a second `0`).
+pub fn count_labels(y_max: f64, most: usize) -> usize {
+    use plotters::coord::ranged1d::Ranged;
+    (2..=most.max(2))
+        .rev()
+        .find(|&n| {
+            plotters::coord::types::RangedCoordf64::from(0.0..y_max)
+                .key_points(n)
+                .iter()
+                .all(|v| v.fract() == 0.0)
+        })
+        .unwrap_or(1)
 }
 
 /// Points of a step line over bins: each value held over its bin.
@@ -1246,6 +1263,28 @@ burst = [5, 50]
         assert_eq!(count(&1_250_000.0), "1.25M");
         assert_eq!(count(&12_000_000.0), "12M");
         assert_eq!(count(&3e9), "3G");
+    }
+
+    /// An all-zero strip (a node that admitted nothing) had labels 0, 0.5
+    /// and 1 written "0, 0, 1": the labels of a count strip are whole
+    /// numbers, each once.
+    #[test]
+    fn count_strips_label_whole_numbers_once() {
+        use plotters::coord::ranged1d::Ranged;
+        for (y_max, most) in
+            [(1.0, 3), (1.3, 3), (1.3, 2), (2.6, 3), (6.5, 3), (135.0, 3), (1.35e6, 2), (0.5, 3)]
+        {
+            let n = count_labels(y_max, most);
+            assert!((1..=most).contains(&n), "{y_max}: {n}");
+            let points = plotters::coord::types::RangedCoordf64::from(0.0..y_max).key_points(n);
+            let labels: Vec<String> = points.iter().map(whole).collect();
+            let mut distinct = labels.clone();
+            distinct.dedup();
+            assert_eq!(distinct, labels, "{y_max} with {most}");
+            assert!(points.iter().all(|v| v.fract() == 0.0), "{y_max}: {points:?}");
+        }
+        // Where whole numbers allow them, as many labels as asked.
+        assert_eq!(count_labels(135.0, 3), 3);
     }
 
     #[test]
