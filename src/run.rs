@@ -388,7 +388,7 @@ impl RunOutputs {
                 caption: format!(
                     "Admitted requests in the exact window (t - {window}, t] (highest in each {bin} bin{k}) against the limit L = {l}, {name}",
                     l = r.limit.requests,
-                    k = if r.keys > 1 { ", busiest client" } else { "" }
+                    k = if r.keys > 1 { " over all clients: the worst client of each bin" } else { "" }
                 ),
                 kind: ChartKind::WindowCount,
             });

@@ -29,12 +29,11 @@ impl Chart for WindowCount<'_> {
         let limit = r.limit.requests as f64;
         let peak = r.limiters.iter().map(|l| l.counts.peak).max().unwrap_or(0) as f64;
         let y_max = peak.max(limit) * 1.12;
-        // With many clients each has its own window; a bin shows the busiest.
-        let whose = if r.keys > 1 { "the busiest client's " } else { "" };
         let title = format!(
-            "{}: {whose}requests in the exact window of {} (limit {})",
+            "{}: requests in the exact window of {}{} (limit {})",
             self.scenario,
             format_duration(r.limit.window),
+            worst_client(r),
             r.limit.requests
         );
         let area = titled(root, &title)?;
@@ -50,11 +49,7 @@ impl Chart for WindowCount<'_> {
         chart
             .configure_mesh()
             .x_desc(format!("time t ({unit})"))
-            .y_desc(format!(
-                "admitted in (t - {}, t]{}",
-                format_duration(r.limit.window),
-                if r.keys > 1 { ", one client" } else { "" }
-            ))
+            .y_desc(format!("admitted in (t - {}, t]{}", format_duration(r.limit.window), worst_client(r)))
             .axis_desc_style(font(LABEL_SIZE))
             .label_style(font(TICK_SIZE))
             .x_label_formatter(&tick)
@@ -117,11 +112,12 @@ impl WindowCount<'_> {
         let limit = r.limit.requests as f64;
         let peak = r.limiters.iter().map(|l| l.counts.peak).max().unwrap_or(0) as f64;
         let y_max = peak.max(limit) * 1.35;
-        let whose = if r.keys > 1 { "the busiest client's " } else { "" };
         let window = format_duration(r.limit.window);
         let title = format!(
-            "{}: {whose}requests in the exact window of {window} (limit {})",
-            self.scenario, r.limit.requests
+            "{}: requests in the exact window of {window}{} (limit {})",
+            self.scenario,
+            worst_client(r),
+            r.limit.requests
         );
         let area = titled(root, &title)?;
         let limit_colour = RGBColor(200, 0, 0);
@@ -130,7 +126,7 @@ impl WindowCount<'_> {
         let strips = strip_frame(
             &plots,
             &format!("time t ({unit})"),
-            &format!("admitted in (t - {window}, t]{}", if r.keys > 1 { ", one client" } else { "" }),
+            &format!("admitted in (t - {window}, t]{}", worst_client(r)),
         )?;
         let n = r.limiters.len();
         let rows = super::strips(&strips, n, 30);
@@ -165,6 +161,13 @@ impl WindowCount<'_> {
         draw_legend(&legend, &entries)?;
         Ok(())
     }
+}
+
+/// With many clients each has its own window, and a bin shows the largest
+/// count of any client at an arrival in it (`docs/semantics.md`, "The
+/// timeline"): not one client's, but the worst client of each bin.
+fn worst_client(r: &RunReport) -> &'static str {
+    if r.keys > 1 { ", worst client per bin" } else { "" }
 }
 
 /// `2×L`, `1.37×L`, `1.002×L` (never `1×L` for a peak above L).
