@@ -460,7 +460,7 @@ each limiter holds per client key",
                 name: "retry_policies",
                 caption: format!(
                     "Retry policies compared on the same traffic, limit {} per {}: attempts per logical request \
-(top) and time to success (bottom: the bar is the longest, the dot the median) for each retry table and limiter",
+(top) and time to success (bottom: the bar is the longest, the ring the median) for each retry table and limiter",
                     first.report.limit.requests,
                     format_duration(first.report.limit.window)
                 ),

@@ -1,7 +1,7 @@
 //! `retry_policies`: the retry-policy comparison as grouped bars, a group
 //! per retry table and a bar per limiter (in its colour): attempts per
 //! logical request on top, time to success below (the bar is the longest,
-//! the dot the median).
+//! the ring the median).
 
 use anyhow::Result;
 use plotters::coord::Shift;
