@@ -22,6 +22,8 @@ pub enum Cutting {
 /// One algorithm's row.
 #[derive(Clone, Debug)]
 pub struct DiagramLane {
+    /// The limiter this lane runs (charts colour it as the run's own).
+    pub spec: LimiterSpec,
     pub cutting: Cutting,
     pub name: String,
     pub style: Style,
@@ -164,7 +166,7 @@ impl WindowsDiagram {
                         **a && t.get() > lo && t.get() <= self.instant.get() && (t.get() > 0 || lo == 0)
                     })
                     .count() as u64;
-                DiagramLane { cutting, name, style: spec.style(), admitted, in_window }
+                DiagramLane { style: spec.style(), spec, cutting, name, admitted, in_window }
             })
             .collect()
     }

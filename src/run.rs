@@ -405,7 +405,7 @@ impl RunOutputs {
                 caption: format!(
                     "Admitted requests in the exact window (t - {window}, t] (highest in each {bin} bin{k}) against the limit L = {l}, {name}",
                     l = r.limit.requests,
-                    k = if r.keys > 1 { ", busiest client" } else { "" }
+                    k = if r.keys > 1 { " over all clients: the worst client of each bin" } else { "" }
                 ),
                 kind: ChartKind::WindowCount,
             });
@@ -477,7 +477,7 @@ each limiter holds per client key",
                 name: "retry_policies",
                 caption: format!(
                     "Retry policies compared on the same traffic, limit {} per {}: attempts per logical request \
-(top) and time to success (bottom: the bar is the longest, the dot the median) for each retry table and limiter",
+(top) and time to success (bottom: the bar is the longest, the ring the median) for each retry table and limiter",
                     first.report.limit.requests,
                     format_duration(first.report.limit.window)
                 ),

@@ -506,3 +506,107 @@ fn windows_diagram_of_a_window_of_a_few_nanoseconds() {
         assert!(svg.contains("slots"), "{window}: the diagram names its slot row");
     }
 }
+
+/// The `stroke` colours of the SVG's polylines (of `width` px, or any) with
+/// `points` points or more, and each such polyline's x coordinates.
+fn polylines(svg: &str, width: Option<u32>, points: usize) -> Vec<(String, Vec<f64>)> {
+    svg.lines()
+        .filter(|l| {
+            l.starts_with("<polyline") && width.is_none_or(|w| l.contains(&format!(r#"stroke-width="{w}""#)))
+        })
+        .filter_map(|l| {
+            let stroke = l.split(r#"stroke=""#).nth(1)?.split('"').next()?.to_string();
+            let xs: Vec<f64> = l
+                .split(r#"points=""#)
+                .nth(1)?
+                .split('"')
+                .next()?
+                .split_whitespace()
+                .filter_map(|p| p.split(',').next()?.parse().ok())
+                .collect();
+            (xs.len() >= points).then_some((stroke, xs))
+        })
+        .collect()
+}
+
+/// Eleven slot counters, five GCRAs and two leaky buckets: their own
+/// colours clash (3, 8 and 13 slots one green, GCRA bursts 4 to 7 one
+/// gold, the leaky buckets one teal), the run's charts draw each in its own.
+#[test]
+fn many_limiters_are_drawn_in_as_many_colours() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("many.toml");
+    fs::write(
+        &scenario,
+        r#"
+name = "many"
+seed = 1
+duration = "5s"
+[limit]
+requests = 100
+window = "1s"
+[[traffic]]
+kind = "poisson"
+load = 1.5
+[[limiter]]
+kind = "slot_counter"
+slots = [3, 4, 6, 7, 8, 9, 12, 13, 15, 30, 40]
+[[limiter]]
+kind = "gcra"
+burst = [2, 4, 5, 6, 7]
+[[limiter]]
+kind = "leaky_bucket"
+burst = [5, 50]
+"#,
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    ratesim()
+        .args(["run", scenario.to_str().unwrap(), "-q", "--format", "svg", "--out", out.to_str().unwrap()])
+        .assert()
+        .success();
+    // window_count's legend: a 3 px line per limiter (19 with the sliding
+    // log) and the limit's dashes.
+    let svg = read(&out, "window_count.svg");
+    let mut legend: Vec<String> = polylines(&svg, Some(3), 2).into_iter().map(|(c, _)| c).collect();
+    legend.sort();
+    legend.dedup();
+    assert_eq!(legend.len(), 19 + 1, "{legend:?}");
+}
+
+/// `loads` in any order: every line of the load sweep runs left to right.
+#[test]
+fn load_sweep_lines_run_in_load_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("unsorted.toml");
+    fs::write(
+        &scenario,
+        r#"
+name = "unsorted"
+[limit]
+requests = 10
+window = "1s"
+[[limiter]]
+kind = "slot_counter"
+slots = [2, 10]
+[sweep]
+grid = 20
+loads = [3.0, 0.5, 2.0, 1.0]
+load_duration = "5s"
+map_slots = [2]
+"#,
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    ratesim()
+        .args(["run", scenario.to_str().unwrap(), "-q", "--format", "svg", "--out", out.to_str().unwrap()])
+        .assert()
+        .success();
+    let svg = read(&out, "load_sweep.svg");
+    // Two panels, a line for each of the three limiters.
+    let lines = polylines(&svg, None, 4);
+    assert_eq!(lines.len(), 6, "{lines:?}");
+    for (colour, xs) in lines {
+        assert!(xs.windows(2).all(|w| w[0] <= w[1]), "{colour}: {xs:?}");
+    }
+}

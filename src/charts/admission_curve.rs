@@ -12,18 +12,21 @@ use plotters::prelude::*;
 
 use super::*;
 use ratesim::RunReport;
-use ratesim::export::fmt_ratio;
+use ratesim::export::fmt_ratio_short;
 use ratesim::metrics::{LimiterReport, exact_bound};
 use ratesim::time::{Nanos, format_duration};
 
 pub struct AdmissionCurve<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub scenario: &'a str,
     pub report: &'a RunReport,
 }
 
-/// `v` to two decimals, without needless zeros: `2`, `1.58`, `1.1`.
+/// `v` to two decimals, without needless zeros: `2`, `1.58`, `1.1`; more
+/// when two would hide that it is above or below a whole number (`1.002`).
 fn ratio(v: f64) -> String {
-    fmt_ratio((v * 100.0).round() / 100.0)
+    fmt_ratio_short(v)
 }
 
 impl AdmissionCurve<'_> {
@@ -63,7 +66,7 @@ impl Chart for AdmissionCurve<'_> {
             let at = |tau| self.over_bound(l, tau).map_or("–".to_string(), ratio);
             entries.push(LegendEntry::new(
                 format!("{}: {}, {}", short_label(&l.spec), at(r.limit.window), at(ten)),
-                colour(&l.spec),
+                self.palette.colour(&l.spec),
                 Mark::Line,
             ));
         }
@@ -104,12 +107,12 @@ impl Chart for AdmissionCurve<'_> {
                     .axis_desc_style(font(LABEL_SIZE))
                     .label_style(font(TICK_SIZE))
                     .x_label_formatter(&tick)
-                    .y_label_formatter(&|v| format!("{v:.0}"))
+                    .y_label_formatter(&count)
                     .light_line_style(WHITE.mix(0.0))
                     .draw()
                     .map_err(err)?;
                 for (l, &w) in order.iter().zip(&widths) {
-                    let c = colour(&l.spec);
+                    let c = self.palette.colour(&l.spec);
                     let pts: Vec<(f64, f64)> = l
                         .admission_curve
                         .iter()
@@ -145,7 +148,7 @@ impl Chart for AdmissionCurve<'_> {
                     .draw()
                     .map_err(err)?;
                 for (l, &w) in order.iter().zip(&widths) {
-                    let c = colour(&l.spec);
+                    let c = self.palette.colour(&l.spec);
                     let pts = ratios(l);
                     chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(w))).map_err(err)?;
                     chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, c.filled()))).map_err(err)?;

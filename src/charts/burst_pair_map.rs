@@ -11,6 +11,8 @@ use ratesim::sweep::{BurstPairResult, BurstPairRow};
 use ratesim::time::format_duration;
 
 pub struct BurstPairMap<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     /// One row per panel, in order (`[sweep] map_slots`).
     pub result: &'a BurstPairResult,
 }
@@ -43,7 +45,7 @@ impl Chart for BurstPairMap<'_> {
         let g = r.grid;
         let group = g.div_ceil(MAX_ROWS);
         for (row, panel) in rows.iter().zip(&panels) {
-            let c = colour(&row.spec);
+            let c = self.palette.colour(&row.spec);
             let caption = if row.resolved {
                 format!(
                     "{}: band {}, {} of pairs",

@@ -18,6 +18,8 @@ use ratesim::time::Nanos;
 type Curve = (f64, Vec<(Nanos, f64)>);
 
 pub struct DelayCdf<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub scenario: &'a str,
     pub report: &'a RunReport,
 }
@@ -89,7 +91,7 @@ impl Chart for DelayCdf<'_> {
             .collect();
         for ((l, cdf), same) in curves.iter().zip(&like) {
             let Some((undelayed, points)) = cdf else { continue };
-            let c = colour(&l.spec);
+            let c = self.palette.colour(&l.spec);
             // A step curve: flat at the undelayed share from 0, rising at
             // each recorded wait, flat at 100 % after the longest.
             let mut pts = vec![(0.0, undelayed * 100.0)];
@@ -114,7 +116,7 @@ impl Chart for DelayCdf<'_> {
         let mut entries = Vec::new();
         for ((l, d), same) in shaping.iter().zip(&like) {
             let mark = if same.is_some() { Mark::Dashed } else { Mark::Line };
-            entries.push(LegendEntry::new(short_label(&l.spec), colour(&l.spec), mark));
+            entries.push(LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), mark));
             let stats = match (same, d.cdf(), d.quantile(0.99)) {
                 (Some(j), _, _) => format!("    ≈ {}", short_label(&curves[*j].0.spec)),
                 (None, Some((undelayed, _)), Some(p99)) => {

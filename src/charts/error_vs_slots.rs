@@ -11,6 +11,8 @@ use ratesim::sweep::{BurstPairResult, rule_of_thumb};
 use ratesim::time::format_duration;
 
 pub struct ErrorVsSlots<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub result: &'a BurstPairResult,
 }
 
@@ -30,7 +32,7 @@ impl ErrorVsSlots<'_> {
         for row in r.unresolved() {
             entries.push(LegendEntry::new(
                 format!("{}: not resolved (N > G = {})", short_label(&row.spec), r.grid),
-                colour(&row.spec),
+                self.palette.colour(&row.spec),
                 Mark::Heading,
             ));
         }
@@ -43,7 +45,7 @@ impl ErrorVsSlots<'_> {
             for row in off {
                 entries.push(LegendEntry::new(
                     format!("{}: {} pairs broken", short_label(&row.spec), row.violations),
-                    colour(&row.spec),
+                    self.palette.colour(&row.spec),
                     Mark::Dot,
                 ));
             }
@@ -59,7 +61,7 @@ impl ErrorVsSlots<'_> {
                         pct(row.band_width(r.grid)),
                         pct(row.violation_probability(r.grid))
                     ),
-                    colour(&row.spec),
+                    self.palette.colour(&row.spec),
                     Mark::Dot,
                 ));
             }
@@ -83,7 +85,7 @@ impl ErrorVsSlots<'_> {
                     n as f64,
                     r.band_width(g),
                     r.violation_probability(g),
-                    colour(&r.spec),
+                    self.palette.colour(&r.spec),
                     short_label(&r.spec),
                     r.spec.slots().is_none(),
                 ))

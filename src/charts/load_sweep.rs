@@ -10,6 +10,8 @@ use ratesim::sweep::LoadPoint;
 use ratesim::time::format_duration;
 
 pub struct LoadSweep<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub points: &'a [LoadPoint],
 }
 
@@ -28,30 +30,22 @@ impl Chart for LoadSweep<'_> {
             .report
             .limiters
             .iter()
-            .map(|l| LegendEntry::new(short_label(&l.spec), colour(&l.spec), Mark::Line))
+            .map(|l| LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), Mark::Line))
             .collect();
         let (plots, legend) = with_legend_for(&area, &entries);
         let panels = plots.split_evenly((1, 2));
-        let x_max = self.points.iter().map(|p| p.load).fold(0.0, f64::max) * 1.05;
-        let x_min = self.points.iter().map(|p| p.load).fold(f64::MAX, f64::min).min(x_max) * 0.9;
+        let (x_min, x_max) = x_range(self.points.iter().map(|p| p.load));
         let n = first.report.limiters.len();
         for (k, panel) in panels.iter().enumerate() {
-            let value = |p: &LoadPoint, i: usize| -> f64 {
+            // Over-admission is n/a where the sliding log admitted nothing:
+            // no point there, rather than a 0 that was not measured.
+            let value = |p: &LoadPoint, i: usize| -> Option<f64> {
                 let l = &p.report.limiters[i];
-                if k == 0 { l.over_admission().unwrap_or(0.0) * 100.0 } else { l.peak_ratio() }
+                if k == 0 { l.over_admission().map(|v| v * 100.0) } else { Some(l.peak_ratio()) }
             };
-            let y_max = self
-                .points
-                .iter()
-                .flat_map(|p| (0..n).map(move |i| (p, i)))
-                .map(|(p, i)| value(p, i))
-                .fold(0.0, f64::max);
-            let y_min = self
-                .points
-                .iter()
-                .flat_map(|p| (0..n).map(move |i| (p, i)))
-                .map(|(p, i)| value(p, i))
-                .fold(f64::MAX, f64::min);
+            let values = || self.points.iter().flat_map(|p| (0..n).filter_map(move |i| value(p, i)));
+            let y_max = values().fold(0.0, f64::max);
+            let y_min = values().fold(f64::MAX, f64::min);
             let (y0, y1) = if k == 0 {
                 // Below 0 only for a limiter stricter than the exact rule
                 // (a bucket of one token): then down to it, not cut off.
@@ -76,6 +70,7 @@ impl Chart for LoadSweep<'_> {
                 .y_desc(if k == 0 { "over-admission (%)" } else { "peak / L" })
                 .axis_desc_style(font(LABEL_SIZE))
                 .label_style(font(TICK_SIZE))
+                .x_labels(X_LABELS)
                 .x_label_formatter(&tick)
                 .light_line_style(WHITE.mix(0.0))
                 .draw()
@@ -85,13 +80,76 @@ impl Chart for LoadSweep<'_> {
                 |a, b| self.points.iter().all(|p| value(p, a) == value(p, b)),
             );
             for (i, (l, &w)) in first.report.limiters.iter().zip(&widths).enumerate() {
-                let c = colour(&l.spec);
-                let pts: Vec<(f64, f64)> = self.points.iter().map(|p| (p.load, value(p, i))).collect();
+                let c = self.palette.colour(&l.spec);
+                let pts = by_load(self.points.iter().map(|p| (p.load, value(p, i))));
                 chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(w))).map_err(err)?;
                 chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 5, c.filled()))).map_err(err)?;
             }
         }
         draw_legend(&legend, &entries)?;
         Ok(())
+    }
+}
+
+/// The most load labels a panel shows: more run together ("1.361.381.4")
+/// in a panel under half the chart wide.
+const X_LABELS: usize = 6;
+
+/// The load axis: from 0.9 times the least load to 1.05 times the greatest;
+/// for a single load (or loads all alike) half of it either side, since a
+/// span of 15 % of one load has only crowded ticks.
+fn x_range(loads: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = loads.fold((f64::MAX, 0.0f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
+    if lo > hi {
+        return (0.0, 1.0);
+    }
+    if hi - lo <= hi * 0.2 {
+        let half = if hi > 0.0 { hi * 0.5 } else { 1.0 };
+        return ((lo - half).max(0.0), hi + half);
+    }
+    (lo * 0.9, hi * 1.05)
+}
+
+/// A line's points in load order (a scenario may list its loads in any
+/// order, and a line drawn in that order zig-zags), without the loads that
+/// have no value.
+fn by_load(points: impl Iterator<Item = (f64, Option<f64>)>) -> Vec<(f64, f64)> {
+    let mut pts: Vec<(f64, f64)> = points.filter_map(|(x, y)| Some((x, y?))).collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    pts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_are_drawn_in_load_order_without_the_missing_ones() {
+        let pts = by_load(
+            [(3.0, Some(0.3)), (0.5, Some(0.05)), (1.0, None), (1.0, Some(0.1)), (2.0, None)].into_iter(),
+        );
+        assert_eq!(pts, vec![(0.5, 0.05), (1.0, 0.1), (3.0, 0.3)]);
+        assert!(by_load([(1.0, None)].into_iter()).is_empty());
+    }
+
+    /// The axis of one load spans it widely enough for few, distinct ticks
+    /// (it was 1.35 to 1.575 for load 1.5: "1.361.381.41.42..."); several
+    /// loads keep the axis they always had.
+    #[test]
+    fn one_load_gets_an_axis_with_readable_ticks() {
+        use plotters::coord::ranged1d::Ranged;
+        use plotters::coord::types::RangedCoordf64;
+        for loads in [vec![1.5], vec![1.0], vec![0.001], vec![1000.0], vec![1.5, 1.51], vec![0.5, 3.0]] {
+            let (x0, x1) = x_range(loads.iter().copied());
+            assert!(x0 < x1 && loads.iter().all(|l| (x0..=x1).contains(l)), "{loads:?}: {x0}..{x1}");
+            let ticks: Vec<String> =
+                RangedCoordf64::from(x0..x1).key_points(X_LABELS).iter().map(tick).collect();
+            assert!((2..=X_LABELS).contains(&ticks.len()), "{loads:?}: {ticks:?}");
+            let mut distinct = ticks.clone();
+            distinct.dedup();
+            assert_eq!(distinct, ticks, "{loads:?}");
+            assert!(ticks.iter().all(|t| t.len() <= 6), "{loads:?}: {ticks:?}");
+        }
+        assert_eq!(x_range([1.0, 3.0, 0.5, 2.0].into_iter()), (0.5 * 0.9, 3.0 * 1.05));
     }
 }

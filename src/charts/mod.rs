@@ -1,7 +1,8 @@
 //! Charts, drawn with plotters as SVG and PNG (binary side only: the library
 //! never sees plotters). Which charts a run has, and their captions, the
 //! library decides (`ratesim::run`); this module only draws them. Every chart is 1200 x 600 with a title, axis titles
-//! with units and a legend; each limiter has the same colour in every chart.
+//! with units and a legend; each limiter has the same colour in every chart
+//! of a run, and no two limiters of a run look alike ([`RunPalette`]).
 
 pub mod admission_curve;
 pub mod burst_pair_map;
@@ -112,8 +113,10 @@ pub fn missing_glyphs(text: &str) -> Vec<char> {
     missing
 }
 
-/// The colour of a limiter, the same in every chart (its algorithm's file
-/// chooses it). A limiter whose Retry-After header is rounded gets a shade
+/// The own colour of a limiter (its algorithm's file chooses it); charts
+/// draw a limiter in its run's [`RunPalette`] colour, which is this one unless
+/// another limiter of the run already looks like it. A limiter whose
+/// Retry-After header is rounded gets a shade
 /// of it, so that limiters differing only by that rounding can be told
 /// apart: darker for `ceil_seconds`, lighter for `floor_seconds`.
 pub fn colour(spec: &LimiterSpec) -> RGBColor {
@@ -134,6 +137,151 @@ pub fn colour(spec: &LimiterSpec) -> RGBColor {
 
 pub fn rgb((r, g, b): (u8, u8, u8)) -> RGBColor {
     RGBColor(r, g, b)
+}
+
+/// How far apart two colours look: the "redmean" weighted distance
+/// (0 for the same colour, about 765 for black and white).
+pub fn colour_distance(a: (u8, u8, u8), b: (u8, u8, u8)) -> f64 {
+    let (r, g, b2) =
+        (f64::from(a.0) - f64::from(b.0), f64::from(a.1) - f64::from(b.1), f64::from(a.2) - f64::from(b.2));
+    let mean = (f64::from(a.0) + f64::from(b.0)) / 2.0;
+    ((2.0 + mean / 256.0) * r * r + 4.0 * g * g + (2.0 + (255.0 - mean) / 256.0) * b2 * b2).sqrt()
+}
+
+/// Two limiters of one run whose colours are closer than this
+/// ([`colour_distance`]) look alike in a chart: the later one is given
+/// another colour. The two token buckets' slate greys, which did look
+/// alike, were 97 apart.
+pub const MIN_COLOUR_DISTANCE: f64 = 100.0;
+
+/// Colours charts draw themselves beside the limiters' (the grey of
+/// offered requests, the red of a limit line): a limiter given another
+/// colour keeps away from them too.
+const RESERVED_COLOURS: [(u8, u8, u8); 2] = [(170, 170, 170), (200, 0, 0)];
+
+/// The colours a limiter may be given when its own is taken: hues every
+/// 15 degrees at four strengths, none too light to see on white.
+fn spare_colours() -> Vec<(u8, u8, u8)> {
+    let hsv = |h: f64, s: f64, v: f64| -> (u8, u8, u8) {
+        let c = v * s;
+        let x = c * (1.0 - ((h / 60.0) % 2.0 - 1.0).abs());
+        let (r, g, b) = match (h / 60.0) as u32 {
+            0 => (c, x, 0.0),
+            1 => (x, c, 0.0),
+            2 => (0.0, c, x),
+            3 => (0.0, x, c),
+            4 => (x, 0.0, c),
+            _ => (c, 0.0, x),
+        };
+        let m = v - c;
+        let byte = |u: f64| ((u + m) * 255.0).round() as u8;
+        (byte(r), byte(g), byte(b))
+    };
+    let mut out = Vec::new();
+    for (s, v) in [(0.85, 0.8), (0.7, 0.5), (0.95, 0.6), (0.45, 0.7)] {
+        for k in 0..24 {
+            let c = hsv(f64::from(k) * 15.0, s, v);
+            let luma = 0.299 * f64::from(c.0) + 0.587 * f64::from(c.1) + 0.114 * f64::from(c.2);
+            if luma <= 175.0 {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// The colours of one run's limiters, the same in every chart of the run.
+/// Each limiter keeps its own colour ([`colour`]: the default set and
+/// `scenarios/algorithms.toml` draw as they always have) unless a limiter
+/// listed before it already has a colour closer than
+/// [`MIN_COLOUR_DISTANCE`] (3, 8 and 13 slots share a green, GCRA bursts 4
+/// to 7 a gold): then it gets the spare colour farthest from every colour
+/// taken, so that many limiters in one chart can still be told apart.
+#[derive(Clone, Debug, Default)]
+pub struct RunPalette {
+    colours: Vec<(LimiterSpec, RGBColor)>,
+}
+
+impl RunPalette {
+    /// The palette of these limiters, in this order (a repeated one once).
+    pub fn new<'a>(specs: impl IntoIterator<Item = &'a LimiterSpec>) -> RunPalette {
+        let mut unique: Vec<&LimiterSpec> = Vec::new();
+        for s in specs {
+            if !unique.contains(&s) {
+                unique.push(s);
+            }
+        }
+        let own: Vec<(u8, u8, u8)> = unique.iter().map(|s| colour(s).rgb()).collect();
+        // First every limiter that can keep its own colour, in order; then
+        // the others, each the spare farthest from all taken so far.
+        let mut taken: Vec<(u8, u8, u8)> = Vec::new();
+        let mut keeps = vec![false; unique.len()];
+        for (i, c) in own.iter().enumerate() {
+            if taken.iter().all(|t| colour_distance(*c, *t) >= MIN_COLOUR_DISTANCE) {
+                keeps[i] = true;
+                taken.push(*c);
+            }
+        }
+        let spare = spare_colours();
+        let mut colours = Vec::with_capacity(unique.len());
+        for (i, spec) in unique.iter().enumerate() {
+            let c = if keeps[i] {
+                own[i]
+            } else {
+                let nearest = |c: (u8, u8, u8)| {
+                    taken
+                        .iter()
+                        .chain(&RESERVED_COLOURS)
+                        .map(|t| colour_distance(c, *t))
+                        .fold(f64::INFINITY, f64::min)
+                };
+                // The first of equally good spares: the same run gets the
+                // same colours.
+                let best = spare
+                    .iter()
+                    .copied()
+                    .filter(|c| !taken.contains(c))
+                    .fold(None, |best: Option<((u8, u8, u8), f64)>, c| {
+                        let d = nearest(c);
+                        match best {
+                            Some((_, bd)) if bd >= d => best,
+                            _ => Some((c, d)),
+                        }
+                    })
+                    .map_or(own[i], |(c, _)| c);
+                taken.push(best);
+                best
+            };
+            colours.push(((*spec).clone(), rgb(c)));
+        }
+        RunPalette { colours }
+    }
+
+    /// The palette of a run's limiters: its simulation's first, then its
+    /// sweeps'. (The windows diagram's lanes that are not among them keep
+    /// their own colours: that chart shows only its three.)
+    pub fn of_run(outputs: &RunOutputs) -> RunPalette {
+        let mut specs: Vec<&LimiterSpec> = Vec::new();
+        let reports = outputs
+            .report
+            .iter()
+            .chain(outputs.load.iter().flatten().map(|p| &p.report))
+            .chain(outputs.retry_policies.iter().flatten().map(|p| &p.report))
+            .chain(outputs.topology.iter().flat_map(|t| t.points.iter().map(|p| &p.report)));
+        for r in reports {
+            specs.extend(r.limiters.iter().map(|l| &l.spec));
+        }
+        if let Some(bp) = &outputs.burst_pair {
+            specs.extend(bp.rows.iter().map(|r| &r.spec));
+        }
+        RunPalette::new(specs)
+    }
+
+    /// The colour `spec` is drawn in; its own ([`colour`]) for a limiter not
+    /// in the run.
+    pub fn colour(&self, spec: &LimiterSpec) -> RGBColor {
+        self.colours.iter().find(|(s, _)| s == spec).map_or_else(|| colour(spec), |(_, c)| *c)
+    }
 }
 
 /// A short name for legends: `fixed window`, `10 slots`, `sliding log`;
@@ -172,53 +320,71 @@ pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<
     let name = outputs.scenario.name.as_str();
     let (report, bp, load) = (outputs.report.as_ref(), outputs.burst_pair.as_ref(), outputs.load.as_deref());
     let missing = || anyhow!("chart {} has no data", chart.name);
+    let palette = &RunPalette::of_run(outputs);
     match &chart.kind {
         ChartKind::WindowCount => {
             let report = report.ok_or_else(missing)?;
-            write(staged, set, chart.name, &window_count::WindowCount { scenario: name, report })
+            write(staged, set, chart.name, &window_count::WindowCount { scenario: name, report, palette })
         }
         ChartKind::Timeline => {
             let report = report.ok_or_else(missing)?;
-            write(staged, set, chart.name, &timeline::Timeline { scenario: name, report })
+            write(staged, set, chart.name, &timeline::Timeline { scenario: name, report, palette })
         }
         ChartKind::RetryTimeline => {
             let report = report.ok_or_else(missing)?;
-            write(staged, set, chart.name, &retry_timeline::RetryTimeline { scenario: name, report })
+            write(staged, set, chart.name, &retry_timeline::RetryTimeline { scenario: name, report, palette })
         }
         ChartKind::TimeToSuccess => {
             let report = report.ok_or_else(missing)?;
-            write(staged, set, chart.name, &time_to_success::TimeToSuccess { scenario: name, report })
+            write(
+                staged,
+                set,
+                chart.name,
+                &time_to_success::TimeToSuccess { scenario: name, report, palette },
+            )
         }
         ChartKind::ShapingTimeline => {
             let report = report.ok_or_else(missing)?;
-            write(staged, set, chart.name, &shaping_timeline::ShapingTimeline { scenario: name, report })
+            write(
+                staged,
+                set,
+                chart.name,
+                &shaping_timeline::ShapingTimeline { scenario: name, report, palette },
+            )
         }
         ChartKind::DelayCdf => {
             let report = report.ok_or_else(missing)?;
-            write(staged, set, chart.name, &delay_cdf::DelayCdf { scenario: name, report })
+            write(staged, set, chart.name, &delay_cdf::DelayCdf { scenario: name, report, palette })
         }
         ChartKind::AdmissionCurve => {
             let report = report.ok_or_else(missing)?;
-            write(staged, set, chart.name, &admission_curve::AdmissionCurve { scenario: name, report })
+            write(
+                staged,
+                set,
+                chart.name,
+                &admission_curve::AdmissionCurve { scenario: name, report, palette },
+            )
         }
-        ChartKind::WindowsDiagram(d) => write(staged, set, chart.name, &windows_diagram::Diagram(d)),
+        ChartKind::WindowsDiagram(d) => write(staged, set, chart.name, &windows_diagram::Diagram(d, palette)),
         ChartKind::ErrorVsSlots => {
-            write(staged, set, chart.name, &error_vs_slots::ErrorVsSlots { result: bp.ok_or_else(missing)? })
+            let result = bp.ok_or_else(missing)?;
+            write(staged, set, chart.name, &error_vs_slots::ErrorVsSlots { result, palette })
         }
         ChartKind::BurstPairMap(_) => {
             let result = outputs.burst_pair_map.as_ref().ok_or_else(missing)?;
-            write(staged, set, chart.name, &burst_pair_map::BurstPairMap { result })
+            write(staged, set, chart.name, &burst_pair_map::BurstPairMap { palette, result })
         }
         ChartKind::WhichLimiter(i) => {
             let point = load.and_then(|l| l.get(*i)).ok_or_else(missing)?;
-            write(staged, set, chart.name, &which_limiter::WhichLimiter { point })
+            write(staged, set, chart.name, &which_limiter::WhichLimiter { point, palette })
         }
         ChartKind::RetryPolicies => {
             let points = outputs.retry_policies.as_deref().ok_or_else(missing)?;
-            write(staged, set, chart.name, &retry_policies::RetryPolicies { points })
+            write(staged, set, chart.name, &retry_policies::RetryPolicies { points, palette })
         }
         ChartKind::LoadSweep => {
-            write(staged, set, chart.name, &load_sweep::LoadSweep { points: load.ok_or_else(missing)? })
+            let points = load.ok_or_else(missing)?;
+            write(staged, set, chart.name, &load_sweep::LoadSweep { points, palette })
         }
         ChartKind::NodesTimeline => {
             let report = report.ok_or_else(missing)?;
@@ -232,7 +398,7 @@ pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<
         }
         ChartKind::TopologySweep(i) => {
             let result = outputs.topology.get(*i).ok_or_else(missing)?;
-            write(staged, set, chart.name, &topology_sweep::TopologySweep { scenario: name, result })
+            write(staged, set, chart.name, &topology_sweep::TopologySweep { scenario: name, result, palette })
         }
     }
 }
@@ -282,15 +448,113 @@ pub fn bold(size: f64) -> TextStyle<'static> {
     (FONT, size, FontStyle::Bold).into_font().into()
 }
 
+/// The height of the title band.
+const TITLE_BAND: u32 = 50;
+/// The smallest a title that fits on one line is drawn, before it wraps.
+const TITLE_MIN_SIZE: f64 = 20.0;
+
 /// Splits off a title band at the top of the root and draws the title there;
-/// returns the rest.
+/// returns the rest. A title too wide for the image (a long scenario name)
+/// is drawn smaller, down to [`TITLE_MIN_SIZE`], then on two or three lines
+/// of a size that fits the band: never cut off.
 pub fn titled<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
 ) -> Result<DrawingArea<DB, Shift>> {
-    let (top, rest) = root.split_vertically(50);
-    top.draw_text(title, &bold(TITLE_SIZE), (20, 12)).map_err(err)?;
+    let (top, rest) = root.split_vertically(TITLE_BAND);
+    let width = top.dim_in_pixel().0.saturating_sub(40);
+    let (size, lines) = title_layout(&top, title, width);
+    // One line at full size where it always was; smaller ones centred in
+    // the band.
+    let line_h = (size * 1.15).ceil() as i32;
+    let y0 = if lines.len() == 1 && size == TITLE_SIZE {
+        12
+    } else {
+        ((TITLE_BAND as i32 - line_h * lines.len() as i32) / 2).max(0) + (line_h - size as i32) / 2
+    };
+    for (k, line) in lines.iter().enumerate() {
+        top.draw_text(line, &bold(size), (20, y0 + line_h * k as i32)).map_err(err)?;
+    }
     Ok(rest)
+}
+
+/// The title's size and lines: the largest size at which it fits `width`
+/// on one line (down to [`TITLE_MIN_SIZE`]), else on as few lines as fit
+/// the band.
+fn title_layout<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    width: u32,
+) -> (f64, Vec<String>) {
+    let mut size = TITLE_SIZE;
+    while size >= TITLE_MIN_SIZE {
+        if text_width(area, title, &bold(size)) <= width {
+            return (size, vec![title.to_string()]);
+        }
+        size -= 1.0;
+    }
+    for n in 2..=3 {
+        // The largest size whose n lines fit the band's height.
+        let mut size = ((f64::from(TITLE_BAND) - 4.0) / (n as f64 * 1.15)).floor().min(TITLE_MIN_SIZE - 1.0);
+        while size >= 9.0 {
+            let lines = wrap(area, title, &bold(size), width);
+            if lines.len() <= n {
+                return (size, lines);
+            }
+            size -= 1.0;
+        }
+    }
+    // Past three lines of 9 px (a name of several hundred characters): the
+    // first three lines, the last ending in an ellipsis.
+    let mut lines = wrap(area, title, &bold(9.0), width);
+    lines.truncate(3);
+    if let Some(last) = lines.last_mut() {
+        while !last.is_empty() && text_width(area, &format!("{last}…"), &bold(9.0)) > width {
+            last.pop();
+        }
+        last.push('…');
+    }
+    (9.0, lines)
+}
+
+/// The width `text` takes in `style`, in pixels.
+fn text_width<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, text: &str, style: &TextStyle) -> u32 {
+    area.estimate_text_size(text, style).map_or(0, |(w, _)| w)
+}
+
+/// One line of `text` no wider than `width` pixels, and its font size:
+/// `size` if it fits, else smaller, down to 9; past that the line is cut
+/// short with an ellipsis (where a row has room for one line only).
+pub fn fit_line<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    size: f64,
+    width: u32,
+) -> (String, f64) {
+    const SMALLEST: f64 = 9.0;
+    let mut s = size;
+    while s > SMALLEST && text_width(area, text, &font(s)) > width {
+        s -= 1.0;
+    }
+    let mut line = text.to_string();
+    if text_width(area, &line, &font(s)) > width {
+        while !line.is_empty() && text_width(area, &format!("{line}…"), &font(s)) > width {
+            line.pop();
+        }
+        line.push('…');
+    }
+    (line, s)
+}
+
+/// `text` in lines no wider than `width` pixels in `style`: broken between
+/// words, and inside a word only where the word alone is wider.
+pub fn wrap<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    style: &TextStyle,
+    width: u32,
+) -> Vec<String> {
+    wrap_with(text, width, &|s| text_width(area, s, style))
 }
 
 /// A tick label without a needless `.0`: `10`, `2.5`.
@@ -345,8 +609,11 @@ impl LegendEntry {
 pub const LEGEND_WIDTH: u32 = 300;
 /// The widest a legend column grows to fit its labels ([`with_legend_for`]).
 pub const LEGEND_MAX_WIDTH: u32 = 420;
-/// The smallest font a crowded legend shrinks to.
-const LEGEND_MIN_SIZE: f64 = 11.0;
+/// The smallest font a legend too wide for its column shrinks to before
+/// its long labels wrap onto more lines.
+const LEGEND_SHRINK_MIN: f64 = 14.0;
+/// The smallest font a legend too long for its column shrinks to.
+const LEGEND_MIN_SIZE: f64 = 8.0;
 /// Legend rows: the first row's centre and the distance between rows.
 const LEGEND_TOP: i32 = 30;
 const LEGEND_ROW: i32 = 28;
@@ -395,24 +662,129 @@ fn legend_width<DB: DrawingBackend>(
         .unwrap_or(0)
 }
 
-/// Draws a legend down a column, beside (never over) the plot. A legend
-/// too wide or too long for its column is drawn smaller (the font, down to
-/// [`LEGEND_MIN_SIZE`], and the rows), never cut off; one that fits is
-/// drawn at [`LEGEND_SIZE`].
+/// How a legend is drawn: the font size, the distance between entries,
+/// the distance between the lines of one entry, and each entry's lines.
+#[derive(Clone, Debug, PartialEq)]
+struct LegendLayout {
+    size: f64,
+    row: i32,
+    line: i32,
+    lines: Vec<Vec<String>>,
+}
+
+impl LegendLayout {
+    /// The y of the centre of each entry's first line.
+    fn rows(&self) -> Vec<i32> {
+        let mut y = LEGEND_TOP;
+        self.lines
+            .iter()
+            .map(|l| {
+                let at = y;
+                y += self.row + self.line * (l.len() as i32 - 1);
+                at
+            })
+            .collect()
+    }
+}
+
+/// Lays a legend out in an area of `width` x `height` pixels, `measure`
+/// giving a text's width at a font size. At [`LEGEND_SIZE`] when it fits;
+/// a label too wide is drawn smaller, down to [`LEGEND_SHRINK_MIN`], then
+/// wraps onto two lines (at a size of 12 or more), then more; a legend too
+/// long for the height draws its rows closer, then smaller. Never wider or
+/// (short of dozens of entries) longer than the area.
+fn legend_layout(
+    entries: &[LegendEntry],
+    width: u32,
+    height: u32,
+    measure: &dyn Fn(&str, f64) -> u32,
+) -> LegendLayout {
+    let room = height as i32 - LEGEND_TOP - 12;
+    let avail = |e: &LegendEntry| width.saturating_sub(label_x(e.mark) as u32 + 6);
+    // At `size`, each label on at most `most` lines.
+    let fit = |size: f64, most: usize| -> Option<LegendLayout> {
+        let mut lines = Vec::with_capacity(entries.len());
+        for e in entries {
+            let wrapped = if measure(&e.label, size) <= avail(e) {
+                vec![e.label.clone()]
+            } else {
+                wrap_with(&e.label, avail(e), &|s| measure(s, size))
+            };
+            if wrapped.len() > most {
+                return None;
+            }
+            lines.push(wrapped);
+        }
+        let line = (size * 1.15).ceil() as i32;
+        let rows = entries.len().saturating_sub(1) as i32;
+        let extra: i32 = lines.iter().map(|l: &Vec<String>| line * (l.len() as i32 - 1)).sum();
+        let row =
+            if rows > 0 && LEGEND_ROW * rows + extra > room { (room - extra) / rows } else { LEGEND_ROW };
+        // Rows of one line closer than a line apart would overlap.
+        let least = if size >= LEGEND_SIZE { 16 } else { line + 1 };
+        (rows == 0 || row >= least).then_some(LegendLayout { size, row, line, lines })
+    };
+    let sizes = |from: f64, to: f64| {
+        std::iter::successors(Some(from), |s| Some(s - 1.0)).take_while(move |s| *s >= to)
+    };
+    sizes(LEGEND_SIZE, LEGEND_SHRINK_MIN)
+        .find_map(|size| fit(size, 1))
+        .or_else(|| sizes(LEGEND_SIZE, LEGEND_MIN_SIZE + 4.0).find_map(|size| fit(size, 2)))
+        .or_else(|| sizes(LEGEND_SIZE, LEGEND_MIN_SIZE).find_map(|size| fit(size, usize::MAX)))
+        .unwrap_or_else(|| {
+            // Dozens of entries: the smallest font, rows as close as lines.
+            let size = LEGEND_MIN_SIZE;
+            let lines =
+                entries.iter().map(|e| wrap_with(&e.label, avail(e), &|s| measure(s, size))).collect();
+            let line = (size * 1.15).ceil() as i32;
+            LegendLayout { size, row: line + 1, line, lines }
+        })
+}
+
+/// [`wrap`], with the width of a text given by `measure`.
+fn wrap_with(text: &str, width: u32, measure: &dyn Fn(&str) -> u32) -> Vec<String> {
+    let fits = |s: &str| measure(s) <= width;
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let joined = if line.is_empty() { word.to_string() } else { format!("{line} {word}") };
+        if fits(&joined) {
+            line = joined;
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        if fits(word) {
+            line = word.to_string();
+            continue;
+        }
+        // A word wider than the line: as many characters as fit, each line.
+        for ch in word.chars() {
+            line.push(ch);
+            if !fits(&line) && line.chars().count() > 1 {
+                line.pop();
+                lines.push(std::mem::take(&mut line));
+                line.push(ch);
+            }
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Draws a legend down a column, beside (never over) the plot, and never
+/// cut off: a label too wide for its column is drawn smaller (down to
+/// [`LEGEND_SHRINK_MIN`]), then wraps onto a second line (or more); a legend
+/// too long for its column draws its rows closer, then smaller. One that
+/// fits is drawn at [`LEGEND_SIZE`].
 pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[LegendEntry]) -> Result<()> {
     let (width, height) = area.dim_in_pixel();
-    let need = legend_width(area, entries, LEGEND_SIZE);
-    let size = if need > width {
-        (LEGEND_SIZE * f64::from(width) / f64::from(need)).floor().max(LEGEND_MIN_SIZE)
-    } else {
-        LEGEND_SIZE
-    };
-    let style = font(size);
-    let rows = entries.len().saturating_sub(1) as i32;
-    let room = height as i32 - LEGEND_TOP - 12;
-    let row = if rows > 0 && LEGEND_ROW * rows > room { (room / rows).max(16) } else { LEGEND_ROW };
-    for (k, e) in entries.iter().enumerate() {
-        let y = LEGEND_TOP + row * k as i32;
+    let layout = legend_layout(entries, width, height, &|text, size| text_width(area, text, &font(size)));
+    let style = font(layout.size);
+    for ((e, y), lines) in entries.iter().zip(layout.rows()).zip(&layout.lines) {
         let c = e.colour;
         match e.mark {
             Mark::Line => area.draw(&PathElement::new(vec![(8, y), (44, y)], c.stroke_width(3))),
@@ -431,15 +803,17 @@ pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &
         }
         .map_err(err)?;
         let x = label_x(e.mark);
-        area.draw_text(
-            &e.label,
-            &style.pos(plotters::style::text_anchor::Pos::new(
-                plotters::style::text_anchor::HPos::Left,
-                plotters::style::text_anchor::VPos::Center,
-            )),
-            (x, y),
-        )
-        .map_err(err)?;
+        for (k, line) in lines.iter().enumerate() {
+            area.draw_text(
+                line,
+                &style.pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Center,
+                )),
+                (x, y + layout.line * k as i32),
+            )
+            .map_err(err)?;
+        }
     }
     Ok(())
 }
@@ -521,8 +895,8 @@ pub fn strips<DB: DrawingBackend>(
 
 /// The axes of one strip in a stack of strips (`strips`): time `x` along
 /// the bottom, labelled under the last strip only, counts from 0 to
-/// `y_max` with `y_labels` labels written by `y_label`, and no grid lines
-/// but the major ones.
+/// `y_max` with at most `y_labels` labels, on whole numbers, written by
+/// `y_label`, and no grid lines but the major ones.
 pub fn strip_chart<'a, DB: DrawingBackend>(
     strip: &'a DrawingArea<DB, Shift>,
     last: bool,
@@ -549,16 +923,46 @@ pub fn strip_chart<'a, DB: DrawingBackend>(
         .label_style(font(TICK_SIZE - 2.0))
         .x_label_formatter(&tick)
         .y_label_formatter(y_label)
-        .y_labels(y_labels)
+        .y_labels(count_labels(y_max, y_labels))
         .light_line_style(WHITE.mix(0.0))
         .draw()
         .map_err(err)?;
     Ok(chart)
 }
 
-/// A count as a strip's y label.
+/// A count as a strip's y label ([`count`]; [`strip_chart`] puts labels on
+/// whole numbers only).
 pub fn whole(v: &f64) -> String {
-    format!("{v:.0}")
+    count(v)
+}
+
+/// A count as an axis label, short enough for the label area beside a
+/// rotated axis title: as it is below 10,000 (`250`, `9500`), with an SI
+/// suffix from there (`10k`, `250k`, `1.5M`, `2G`).
+pub fn count(v: &f64) -> String {
+    const UNITS: [(f64, &str); 4] = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
+    if v.abs() < 10_000.0 {
+        return format!("{v:.0}");
+    }
+    let (div, unit) = UNITS.iter().copied().find(|(d, _)| v.abs() >= *d).unwrap_or((1e3, "k"));
+    let s = format!("{:.3}", v / div);
+    format!("{}{unit}", s.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// At most `most` labels on a count axis from 0 to `y_max`, as many as
+/// keeps every label on a whole number (from 0 to 1.3 three labels would
+/// put one at 0.5, which [`whole`] writes as a second `0`).
+pub fn count_labels(y_max: f64, most: usize) -> usize {
+    use plotters::coord::ranged1d::Ranged;
+    (2..=most.max(2))
+        .rev()
+        .find(|&n| {
+            plotters::coord::types::RangedCoordf64::from(0.0..y_max)
+                .key_points(n)
+                .iter()
+                .all(|v| v.fract() == 0.0)
+        })
+        .unwrap_or(1)
 }
 
 /// Points of a step line over bins: each value held over its bin.
@@ -591,18 +995,6 @@ mod tests {
         assert_eq!(names.len(), specs.len());
     }
 
-    /// How far apart two colours look: the "redmean" weighted distance
-    /// (0 for the same colour, about 765 for black and white).
-    fn colour_distance(a: (u8, u8, u8), b: (u8, u8, u8)) -> f64 {
-        let (r, g, b2) = (
-            f64::from(a.0) - f64::from(b.0),
-            f64::from(a.1) - f64::from(b.1),
-            f64::from(a.2) - f64::from(b.2),
-        );
-        let mean = (f64::from(a.0) + f64::from(b.0)) / 2.0;
-        ((2.0 + mean / 256.0) * r * r + 4.0 * g * g + (2.0 + (255.0 - mean) / 256.0) * b2 * b2).sqrt()
-    }
-
     /// `scenarios/algorithms.toml` puts every algorithm side by side: no two
     /// of its limiters may look alike in a chart (colours at least 100 apart;
     /// the two token buckets' slate greys, which did, were 97), and no two
@@ -630,6 +1022,100 @@ mod tests {
         }
     }
 
+    fn limiters_of(toml: &str) -> Vec<LimiterSpec> {
+        let scenario = ratesim::scenario::Scenario::parse(toml, Path::new("test.toml")).unwrap();
+        ratesim::engine::with_reference(&scenario.limiters).0
+    }
+
+    /// Slot counts off the fixed list share a five-colour palette (3, 8 and
+    /// 13 the same green), GCRA bursts 4 to 7 one gold, leaky buckets of
+    /// any burst one teal: in a run of them all, no two may look alike.
+    #[test]
+    fn a_run_of_many_limiters_draws_each_in_a_colour_of_its_own() {
+        let specs = limiters_of(
+            r#"
+name = "many"
+duration = "1s"
+[limit]
+requests = 100
+window = "1s"
+[[traffic]]
+kind = "poisson"
+load = 1.5
+[[limiter]]
+kind = "slot_counter"
+slots = [3, 4, 6, 7, 8, 9, 12, 13, 15, 30, 40]
+[[limiter]]
+kind = "gcra"
+burst = [2, 4, 5, 6, 7]
+[[limiter]]
+kind = "leaky_bucket"
+burst = [5, 50]
+"#,
+        );
+        assert_eq!(specs.len(), 19, "11 slot counters, 5 GCRAs, 2 leaky buckets and the sliding log");
+        // Without the palette they clash.
+        assert_eq!(colour(&specs[0]), colour(&specs[4]), "3 and 8 slots share a colour of their own");
+        let palette = RunPalette::new(&specs);
+        let colours: Vec<(u8, u8, u8)> = specs.iter().map(|s| palette.colour(s).rgb()).collect();
+        for i in 0..specs.len() {
+            for j in i + 1..specs.len() {
+                let d = colour_distance(colours[i], colours[j]);
+                assert!(
+                    d >= MIN_COLOUR_DISTANCE,
+                    "{} and {} look alike: {:?} and {:?}, {d:.0} apart",
+                    specs[i].label(),
+                    specs[j].label(),
+                    colours[i],
+                    colours[j]
+                );
+            }
+        }
+        // The first of each clashing group, and every limiter that clashed
+        // with none, keeps its own colour.
+        for k in [0, 1, 2, 3, 11, 18] {
+            assert_eq!(palette.colour(&specs[k]), colour(&specs[k]), "{}", specs[k].label());
+        }
+        // The same run, the same colours.
+        let again = RunPalette::new(&specs);
+        assert!(specs.iter().all(|s| again.colour(s) == palette.colour(s)));
+    }
+
+    /// The shipped scenarios' limiters are told apart by their own colours
+    /// already: the palette keeps them, and their charts draw every limiter
+    /// in the colour it has in any other run.
+    #[test]
+    fn shipped_scenarios_keep_every_limiters_own_colour() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        let (mut checked, mut changed) = (0, Vec::new());
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "toml") {
+                continue;
+            }
+            let scenario = ratesim::scenario::Scenario::load(&path).unwrap();
+            let mut specs = ratesim::engine::with_reference(&scenario.limiters).0;
+            if scenario.sweep.is_some() && scenario.limiters.is_empty() {
+                specs.extend(ratesim::sweep::default_limiters());
+            }
+            let palette = RunPalette::new(&specs);
+            for s in &specs {
+                if palette.colour(s) != colour(s) {
+                    changed.push(format!(
+                        "{}: {} {:?} -> {:?}",
+                        path.display(),
+                        s.label(),
+                        colour(s),
+                        palette.colour(s)
+                    ));
+                }
+            }
+            checked += 1;
+        }
+        assert!(checked >= 5);
+        assert!(changed.is_empty(), "{changed:#?}");
+    }
+
     #[test]
     fn missing_glyphs_finds_chinese_only() {
         assert!(missing_glyphs("fixed window (2×L) ≈ 10 %").is_empty());
@@ -653,8 +1139,152 @@ mod tests {
             &|_| {},
         )
         .unwrap();
-        let svg = svg_string(&error_vs_slots::ErrorVsSlots { result: &result }).unwrap();
+        let svg =
+            svg_string(&error_vs_slots::ErrorVsSlots { result: &result, palette: &RunPalette::default() })
+                .unwrap();
         assert!(svg.contains("slots N (log scale)") && svg.contains("1000 slots"));
+    }
+
+    /// Text `0.6 × size` pixels per character: a stand-in for a font.
+    fn measure(text: &str, size: f64) -> u32 {
+        (text.chars().count() as f64 * size * 0.6).ceil() as u32
+    }
+
+    fn entry(label: &str) -> LegendEntry {
+        LegendEntry::new(label, BLACK, Mark::Line)
+    }
+
+    /// Every line of a layout within the column, and its last row above
+    /// the bottom.
+    fn assert_inside(layout: &LegendLayout, entries: &[LegendEntry], width: u32, height: u32) {
+        for (e, lines) in entries.iter().zip(&layout.lines) {
+            for l in lines {
+                assert!(
+                    label_x(e.mark) as u32 + measure(l, layout.size) <= width,
+                    "{l:?} at {}",
+                    layout.size
+                );
+            }
+            assert_eq!(
+                lines.concat().replace(' ', ""),
+                e.label.replace(' ', ""),
+                "nothing of a label is lost"
+            );
+        }
+        let last = layout.rows().last().copied().unwrap_or(0)
+            + layout.line * (layout.lines.last().map_or(1, Vec::len) as i32 - 1);
+        assert!(last + (layout.size / 2.0) as i32 <= height as i32, "bottom {last} of {height}");
+    }
+
+    #[test]
+    fn a_legend_that_fits_is_drawn_as_it_always_was() {
+        let entries =
+            vec![entry("fixed window (2×L)"), entry("10 slots (1.1×L)"), entry("sliding log (1×L)")];
+        let layout = legend_layout(&entries, 300, 550, &measure);
+        assert_eq!((layout.size, layout.row), (LEGEND_SIZE, LEGEND_ROW));
+        assert!(layout.lines.iter().all(|l| l.len() == 1));
+    }
+
+    /// `weighted window, floor, counting rejects, header floor: ...` ran
+    /// off the right edge of a 420 px column: it wraps, at a size still
+    /// readable, and nothing is cut.
+    #[test]
+    fn a_label_too_wide_for_its_column_wraps_rather_than_runs_off() {
+        let entries = vec![
+            entry("analytic 1/N and 1/(2N)"),
+            entry("weighted window, floor, counting rejects, header floor: 99.50 %, 49.75 %"),
+            entry("timer bucket max 150 every 100ms, header ceil: 100.00 %, 100.00 %"),
+            entry("sliding log: 0 %, 0 %"),
+        ];
+        let layout = legend_layout(&entries, 420, 550, &measure);
+        assert!(layout.size >= LEGEND_SHRINK_MIN, "{}", layout.size);
+        assert_eq!(layout.lines[1].len(), 2, "{:?}", layout.lines[1]);
+        assert_inside(&layout, &entries, 420, 550);
+        // A word longer than the column breaks inside itself.
+        let long = vec![entry(&"x".repeat(80))];
+        let layout = legend_layout(&long, 300, 550, &measure);
+        assert_inside(&layout, &long, 300, 550);
+    }
+
+    /// Twenty limiters with long names: rows closer, then smaller, all of
+    /// them inside the column.
+    #[test]
+    fn a_long_legend_fits_its_column() {
+        let entries: Vec<LegendEntry> = (0..20)
+            .map(|i| entry(&format!("token bucket cap {i}000 (empty), header floor: 16 B, 1.10, +1.3%")))
+            .collect();
+        let layout = legend_layout(&entries, 420, 550, &measure);
+        assert!(layout.size >= 10.0, "{}", layout.size);
+        assert_inside(&layout, &entries, 420, 550);
+        let many: Vec<LegendEntry> = (0..40).map(|i| entry(&format!("{i} slots (1.1×L)"))).collect();
+        let layout = legend_layout(&many, 300, 550, &measure);
+        assert_inside(&layout, &many, 300, 550);
+    }
+
+    /// A title of a 67-character scenario name fits the image: smaller, or
+    /// on two lines, every line within the band and the image's width.
+    #[test]
+    fn a_long_title_is_drawn_smaller_or_wrapped_never_cut() {
+        init_fonts(None).unwrap();
+        let mut svg = String::new();
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let short = "boundary_burst: requests in the exact window of 1s (limit 100)";
+        assert_eq!(title_layout(&root, short, WIDTH - 40), (TITLE_SIZE, vec![short.to_string()]));
+        let name = "long_labels_with_a_rather_long_scenario_name_for_the_title_bar_here";
+        assert_eq!(name.len(), 67);
+        for title in [
+            format!("{name}: requests in the exact window of 1s (limit 100)"),
+            format!("{name}: offered and admitted per 10ms bin"),
+            format!("{name} {}", "and more words ".repeat(12).trim_end()),
+        ] {
+            let (size, lines) = title_layout(&root, &title, WIDTH - 40);
+            assert!(size < TITLE_SIZE, "{title}");
+            for l in &lines {
+                assert!(text_width(&root, l, &bold(size)) <= WIDTH - 40, "{l:?} at {size}");
+            }
+            assert_eq!(lines.join(" "), title);
+            assert!(
+                lines.len() as f64 * (size * 1.15).ceil() <= f64::from(TITLE_BAND),
+                "{size} x {}",
+                lines.len()
+            );
+        }
+    }
+
+    #[test]
+    fn counts_stay_short_on_an_axis() {
+        assert_eq!(count(&0.0), "0");
+        assert_eq!(count(&250.0), "250");
+        assert_eq!(count(&9999.0), "9999");
+        assert_eq!(count(&10_000.0), "10k");
+        assert_eq!(count(&250_000.0), "250k");
+        assert_eq!(count(&1_000_000.0), "1M");
+        assert_eq!(count(&1_500_000.0), "1.5M");
+        assert_eq!(count(&1_250_000.0), "1.25M");
+        assert_eq!(count(&12_000_000.0), "12M");
+        assert_eq!(count(&3e9), "3G");
+    }
+
+    /// An all-zero strip (a node that admitted nothing) had labels 0, 0.5
+    /// and 1 written "0, 0, 1": the labels of a count strip are whole
+    /// numbers, each once.
+    #[test]
+    fn count_strips_label_whole_numbers_once() {
+        use plotters::coord::ranged1d::Ranged;
+        for (y_max, most) in
+            [(1.0, 3), (1.3, 3), (1.3, 2), (2.6, 3), (6.5, 3), (135.0, 3), (1.35e6, 2), (0.5, 3)]
+        {
+            let n = count_labels(y_max, most);
+            assert!((1..=most).contains(&n), "{y_max}: {n}");
+            let points = plotters::coord::types::RangedCoordf64::from(0.0..y_max).key_points(n);
+            let labels: Vec<String> = points.iter().map(whole).collect();
+            let mut distinct = labels.clone();
+            distinct.dedup();
+            assert_eq!(distinct, labels, "{y_max} with {most}");
+            assert!(points.iter().all(|v| v.fract() == 0.0), "{y_max}: {points:?}");
+        }
+        // Where whole numbers allow them, as many labels as asked.
+        assert_eq!(count_labels(135.0, 3), 3);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `retry_policies`: the retry-policy comparison as grouped bars, a group
 //! per retry table and a bar per limiter (in its colour): attempts per
 //! logical request on top, time to success below (the bar is the longest,
-//! the dot the median).
+//! the ring the median).
 
 use anyhow::Result;
 use plotters::coord::Shift;
@@ -14,6 +14,8 @@ use ratesim::metrics::LimiterReport;
 use ratesim::sweep::RetryPolicyPoint;
 
 pub struct RetryPolicies<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub points: &'a [RetryPolicyPoint],
 }
 
@@ -93,7 +95,12 @@ impl Chart for RetryPolicies<'_> {
                 for (j, l) in lanes.iter().enumerate() {
                     let Some((value, ring)) = find(p, &l.label).as_ref().and_then(f) else { continue };
                     let x0 = g as f64 - 0.4 + w * j as f64;
-                    let bar = Bar { x0: x0 + w * 0.08, x1: x0 + w * 0.92, value, colour: colour(&l.spec) };
+                    let bar = Bar {
+                        x0: x0 + w * 0.08,
+                        x1: x0 + w * 0.92,
+                        value,
+                        colour: self.palette.colour(&l.spec),
+                    };
                     out.push((bar, ring));
                 }
             }
@@ -137,7 +144,7 @@ impl Chart for RetryPolicies<'_> {
         for (b, _) in &amp {
             chart
                 .draw_series(std::iter::once(Text::new(
-                    format!("{:.1}", b.value),
+                    ratesim::export::fmt_ratio_fixed(b.value, 1),
                     ((b.x0 + b.x1) / 2.0, b.value + y_max * 0.02),
                     font(TICK_SIZE - 6.0).pos(Pos::new(HPos::Center, VPos::Bottom)),
                 )))
@@ -182,7 +189,7 @@ impl Chart for RetryPolicies<'_> {
 
         let mut entries: Vec<LegendEntry> = lanes
             .iter()
-            .map(|l| LegendEntry::new(short_label(&l.spec), colour(&l.spec), Mark::Solid))
+            .map(|l| LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), Mark::Solid))
             .collect();
         entries.push(LegendEntry::new("time to success:", BLACK, Mark::Heading));
         entries.push(LegendEntry::new("bar = longest", RGBColor(120, 120, 120), Mark::Solid));

@@ -11,6 +11,8 @@ use ratesim::RunReport;
 use ratesim::time::format_duration;
 
 pub struct RetryTimeline<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub scenario: &'a str,
     pub report: &'a RunReport,
 }
@@ -42,7 +44,7 @@ impl Chart for RetryTimeline<'_> {
             let last = i + 1 == n;
             let l = &r.limiters[i];
             let mut chart = strip_chart(strip, last, 0f64..x_end, y_max * 1.35, 3, &whole)?;
-            let c = colour(&l.spec);
+            let c = self.palette.colour(&l.spec);
             // Stacked: all attempts (retries on top) in colour, first
             // attempts over them in grey.
             chart
@@ -61,7 +63,10 @@ impl Chart for RetryTimeline<'_> {
                 short_label(&l.spec),
                 l.counts.offered,
                 retries,
-                amp.map_or(String::new(), |a| format!(", {a:.2} per request")),
+                amp.map_or(String::new(), |a| format!(
+                    ", {} per request",
+                    ratesim::export::fmt_ratio_fixed(a, 2)
+                )),
                 l.counts.admitted
             );
             chart
@@ -77,7 +82,7 @@ impl Chart for RetryTimeline<'_> {
             LegendEntry::new("retries, by limiter:", BLACK, Mark::Heading),
         ];
         for l in &r.limiters {
-            entries.push(LegendEntry::new(short_label(&l.spec), colour(&l.spec), Mark::Solid));
+            entries.push(LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), Mark::Solid));
         }
         draw_legend(&legend, &entries)?;
         Ok(())

@@ -22,6 +22,8 @@ use ratesim::export::markdown::fmt_seconds;
 use ratesim::time::format_duration;
 
 pub struct ShapingTimeline<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub scenario: &'a str,
     pub report: &'a RunReport,
 }
@@ -95,7 +97,7 @@ impl Chart for ShapingTimeline<'_> {
                     .map(|(b, row)| (x_of(b), x_of(b + 1), (row[i].offered as f64).min(y_max))),
             );
             chart.draw_series(AreaSeries::new(offered, 0.0, grey.mix(0.45))).map_err(err)?;
-            let c = colour(&l.spec);
+            let c = self.palette.colour(&l.spec);
             let backend = steps(
                 bins.iter().enumerate().map(|(b, row)| (x_of(b), x_of(b + 1), row[i].backend() as f64)),
             );
@@ -162,11 +164,15 @@ fn strip_label<DB: DrawingBackend>(
     c: RGBColor,
     h: i32,
 ) -> Result<()> {
-    let style = font(LEGEND_SIZE - 2.0).pos(Pos::new(HPos::Left, VPos::Center));
+    // A long name or figures are drawn smaller, not cut off at the edge.
+    let room = area.dim_in_pixel().0.saturating_sub(32 + 4);
+    let left = Pos::new(HPos::Left, VPos::Center);
     let (y1, y2) = (h / 2 - 9, h / 2 + 10);
     area.draw(&Rectangle::new([(8, y1 - 7), (26, y1 + 7)], c.mix(0.6).filled())).map_err(err)?;
     area.draw(&Rectangle::new([(8, y1 - 7), (26, y1 + 7)], c.stroke_width(2))).map_err(err)?;
-    area.draw_text(&short_label(&l.spec), &style, (32, y1)).map_err(err)?;
+    let name = short_label(&l.spec);
+    let (name, size) = fit_line(area, &name, LEGEND_SIZE - 2.0, room);
+    area.draw_text(&name, &font(size).pos(left), (32, y1)).map_err(err)?;
     let figures = match &l.delays {
         Some(d) if d.delayed > 0 => format!(
             "admitted {} of {}, {} waited (up to {})",
@@ -178,7 +184,7 @@ fn strip_label<DB: DrawingBackend>(
         Some(_) => format!("admitted {} of {}, none waited", l.counts.admitted, l.counts.offered),
         None => format!("admitted {} of {}, at once", l.counts.admitted, l.counts.offered),
     };
-    area.draw_text(&figures, &font(LEGEND_SIZE - 4.0).pos(Pos::new(HPos::Left, VPos::Center)), (32, y2))
-        .map_err(err)?;
+    let (figures, size) = fit_line(area, &figures, LEGEND_SIZE - 4.0, room);
+    area.draw_text(&figures, &font(size).pos(left), (32, y2)).map_err(err)?;
     Ok(())
 }

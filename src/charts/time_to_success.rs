@@ -13,6 +13,8 @@ use ratesim::RunReport;
 use ratesim::export::markdown::fmt_seconds;
 
 pub struct TimeToSuccess<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub scenario: &'a str,
     pub report: &'a RunReport,
 }
@@ -78,7 +80,7 @@ impl Chart for TimeToSuccess<'_> {
         order.sort_by_key(|(l, _)| std::cmp::Reverse(line_width(&l.spec)));
         for (l, cdf) in order {
             let Some((at_once, points)) = cdf else { continue };
-            let c = colour(&l.spec);
+            let c = self.palette.colour(&l.spec);
             // A step curve: flat at the first-attempt share from the left
             // edge, rising at each recorded time.
             let mut pts = vec![(x0, at_once * 100.0)];
@@ -99,7 +101,7 @@ impl Chart for TimeToSuccess<'_> {
         }
         let mut entries = Vec::new();
         for (l, cdf) in &cdfs {
-            entries.push(LegendEntry::new(short_label(&l.spec), colour(&l.spec), Mark::Line));
+            entries.push(LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), Mark::Line));
             let stats = match (cdf, l.clients.as_ref().and_then(|k| k.tts_quantile(0.5))) {
                 (Some((at_once, _)), Some(p50)) => {
                     format!("      {} at time 0, median {}", fmt_share(*at_once), fmt_seconds(p50))

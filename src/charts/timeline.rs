@@ -9,6 +9,8 @@ use ratesim::RunReport;
 use ratesim::time::format_duration;
 
 pub struct Timeline<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub scenario: &'a str,
     pub report: &'a RunReport,
 }
@@ -35,7 +37,7 @@ impl Chart for Timeline<'_> {
         for l in &r.limiters {
             entries.push(LegendEntry::new(
                 format!("admitted: {}", short_label(&l.spec)),
-                colour(&l.spec),
+                self.palette.colour(&l.spec),
                 Mark::Area,
             ));
         }
@@ -63,7 +65,7 @@ impl Chart for Timeline<'_> {
             let l = &r.limiters[i];
             let mut chart =
                 strip_chart(strip, last, 0f64..x_end, y_max * 1.3, if compact { 2 } else { 3 }, &whole)?;
-            let c = colour(&l.spec);
+            let c = self.palette.colour(&l.spec);
             chart
                 .draw_series(AreaSeries::new(series(i, &|b| b.offered), 0.0, grey.mix(0.45)))
                 .map_err(err)?;

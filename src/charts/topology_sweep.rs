@@ -14,6 +14,8 @@ use ratesim::sweep::topology::{Parameter, TopologyPoint};
 use ratesim::time::format_duration;
 
 pub struct TopologySweep<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub scenario: &'a str,
     pub result: &'a TopologySweepResult,
 }
@@ -90,7 +92,7 @@ impl TopologySweep<'_> {
                     _ => short_label(&l.spec),
                 };
                 let line = Line {
-                    colour: colour(&l.spec),
+                    colour: self.palette.colour(&l.spec),
                     width: line_width(&l.spec),
                     dashed: store == Some(true),
                     points: pts,

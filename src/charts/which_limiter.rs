@@ -13,18 +13,21 @@ use ratesim::sweep::LoadPoint;
 use ratesim::time::format_duration;
 
 pub struct WhichLimiter<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub point: &'a LoadPoint,
 }
 
-/// (state bytes per key, peak/L, over-admission %) of each limiter.
-fn points(p: &LoadPoint) -> Vec<(f64, f64, f64)> {
+/// (state bytes per key, peak/L, over-admission %) of each limiter; no
+/// over-admission where the sliding log admitted nothing (n/a).
+fn points(p: &LoadPoint) -> Vec<(f64, f64, Option<f64>)> {
     let keys = p.report.keys.max(1) as f64;
     p.report
         .limiters
         .iter()
         .map(|l| {
             let bytes = (l.state.bytes as f64 / keys).max(1.0);
-            (bytes, l.peak_ratio(), l.over_admission().unwrap_or(0.0) * 100.0)
+            (bytes, l.peak_ratio(), l.over_admission().map(|v| v * 100.0))
         })
         .collect()
 }
@@ -45,15 +48,24 @@ impl Chart for WhichLimiter<'_> {
         // their defaults) is drawn as a ring around it, one ring wider per
         // point on top.
         let covered = |i: usize, k: usize| -> usize {
-            let value = |p: &(f64, f64, f64)| if k == 0 { p.1 } else { p.2 };
-            pts[i + 1..].iter().filter(|q| q.0 == pts[i].0 && value(q) == value(&pts[i])).count()
+            let value = |p: &(f64, f64, Option<f64>)| if k == 0 { Some(p.1) } else { p.2 };
+            pts[i + 1..]
+                .iter()
+                .filter(|q| q.0 == pts[i].0 && value(q).is_some() && value(q) == value(&pts[i]))
+                .count()
         };
         let mut entries = vec![LegendEntry::new("state / key, peak/L, over-adm.:", BLACK, Mark::Heading)];
         for (i, (l, p)) in r.limiters.iter().zip(&pts).enumerate() {
             let mark = if covered(i, 0) + covered(i, 1) > 0 { Mark::Ring } else { Mark::Dot };
             entries.push(LegendEntry::new(
-                format!("{}: {}, {:.2}, {:+.1}%", short_label(&l.spec), fmt_bytes(p.0 as u64), p.1, p.2),
-                colour(&l.spec),
+                format!(
+                    "{}: {}, {}, {}",
+                    short_label(&l.spec),
+                    fmt_bytes(p.0 as u64),
+                    ratesim::export::fmt_ratio_fixed(p.1, 2),
+                    p.2.map_or("n/a".to_string(), |v| format!("{v:+.1}%"))
+                ),
+                self.palette.colour(&l.spec),
                 mark,
             ));
         }
@@ -62,9 +74,9 @@ impl Chart for WhichLimiter<'_> {
         let x_max = pts.iter().map(|p| p.0).fold(16.0, f64::max) * 3.0;
         let x_min = pts.iter().map(|p| p.0).fold(f64::MAX, f64::min).min(x_max) / 3.0;
         for (k, panel) in panels.iter().enumerate() {
-            let value = |p: &(f64, f64, f64)| if k == 0 { p.1 } else { p.2 };
-            let y_max = pts.iter().map(value).fold(0.0, f64::max);
-            let y_min = pts.iter().map(value).fold(f64::MAX, f64::min);
+            let value = |p: &(f64, f64, Option<f64>)| if k == 0 { Some(p.1) } else { p.2 };
+            let y_max = pts.iter().filter_map(value).fold(0.0, f64::max);
+            let y_min = pts.iter().filter_map(value).fold(f64::MAX, f64::min);
             let (y0, y1) = if k == 0 {
                 ((y_min - 0.1).max(0.0), (y_max * 1.08).max(1.2))
             } else {
@@ -95,10 +107,12 @@ impl Chart for WhichLimiter<'_> {
                 chart.draw_series(DashedLineSeries::new(ideal, 10, 6, BLACK.stroke_width(1))).map_err(err)?;
             }
             for (i, (l, p)) in r.limiters.iter().zip(&pts).enumerate() {
-                let c = colour(&l.spec);
+                // Over-admission n/a: no point (the legend says n/a).
+                let Some(y) = value(p) else { continue };
+                let c = self.palette.colour(&l.spec);
                 let point = match covered(i, k) {
-                    0 => Circle::new((p.0, value(p)), 8, c.filled()),
-                    n => Circle::new((p.0, value(p)), 8 + 5 * n as i32, c.stroke_width(3)),
+                    0 => Circle::new((p.0, y), 8, c.filled()),
+                    n => Circle::new((p.0, y), 8 + 5 * n as i32, c.stroke_width(3)),
                 };
                 chart.draw_series(std::iter::once(point)).map_err(err)?;
             }

@@ -10,6 +10,8 @@ use ratesim::RunReport;
 use ratesim::time::format_duration;
 
 pub struct WindowCount<'a> {
+    /// The run's colours.
+    pub palette: &'a RunPalette,
     pub scenario: &'a str,
     pub report: &'a RunReport,
 }
@@ -27,12 +29,11 @@ impl Chart for WindowCount<'_> {
         let limit = r.limit.requests as f64;
         let peak = r.limiters.iter().map(|l| l.counts.peak).max().unwrap_or(0) as f64;
         let y_max = peak.max(limit) * 1.12;
-        // With many clients each has its own window; a bin shows the busiest.
-        let whose = if r.keys > 1 { "the busiest client's " } else { "" };
         let title = format!(
-            "{}: {whose}requests in the exact window of {} (limit {})",
+            "{}: requests in the exact window of {}{} (limit {})",
             self.scenario,
             format_duration(r.limit.window),
+            worst_client(r),
             r.limit.requests
         );
         let area = titled(root, &title)?;
@@ -48,15 +49,11 @@ impl Chart for WindowCount<'_> {
         chart
             .configure_mesh()
             .x_desc(format!("time t ({unit})"))
-            .y_desc(format!(
-                "admitted in (t - {}, t]{}",
-                format_duration(r.limit.window),
-                if r.keys > 1 { ", one client" } else { "" }
-            ))
+            .y_desc(format!("admitted in (t - {}, t]{}", format_duration(r.limit.window), worst_client(r)))
             .axis_desc_style(font(LABEL_SIZE))
             .label_style(font(TICK_SIZE))
             .x_label_formatter(&tick)
-            .y_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&count)
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(err)?;
@@ -70,7 +67,7 @@ impl Chart for WindowCount<'_> {
             }));
             let w = line_width(&r.limiters[i].spec);
             chart
-                .draw_series(LineSeries::new(pts, colour(&r.limiters[i].spec).stroke_width(w)))
+                .draw_series(LineSeries::new(pts, self.palette.colour(&r.limiters[i].spec).stroke_width(w)))
                 .map_err(err)?;
         }
         chart
@@ -96,7 +93,7 @@ impl WindowCount<'_> {
         for l in &r.limiters {
             entries.push(LegendEntry::new(
                 format!("{} ({})", short_label(&l.spec), fmt_ratio_x(l.peak_ratio())),
-                colour(&l.spec),
+                self.palette.colour(&l.spec),
                 Mark::Line,
             ));
         }
@@ -115,11 +112,12 @@ impl WindowCount<'_> {
         let limit = r.limit.requests as f64;
         let peak = r.limiters.iter().map(|l| l.counts.peak).max().unwrap_or(0) as f64;
         let y_max = peak.max(limit) * 1.35;
-        let whose = if r.keys > 1 { "the busiest client's " } else { "" };
         let window = format_duration(r.limit.window);
         let title = format!(
-            "{}: {whose}requests in the exact window of {window} (limit {})",
-            self.scenario, r.limit.requests
+            "{}: requests in the exact window of {window}{} (limit {})",
+            self.scenario,
+            worst_client(r),
+            r.limit.requests
         );
         let area = titled(root, &title)?;
         let limit_colour = RGBColor(200, 0, 0);
@@ -128,7 +126,7 @@ impl WindowCount<'_> {
         let strips = strip_frame(
             &plots,
             &format!("time t ({unit})"),
-            &format!("admitted in (t - {window}, t]{}", if r.keys > 1 { ", one client" } else { "" }),
+            &format!("admitted in (t - {window}, t]{}", worst_client(r)),
         )?;
         let n = r.limiters.len();
         let rows = super::strips(&strips, n, 30);
@@ -148,7 +146,7 @@ impl WindowCount<'_> {
                 let x1 = ((b as u64 + 1) * width) as f64 / div;
                 (x0, x1.min(x_end), row[i].window_peak as f64)
             }));
-            let c = colour(&l.spec);
+            let c = self.palette.colour(&l.spec);
             chart.draw_series(LineSeries::new(pts, c.stroke_width(2))).map_err(err)?;
             let text =
                 format!("{}: peak {} ({})", short_label(&l.spec), l.counts.peak, fmt_ratio_x(l.peak_ratio()));
@@ -165,7 +163,14 @@ impl WindowCount<'_> {
     }
 }
 
-/// `2x`, `1.37x`.
+/// With many clients each has its own window, and a bin shows the largest
+/// count of any client at an arrival in it (`docs/semantics.md`, "The
+/// timeline"): not one client's, but the worst client of each bin.
+fn worst_client(r: &RunReport) -> &'static str {
+    if r.keys > 1 { ", worst client per bin" } else { "" }
+}
+
+/// `2×L`, `1.37×L`, `1.002×L` (never `1×L` for a peak above L).
 pub fn fmt_ratio_x(v: f64) -> String {
-    format!("{}×L", ratesim::export::fmt_ratio((v * 100.0).round() / 100.0))
+    format!("{}×L", ratesim::export::fmt_ratio_short(v))
 }

@@ -11,8 +11,9 @@ use plotters::coord::types::RangedCoordf64;
 use ratesim::diagram::{Cutting, DiagramLane, WindowsDiagram};
 use ratesim::time::format_duration;
 
-/// Draws a [`WindowsDiagram`] (its content is decided by the library).
-pub struct Diagram<'a>(pub &'a WindowsDiagram);
+/// Draws a [`WindowsDiagram`] (its content is decided by the library) in
+/// the run's colours.
+pub struct Diagram<'a>(pub &'a WindowsDiagram, pub &'a RunPalette);
 
 /// The plot's coordinates: time in the view's unit, lanes stacked in y.
 type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
@@ -45,7 +46,7 @@ impl Diagram<'_> {
         let (v0, v1) = (d.view.0.get(), d.view.1.get());
         let y0 = lane_y(k);
         let (cell0, cell1) = (y0 + 0.08, y0 + 0.48);
-        let c = rgb(lane.style.rgb);
+        let c = self.1.colour(&lane.spec);
         if lane.cutting == Cutting::Exact {
             let a = t_star.saturating_sub(w);
             let shade =
@@ -89,7 +90,7 @@ impl Diagram<'_> {
         let d = self.0;
         let (v0, v1) = (d.view.0.get(), d.view.1.get());
         let y0 = lane_y(k);
-        let c = rgb(lane.style.rgb);
+        let c = self.1.colour(&lane.spec);
         let mut ticks = Vec::new();
         for (t, adm) in d.arrivals.iter().zip(&lane.admitted) {
             if t.get() < v0 || t.get() >= v1 {
@@ -190,7 +191,9 @@ impl Chart for Diagram<'_> {
         }
         let mut entries: Vec<LegendEntry> = lanes
             .iter()
-            .map(|lane| LegendEntry::new(format!("{}: admitted", lane.name), rgb(lane.style.rgb), Mark::Line))
+            .map(|lane| {
+                LegendEntry::new(format!("{}: admitted", lane.name), self.1.colour(&lane.spec), Mark::Line)
+            })
             .collect();
         entries.push(LegendEntry::new("rejected (any)", GREY, Mark::Line));
         entries.push(LegendEntry::new("shaded: counted at t*", BLACK, Mark::Heading));

@@ -3,7 +3,9 @@
 use std::fmt::Write;
 
 use super::table::{Align, Table, pad};
-use super::{excess_share, fmt_bytes, fmt_percent, fmt_percent2, fmt_ratio};
+use super::{
+    excess_share, fmt_bytes, fmt_percent, fmt_percent2, fmt_ratio, fmt_ratio_fixed, fmt_ratio_short,
+};
 use crate::engine::RunReport;
 use crate::sweep::{BurstPairResult, LoadPoint, RetryPolicyPoint, analytic_burst_pair, rule_of_thumb};
 use crate::time::format_duration;
@@ -54,7 +56,7 @@ pub fn summary_table(report: &RunReport) -> Table {
             c.admitted.to_string(),
             c.rejected.to_string(),
             c.peak.to_string(),
-            format!("{:.2}", l.peak_ratio()),
+            fmt_ratio_fixed(l.peak_ratio(), 2),
             c.excess.to_string(),
             c.false_rejects.to_string(),
             l.over_admission().map_or("n/a".into(), |v| fmt_percent(v, true)),
@@ -203,7 +205,7 @@ pub fn clients_table(report: &RunReport) -> Table {
             l.label.clone(),
             k.logical.to_string(),
             l.counts.offered.to_string(),
-            k.amplification().map_or("n/a".into(), |a| format!("{a:.2}")),
+            k.amplification().map_or("n/a".into(), |a| fmt_ratio_fixed(a, 2)),
             k.succeeded.to_string(),
             k.gave_up.to_string(),
             k.unfinished.to_string(),
@@ -275,11 +277,7 @@ pub fn error_vs_slots_table(result: &BurstPairResult) -> Table {
             fmt_ratio(r.worst_peak_ratio(result.limit.requests)),
             r.mean_violation_excess().map_or_else(dash, |e| {
                 let l = result.limit.requests as f64;
-                format!(
-                    "{} ({}×L)",
-                    fmt_ratio((e * 100.0).round() / 100.0),
-                    fmt_ratio((e / l * 100.0).round() / 100.0)
-                )
+                format!("{} ({}×L)", fmt_ratio_short(e), fmt_ratio_short(e / l))
             }),
         ]);
     }
@@ -422,7 +420,7 @@ pub fn retry_policies_table(points: &[RetryPolicyPoint]) -> Table {
                 l.label.clone(),
                 k.logical.to_string(),
                 l.counts.offered.to_string(),
-                k.amplification().map_or("n/a".into(), |a| format!("{a:.2}")),
+                k.amplification().map_or("n/a".into(), |a| fmt_ratio_fixed(a, 2)),
                 k.succeeded.to_string(),
                 k.gave_up.to_string(),
                 k.unfinished.to_string(),
@@ -498,7 +496,7 @@ pub fn nodes_table(report: &RunReport, topology: &crate::nodes::Topology) -> Tab
                 share.map_or("n/a".into(), |s| fmt_percent(s, false)),
                 n.rejected.to_string(),
                 n.peak.to_string(),
-                format!("{:.2}", n.peak as f64 / report.limit.requests as f64),
+                fmt_ratio_fixed(n.peak as f64 / report.limit.requests as f64, 2),
             ]);
             t.push(row);
         }
@@ -583,7 +581,7 @@ pub fn topology_sweep_table(result: &crate::sweep::TopologySweepResult) -> Table
             row.extend([
                 l.label.clone(),
                 l.counts.admitted.to_string(),
-                format!("{:.2}", l.peak_ratio()),
+                fmt_ratio_fixed(l.peak_ratio(), 2),
                 l.counts.excess.to_string(),
                 l.counts.false_rejects.to_string(),
                 l.over_admission().map_or("n/a".into(), |v| fmt_percent(v, true)),
@@ -592,7 +590,7 @@ pub fn topology_sweep_table(result: &crate::sweep::TopologySweepResult) -> Table
                 Parameter::Rtt => {
                     p.estimated_over_admission(l).map_or("–".into(), |e| fmt_percent(e, true))
                 }
-                _ => p.analytic_peak_ratio(l).map_or("–".into(), |a| format!("{a:.2}")),
+                _ => p.analytic_peak_ratio(l).map_or("–".into(), |a| fmt_ratio_fixed(a, 2)),
             });
             t.push(row);
         }

@@ -11,11 +11,58 @@ pub mod text;
 
 pub use output_dir::{Abandoned, OutputDir, OutputError, abandon_all_staging};
 
-/// A ratio with up to 6 decimals and no trailing zeros (`2`, `0.5`, `0.333333`).
+/// A ratio with up to 6 decimals and no trailing zeros (`2`, `0.5`,
+/// `0.333333`); more when 6 would round a value that is not whole to a whole
+/// one (`1.0000001`, never `1`: see [`decimals`]).
 pub fn fmt_ratio(v: f64) -> String {
-    let s = format!("{v:.6}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" { "0".to_string() } else { s.to_string() }
+    let d = decimals(v, 6);
+    trim_zeros(format!("{v:.d$}"))
+}
+
+/// A ratio for charts and legends: two decimals and no trailing zeros
+/// (`2`, `1.5`, `1.37`), more when two would round a value that is not whole
+/// to a whole one: a peak of 1,001,910 at L = 1,000,000 is `1.002`, not `1`,
+/// and `1.999999` is not `2`. Exactly 1 is `1`.
+pub fn fmt_ratio_short(v: f64) -> String {
+    let d = decimals(v, 2);
+    // Rounded half away from zero, as these figures always were (1.625: 1.63).
+    let p = 10f64.powi(d as i32);
+    trim_zeros(format!("{:.d$}", (v * p).round() / p))
+}
+
+/// A ratio with `places` fixed decimals, for table columns (`2.00`, `1.37`
+/// at two places), with more when `places` would round a value that is not
+/// whole to a whole one: `1.002`, not `1.00`, for a peak just over L.
+pub fn fmt_ratio_fixed(v: f64, places: usize) -> String {
+    let d = decimals(v, places);
+    format!("{v:.d$}")
+}
+
+/// The most decimals a ratio is written with: enough to tell 1 + 1e-15 from 1.
+const MAX_DECIMALS: usize = 15;
+
+/// The decimals `v` needs, `places` or more: rounding must not make a value
+/// that is not whole look whole. A ratio against the limit that reads `1`
+/// or `2` says "exactly L" or "exactly 2 L"; one just above or below must
+/// show that it is.
+fn decimals(v: f64, places: usize) -> usize {
+    let whole_at = |d: usize| {
+        let p = 10f64.powi(d as i32);
+        ((v * p).round() / p).fract() == 0.0
+    };
+    let mut d = places;
+    if v.is_finite() && v.fract() != 0.0 {
+        while d < MAX_DECIMALS && whole_at(d) {
+            d += 1;
+        }
+    }
+    d
+}
+
+/// `1.500` as `1.5`, `2.00` as `2`, `-0` as `0`.
+fn trim_zeros(s: String) -> String {
+    let t = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.') } else { s.as_str() };
+    if t == "-0" { "0".to_string() } else { t.to_string() }
 }
 
 /// A fraction as a percentage with one decimal (`100.0 %`), signed when asked.
@@ -63,5 +110,44 @@ mod tests {
         assert_eq!(fmt_percent(-0.0001, true), "0.0 %");
         assert_eq!(fmt_bytes(16), "16 B");
         assert_eq!(fmt_bytes(1536), "1.5 KiB");
+    }
+
+    /// A ratio above (or below) a whole number never prints as that number:
+    /// the fixed window's peak of 1,001,910 at L = 1,000,000 is 1.002 L.
+    #[test]
+    fn ratios_near_a_whole_number_keep_the_digits_that_show_it() {
+        let peak = 1_001_910.0 / 1_000_000.0;
+        assert_eq!(fmt_ratio_short(peak), "1.002");
+        assert_eq!(fmt_ratio_fixed(peak, 2), "1.002");
+        assert_eq!(fmt_ratio(peak), "1.00191");
+        // Exactly 1 and exactly 2 stay short.
+        assert_eq!(fmt_ratio_short(1.0), "1");
+        assert_eq!(fmt_ratio_fixed(1.0, 2), "1.00");
+        assert_eq!(fmt_ratio(1.0), "1");
+        assert_eq!(fmt_ratio_short(2.0), "2");
+        // Just over 1 by one request in a million, and in ten million.
+        assert_eq!(fmt_ratio_short(1_000_001.0 / 1_000_000.0), "1.000001");
+        assert_eq!(fmt_ratio_fixed(1_000_001.0 / 1_000_000.0, 2), "1.000001");
+        assert_eq!(fmt_ratio(10_000_001.0 / 10_000_000.0), "1.0000001");
+        // Just under: 2L - 1 of a bucket of L = 1,000,000 is not 2 L, and a
+        // peak of 996 at L = 1000 is not L.
+        assert_eq!(fmt_ratio_short(1_999_999.0 / 1_000_000.0), "1.999999");
+        assert_eq!(fmt_ratio_short(0.996), "0.996");
+        assert_eq!(fmt_ratio_fixed(0.996, 2), "0.996");
+        // Not near a whole number: two decimals, as before.
+        assert_eq!(fmt_ratio_short(1.37), "1.37");
+        assert_eq!(fmt_ratio_short(1.625), "1.63");
+        assert_eq!(fmt_ratio_short(1.5), "1.5");
+        assert_eq!(fmt_ratio_fixed(1.5, 2), "1.50");
+        assert_eq!(fmt_ratio_fixed(1.0 / 3.0, 2), "0.33");
+        // Near zero: 0.001 is not 0; zero is.
+        assert_eq!(fmt_ratio_short(0.001), "0.001");
+        assert_eq!(fmt_ratio_short(0.0), "0");
+        assert_eq!(fmt_ratio_short(-0.0), "0");
+        assert_eq!(fmt_ratio_short(-0.001), "-0.001");
+        // One place, as the retry charts label their bars.
+        assert_eq!(fmt_ratio_fixed(1.04, 1), "1.04");
+        assert_eq!(fmt_ratio_fixed(1.0, 1), "1.0");
+        assert_eq!(fmt_ratio_fixed(8.2, 1), "8.2");
     }
 }

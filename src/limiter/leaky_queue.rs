@@ -90,7 +90,9 @@ client keys",
     }
 
     fn style(&self) -> Style {
-        Style { rgb: (121, 85, 72), line_width: 3, short: format!("leaky queue, {} places", self.queue) }
+        // Blue: the brown it had was 45 apart from the GCRA that waits
+        // (`max_wait`), which shapes beside it (`scenarios/shaping.toml`).
+        Style { rgb: (31, 31, 204), line_width: 3, short: format!("leaky queue, {} places", self.queue) }
     }
 }
 
