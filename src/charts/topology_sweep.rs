@@ -82,7 +82,8 @@ impl TopologySweep<'_> {
                 let pts = chosen
                     .map(|p| {
                         let r = &p.report.limiters[i];
-                        (self.x(p), r.over_admission().unwrap_or(0.0) * 100.0, r.peak_ratio())
+                        // n/a (nothing admitted by the reference): no point.
+                        (self.x(p), r.over_admission().map_or(f64::NAN, |o| o * 100.0), r.peak_ratio())
                     })
                     .collect();
                 let name = match store {
@@ -133,7 +134,8 @@ fn draw_line<DB: DrawingBackend, X: Ranged<ValueType = f64>>(
     line: &Line,
     value: impl Fn(&(f64, f64, f64)) -> f64,
 ) -> Result<()> {
-    let pts: Vec<(f64, f64)> = line.points.iter().map(|p| (p.0, value(p))).collect();
+    let pts: Vec<(f64, f64)> =
+        line.points.iter().map(|p| (p.0, value(p))).filter(|p| !p.1.is_nan()).collect();
     let style = line.colour.stroke_width(line.width);
     if line.dashed {
         chart.draw_series(DashedLineSeries::new(pts.clone(), 10, 6, style)).map_err(err)?;
