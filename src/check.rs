@@ -22,6 +22,9 @@ pub struct TraceCheck {
     pub last: Option<Nanos>,
     /// `Some(rows that were out of order)` when the source sorts in memory.
     pub sorted: Option<u64>,
+    /// Records that cover more than one line, and the line of the first
+    /// (see [`CsvTrace::multiline_records`]).
+    pub multiline: (u64, Option<u64>),
 }
 
 impl TraceCheck {
@@ -54,6 +57,7 @@ pub fn check_traces(scenario: &Scenario) -> Result<Vec<TraceCheck>, TraceError> 
             first,
             last,
             sorted: sorted.then(|| trace.out_of_order()),
+            multiline: trace.multiline_records(),
         })
     }
     Ok(out)
@@ -109,7 +113,17 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
                     None => "streamed, in time order".to_string(),
                 };
                 let rows = if c.rows == 1 { "1 row".to_string() } else { format!("{} rows", c.rows) };
-                format!("csv {}: {rows}{span}; read in full, {mode}", opts.path.display())
+                let mut line = format!("csv {}: {rows}{span}; read in full, {mode}", opts.path.display());
+                if let (n @ 1.., Some(first)) = c.multiline {
+                    let _ = write!(
+                        line,
+                        "\n              {} over more than one line (the first on line {first}): a quoted field holds a \
+                         line break; if a stray quote opened it, every line up to the next quote was read as that \
+                         one field",
+                        if n == 1 { "1 record runs".to_string() } else { format!("{n} records run") }
+                    );
+                }
+                line
             }
         };
         let _ = writeln!(s, "{head} [{i}] {line}");
@@ -173,7 +187,14 @@ mod tests {
 
     #[test]
     fn memory_is_the_sorted_rows_or_the_reader_buffer() {
-        let c = |sorted| TraceCheck { path: "t.csv".into(), rows: 1000, first: None, last: None, sorted };
+        let c = |sorted| TraceCheck {
+            path: "t.csv".into(),
+            rows: 1000,
+            first: None,
+            last: None,
+            sorted,
+            multiline: (0, None),
+        };
         assert_eq!(c(Some(3)).memory_bytes(), 16_000);
         // Streamed: the reader's 256 KiB buffer, whatever the row count.
         assert_eq!(c(None).memory_bytes(), 262_144);

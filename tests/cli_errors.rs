@@ -928,9 +928,68 @@ fn t15_last_line_without_newline_is_read() {
 #[test]
 fn t16_unterminated_quote() {
     trace("time\n0.1\n\"0.5\n0.6\n").refused(&[
-        "trace.csv, line 3: field `time` runs over several lines",
-        "quote `\"` opened here is never closed",
+        "trace.csv, line 3: a quote `\"` opened in field `time` (column 1) is never closed: the file ends inside it",
     ]);
+}
+
+/// A quote never closed in a column ratesim does not read once made every
+/// row after it part of that one field: `check` said ok with 2 rows and
+/// `run` replayed 2. The end of the file inside the quote is an error that
+/// names the line and column where it opened, on either reading path.
+#[test]
+fn t22_unterminated_quote_in_a_column_not_read() {
+    trace("time,user_agent\n0.001,curl/8.0\n0.002,\"Mozilla/5.0 (truncated\n0.003,curl/8.0\n0.004,curl/8.0\n")
+        .refused(&[
+            "trace.csv, line 3: a quote `\"` opened in field `user_agent` (column 2) is never closed: the file ends inside it (every line after it would be read as part of that field)",
+        ]);
+    trace("time,path\n0.1,\"/a\n0.2,/b\n0.3,/c\n0.4,/d\n")
+        .refused(&["trace.csv, line 2: a quote `\"` opened in field `path` (column 2) is never closed"]);
+    // In the key column.
+    Case::new(&format!("{CSV_BASE}key_column = \"client\"\n"))
+        .file("trace.csv", "time,client\n0.1,a\n0.2,\"b\n0.3,c\n")
+        .refused(&["trace.csv, line 3: a quote `\"` opened in field `client` (column 2) is never closed"]);
+}
+
+/// A quote closed a few lines later inside a time or key field makes that
+/// field run over those lines: refused, naming them.
+#[test]
+fn t23_time_or_key_over_several_lines() {
+    trace("time\n0.1\n\"0.2\n0.3\"\n0.4\n").refused(&[
+        "trace.csv, line 3: field `time` runs over lines 3 to 4: a quote `\"` opens it on line 3 and closes it only on line 4; a time must be on one line (a stray quote reads every line up to the next quote as one field)",
+    ]);
+    Case::new(&format!("{CSV_BASE}key_column = \"client\"\n"))
+        .file("trace.csv", "time,client\n0.1,a\n0.2,\"b\n0.3,c\"\n0.4,d\n")
+        .refused(&["trace.csv, line 3: the key field `client` runs over lines 3 to 4"]);
+}
+
+/// A quoted line break in a column not read is legal CSV (RFC 4180): the
+/// record is read. But a stray quote closed much later reads the same way
+/// and swallows the rows in between, so `check` says where such records are.
+#[test]
+fn t24_a_quoted_line_break_in_a_column_not_read_is_read_and_reported() {
+    let c = trace("time,note\n0.1,\"two\nlines\"\n0.2,x\n0.3,\"stray\n0.4,y\n0.5,z\"\n0.6,w\n");
+    let out = c.run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("trace.csv: 4 rows, 0.1 s to 0.6 s; read in full, streamed"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "\n              2 records run over more than one line (the first on line 2): a quoted field holds a line break; \
+             if a stray quote opened it, every line up to the next quote was read as that one field\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    let out = c.run(&["run", "s.toml", "--out", "out", "--quiet"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let summary = fs::read_to_string(c.path("out/summary.csv")).unwrap();
+    assert!(summary.lines().nth(1).unwrap().contains(",4,4,0,"), "{summary}");
+    // Nothing is said of a trace without such records.
+    let out = trace("time\n0.1\n").run(&["check", "s.toml"]);
+    assert!(!out.stdout.contains("more than one line"), "{}", out.stdout);
 }
 
 /// Line numbers are file lines: blank lines and CRLF ends count as written.

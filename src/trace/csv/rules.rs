@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use super::CsvOptions;
 use super::digits::parse_plain;
-use super::splitter::NO_FIELD;
+use super::splitter::{Fields, NO_FIELD};
 use crate::time::{Nanos, TimeUnit};
 use crate::trace::{Arrival, ArrivalResult, TraceError};
 
@@ -22,6 +22,10 @@ pub(super) struct RowRules {
     /// The key column's index, or [`NO_KEY`].
     pub(super) key_index: usize,
     time_column: String,
+    /// The key column's name, if there is one.
+    key_column: Option<String>,
+    /// The header's column names, to name a field in errors.
+    header: Vec<Vec<u8>>,
     unit: TimeUnit,
     last: Nanos,
     pub(super) rows: u64,
@@ -60,6 +64,9 @@ impl RowRules {
             time_index,
             key_index,
             time_column: options.time_column.clone(),
+            key_column: options.key_column.clone(),
+            // Only to name a field: a name is cut where errors cut text.
+            header: headers.iter().map(|h| h[..h.len().min(64)].to_vec()).collect(),
             unit: options.time_unit,
             last: Nanos::ZERO,
             rows: 0,
@@ -72,6 +79,43 @@ impl RowRules {
     pub(super) fn sort(mut rows: Vec<Arrival>) -> std::vec::IntoIter<Arrival> {
         rows.sort_by_key(|a| a.time);
         rows.into_iter()
+    }
+
+    /// Field `field` (from 0) of a row, named for errors: "field `user_agent`
+    /// (column 2)", or "column 7" past the header's columns.
+    pub(super) fn describe_field(&self, field: usize) -> String {
+        match self.header.get(field) {
+            Some(name) => {
+                format!("field `{}` (column {})", String::from_utf8_lossy(name.trim_ascii()), field + 1)
+            }
+            None => format!("column {}", field + 1),
+        }
+    }
+
+    /// The error for a record (starting on `line`) whose time or key field
+    /// holds a line break: a quoted field that runs over several lines. A
+    /// time or key never does; a stray quote does, swallowing every line up
+    /// to the next quote. Only the general parser's records can.
+    #[cold]
+    pub(super) fn spanning_field(&self, line: u64, record: &Fields<'_>) -> Option<TraceError> {
+        for (index, role) in [(self.time_index, "time"), (self.key_index, "key")] {
+            let Some(field) = record.get(index) else { continue };
+            let breaks = memchr::memchr_iter(b'\n', field).count() as u64;
+            if breaks == 0 {
+                continue;
+            }
+            let first = line + record.lines_before(index);
+            let name = match role {
+                "time" => format!("field `{}`", self.time_column),
+                _ => format!("the key field `{}`", self.key_column.as_deref().unwrap_or_default()),
+            };
+            let last = first + breaks;
+            let message = format!(
+                "{name} runs over lines {first} to {last}: a quote `\"` opens it on line {first} and closes it only on line {last}; a {role} must be on one line (a stray quote reads every line up to the next quote as one field)"
+            );
+            return Some(TraceError::Row { path: self.path.clone(), line: first, message });
+        }
+        None
     }
 
     /// The arrival in a record of `fields` fields read at `line`, given its
@@ -99,11 +143,6 @@ impl RowRules {
         let t = match parse_plain(self.unit, field) {
             Some(t) => t,
             None => {
-                if field.contains(&b'\n') {
-                    return row_error(format!(
-                        "field `{col}` runs over several lines: a quote `\"` opened here is never closed"
-                    ));
-                }
                 let text = match std::str::from_utf8(field) {
                     Ok(t) => t,
                     Err(_) => return row_error(format!("field `{col}` is not UTF-8 text")),
