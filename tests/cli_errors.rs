@@ -992,6 +992,71 @@ fn t24_a_quoted_line_break_in_a_column_not_read_is_read_and_reported() {
     assert!(!out.stdout.contains("more than one line"), "{}", out.stdout);
 }
 
+/// `CSV_BASE` with `duration = "1s"` on line 2 (at column 12, as in `BASE`).
+fn csv_with_duration(extra: &str) -> String {
+    CSV_BASE.replacen("name = \"t\"\n", "name = \"t\"\nduration = \"1s\"\n", 1) + extra
+}
+
+/// A trace that starts at or after `duration` once ran with 0 requests and
+/// every ratio n/a. A burst there is refused (`s49`); so is the trace, when
+/// its first row is read. `check` reads on and says how many rows are late.
+#[test]
+fn t25_trace_starting_at_or_after_the_duration() {
+    let c = Case::new(&csv_with_duration("")).file("trace.csv", "time\n5\n6\n");
+    let first = "trace.csv, line 2: the first row is at 5 s, not before the scenario's `duration` (1 s, set at s.toml:2:12): the run drops every request at or after it, so this trace would send none";
+    c.fails(&["check", "s.toml"], 1, &[&format!("{first}; 2 rows from line 2 on are at or after it\n")]);
+    c.fails(&["run", "s.toml", "--out", "out"], 1, &[first]);
+    assert!(!c.path("out").exists());
+    // At the duration itself; and sorted, where no row has a line.
+    let c = Case::new(&csv_with_duration("sort = true\n")).file("trace.csv", "time\n1\n");
+    c.fails(
+        &["check", "s.toml"],
+        1,
+        &["trace.csv: every row is at or after the scenario's `duration` (1 s, set at s.toml:2:12), the earliest at 1 s", "; 1 row is at or after it"],
+    );
+    // A bad row after the late ones stops the count; it is no error of its own.
+    let c = Case::new(&csv_with_duration("")).file("trace.csv", "time\n5\n6\nabc\n");
+    c.fails(
+        &["check", "s.toml"],
+        1,
+        &["; 2 rows from line 2 on are at or after it (counted up to a bad row, which a run never reads: trace.csv, line 4: field `time`: `abc`"],
+    );
+}
+
+/// A run reads no row at or after `duration`, so a bad or out-of-order row
+/// after the first such row is no error: once it failed the run only when
+/// another source was merged with the trace. `check` reads as a run does
+/// and counts the rows it leaves.
+#[test]
+fn t26_rows_after_the_duration_are_not_read() {
+    let burst = "\n[[traffic]]\nkind = \"burst\"\nstart = \"100ms\"\ncount = 1\n";
+    for late in ["abc", "0.7"] {
+        for (extra, requests) in [("", 1), (burst, 2)] {
+            let c = Case::new(&csv_with_duration(extra)).file("trace.csv", format!("time\n0.5\n5\n{late}\n"));
+            let out = c.run(&["check", "s.toml"]);
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            assert!(
+                out.stdout.contains(
+                    "trace.csv: 1 row, 0.5 s to 0.5 s; read in full, streamed, in time order; 1 row from line 3 on is at or after `duration` (1 s): a run does not read it (counted up to a bad row, which a run never reads: trace.csv, line 4: field `time`"
+                ),
+                "{}",
+                out.stdout
+            );
+            let out = c.run(&["run", "s.toml", "--out", "out"]);
+            assert_eq!(out.code, 0, "{late} {extra:?}: {}", out.stderr);
+            assert!(out.stdout.contains(&format!("trace     {requests} request")), "{}", out.stdout);
+        }
+    }
+    let c = Case::new(&csv_with_duration("")).file("trace.csv", "time\n0.5\n5\n6\n");
+    let out = c.run(&["check", "s.toml"]);
+    assert!(
+        out.stdout
+            .contains("; 2 rows from line 3 on are at or after `duration` (1 s): a run does not read them\n"),
+        "{}",
+        out.stdout
+    );
+}
+
 /// Line numbers are file lines: blank lines and CRLF ends count as written.
 #[test]
 fn t17_line_numbers_count_blank_lines() {

@@ -40,6 +40,9 @@ pub struct Scenario {
     pub seed: u64,
     /// Arrivals at or after this instant are dropped; the run covers `[0, duration)`.
     pub duration: Option<Nanos>,
+    /// Where the scenario sets `duration` (`file:line:column`), for errors
+    /// found while a trace is read.
+    pub duration_at: Option<String>,
     pub limit: Limit,
     /// Where the scenario sets `limit.window` (`file:line:column`), for
     /// errors found later about what the window is too short for.
@@ -267,6 +270,7 @@ impl Scenario {
             description: raw.description.clone(),
             seed,
             duration,
+            duration_at: raw.duration.as_ref().map(|d| ctx.location(d.span())),
             limit,
             window_at: ctx.location(window_span),
             traffic,

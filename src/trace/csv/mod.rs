@@ -23,6 +23,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::{Arrival, ArrivalResult, TraceError};
+#[cfg(test)]
+use crate::time::Nanos;
 use crate::time::TimeUnit;
 use rules::{NO_KEY, RowRules};
 use splitter::{Input, Line, ReadError};
@@ -110,7 +112,7 @@ impl<R: Read> CsvTrace<R> {
             CsvTrace { input, rules, sorted: None, done: false, multiline: 0, first_multiline: None };
         if options.sort {
             let mut rows = Vec::new();
-            while let Some(r) = trace.read_one(false) {
+            while let Some(r) = trace.read_one::<false>(false, &mut 0) {
                 rows.push(r?);
             }
             trace.done = false;
@@ -147,14 +149,47 @@ impl<R: Read> CsvTrace<R> {
         self.sorted.is_some()
     }
 
+    /// The next arrival (or error) and the line its row starts on (`None`
+    /// in a trace sorted in memory, or for an error of no row): what
+    /// `next` gives, for callers that name rows by line.
+    pub fn next_located(&mut self) -> Option<(Option<u64>, ArrivalResult)> {
+        if self.done {
+            return None;
+        }
+        if let Some(sorted) = &mut self.sorted {
+            return sorted.next().map(|a| (None, Ok(a)));
+        }
+        let mut line = 0;
+        let r = self.read_one::<true>(true, &mut line)?;
+        if r.is_err() {
+            self.done = true;
+        }
+        Some(((line > 0).then_some(line), r))
+    }
+
+    /// The earliest row of a trace sorted in memory, without taking it.
+    pub fn peek_sorted(&self) -> Option<Arrival> {
+        self.sorted.as_ref().and_then(|s| s.as_slice().first().copied())
+    }
+
     /// Reads one row; `in_order` refuses a row earlier than the one before.
+    /// With `LOCATE`, sets `line_of_row` to the line the row starts on
+    /// (left as it is for an error of no row); without, the hot path, it
+    /// stores nothing.
     #[inline]
-    fn read_one(&mut self, in_order: bool) -> Option<ArrivalResult> {
+    fn read_one<const LOCATE: bool>(
+        &mut self,
+        in_order: bool,
+        line_of_row: &mut u64,
+    ) -> Option<ArrivalResult> {
         let rules = &mut self.rules;
         let read = if self.input.is_fast() {
             match self.input.next_line(rules.time_index, rules.key_index) {
                 Line::Row(row) => {
                     let (time, key) = (self.input.field(row.time), self.input.field(row.key));
+                    if LOCATE {
+                        *line_of_row = row.line;
+                    }
                     return Some(rules.row(row.line, time, key, row.fields, in_order));
                 }
                 Line::End => Ok(None),
@@ -169,6 +204,9 @@ impl<R: Read> CsvTrace<R> {
         };
         match read {
             Ok(Some((line, record, multiline))) => {
+                if LOCATE {
+                    *line_of_row = line;
+                }
                 if multiline {
                     if let Some(e) = rules.spanning_field(line, &record) {
                         return Some(Err(e));
@@ -191,6 +229,9 @@ impl<R: Read> CsvTrace<R> {
             }
             Err(ReadError::Io(e)) => Some(Err(read_failed(&rules.path, &e))),
             Err(ReadError::OpenQuote { line, field }) => {
+                if LOCATE {
+                    *line_of_row = line;
+                }
                 Some(Err(open_quote(&rules.path, line, rules.describe_field(field))))
             }
         }
@@ -223,7 +264,7 @@ impl<R: Read> Iterator for CsvTrace<R> {
         if let Some(sorted) = &mut self.sorted {
             return sorted.next().map(Ok);
         }
-        let r = self.read_one(true);
+        let r = self.read_one::<false>(true, &mut 0);
         if matches!(r, Some(Err(_))) {
             self.done = true;
         }
@@ -234,6 +275,7 @@ impl<R: Read> Iterator for CsvTrace<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::Nanos;
     use std::io::Write;
 
     #[test]
@@ -434,6 +476,27 @@ mod tests {
         assert!(e.starts_with("t.csv, line 3: field `time` runs over lines 3 to 4"), "{e}");
         // Without a key column, a multi-line key-like column is not read.
         assert!(rows_or_error("time,key\n0.1,a\n0.2,\"b\n0.3,c\"\n", false).is_ok());
+    }
+
+    /// `next_located` names each row's line, on both paths, and none when
+    /// sorted; `peek_sorted` shows the earliest row without taking it.
+    #[test]
+    fn next_located_names_lines() {
+        let text = "time,a\n\n0.1,x\n\"0.2\",\"y\nz\"\n0.3,w\nabc\n";
+        let opts = CsvOptions::new("t.csv");
+        for mut t in [
+            CsvTrace::from_reader(text.as_bytes(), &opts).unwrap(),
+            CsvTrace::from_reader_general_only(text.as_bytes(), &opts).unwrap(),
+        ] {
+            let got: Vec<(Option<u64>, bool)> =
+                std::iter::from_fn(|| t.next_located()).map(|(l, r)| (l, r.is_ok())).collect();
+            assert_eq!(got, [(Some(3), true), (Some(4), true), (Some(6), true), (Some(7), false)]);
+        }
+        let opts = CsvOptions { sort: true, ..opts };
+        let mut t = CsvTrace::from_reader(&b"time\n3\n1\n2\n"[..], &opts).unwrap();
+        assert_eq!(t.peek_sorted(), Some(Arrival::at(Nanos::from_secs(1))));
+        assert_eq!(t.next_located().map(|(l, r)| (l, r.unwrap().time)), Some((None, Nanos::from_secs(1))));
+        assert_eq!(t.peek_sorted(), Some(Arrival::at(Nanos::from_secs(2))));
     }
 
     #[test]
