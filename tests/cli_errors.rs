@@ -753,6 +753,21 @@ fn s59_toml_no_value() {
     ]);
 }
 
+/// Each request carries its source's number in 16 bits: source 65 536
+/// once wrapped to 0 and took source 0's retry policy. More sources than
+/// fit are refused, at the first one too many; 65 536 are accepted.
+#[test]
+fn s60_too_many_traffic_entries() {
+    let extra = |n: usize| "\n[[traffic]]\nkind = \"burst\"\ncount = 1\n".repeat(n);
+    // BASE's entry and 65 536 more; each added one is 4 lines from line 18.
+    Case::new(&format!("{BASE}{}", extra(65_536))).refused(&[
+        "error: s.toml:262158:1: `traffic[65536]`: a scenario may have at most 65536 [[traffic]] entries (each request carries its source's number in 16 bits): merge sources into fewer, such as one CSV trace",
+    ]);
+    let out = Case::new(&format!("{BASE}{}", extra(65_535))).run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("[65535] burst: 1 request"), "{}", &out.stdout[out.stdout.len() - 300..]);
+}
+
 /// Each load of the load sweep generates Poisson traffic for
 /// `load_duration`: the generated sources' 1e9 cap applies to each run.
 #[test]

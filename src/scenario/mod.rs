@@ -82,6 +82,11 @@ pub struct OutputOptions {
 /// run for hours. Recorded traces have no such limit.
 pub const MAX_GENERATED: u64 = 1_000_000_000;
 
+/// The most `[[traffic]]` entries a scenario may have: each request
+/// carries its source's index in 16 bits (`trace::Arrival::source`), which
+/// picks the source's retry policy.
+pub const MAX_SOURCES: usize = 1 << 16;
+
 // ---- the top level ---------------------------------------------------------
 
 /// The top-level keys. `[[traffic]]` and `[[limiter]]` entries are only
@@ -156,6 +161,16 @@ impl Scenario {
         if raw.traffic.is_empty() && raw.sweep.is_none() {
             return Err(ctx.file(
                 "no [[traffic]] source and no [sweep]: add a source (kind = \"burst\", \"constant\", \"poisson\", \"csv\" or \"closed\") or a [sweep] table",
+            ));
+        }
+        if let Some(extra) = raw.traffic.get(MAX_SOURCES) {
+            return Err(ctx.at(
+                extra.span(),
+                format!(
+                    "`traffic[{MAX_SOURCES}]`: a scenario may have at most {MAX_SOURCES} [[traffic]] entries \
+                     (each request carries its source's number in 16 bits): merge sources into fewer, such as \
+                     one CSV trace"
+                ),
             ));
         }
         let retry =

@@ -81,6 +81,8 @@ impl<S: Iterator<Item = ArrivalResult>> Iterator for Merge<S> {
         } else {
             self.heads[i] = None;
         }
+        // Scenarios have at most `scenario::MAX_SOURCES` (65 536) sources.
+        debug_assert!(i <= usize::from(u16::MAX), "source {i} does not fit in 16 bits");
         arrival.source = i as u16;
         Some(Ok(arrival))
     }

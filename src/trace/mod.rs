@@ -35,7 +35,8 @@ pub struct Arrival {
     /// Traces without keys use key 0 throughout.
     pub key: u64,
     /// The index of the source it came from among the merged ones (set by
-    /// [`Merge`]; 0 for a single source).
+    /// [`Merge`]; 0 for a single source). A scenario has at most
+    /// `scenario::MAX_SOURCES` sources, so it fits.
     pub source: u16,
 }
 
