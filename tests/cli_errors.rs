@@ -1072,6 +1072,38 @@ fn t26_rows_after_the_duration_are_not_read() {
     );
 }
 
+/// A header without `time` lists only its first columns, each quoted
+/// short: a 20 MB single-line file once gave a 20 MB error, a header of
+/// 200 000 columns 2 MB.
+#[test]
+fn t27_header_error_is_short() {
+    let wide: Vec<String> = (0..200_000).map(|i| format!("c{i}")).collect();
+    let c = trace(wide.join(",") + "\n1\n");
+    let err = c.refused_with(&[
+        "trace.csv: no `time` column in the header (found: `c0`, `c1`, `c2`, `c3`, `c4`, `c5`, `c6`, `c7`, and 199992 more)",
+    ]);
+    assert!(err.len() < 500, "{} bytes", err.len());
+    let c = trace("x".repeat(20_000_000));
+    let err = c.refused_with(&[&format!(
+        "trace.csv: no `time` column in the header (found: `{}...` (20000000 bytes))",
+        "x".repeat(40)
+    )]);
+    assert!(err.len() < 500, "{} bytes", err.len());
+}
+
+/// Control characters from a trace are escaped in messages: an escape
+/// sequence once cleared the screen, a NUL was printed as is.
+#[test]
+fn t28_control_characters_are_escaped() {
+    let err = trace("time\n\x1b[2Jabc\n").refused_with(&[
+        "trace.csv, line 2: field `time`: `\\u{1b}[2Jabc` is not a decimal number of seconds",
+    ]);
+    assert!(!err.contains('\x1b'), "{err:?}");
+    let err = trace("time\x00,id\n1,2\n")
+        .refused_with(&["trace.csv: no `time` column in the header (found: `time\\u{0}`, `id`)"]);
+    assert!(!err.contains('\0'), "{err:?}");
+}
+
 /// Line numbers are file lines: blank lines and CRLF ends count as written.
 #[test]
 fn t17_line_numbers_count_blank_lines() {

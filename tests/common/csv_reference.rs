@@ -10,8 +10,9 @@
 //! key field that holds a line break is refused.
 //!
 //! Compiled only with the tests, never into the program; it uses only the
-//! library's public API (and `LfLines` and `parse_plain`, public but hidden
-//! for this).
+//! library's public API (and `LfLines`, `parse_plain`, and `quoted` and
+//! `missing_column` for the wording of header errors, public but hidden for
+//! this).
 // Each test crate that includes this file uses a different part of it.
 #![allow(dead_code)]
 
@@ -19,7 +20,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use ratesim::time::{Nanos, TimeUnit};
-use ratesim::trace::{Arrival, ArrivalResult, CsvOptions, LfLines, TraceError, key_hash, parse_plain};
+use ratesim::trace::{
+    Arrival, ArrivalResult, CsvOptions, LfLines, TraceError, key_hash, missing_column, parse_plain, quoted,
+};
 
 /// The bytes the csv crate has read, all kept: a record's line is the csv
 /// crate's (the line after the record before it) plus the blank lines
@@ -149,14 +152,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
         let column = |name: &str| {
             headers.iter().position(|h| h.trim_ascii() == name.as_bytes()).ok_or_else(|| TraceError::File {
                 path: path.clone(),
-                message: format!(
-                    "no `{name}` column in the header (found: {})",
-                    headers
-                        .iter()
-                        .map(|h| format!("`{}`", String::from_utf8_lossy(h)))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                message: missing_column(name, &headers.iter().collect::<Vec<_>>()),
             })
         };
         let time_index = column(&options.time_column)?;
@@ -245,11 +241,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
             Ok(true) => {
                 if let Some((line, field)) = self.reader.get_ref().open_quote() {
                     let name = match self.headers.get(field) {
-                        Some(h) => format!(
-                            "field `{}` (column {})",
-                            String::from_utf8_lossy(h[..h.len().min(64)].trim_ascii()),
-                            field + 1
-                        ),
+                        Some(h) => format!("field {} (column {})", quoted(h.trim_ascii()), field + 1),
                         None => format!("column {}", field + 1),
                     };
                     return Some(Err(open_quote_error(&self.path, line, name)));

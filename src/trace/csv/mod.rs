@@ -17,14 +17,13 @@ mod splitter;
 
 pub use digits::parse_plain;
 pub use lf_lines::LfLines;
+pub use rules::{missing_column, quoted};
 
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::{Arrival, ArrivalResult, TraceError};
-#[cfg(test)]
-use crate::time::Nanos;
 use crate::time::TimeUnit;
 use rules::{NO_KEY, RowRules};
 use splitter::{Input, Line, ReadError};

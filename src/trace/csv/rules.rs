@@ -16,6 +16,38 @@ use crate::trace::{Arrival, ArrivalResult, TraceError};
 /// `RowRules::key_index` without a key column: no field has this index.
 pub(super) const NO_KEY: usize = NO_FIELD;
 
+/// Text longer than this many bytes is shown by its start in errors.
+const SHOWN_BYTES: usize = 64;
+
+/// Header names listed in an error about a missing column.
+const LISTED_COLUMNS: usize = 8;
+
+/// How errors quote text from a trace (a field, a column name): whole in
+/// backticks up to 64 bytes; longer, its first 40 bytes (whole characters)
+/// and its length, so that a field of megabytes gives a short message.
+/// Invalid UTF-8 shows as U+FFFD; control characters are escaped where the
+/// message is displayed ([`crate::trace::TraceError`]).
+#[doc(hidden)]
+pub fn quoted(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    if bytes.len() <= SHOWN_BYTES {
+        return format!("`{text}`");
+    }
+    let cut = (0..=40).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    format!("`{}...` ({} bytes)", &text[..cut], bytes.len())
+}
+
+/// The message for a header without column `name`: the columns it has
+/// (the first few, each quoted short).
+#[doc(hidden)]
+pub fn missing_column(name: &str, headers: &[impl AsRef<[u8]>]) -> String {
+    let mut found: Vec<String> = headers.iter().take(LISTED_COLUMNS).map(|h| quoted(h.as_ref())).collect();
+    if headers.len() > LISTED_COLUMNS {
+        found.push(format!("and {} more", headers.len() - LISTED_COLUMNS));
+    }
+    format!("no `{name}` column in the header (found: {})", found.join(", "))
+}
+
 pub(super) struct RowRules {
     pub(super) path: PathBuf,
     pub(super) time_index: usize,
@@ -24,8 +56,8 @@ pub(super) struct RowRules {
     time_column: String,
     /// The key column's name, if there is one.
     key_column: Option<String>,
-    /// The header's column names, to name a field in errors.
-    header: Vec<Vec<u8>>,
+    /// The header's column names as errors show them ([`quoted`]).
+    header: Vec<String>,
     unit: TimeUnit,
     last: Nanos,
     pub(super) rows: u64,
@@ -47,14 +79,7 @@ impl RowRules {
         let column = |name: &str| {
             headers.iter().position(|h| h.trim_ascii() == name.as_bytes()).ok_or_else(|| TraceError::File {
                 path: path.clone(),
-                message: format!(
-                    "no `{name}` column in the header (found: {})",
-                    headers
-                        .iter()
-                        .map(|h| format!("`{}`", String::from_utf8_lossy(h)))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                message: missing_column(name, headers),
             })
         };
         let time_index = column(&options.time_column)?;
@@ -65,8 +90,7 @@ impl RowRules {
             key_index,
             time_column: options.time_column.clone(),
             key_column: options.key_column.clone(),
-            // Only to name a field: a name is cut where errors cut text.
-            header: headers.iter().map(|h| h[..h.len().min(64)].to_vec()).collect(),
+            header: headers.iter().map(|h| quoted(h.trim_ascii())).collect(),
             unit: options.time_unit,
             last: Nanos::ZERO,
             rows: 0,
@@ -85,9 +109,7 @@ impl RowRules {
     /// (column 2)", or "column 7" past the header's columns.
     pub(super) fn describe_field(&self, field: usize) -> String {
         match self.header.get(field) {
-            Some(name) => {
-                format!("field `{}` (column {})", String::from_utf8_lossy(name.trim_ascii()), field + 1)
-            }
+            Some(name) => format!("field {name} (column {})", field + 1),
             None => format!("column {}", field + 1),
         }
     }
@@ -150,13 +172,8 @@ impl RowRules {
                 match self.unit.parse_timestamp(text) {
                     Ok(t) => t,
                     // A field of megabytes is quoted by its start only.
-                    Err(_) if text.len() > 64 => {
-                        let cut = (0..=40).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
-                        return row_error(format!(
-                            "field `{col}`: `{}...` ({} bytes) is not a time",
-                            &text[..cut],
-                            text.len()
-                        ));
+                    Err(_) if text.len() > SHOWN_BYTES => {
+                        return row_error(format!("field `{col}`: {} is not a time", quoted(field)));
                     }
                     Err(e) => return row_error(format!("field `{col}`: {e}")),
                 }
