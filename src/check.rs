@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use crate::export::fmt_bytes;
 use crate::scenario::{Scenario, Traffic};
+use crate::simulate;
 use crate::time::{Nanos, format_duration};
 use crate::trace::{CsvTrace, SORT_BYTES_PER_ROW, STREAM_BYTES, TraceError};
 
@@ -17,11 +18,61 @@ use crate::trace::{CsvTrace, SORT_BYTES_PER_ROW, STREAM_BYTES, TraceError};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceCheck {
     pub path: PathBuf,
+    /// Rows a run reads: all of them, or those before the scenario's `duration`.
     pub rows: u64,
     pub first: Option<Nanos>,
     pub last: Option<Nanos>,
+    /// The rows at or after the scenario's `duration`, which a run does not
+    /// read (rows after the first of them in a streamed trace) or drops.
+    pub late: Option<Late>,
     /// `Some(rows that were out of order)` when the source sorts in memory.
     pub sorted: Option<u64>,
+    /// Records that cover more than one line, and the line of the first
+    /// (see [`CsvTrace::multiline_records`]).
+    pub multiline: (u64, Option<u64>),
+}
+
+/// The rows of a trace at or after the scenario's `duration`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Late {
+    /// The line of the first (`None` in a trace sorted in memory).
+    pub line: Option<u64>,
+    /// How many, the first included, up to `stopped`.
+    pub rows: u64,
+    /// A bad row that stopped the count: no error, since a run never reads it.
+    pub stopped: Option<String>,
+}
+
+impl Late {
+    /// "3 rows from line 5 on are", "1 row is" (sorted).
+    fn describe(&self) -> String {
+        let rows = if self.rows == 1 { "1 row".to_string() } else { format!("{} rows", self.rows) };
+        let from = self.line.map(|l| format!(" from line {l} on")).unwrap_or_default();
+        format!("{rows}{from} {}", if self.rows == 1 { "is" } else { "are" })
+    }
+
+    fn stopped_note(&self) -> String {
+        match &self.stopped {
+            Some(e) => format!(" (counted up to a bad row, which a run never reads: {e})"),
+            None => String::new(),
+        }
+    }
+
+    /// Counts the rows of `trace` after the first row at or after the
+    /// end (on `line`), which a run does not read: up to a bad one.
+    fn count(line: Option<u64>, trace: &mut CsvTrace) -> Late {
+        let mut late = Late { line, rows: 1, stopped: None };
+        while let Some((_, r)) = trace.next_located() {
+            match r {
+                Ok(_) => late.rows += 1,
+                Err(e) => {
+                    late.stopped = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        late
+    }
 }
 
 impl TraceCheck {
@@ -29,31 +80,56 @@ impl TraceCheck {
     /// buffer (which is larger only while a longer line is read).
     pub fn memory_bytes(&self) -> u64 {
         match self.sorted {
-            Some(_) => self.rows * SORT_BYTES_PER_ROW,
+            Some(_) => (self.rows + self.late.as_ref().map_or(0, |l| l.rows)) * SORT_BYTES_PER_ROW,
             None => STREAM_BYTES,
         }
     }
 }
 
-/// Reads every CSV trace of the scenario to its end; the first bad row is an error.
+/// Reads every CSV trace of the scenario as a run does, then on to its end
+/// (the rows at or after the scenario's `duration` are counted, not judged:
+/// a run does not read them); the first bad row a run reads is an error.
 pub fn check_traces(scenario: &Scenario) -> Result<Vec<TraceCheck>, TraceError> {
     let mut out = Vec::new();
     for t in &scenario.traffic {
         let Traffic::Csv(opts) = t else { continue };
         let mut trace = CsvTrace::open(opts)?;
         let sorted = trace.is_sorted_in_memory();
-        let (mut first, mut last) = (None, None);
-        for arrival in trace.by_ref() {
+        let (mut first, mut last, mut rows, mut late) = (None, None, 0, None);
+        while let Some((line, arrival)) = trace.next_located() {
             let t = arrival?.time;
+            if let Some(d) = scenario.duration
+                && t >= d
+            {
+                let counted = Late::count(line, &mut trace);
+                if rows == 0 {
+                    // As a run refuses it (`simulate::open_csv`), with the count.
+                    let mut e = simulate::late_start(scenario, &opts.path, line, t);
+                    if let TraceError::Row { message, .. } | TraceError::File { message, .. } = &mut e {
+                        let _ = write!(
+                            message,
+                            "; {} at or after it{}",
+                            counted.describe(),
+                            counted.stopped_note()
+                        );
+                    }
+                    return Err(e);
+                }
+                late = Some(counted);
+                break;
+            }
             first.get_or_insert(t);
             last = Some(t);
+            rows += 1;
         }
         out.push(TraceCheck {
             path: opts.path.clone(),
-            rows: trace.rows(),
+            rows,
             first,
             last,
+            late,
             sorted: sorted.then(|| trace.out_of_order()),
+            multiline: trace.multiline_records(),
         })
     }
     Ok(out)
@@ -109,7 +185,27 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
                     None => "streamed, in time order".to_string(),
                 };
                 let rows = if c.rows == 1 { "1 row".to_string() } else { format!("{} rows", c.rows) };
-                format!("csv {}: {rows}{span}; read in full, {mode}", opts.path.display())
+                let mut line = format!("csv {}: {rows}{span}; read in full, {mode}", opts.path.display());
+                if let (Some(late), Some(d)) = (&c.late, scenario.duration) {
+                    let them = if late.rows == 1 { "it" } else { "them" };
+                    let what = if late.line.is_some() { "does not read" } else { "drops" };
+                    let _ = write!(
+                        line,
+                        "; {} at or after `duration` ({d} s): a run {what} {them}{}",
+                        late.describe(),
+                        late.stopped_note()
+                    );
+                }
+                if let (n @ 1.., Some(first)) = c.multiline {
+                    let _ = write!(
+                        line,
+                        "\n              {} over more than one line (the first on line {first}): a quoted field holds a \
+                         line break; if a stray quote opened it, every line up to the next quote was read as that \
+                         one field",
+                        if n == 1 { "1 record runs".to_string() } else { format!("{n} records run") }
+                    );
+                }
+                line
             }
         };
         let _ = writeln!(s, "{head} [{i}] {line}");
@@ -173,7 +269,15 @@ mod tests {
 
     #[test]
     fn memory_is_the_sorted_rows_or_the_reader_buffer() {
-        let c = |sorted| TraceCheck { path: "t.csv".into(), rows: 1000, first: None, last: None, sorted };
+        let c = |sorted| TraceCheck {
+            path: "t.csv".into(),
+            rows: 1000,
+            first: None,
+            last: None,
+            sorted,
+            late: None,
+            multiline: (0, None),
+        };
         assert_eq!(c(Some(3)).memory_bytes(), 16_000);
         // Streamed: the reader's 256 KiB buffer, whatever the row count.
         assert_eq!(c(None).memory_bytes(), 262_144);

@@ -105,7 +105,7 @@ impl WindowsDiagram {
     /// exact window.
     pub fn of_run(scenario: &Scenario, end: Nanos) -> Result<WindowsDiagram, crate::trace::TraceError> {
         let mut arrivals = Vec::new();
-        for a in crate::trace::Merge::new(crate::simulate::sources(scenario)?) {
+        for a in crate::trace::Merge::new(crate::simulate::sources(scenario)?).until(scenario.duration) {
             let t = a?.time;
             if t >= end || arrivals.len() >= MAX_ARRIVALS {
                 break;

@@ -3,7 +3,8 @@
 use crate::clients::{Clients, ClosedSource, RetryPolicy};
 use crate::engine::{self, DecisionSink, Progress, RunConfig, RunError, RunReport};
 use crate::scenario::{Scenario, Traffic};
-use crate::trace::{Burst, Constant, CsvTrace, Merge, Poisson, Source, TraceError};
+use crate::time::Nanos;
+use crate::trace::{Burst, Constant, CsvOptions, CsvTrace, Merge, Poisson, Source, TraceError};
 
 /// Opens the scenario's open-loop sources, in `[[traffic]]` order (closed
 /// populations run inside the lanes: [`clients`]). Poisson source `i` (its
@@ -28,11 +29,59 @@ pub fn sources(scenario: &Scenario) -> Result<Vec<Source>, TraceError> {
                         None => p,
                     })
                 }
-                Traffic::Csv(opts) => Source::Csv(Box::new(CsvTrace::open(opts)?)),
+                Traffic::Csv(opts) => Source::Csv(Box::new(open_csv(scenario, opts)?)),
                 Traffic::Closed { .. } => unreachable!("filtered above"),
             })
         })
         .collect()
+}
+
+/// Opens a csv source of the scenario; with a `duration`, a trace whose
+/// first row is at or after it is an error, as a burst that starts there is:
+/// the run would send none of its requests. The first row of a streamed
+/// trace is read from a second reader of the file, so that the trace
+/// itself pays nothing per row for the check.
+pub fn open_csv(scenario: &Scenario, opts: &CsvOptions) -> Result<CsvTrace, TraceError> {
+    let trace = CsvTrace::open(opts)?;
+    if let Some(d) = scenario.duration {
+        let first = if trace.is_sorted_in_memory() {
+            trace.peek_sorted().map(|a| (None, a.time))
+        } else {
+            match CsvTrace::open(opts)?.next_located() {
+                Some((line, Ok(a))) => Some((line, a.time)),
+                // A bad first row: the run reads it and says so.
+                _ => None,
+            }
+        };
+        if let Some((line, t)) = first
+            && t >= d
+        {
+            return Err(late_start(scenario, &opts.path, line, t));
+        }
+    }
+    Ok(trace)
+}
+
+/// The error for a trace whose first row (on `line`; `None` when sorted in
+/// memory, where it is the earliest) is at `t`, at or after the scenario's
+/// `duration`.
+pub fn late_start(scenario: &Scenario, path: &std::path::Path, line: Option<u64>, t: Nanos) -> TraceError {
+    let d = scenario.duration.unwrap_or(Nanos::ZERO);
+    let at = scenario.duration_at.as_deref().map(|at| format!(", set at {at}")).unwrap_or_default();
+    let what = format!("the scenario's `duration` ({d} s{at})");
+    let why = "the run drops every request at or after it, so this trace would send none";
+    let path = path.to_path_buf();
+    match line {
+        Some(line) => TraceError::Row {
+            path,
+            line,
+            message: format!("the first row is at {t} s, not before {what}: {why}"),
+        },
+        None => TraceError::File {
+            path,
+            message: format!("every row is at or after {what}, the earliest at {t} s: {why}"),
+        },
+    }
 }
 
 /// The scenario's reacting clients, if any: the retry policy of each
@@ -94,7 +143,7 @@ pub fn run_scenario(
     decisions: Option<&mut dyn DecisionSink>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, RunError> {
-    let merged = Merge::new(sources(scenario)?);
+    let merged = Merge::new(sources(scenario)?).until(scenario.duration);
     engine::run(&run_config(scenario), merged, decisions, progress)
 }
 
@@ -115,4 +164,48 @@ pub fn known_end(scenario: &Scenario) -> Option<crate::time::Nanos> {
             Traffic::Csv(_) => None,
         })
         .try_fold(crate::time::Nanos::ZERO, |acc, e| e.map(|e| acc.max(e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run reads no row at or after its `duration`: a bad or
+    /// out-of-order row after the first such row is never read, whether
+    /// the trace is the only source or merged with another (whose merge
+    /// reads one row ahead of each source). Both once failed only with two
+    /// sources.
+    #[test]
+    fn rows_after_the_duration_are_not_read_with_one_source_or_several() {
+        let dir = tempfile::tempdir().unwrap();
+        for late in ["abc", "0.7"] {
+            std::fs::write(dir.path().join("long.csv"), format!("time\n0.5\n5\n{late}\n")).unwrap();
+            let one = "name = \"x\"\nduration = \"1s\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n\
+                       [[traffic]]\nkind = \"csv\"\npath = \"long.csv\"\n";
+            let two = format!("{one}[[traffic]]\nkind = \"burst\"\nstart = \"100ms\"\ncount = 1\n");
+            for (text, arrivals) in [(one.to_string(), 1), (two, 2)] {
+                let s = Scenario::parse(&text, &dir.path().join("s.toml")).unwrap();
+                let report = run_scenario(&s, None, &mut |_| {}).unwrap_or_else(|e| panic!("{late}: {e}"));
+                assert_eq!(report.arrivals, arrivals, "{late}");
+            }
+        }
+    }
+
+    /// A trace whose first row is at or after the `duration` would send no
+    /// request: an error naming the row and where `duration` is set.
+    #[test]
+    fn a_trace_that_starts_at_the_duration_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("late.csv"), "time\n5\n6\n").unwrap();
+        let text = "name = \"x\"\nduration = \"1s\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n\
+                    [[traffic]]\nkind = \"csv\"\npath = \"late.csv\"\n";
+        let s = Scenario::parse(text, &dir.path().join("s.toml")).unwrap();
+        let e = run_scenario(&s, None, &mut |_| {}).unwrap_err().to_string();
+        for part in [
+            "late.csv, line 2: the first row is at 5 s, not before the scenario's `duration` (1 s, set at ",
+            "s.toml:2:12): the run drops every request at or after it, so this trace would send none",
+        ] {
+            assert!(e.contains(part), "{e}");
+        }
+    }
 }

@@ -753,6 +753,21 @@ fn s59_toml_no_value() {
     ]);
 }
 
+/// Each request carries its source's number in 16 bits: source 65 536
+/// once wrapped to 0 and took source 0's retry policy. More sources than
+/// fit are refused, at the first one too many; 65 536 are accepted.
+#[test]
+fn s60_too_many_traffic_entries() {
+    let extra = |n: usize| "\n[[traffic]]\nkind = \"burst\"\ncount = 1\n".repeat(n);
+    // BASE's entry and 65 536 more; each added one is 4 lines from line 18.
+    Case::new(&format!("{BASE}{}", extra(65_536))).refused(&[
+        "error: s.toml:262158:1: `traffic[65536]`: a scenario may have at most 65536 [[traffic]] entries (each request carries its source's number in 16 bits): merge sources into fewer, such as one CSV trace",
+    ]);
+    let out = Case::new(&format!("{BASE}{}", extra(65_535))).run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("[65535] burst: 1 request"), "{}", &out.stdout[out.stdout.len() - 300..]);
+}
+
 /// Each load of the load sweep generates Poisson traffic for
 /// `load_duration`: the generated sources' 1e9 cap applies to each run.
 #[test]
@@ -928,9 +943,165 @@ fn t15_last_line_without_newline_is_read() {
 #[test]
 fn t16_unterminated_quote() {
     trace("time\n0.1\n\"0.5\n0.6\n").refused(&[
-        "trace.csv, line 3: field `time` runs over several lines",
-        "quote `\"` opened here is never closed",
+        "trace.csv, line 3: a quote `\"` opened in field `time` (column 1) is never closed: the file ends inside it",
     ]);
+}
+
+/// A quote never closed in a column ratesim does not read once made every
+/// row after it part of that one field: `check` said ok with 2 rows and
+/// `run` replayed 2. The end of the file inside the quote is an error that
+/// names the line and column where it opened, on either reading path.
+#[test]
+fn t22_unterminated_quote_in_a_column_not_read() {
+    trace("time,user_agent\n0.001,curl/8.0\n0.002,\"Mozilla/5.0 (truncated\n0.003,curl/8.0\n0.004,curl/8.0\n")
+        .refused(&[
+            "trace.csv, line 3: a quote `\"` opened in field `user_agent` (column 2) is never closed: the file ends inside it (every line after it would be read as part of that field)",
+        ]);
+    trace("time,path\n0.1,\"/a\n0.2,/b\n0.3,/c\n0.4,/d\n")
+        .refused(&["trace.csv, line 2: a quote `\"` opened in field `path` (column 2) is never closed"]);
+    // In the key column.
+    Case::new(&format!("{CSV_BASE}key_column = \"client\"\n"))
+        .file("trace.csv", "time,client\n0.1,a\n0.2,\"b\n0.3,c\n")
+        .refused(&["trace.csv, line 3: a quote `\"` opened in field `client` (column 2) is never closed"]);
+}
+
+/// A quote closed a few lines later inside a time or key field makes that
+/// field run over those lines: refused, naming them.
+#[test]
+fn t23_time_or_key_over_several_lines() {
+    trace("time\n0.1\n\"0.2\n0.3\"\n0.4\n").refused(&[
+        "trace.csv, line 3: field `time` runs over lines 3 to 4: a quote `\"` opens it on line 3 and closes it only on line 4; a time must be on one line (a stray quote reads every line up to the next quote as one field)",
+    ]);
+    Case::new(&format!("{CSV_BASE}key_column = \"client\"\n"))
+        .file("trace.csv", "time,client\n0.1,a\n0.2,\"b\n0.3,c\"\n0.4,d\n")
+        .refused(&["trace.csv, line 3: the key field `client` runs over lines 3 to 4"]);
+}
+
+/// A quoted line break in a column not read is legal CSV (RFC 4180): the
+/// record is read. But a stray quote closed much later reads the same way
+/// and swallows the rows in between, so `check` says where such records are.
+#[test]
+fn t24_a_quoted_line_break_in_a_column_not_read_is_read_and_reported() {
+    let c = trace("time,note\n0.1,\"two\nlines\"\n0.2,x\n0.3,\"stray\n0.4,y\n0.5,z\"\n0.6,w\n");
+    let out = c.run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("trace.csv: 4 rows, 0.1 s to 0.6 s; read in full, streamed"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "\n              2 records run over more than one line (the first on line 2): a quoted field holds a line break; \
+             if a stray quote opened it, every line up to the next quote was read as that one field\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    let out = c.run(&["run", "s.toml", "--out", "out", "--quiet"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let summary = fs::read_to_string(c.path("out/summary.csv")).unwrap();
+    assert!(summary.lines().nth(1).unwrap().contains(",4,4,0,"), "{summary}");
+    // Nothing is said of a trace without such records.
+    let out = trace("time\n0.1\n").run(&["check", "s.toml"]);
+    assert!(!out.stdout.contains("more than one line"), "{}", out.stdout);
+}
+
+/// `CSV_BASE` with `duration = "1s"` on line 2 (at column 12, as in `BASE`).
+fn csv_with_duration(extra: &str) -> String {
+    CSV_BASE.replacen("name = \"t\"\n", "name = \"t\"\nduration = \"1s\"\n", 1) + extra
+}
+
+/// A trace that starts at or after `duration` once ran with 0 requests and
+/// every ratio n/a. A burst there is refused (`s49`); so is the trace, when
+/// its first row is read. `check` reads on and says how many rows are late.
+#[test]
+fn t25_trace_starting_at_or_after_the_duration() {
+    let c = Case::new(&csv_with_duration("")).file("trace.csv", "time\n5\n6\n");
+    let first = "trace.csv, line 2: the first row is at 5 s, not before the scenario's `duration` (1 s, set at s.toml:2:12): the run drops every request at or after it, so this trace would send none";
+    c.fails(&["check", "s.toml"], 1, &[&format!("{first}; 2 rows from line 2 on are at or after it\n")]);
+    c.fails(&["run", "s.toml", "--out", "out"], 1, &[first]);
+    assert!(!c.path("out").exists());
+    // At the duration itself; and sorted, where no row has a line.
+    let c = Case::new(&csv_with_duration("sort = true\n")).file("trace.csv", "time\n1\n");
+    c.fails(
+        &["check", "s.toml"],
+        1,
+        &["trace.csv: every row is at or after the scenario's `duration` (1 s, set at s.toml:2:12), the earliest at 1 s", "; 1 row is at or after it"],
+    );
+    // A bad row after the late ones stops the count; it is no error of its own.
+    let c = Case::new(&csv_with_duration("")).file("trace.csv", "time\n5\n6\nabc\n");
+    c.fails(
+        &["check", "s.toml"],
+        1,
+        &["; 2 rows from line 2 on are at or after it (counted up to a bad row, which a run never reads: trace.csv, line 4: field `time`: `abc`"],
+    );
+}
+
+/// A run reads no row at or after `duration`, so a bad or out-of-order row
+/// after the first such row is no error: once it failed the run only when
+/// another source was merged with the trace. `check` reads as a run does
+/// and counts the rows it leaves.
+#[test]
+fn t26_rows_after_the_duration_are_not_read() {
+    let burst = "\n[[traffic]]\nkind = \"burst\"\nstart = \"100ms\"\ncount = 1\n";
+    for late in ["abc", "0.7"] {
+        for (extra, requests) in [("", 1), (burst, 2)] {
+            let c = Case::new(&csv_with_duration(extra)).file("trace.csv", format!("time\n0.5\n5\n{late}\n"));
+            let out = c.run(&["check", "s.toml"]);
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            assert!(
+                out.stdout.contains(
+                    "trace.csv: 1 row, 0.5 s to 0.5 s; read in full, streamed, in time order; 1 row from line 3 on is at or after `duration` (1 s): a run does not read it (counted up to a bad row, which a run never reads: trace.csv, line 4: field `time`"
+                ),
+                "{}",
+                out.stdout
+            );
+            let out = c.run(&["run", "s.toml", "--out", "out"]);
+            assert_eq!(out.code, 0, "{late} {extra:?}: {}", out.stderr);
+            assert!(out.stdout.contains(&format!("trace     {requests} request")), "{}", out.stdout);
+        }
+    }
+    let c = Case::new(&csv_with_duration("")).file("trace.csv", "time\n0.5\n5\n6\n");
+    let out = c.run(&["check", "s.toml"]);
+    assert!(
+        out.stdout
+            .contains("; 2 rows from line 3 on are at or after `duration` (1 s): a run does not read them\n"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// A header without `time` lists only its first columns, each quoted
+/// short: a 20 MB single-line file once gave a 20 MB error, a header of
+/// 200 000 columns 2 MB.
+#[test]
+fn t27_header_error_is_short() {
+    let wide: Vec<String> = (0..200_000).map(|i| format!("c{i}")).collect();
+    let c = trace(wide.join(",") + "\n1\n");
+    let err = c.refused_with(&[
+        "trace.csv: no `time` column in the header (found: `c0`, `c1`, `c2`, `c3`, `c4`, `c5`, `c6`, `c7`, and 199992 more)",
+    ]);
+    assert!(err.len() < 500, "{} bytes", err.len());
+    let c = trace("x".repeat(20_000_000));
+    let err = c.refused_with(&[&format!(
+        "trace.csv: no `time` column in the header (found: `{}...` (20000000 bytes))",
+        "x".repeat(40)
+    )]);
+    assert!(err.len() < 500, "{} bytes", err.len());
+}
+
+/// Control characters from a trace are escaped in messages: an escape
+/// sequence once cleared the screen, a NUL was printed as is.
+#[test]
+fn t28_control_characters_are_escaped() {
+    let err = trace("time\n\x1b[2Jabc\n").refused_with(&[
+        "trace.csv, line 2: field `time`: `\\u{1b}[2Jabc` is not a decimal number of seconds",
+    ]);
+    assert!(!err.contains('\x1b'), "{err:?}");
+    let err = trace("time\x00,id\n1,2\n")
+        .refused_with(&["trace.csv: no `time` column in the header (found: `time\\u{0}`, `id`)"]);
+    assert!(!err.contains('\0'), "{err:?}");
 }
 
 /// Line numbers are file lines: blank lines and CRLF ends count as written.

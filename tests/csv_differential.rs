@@ -52,6 +52,8 @@ enum Outcome {
         sorted: bool,
         items: Vec<Result<(u64, u64), String>>,
         rows_after: u64,
+        /// Records over several lines, and the line of the first.
+        multiline: (u64, Option<u64>),
     },
 }
 
@@ -72,7 +74,14 @@ fn outcomes(input: &Case, sizes: &[usize], fail_at: Option<usize>) -> [Outcome; 
         Ok(mut t) => {
             let (rows, out_of_order, sorted) = (t.rows(), t.out_of_order(), t.is_sorted_in_memory());
             let items = items(&mut t);
-            Outcome::Read { rows, out_of_order, sorted, items, rows_after: t.rows() }
+            Outcome::Read {
+                rows,
+                out_of_order,
+                sorted,
+                items,
+                rows_after: t.rows(),
+                multiline: t.multiline_records(),
+            }
         }
     };
     let ours = |t: Result<CsvTrace<Pieces>, ratesim::trace::TraceError>| match t {
@@ -80,7 +89,14 @@ fn outcomes(input: &Case, sizes: &[usize], fail_at: Option<usize>) -> [Outcome; 
         Ok(mut t) => {
             let (rows, out_of_order, sorted) = (t.rows(), t.out_of_order(), t.is_sorted_in_memory());
             let items = items(&mut t);
-            Outcome::Read { rows, out_of_order, sorted, items, rows_after: t.rows() }
+            Outcome::Read {
+                rows,
+                out_of_order,
+                sorted,
+                items,
+                rows_after: t.rows(),
+                multiline: t.multiline_records(),
+            }
         }
     };
     let fast = ours(CsvTrace::from_reader(pieces(), o));
@@ -271,8 +287,9 @@ fn same_as_the_csv_crate_on_large_inputs() {
                 data.extend_from_slice(&r[..r.iter().position(|&b| b == b',').unwrap() + 1]);
                 data.extend(std::iter::repeat_n(b'y', 300_000));
             } else if Some(i) == quote_at {
-                data.extend_from_slice(&r[..r.iter().position(|&b| b == b',').unwrap() + 1]);
-                data.extend_from_slice(b"\"quoted,\nkey\"");
+                // A quoted field over two lines, in a column not read.
+                data.extend_from_slice(r);
+                data.extend_from_slice(b",\"quoted,\nfield\"");
             } else {
                 data.extend_from_slice(r);
             }
@@ -291,6 +308,21 @@ fn same_as_the_csv_crate_on_large_inputs() {
         body(Some(90_000), Some(30_000), 77),
         body(Some(10), Some(100_000), 0),
     ];
+    // A quote never closed, deep in the file, past several refills.
+    let mut open = body(None, None, 0);
+    let at = open.len() / 2;
+    let line_start = at + open[at..].iter().position(|&b| b == b'\n').unwrap() + 1;
+    let line = 1 + open[..line_start].iter().filter(|&&b| b == b'\n').count();
+    let eol = line_start + open[line_start..].iter().position(|&b| b == b'\n').unwrap();
+    open.splice(eol..eol, b",\"never closed".iter().copied());
+    for sizes in [vec![usize::MAX], vec![4093]] {
+        let case = Case { data: open.clone(), options: options(0, true, false) };
+        let [reference, fast, general] = outcomes(&case, &sizes, None);
+        let Outcome::Read { items, .. } = &reference else { panic!("{reference:?}") };
+        let want = format!("d.csv, line {line}: a quote `\"` opened in column 3 is never closed");
+        assert!(items.last().unwrap().as_ref().unwrap_err().starts_with(&want), "{:?}", items.last());
+        assert!(fast == reference && general == reference, "open quote, sizes {sizes:?}");
+    }
     for (n, data) in inputs.into_iter().enumerate() {
         for key in [false, true] {
             for sizes in [vec![usize::MAX], vec![100_000, 7, 65_536], vec![4093]] {

@@ -563,3 +563,32 @@ clients = 1000\nthink = \"100ms\"\n[[limiter]]\nkind = \"fixed_window\"\n";
         assert!(rows.windows(2).all(|w| w[0].time <= w[1].time), "{}: times in order", l.label);
     }
 }
+
+/// Two requests 10 ns before the end of time (u64::MAX ns), L = 1: the
+/// second is rejected and retries after `base`. Without a `duration` every
+/// pending retry runs: one due at exactly u64::MAX too (it once stayed
+/// pending, unfinished). One due past it never happens: unfinished.
+#[test]
+fn a_retry_at_the_end_of_time_runs_and_one_past_it_is_unfinished() {
+    let text = |base: &str| {
+        format!(
+            "name = \"end\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n\
+             [retry]\npolicy = \"fixed\"\nbase = \"{base}\"\nmax_attempts = 3\n\
+             [[traffic]]\nkind = \"burst\"\nstart = \"{}ns\"\ncount = 2\n\
+             [[limiter]]\nkind = \"sliding_log\"\n",
+            u64::MAX - 10
+        )
+    };
+    // Due at u64::MAX: the retry runs (rejected: the first request is in
+    // its window), and its own retry would be past the end of time.
+    let rows = run(&text("10ns"));
+    let log = row(&rows, "sliding_log");
+    let c = clients(&rows, "sliding_log");
+    assert_eq!((log.counts.offered, log.counts.admitted), (3, 1));
+    assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished), (2, 1, 0, 1));
+    // Due past u64::MAX: never sent (not clamped to u64::MAX and sent there).
+    let rows = run(&text("20ns"));
+    let c = clients(&rows, "sliding_log");
+    assert_eq!(row(&rows, "sliding_log").counts.offered, 2);
+    assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished), (2, 1, 0, 1));
+}

@@ -309,7 +309,10 @@ impl Reactor for ClientReactor {
         }
         match wait {
             Some(wait) => {
-                let at = Nanos::new(now.get().saturating_add(wait.get()));
+                // A retry due past the end of time (u64::MAX ns, about 584
+                // years) never happens: its request stays unfinished, as one
+                // due at or after a run's `duration` does.
+                let Some(at) = now.get().checked_add(wait.get()) else { return };
                 let next = ClientEvent {
                     first,
                     previous: wait,
@@ -321,7 +324,7 @@ impl Reactor for ClientReactor {
                     has_header: header.is_some(),
                 };
                 self.waiting_retries += 1;
-                self.schedule(at, Scheduled { key: d.key, event: next }, queue);
+                self.schedule(Nanos::new(at), Scheduled { key: d.key, event: next }, queue);
             }
             None => {
                 self.report.gave_up += 1;

@@ -193,12 +193,28 @@ impl<P: Copy> EventQueue<P> {
     }
 
     /// Removes and returns the earliest event if it is due strictly before `t`.
+    /// (No bound lies beyond `u64::MAX`: an event there comes out of
+    /// [`EventQueue::pop`] only.)
     #[inline]
     pub fn pop_before(&mut self, t: Nanos) -> Option<Event<P>> {
         if self.next_time >= t.get() {
             return None;
         }
-        // Something is pending (`next_time` < `u64::MAX`).
+        Some(self.take_earliest())
+    }
+
+    /// Removes and returns the earliest event, whenever it is due: the end
+    /// of a run without an end runs every event, those at `u64::MAX` too.
+    pub fn pop(&mut self) -> Option<Event<P>> {
+        if self.len == 0 {
+            return None;
+        }
+        Some(self.take_earliest())
+    }
+
+    /// Removes and returns the earliest event; some must be pending.
+    #[inline(always)]
+    fn take_earliest(&mut self) -> Event<P> {
         if self.next[NOW] == NIL {
             self.refill();
         }
@@ -215,7 +231,7 @@ impl<P: Copy> EventQueue<P> {
             if self.levels == 0 { u64::MAX } else { self.mins[self.earliest_bucket()] }
         };
         let (time, payload) = self.events[slot - FIRST];
-        Some(Event { time: Nanos::new(time), payload })
+        Event { time: Nanos::new(time), payload }
     }
 
     /// Nothing is due at `last` and some bucket is occupied: the earliest
@@ -307,6 +323,22 @@ mod tests {
         assert_eq!(order, ['b', 'd', 'e', 'a', 'c']);
         assert_eq!(q.next_time(), u64::MAX);
         assert!(q.is_empty());
+    }
+
+    /// `pop` takes what is due at u64::MAX, in order, after the rest.
+    #[test]
+    fn pop_takes_events_at_the_end_of_time() {
+        let mut q = EventQueue::new();
+        q.schedule(Nanos::MAX, 'a');
+        q.schedule(Nanos::new(5), 'b');
+        q.schedule(Nanos::MAX, 'c');
+        assert_eq!(q.pop_before(Nanos::MAX).map(|e| e.payload), Some('b'));
+        assert!(q.pop_before(Nanos::MAX).is_none());
+        assert_eq!(q.pop().map(|e| (e.time, e.payload)), Some((Nanos::MAX, 'a')));
+        q.schedule(Nanos::MAX, 'd');
+        let rest: Vec<char> = std::iter::from_fn(|| q.pop()).map(|e| e.payload).collect();
+        assert_eq!(rest, ['c', 'd']);
+        assert!(q.is_empty() && q.pop().is_none());
     }
 
     #[test]
@@ -406,11 +438,19 @@ mod tests {
                 prop_assert_eq!(q.is_empty(), reference.is_empty());
             }
             // Everything left comes out in order too ("before u64::MAX" is
-            // the latest bound there is, so an event at u64::MAX never does).
+            // the latest bound there is, so an event at u64::MAX does not;
+            // `pop` takes it).
             while let Some(Reverse(expected)) = reference.pop() {
-                let got = q.pop_before(Nanos::MAX).map(|e| (e.time.get(), e.payload));
-                prop_assert_eq!(got, (expected.0 < u64::MAX).then_some(expected));
+                let got = match q.pop_before(Nanos::MAX) {
+                    Some(e) => Some(e),
+                    None => {
+                        prop_assert_eq!(expected.0, u64::MAX);
+                        q.pop()
+                    }
+                };
+                prop_assert_eq!(got.map(|e| (e.time.get(), e.payload)), Some(expected));
             }
+            prop_assert!(q.pop().is_none());
         }
     }
 }

@@ -538,12 +538,14 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         if R::WANTS_RETRY_AT && !admitted { self.keys[id as usize].limiter.retry_at(t, 1) } else { None }
     }
 
-    /// Decides the scheduled events due strictly before `t` (all of them
-    /// for `None`), in (time, sequence) order; `j` arrivals of the pass come
-    /// before them. Records each attempt when `record`.
+    /// Decides the scheduled events due strictly before `t` (before
+    /// `u64::MAX` for `None`), in (time, sequence) order; `j` arrivals of the
+    /// pass come before them. `ALL`: then every event left, at `u64::MAX`
+    /// too (and those they schedule there): the end of a run without an
+    /// end. Records each attempt when `record`.
     #[cold]
     #[inline(never)]
-    fn run_events<const OWN: bool, const CURVE: bool>(
+    fn run_events<const OWN: bool, const CURVE: bool, const ALL: bool>(
         &mut self,
         p: &mut Pass,
         t: Option<Nanos>,
@@ -552,9 +554,16 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         max_events: u64,
     ) -> Result<(), TooManyBins> {
         let mut last = Nanos::ZERO;
-        while p.events < max_events
-            && let Some(ev) = self.events.pop_before(t.unwrap_or(Nanos::MAX))
-        {
+        let bound = t.unwrap_or(Nanos::MAX);
+        while p.events < max_events {
+            let ev = match self.events.pop_before(bound) {
+                Some(ev) => ev,
+                None if ALL => match self.events.pop() {
+                    Some(ev) => ev,
+                    None => break,
+                },
+                None => break,
+            };
             assert!(ev.time >= last, "an event was scheduled in the past");
             last = ev.time;
             p.last_event = Some(ev.time);
@@ -614,7 +623,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         let mut attempts = (RECORD && R::WANTS_RETRY_AT).then(|| std::mem::take(&mut out.attempts));
         for (j, (&t, &id)) in chunk.times.iter().zip(&chunk.ids).enumerate() {
             if t.get() > self.events.next_time() {
-                self.run_events::<OWN, CURVE>(&mut p, Some(t), j, attempts.as_mut(), u64::MAX)?;
+                self.run_events::<OWN, CURVE, false>(&mut p, Some(t), j, attempts.as_mut(), u64::MAX)?;
             }
             let (decision, before) = self.attempt::<OWN, CURVE>(&mut p, t, id, j)?;
             let admitted = decision.admitted();
@@ -733,11 +742,17 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         let mut p = Pass::new(self.counts.peak);
         let record = (out.window_counts.is_some() && R::WANTS_RETRY_AT).then_some(&mut out.attempts);
         let max = max_events;
-        match (self.self_tracking, self.curve) {
-            (true, true) => self.run_events::<true, true>(&mut p, end, 0, record, max),
-            (true, false) => self.run_events::<true, false>(&mut p, end, 0, record, max),
-            (false, true) => self.run_events::<false, true>(&mut p, end, 0, record, max),
-            (false, false) => self.run_events::<false, false>(&mut p, end, 0, record, max),
+        // With an end, events due at or after it do not happen; without
+        // one, every event does, those at u64::MAX too.
+        match (self.self_tracking, self.curve, end.is_none()) {
+            (true, true, false) => self.run_events::<true, true, false>(&mut p, end, 0, record, max),
+            (true, false, false) => self.run_events::<true, false, false>(&mut p, end, 0, record, max),
+            (false, true, false) => self.run_events::<false, true, false>(&mut p, end, 0, record, max),
+            (false, false, false) => self.run_events::<false, false, false>(&mut p, end, 0, record, max),
+            (true, true, true) => self.run_events::<true, true, true>(&mut p, end, 0, record, max),
+            (true, false, true) => self.run_events::<true, false, true>(&mut p, end, 0, record, max),
+            (false, true, true) => self.run_events::<false, true, true>(&mut p, end, 0, record, max),
+            (false, false, true) => self.run_events::<false, false, true>(&mut p, end, 0, record, max),
         }?;
         self.close_bin(&mut p, 0);
         self.counts.add_chunk(p.events, p.events_admitted, &p.window);

@@ -40,6 +40,9 @@ pub struct Scenario {
     pub seed: u64,
     /// Arrivals at or after this instant are dropped; the run covers `[0, duration)`.
     pub duration: Option<Nanos>,
+    /// Where the scenario sets `duration` (`file:line:column`), for errors
+    /// found while a trace is read.
+    pub duration_at: Option<String>,
     pub limit: Limit,
     /// Where the scenario sets `limit.window` (`file:line:column`), for
     /// errors found later about what the window is too short for.
@@ -78,6 +81,11 @@ pub struct OutputOptions {
 /// produce: a guard against typos such as `count = 1000000000000` that would
 /// run for hours. Recorded traces have no such limit.
 pub const MAX_GENERATED: u64 = 1_000_000_000;
+
+/// The most `[[traffic]]` entries a scenario may have: each request
+/// carries its source's index in 16 bits (`trace::Arrival::source`), which
+/// picks the source's retry policy.
+pub const MAX_SOURCES: usize = 1 << 16;
 
 // ---- the top level ---------------------------------------------------------
 
@@ -153,6 +161,16 @@ impl Scenario {
         if raw.traffic.is_empty() && raw.sweep.is_none() {
             return Err(ctx.file(
                 "no [[traffic]] source and no [sweep]: add a source (kind = \"burst\", \"constant\", \"poisson\", \"csv\" or \"closed\") or a [sweep] table",
+            ));
+        }
+        if let Some(extra) = raw.traffic.get(MAX_SOURCES) {
+            return Err(ctx.at(
+                extra.span(),
+                format!(
+                    "`traffic[{MAX_SOURCES}]`: a scenario may have at most {MAX_SOURCES} [[traffic]] entries \
+                     (each request carries its source's number in 16 bits): merge sources into fewer, such as \
+                     one CSV trace"
+                ),
             ));
         }
         let retry =
@@ -267,6 +285,7 @@ impl Scenario {
             description: raw.description.clone(),
             seed,
             duration,
+            duration_at: raw.duration.as_ref().map(|d| ctx.location(d.span())),
             limit,
             window_at: ctx.location(window_span),
             traffic,

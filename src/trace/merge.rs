@@ -10,6 +10,8 @@ pub struct Merge<S> {
     sources: Vec<S>,
     /// The next arrival of each source, if it has one.
     heads: Vec<Option<Arrival>>,
+    /// The run's end in nanoseconds (`u64::MAX`: none, see [`Merge::until`]).
+    end: u64,
     started: bool,
     failed: bool,
 }
@@ -17,7 +19,18 @@ pub struct Merge<S> {
 impl<S: Iterator<Item = ArrivalResult>> Merge<S> {
     pub fn new(sources: Vec<S>) -> Merge<S> {
         let heads = vec![None; sources.len()];
-        Merge { sources, heads, started: false, failed: false }
+        Merge { sources, heads, end: u64::MAX, started: false, failed: false }
+    }
+
+    /// Merges for a run that ends at `end`, which reads no arrival at or
+    /// after it: a source whose arrival at or after `end` was handed out is
+    /// not read on. The merge reads one arrival ahead of each source, and
+    /// that look-ahead once read the row after such an arrival: a bad row
+    /// there failed a run with two sources and not one with a single source
+    /// (which the reader stops reading at that arrival).
+    pub fn until(mut self, end: Option<crate::time::Nanos>) -> Merge<S> {
+        self.end = end.map_or(u64::MAX, |e| e.get());
+        self
     }
 
     fn refill(&mut self, i: usize) -> Result<(), super::TraceError> {
@@ -57,10 +70,19 @@ impl<S: Iterator<Item = ArrivalResult>> Iterator for Merge<S> {
             }
         }
         let (i, mut arrival) = best?;
-        if let Err(e) = self.refill(i) {
-            self.failed = true;
-            return Some(Err(e));
+        // At or after the end, the run stops at this arrival: the source's
+        // next one is not read. (At u64::MAX without an end it is: a later
+        // arrival there is still one.)
+        if arrival.time.get() < self.end || self.end == u64::MAX {
+            if let Err(e) = self.refill(i) {
+                self.failed = true;
+                return Some(Err(e));
+            }
+        } else {
+            self.heads[i] = None;
         }
+        // Scenarios have at most `scenario::MAX_SOURCES` (65 536) sources.
+        debug_assert!(i <= usize::from(u16::MAX), "source {i} does not fit in 16 bits");
         arrival.source = i as u16;
         Some(Ok(arrival))
     }
@@ -96,6 +118,22 @@ mod tests {
         // Each arrival says which source it came from.
         let m = Merge::new(vec![tagged(0, &[5, 5, 7]), tagged(1, &[3, 5]), tagged(2, &[5, 6])]);
         assert!(m.map(|r| r.unwrap()).all(|a| u64::from(a.source) == a.key));
+    }
+
+    /// With an end, a source is not read past its first arrival at or
+    /// after it: an error there never shows, as with a single source.
+    #[test]
+    fn a_source_is_not_read_past_the_end() {
+        let bad = || -> std::vec::IntoIter<ArrivalResult> {
+            let row = |t| Ok(Arrival::at(Nanos::new(t)));
+            let e = super::super::TraceError::File { path: "t.csv".into(), message: "bad".into() };
+            vec![row(5), row(50), Err(e)].into_iter()
+        };
+        let times = |m: Merge<_>| m.map(|r| r.map(|a| a.time.get())).collect::<Result<Vec<_>, _>>();
+        let m = Merge::new(vec![bad(), src(&[1])]).until(Some(Nanos::new(10)));
+        assert_eq!(times(m).unwrap(), [1, 5, 50]);
+        // Without the end the look-ahead reads the bad row.
+        assert!(times(Merge::new(vec![bad(), src(&[1])])).is_err());
     }
 
     #[test]

@@ -18,6 +18,10 @@ pub(crate) use self::csv::STREAM_BYTES;
 #[doc(hidden)]
 pub use self::csv::parse_plain;
 pub use self::csv::{CsvOptions, CsvTrace, SORT_BYTES_PER_ROW};
+/// How trace errors quote a header's columns, public only for the test
+/// oracle (`tests/common/csv_reference.rs`); not part of the API.
+#[doc(hidden)]
+pub use self::csv::{missing_column, quoted};
 pub use burst::Burst;
 pub use constant::Constant;
 pub use merge::Merge;
@@ -35,7 +39,8 @@ pub struct Arrival {
     /// Traces without keys use key 0 throughout.
     pub key: u64,
     /// The index of the source it came from among the merged ones (set by
-    /// [`Merge`]; 0 for a single source).
+    /// [`Merge`]; 0 for a single source). A scenario has at most
+    /// `scenario::MAX_SOURCES` sources, so it fits.
     pub source: u16,
 }
 
@@ -61,7 +66,9 @@ pub fn key_hash(bytes: &[u8]) -> u64 {
     h.finish()
 }
 
-/// A problem reading a trace, located in its file.
+/// A problem reading a trace, located in its file. Its message is shown
+/// with control characters escaped (see [`escape_controls`]): it may quote
+/// the trace's own bytes.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     #[error("cannot open trace {path}")]
@@ -70,10 +77,33 @@ pub enum TraceError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}, line {line}: {message}")]
+    #[error("{}, line {line}: {}", path.display(), escape_controls(message))]
     Row { path: PathBuf, line: u64, message: String },
-    #[error("{path}: {message}")]
+    #[error("{}: {}", path.display(), escape_controls(message))]
     File { path: PathBuf, message: String },
+}
+
+/// `text` with control characters (an escape sequence that clears the
+/// screen, a NUL, a line break) and the bidirectional overrides that can
+/// reorder what a terminal shows written as Rust escapes (`\u{1b}`, `\t`),
+/// for messages that quote a trace's bytes.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
 }
 
 /// A source of arrivals in non-decreasing time order.
@@ -107,6 +137,19 @@ mod tests {
 
     /// Published FNV-1a 64-bit values: key numbers must never change, or
     /// the same trace would give clients other limiters.
+    /// Trace bytes in a message cannot clear the screen or hide text.
+    #[test]
+    fn messages_escape_control_characters() {
+        let e = super::TraceError::Row {
+            path: "t.csv".into(),
+            line: 2,
+            message: "`\u{1b}[2J\0\t\u{202e}x`".into(),
+        };
+        assert_eq!(e.to_string(), "t.csv, line 2: `\\u{1b}[2J\\u{0}\\t\\u{202e}x`");
+        let e = super::TraceError::File { path: "t.csv".into(), message: "plain `é`".into() };
+        assert_eq!(e.to_string(), "t.csv: plain `é`");
+    }
+
     #[test]
     fn key_hash_is_standard_fnv1a_64() {
         assert_eq!(key_hash(b""), 0xcbf2_9ce4_8422_2325);

@@ -2,13 +2,17 @@
 //! (one reused `ByteRecord`) over [`LfLines`]. Kept as the reference that
 //! `CsvTrace` must agree with exactly (results, errors, line numbers): the
 //! differential tests and the `csv_trace` fuzz target compare the two.
-//! Unchanged in behaviour but for one thing: a row after blank lines is
+//! Unchanged in behaviour but for a few things: a row after blank lines is
 //! numbered by the line it is on, which the csv crate alone does not do
-//! (see `Tap`).
+//! (see `Tap`); the end of the file inside a quoted field is an error (the
+//! csv crate ends the record there, swallowing every line after the quote),
+//! found by a quote scanner of its own ([`open_quote_at`]); and a time or
+//! key field that holds a line break is refused.
 //!
 //! Compiled only with the tests, never into the program; it uses only the
-//! library's public API (and `LfLines` and `parse_plain`, public but hidden
-//! for this).
+//! library's public API (and `LfLines`, `parse_plain`, and `quoted` and
+//! `missing_column` for the wording of header errors, public but hidden for
+//! this).
 // Each test crate that includes this file uses a different part of it.
 #![allow(dead_code)]
 
@@ -16,7 +20,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use ratesim::time::{Nanos, TimeUnit};
-use ratesim::trace::{Arrival, ArrivalResult, CsvOptions, LfLines, TraceError, key_hash, parse_plain};
+use ratesim::trace::{
+    Arrival, ArrivalResult, CsvOptions, LfLines, TraceError, key_hash, missing_column, parse_plain, quoted,
+};
 
 /// The bytes the csv crate has read, all kept: a record's line is the csv
 /// crate's (the line after the record before it) plus the blank lines
@@ -24,13 +30,83 @@ use ratesim::trace::{Arrival, ArrivalResult, CsvOptions, LfLines, TraceError, ke
 struct Tap<R> {
     inner: LfLines<R>,
     seen: Vec<u8>,
+    /// The size of the first read that brought bytes: the csv crate's first
+    /// buffer, from which csv_core strips a BOM (only if it holds all of it).
+    first: Option<usize>,
+    /// The input has ended (a read returned 0).
+    eof: bool,
 }
 
 impl<R: Read> Read for Tap<R> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(out)?;
         self.seen.extend_from_slice(&out[..n]);
+        if n > 0 {
+            self.first.get_or_insert(n);
+        }
+        self.eof |= n == 0 && !out.is_empty();
         Ok(n)
+    }
+}
+
+impl<R> Tap<R> {
+    /// At the end of the input, where the quoted field it ends inside
+    /// opened (line, field from 0), if it does.
+    fn open_quote(&self) -> Option<(u64, usize)> {
+        if !self.eof {
+            return None;
+        }
+        let bom = self.first.is_some_and(|n| n >= 3) && self.seen.starts_with(b"\xef\xbb\xbf");
+        open_quote_at(&self.seen[if bom { 3 } else { 0 }..])
+    }
+}
+
+/// Reads `bytes` as RFC 4180 CSV (LF line ends; a quote is special only at
+/// the start of a field, `""` inside quotes is a quote, anything after a
+/// closing quote continues the field unquoted) and says where the quoted
+/// field the bytes end inside opened: its line and field (from 0).
+fn open_quote_at(bytes: &[u8]) -> Option<(u64, usize)> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum S {
+        FieldStart,
+        Unquoted,
+        Quoted,
+        QuoteInQuoted,
+    }
+    let (mut s, mut line, mut field, mut opened) = (S::FieldStart, 1u64, 0usize, (0, 0));
+    for &b in bytes {
+        s = match (s, b) {
+            (S::Quoted, b'"') => S::QuoteInQuoted,
+            (S::Quoted, _) => S::Quoted,
+            (S::QuoteInQuoted, b'"') => S::Quoted,
+            (S::FieldStart, b'"') => {
+                opened = (line, field);
+                S::Quoted
+            }
+            (_, b',') => {
+                field += 1;
+                S::FieldStart
+            }
+            (_, b'\n') => {
+                field = 0;
+                S::FieldStart
+            }
+            _ => S::Unquoted,
+        };
+        if b == b'\n' {
+            line += 1;
+        }
+    }
+    (s == S::Quoted).then_some(opened)
+}
+
+fn open_quote_error(path: &Path, line: u64, field: String) -> TraceError {
+    TraceError::Row {
+        path: path.to_path_buf(),
+        line,
+        message: format!(
+            "a quote `\"` opened in {field} is never closed: the file ends inside it (every line after it would be read as part of that field)"
+        ),
     }
 }
 
@@ -41,9 +117,13 @@ pub struct ReferenceCsvTrace<R: Read> {
     time_index: usize,
     key_index: Option<usize>,
     time_column: String,
+    key_column: Option<String>,
+    headers: csv::ByteRecord,
     unit: TimeUnit,
     last: Nanos,
     rows: u64,
+    multiline: u64,
+    first_multiline: Option<u64>,
     /// Rows earlier than the row before them (only counted when sorting).
     out_of_order: u64,
     /// With `sort`, the sorted times still to hand out.
@@ -58,8 +138,11 @@ impl<R: Read> ReferenceCsvTrace<R> {
             .flexible(true)
             .has_headers(true)
             .buffer_capacity(1 << 16)
-            .from_reader(Tap { inner: LfLines::new(input), seen: Vec::new() });
+            .from_reader(Tap { inner: LfLines::new(input), seen: Vec::new(), first: None, eof: false });
         let headers = reader.byte_headers().map_err(|e| csv_error(&path, e))?.clone();
+        if let Some((line, field)) = reader.get_ref().open_quote() {
+            return Err(open_quote_error(&path, line, format!("column {} of the header", field + 1)));
+        }
         if headers.is_empty() || (headers.len() == 1 && headers[0].is_empty()) {
             return Err(TraceError::File {
                 path,
@@ -69,14 +152,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
         let column = |name: &str| {
             headers.iter().position(|h| h.trim_ascii() == name.as_bytes()).ok_or_else(|| TraceError::File {
                 path: path.clone(),
-                message: format!(
-                    "no `{name}` column in the header (found: {})",
-                    headers
-                        .iter()
-                        .map(|h| format!("`{}`", String::from_utf8_lossy(h)))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                message: missing_column(name, &headers.iter().collect::<Vec<_>>()),
             })
         };
         let time_index = column(&options.time_column)?;
@@ -88,9 +164,13 @@ impl<R: Read> ReferenceCsvTrace<R> {
             time_index,
             key_index,
             time_column: options.time_column.clone(),
+            key_column: options.key_column.clone(),
+            headers,
             unit: options.time_unit,
             last: Nanos::ZERO,
             rows: 0,
+            multiline: 0,
+            first_multiline: None,
             out_of_order: 0,
             sorted: None,
             done: false,
@@ -120,6 +200,11 @@ impl<R: Read> ReferenceCsvTrace<R> {
     /// Rows that came earlier than the row before them (sorted traces only).
     pub fn out_of_order(&self) -> u64 {
         self.out_of_order
+    }
+
+    /// Records that hold a line break in a quoted field, and the line of the first.
+    pub fn multiline_records(&self) -> (u64, Option<u64>) {
+        (self.multiline, self.first_multiline)
     }
 
     /// Whether the trace was read into memory and sorted.
@@ -154,6 +239,42 @@ impl<R: Read> ReferenceCsvTrace<R> {
             }
             Err(e) => Some(Err(csv_error(&self.path, e))),
             Ok(true) => {
+                if let Some((line, field)) = self.reader.get_ref().open_quote() {
+                    let name = match self.headers.get(field) {
+                        Some(h) => format!("field {} (column {})", quoted(h.trim_ascii()), field + 1),
+                        None => format!("column {}", field + 1),
+                    };
+                    return Some(Err(open_quote_error(&self.path, line, name)));
+                }
+                if self.record.iter().any(|f| f.contains(&b'\n')) {
+                    let roles = [
+                        (Some(self.time_index), format!("field `{}`", self.time_column), "time"),
+                        (
+                            self.key_index,
+                            format!("the key field `{}`", self.key_column.clone().unwrap_or_default()),
+                            "key",
+                        ),
+                    ];
+                    for (index, name, role) in roles {
+                        let Some(field) = index.and_then(|i| self.record.get(i)) else { continue };
+                        let breaks = field.iter().filter(|&&b| b == b'\n').count() as u64;
+                        if breaks > 0 {
+                            let before: u64 = (0..index.unwrap())
+                                .map(|i| self.record[i].iter().filter(|&&b| b == b'\n').count() as u64)
+                                .sum();
+                            let (first, last) = (self.line() + before, self.line() + before + breaks);
+                            return Some(Err(TraceError::Row {
+                                path: self.path.clone(),
+                                line: first,
+                                message: format!(
+                                    "{name} runs over lines {first} to {last}: a quote `\"` opens it on line {first} and closes it only on line {last}; a {role} must be on one line (a stray quote reads every line up to the next quote as one field)"
+                                ),
+                            }));
+                        }
+                    }
+                    self.multiline += 1;
+                    self.first_multiline.get_or_insert(self.line());
+                }
                 let col = &self.time_column;
                 let Some(field) = self.record.get(self.time_index) else {
                     return Some(Err(self.row_error(format!(
@@ -168,11 +289,6 @@ impl<R: Read> ReferenceCsvTrace<R> {
                 let t = match parse_plain(self.unit, field) {
                     Some(t) => t,
                     None => {
-                        if field.contains(&b'\n') {
-                            return Some(Err(self.row_error(format!(
-                                "field `{col}` runs over several lines: a quote `\"` opened here is never closed"
-                            ))));
-                        }
                         let text = match std::str::from_utf8(field) {
                             Ok(t) => t,
                             Err(_) => {

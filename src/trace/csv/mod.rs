@@ -17,6 +17,7 @@ mod splitter;
 
 pub use digits::parse_plain;
 pub use lf_lines::LfLines;
+pub use rules::{missing_column, quoted};
 
 use std::fs::File;
 use std::io::Read;
@@ -25,7 +26,7 @@ use std::path::{Path, PathBuf};
 use super::{Arrival, ArrivalResult, TraceError};
 use crate::time::TimeUnit;
 use rules::{NO_KEY, RowRules};
-use splitter::{Input, Line};
+use splitter::{Input, Line, ReadError};
 
 /// How to read a CSV trace.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,6 +70,10 @@ pub struct CsvTrace<R: Read = File> {
     /// With `sort`, the sorted times still to hand out.
     sorted: Option<std::vec::IntoIter<Arrival>>,
     done: bool,
+    /// Records read that cover more than one line (a quoted field in a
+    /// column not read holds a line break), and the line of the first.
+    multiline: u64,
+    first_multiline: Option<u64>,
 }
 
 impl CsvTrace<File> {
@@ -95,12 +100,18 @@ impl<R: Read> CsvTrace<R> {
     }
 
     fn with_input(mut input: Input<R>, options: &CsvOptions) -> Result<CsvTrace<R>, TraceError> {
-        let headers = input.header().map_err(|e| read_failed(&options.path, &e))?;
+        let headers = input.header().map_err(|e| match e {
+            ReadError::Io(e) => read_failed(&options.path, &e),
+            ReadError::OpenQuote { line, field } => {
+                open_quote(&options.path, line, format!("column {} of the header", field + 1))
+            }
+        })?;
         let rules = RowRules::from_header(&headers, options)?;
-        let mut trace = CsvTrace { input, rules, sorted: None, done: false };
+        let mut trace =
+            CsvTrace { input, rules, sorted: None, done: false, multiline: 0, first_multiline: None };
         if options.sort {
             let mut rows = Vec::new();
-            while let Some(r) = trace.read_one(false) {
+            while let Some(r) = trace.read_one::<false>(false, &mut 0) {
                 rows.push(r?);
             }
             trace.done = false;
@@ -123,23 +134,65 @@ impl<R: Read> CsvTrace<R> {
         self.rules.out_of_order
     }
 
+    /// Records read so far that cover more than one line, and the line the
+    /// first of them starts on: a quoted field holds a line break. Legal
+    /// CSV in a column ratesim does not read, but a stray quote also makes
+    /// one, reading every line up to the next quote as one field (their
+    /// rows then never arrive), so `check` reports them.
+    pub fn multiline_records(&self) -> (u64, Option<u64>) {
+        (self.multiline, self.first_multiline)
+    }
+
     /// Whether the trace was read into memory and sorted.
     pub fn is_sorted_in_memory(&self) -> bool {
         self.sorted.is_some()
     }
 
+    /// The next arrival (or error) and the line its row starts on (`None`
+    /// in a trace sorted in memory, or for an error of no row): what
+    /// `next` gives, for callers that name rows by line.
+    pub fn next_located(&mut self) -> Option<(Option<u64>, ArrivalResult)> {
+        if self.done {
+            return None;
+        }
+        if let Some(sorted) = &mut self.sorted {
+            return sorted.next().map(|a| (None, Ok(a)));
+        }
+        let mut line = 0;
+        let r = self.read_one::<true>(true, &mut line)?;
+        if r.is_err() {
+            self.done = true;
+        }
+        Some(((line > 0).then_some(line), r))
+    }
+
+    /// The earliest row of a trace sorted in memory, without taking it.
+    pub fn peek_sorted(&self) -> Option<Arrival> {
+        self.sorted.as_ref().and_then(|s| s.as_slice().first().copied())
+    }
+
     /// Reads one row; `in_order` refuses a row earlier than the one before.
+    /// With `LOCATE`, sets `line_of_row` to the line the row starts on
+    /// (left as it is for an error of no row); without, the hot path, it
+    /// stores nothing.
     #[inline]
-    fn read_one(&mut self, in_order: bool) -> Option<ArrivalResult> {
+    fn read_one<const LOCATE: bool>(
+        &mut self,
+        in_order: bool,
+        line_of_row: &mut u64,
+    ) -> Option<ArrivalResult> {
         let rules = &mut self.rules;
         let read = if self.input.is_fast() {
             match self.input.next_line(rules.time_index, rules.key_index) {
                 Line::Row(row) => {
                     let (time, key) = (self.input.field(row.time), self.input.field(row.key));
+                    if LOCATE {
+                        *line_of_row = row.line;
+                    }
                     return Some(rules.row(row.line, time, key, row.fields, in_order));
                 }
                 Line::End => Ok(None),
-                Line::Failed(e) => Err(e),
+                Line::Failed(e) => Err(e.into()),
                 Line::Quote => {
                     self.input.start_general();
                     self.input.next_general()
@@ -149,7 +202,17 @@ impl<R: Read> CsvTrace<R> {
             self.input.next_record()
         };
         match read {
-            Ok(Some((line, record))) => {
+            Ok(Some((line, record, multiline))) => {
+                if LOCATE {
+                    *line_of_row = line;
+                }
+                if multiline {
+                    if let Some(e) = rules.spanning_field(line, &record) {
+                        return Some(Err(e));
+                    }
+                    self.multiline += 1;
+                    self.first_multiline.get_or_insert(line);
+                }
                 let key = if rules.key_index == NO_KEY { None } else { record.get(rules.key_index) };
                 Some(rules.row(line, record.get(rules.time_index), key, record.len(), in_order))
             }
@@ -163,13 +226,31 @@ impl<R: Read> CsvTrace<R> {
                 }
                 None
             }
-            Err(e) => Some(Err(read_failed(&rules.path, &e))),
+            Err(ReadError::Io(e)) => Some(Err(read_failed(&rules.path, &e))),
+            Err(ReadError::OpenQuote { line, field }) => {
+                if LOCATE {
+                    *line_of_row = line;
+                }
+                Some(Err(open_quote(&rules.path, line, rules.describe_field(field))))
+            }
         }
     }
 }
 
 fn read_failed(path: &Path, err: &std::io::Error) -> TraceError {
     TraceError::File { path: path.to_path_buf(), message: format!("read failed: {err}") }
+}
+
+/// The file ends inside the quoted field `field` that opened on `line`.
+#[cold]
+fn open_quote(path: &Path, line: u64, field: String) -> TraceError {
+    TraceError::Row {
+        path: path.to_path_buf(),
+        line,
+        message: format!(
+            "a quote `\"` opened in {field} is never closed: the file ends inside it (every line after it would be read as part of that field)"
+        ),
+    }
 }
 
 impl<R: Read> Iterator for CsvTrace<R> {
@@ -182,7 +263,7 @@ impl<R: Read> Iterator for CsvTrace<R> {
         if let Some(sorted) = &mut self.sorted {
             return sorted.next().map(Ok);
         }
-        let r = self.read_one(true);
+        let r = self.read_one::<false>(true, &mut 0);
         if matches!(r, Some(Err(_))) {
             self.done = true;
         }
@@ -193,6 +274,7 @@ impl<R: Read> Iterator for CsvTrace<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::Nanos;
     use std::io::Write;
 
     #[test]
@@ -304,7 +386,11 @@ mod tests {
             // A quote: the general parser reads from that line on.
             ("time\n0.5\n\n\"abc\"\n", format!("t.csv, line 4: {abc}")),
             ("time\n0.5\n\n\"0.6\",\"x\"\n\nabc\n", format!("t.csv, line 6: {abc}")),
-            ("time\n0.1\n\n\"0.5\n0.6\n", "t.csv, line 4: field `time` runs over several lines".into()),
+            (
+                "time\n0.1\n\n\"0.5\n0.6\n",
+                "t.csv, line 4: a quote `\"` opened in field `time` (column 1) is never closed".into(),
+            ),
+            ("time\n0.1\n\n\"0.5\n0.6\"\n", "t.csv, line 4: field `time` runs over lines 4 to 5".into()),
             ("id,time\n1,0.5\n\n2\n", "t.csv, line 4: field `time` (column 2) is missing".into()),
         ] {
             let e = first_error(text, false);
@@ -316,6 +402,100 @@ mod tests {
         // Sorting reads every row first: the bad one is still named by its line.
         let e = first_error("time\n3\n\n1\n\n\nx\n", true);
         assert!(e.starts_with("t.csv, line 7: field `time`: `x`"), "{e}");
+    }
+
+    /// The rows of a trace, or its first error, on both paths.
+    fn rows_or_error(text: &str, key: bool) -> Result<Vec<(u64, u64)>, String> {
+        let opts = CsvOptions { key_column: key.then(|| "key".into()), ..CsvOptions::new("t.csv") };
+        let read = |t: Result<CsvTrace<&[u8]>, TraceError>| -> Result<Vec<(u64, u64)>, String> {
+            t.map_err(|e| e.to_string())?
+                .map(|r| r.map(|a| (a.time.get(), a.key)).map_err(|e| e.to_string()))
+                .collect()
+        };
+        let fast = read(CsvTrace::from_reader(text.as_bytes(), &opts));
+        assert_eq!(fast, read(CsvTrace::from_reader_general_only(text.as_bytes(), &opts)), "{text:?}");
+        fast
+    }
+
+    /// A quote that is never closed swallowed every row after it into one
+    /// field of a column the reader ignores: the rows silently vanished.
+    /// The end of the file inside a quote is an error naming where it
+    /// opened, whichever column it is in.
+    #[test]
+    fn a_quote_never_closed_is_an_error_naming_where_it_opened() {
+        let ua = "time,user_agent\n0.001,curl/8.0\n0.002,\"Mozilla/5.0 (truncated\n0.003,curl/8.0\n0.004,x\n";
+        assert_eq!(
+            rows_or_error(ua, false).unwrap_err(),
+            "t.csv, line 3: a quote `\"` opened in field `user_agent` (column 2) is never closed: the file ends \
+             inside it (every line after it would be read as part of that field)"
+        );
+        let e = rows_or_error("time,path\n0.1,\"/a\n0.2,/b\n0.3,/c\n0.4,/d\n", false).unwrap_err();
+        assert!(e.starts_with("t.csv, line 2: a quote `\"` opened in field `path` (column 2)"), "{e}");
+        // In the key column, past the header's columns, after a closed
+        // multi-line field in the same record, without a last LF.
+        let e = rows_or_error("time,key\n0.1,a\n0.2,\"b\n0.3,c\n", true).unwrap_err();
+        assert!(e.starts_with("t.csv, line 3: a quote `\"` opened in field `key` (column 2)"), "{e}");
+        let e = rows_or_error("time\n0.1,x,\"y\n0.2\n", false).unwrap_err();
+        assert!(e.starts_with("t.csv, line 2: a quote `\"` opened in column 3 is never closed"), "{e}");
+        let e = rows_or_error("time,a,b\n0.1,\"x\n\ny\",\"z\n0.2", false).unwrap_err();
+        assert!(e.starts_with("t.csv, line 4: a quote `\"` opened in field `b` (column 3)"), "{e}");
+        // In the header itself.
+        let e = rows_or_error("time,\"a\n0.1\n", false).unwrap_err();
+        assert!(e.starts_with("t.csv, line 1: a quote `\"` opened in column 2 of the header"), "{e}");
+        // A quote closed later is legal CSV in a column not read: its
+        // record covers several lines, and the rows inside are one field.
+        let text = "time,path\n0.1,\"/a\n0.2,/b\"\n0.3,/c\n";
+        assert_eq!(rows_or_error(text, false), Ok(vec![(100_000_000, 0), (300_000_000, 0)]));
+        let t = CsvTrace::from_reader(text.as_bytes(), &CsvOptions::new("t.csv")).unwrap();
+        let mut t = t;
+        assert_eq!(t.by_ref().count(), 2);
+        assert_eq!(t.multiline_records(), (1, Some(2)));
+        // Closed quotes, doubled quotes, a quote inside an unquoted field
+        // and a quoted empty field at the end are no open quote.
+        for ok in [
+            "time,a\n0.1,\"x\"\"\"\n",
+            "time,a\n0.1,x\"y\n",
+            "time,a\n0.1,\"\"",
+            "time,a\n\"0.1\",\"x\"\"\n\"\n",
+        ] {
+            assert!(rows_or_error(ok, false).is_ok(), "{ok:?}: {:?}", rows_or_error(ok, false));
+        }
+    }
+
+    /// A time or key field that runs over several lines is refused, naming
+    /// the lines: it is a stray quote closed by a later one.
+    #[test]
+    fn a_time_or_key_over_several_lines_is_refused() {
+        let e = rows_or_error("time,key\n0.1,a\n0.2,\"b\n0.3,c\"\n0.4,d\n", true).unwrap_err();
+        assert!(e.starts_with("t.csv, line 3: the key field `key` runs over lines 3 to 4: a quote"), "{e}");
+        let e = rows_or_error("time,key\n0.1,a\n\"0.2\n\n0.3\",c\n", true).unwrap_err();
+        assert!(e.starts_with("t.csv, line 3: field `time` runs over lines 3 to 5"), "{e}");
+        // The field starts on a later line than its record.
+        let e = rows_or_error("x,key,time\n\"a\nb\",k,\"1\n\"\n", true).unwrap_err();
+        assert!(e.starts_with("t.csv, line 3: field `time` runs over lines 3 to 4"), "{e}");
+        // Without a key column, a multi-line key-like column is not read.
+        assert!(rows_or_error("time,key\n0.1,a\n0.2,\"b\n0.3,c\"\n", false).is_ok());
+    }
+
+    /// `next_located` names each row's line, on both paths, and none when
+    /// sorted; `peek_sorted` shows the earliest row without taking it.
+    #[test]
+    fn next_located_names_lines() {
+        let text = "time,a\n\n0.1,x\n\"0.2\",\"y\nz\"\n0.3,w\nabc\n";
+        let opts = CsvOptions::new("t.csv");
+        for mut t in [
+            CsvTrace::from_reader(text.as_bytes(), &opts).unwrap(),
+            CsvTrace::from_reader_general_only(text.as_bytes(), &opts).unwrap(),
+        ] {
+            let got: Vec<(Option<u64>, bool)> =
+                std::iter::from_fn(|| t.next_located()).map(|(l, r)| (l, r.is_ok())).collect();
+            assert_eq!(got, [(Some(3), true), (Some(4), true), (Some(6), true), (Some(7), false)]);
+        }
+        let opts = CsvOptions { sort: true, ..opts };
+        let mut t = CsvTrace::from_reader(&b"time\n3\n1\n2\n"[..], &opts).unwrap();
+        assert_eq!(t.peek_sorted(), Some(Arrival::at(Nanos::from_secs(1))));
+        assert_eq!(t.next_located().map(|(l, r)| (l, r.unwrap().time)), Some((None, Nanos::from_secs(1))));
+        assert_eq!(t.peek_sorted(), Some(Arrival::at(Nanos::from_secs(2))));
     }
 
     #[test]

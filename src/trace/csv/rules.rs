@@ -9,12 +9,44 @@ use std::path::PathBuf;
 
 use super::CsvOptions;
 use super::digits::parse_plain;
-use super::splitter::NO_FIELD;
+use super::splitter::{Fields, NO_FIELD};
 use crate::time::{Nanos, TimeUnit};
 use crate::trace::{Arrival, ArrivalResult, TraceError};
 
 /// `RowRules::key_index` without a key column: no field has this index.
 pub(super) const NO_KEY: usize = NO_FIELD;
+
+/// Text longer than this many bytes is shown by its start in errors.
+const SHOWN_BYTES: usize = 64;
+
+/// Header names listed in an error about a missing column.
+const LISTED_COLUMNS: usize = 8;
+
+/// How errors quote text from a trace (a field, a column name): whole in
+/// backticks up to 64 bytes; longer, its first 40 bytes (whole characters)
+/// and its length, so that a field of megabytes gives a short message.
+/// Invalid UTF-8 shows as U+FFFD; control characters are escaped where the
+/// message is displayed ([`crate::trace::TraceError`]).
+#[doc(hidden)]
+pub fn quoted(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    if bytes.len() <= SHOWN_BYTES {
+        return format!("`{text}`");
+    }
+    let cut = (0..=40).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    format!("`{}...` ({} bytes)", &text[..cut], bytes.len())
+}
+
+/// The message for a header without column `name`: the columns it has
+/// (the first few, each quoted short).
+#[doc(hidden)]
+pub fn missing_column(name: &str, headers: &[impl AsRef<[u8]>]) -> String {
+    let mut found: Vec<String> = headers.iter().take(LISTED_COLUMNS).map(|h| quoted(h.as_ref())).collect();
+    if headers.len() > LISTED_COLUMNS {
+        found.push(format!("and {} more", headers.len() - LISTED_COLUMNS));
+    }
+    format!("no `{name}` column in the header (found: {})", found.join(", "))
+}
 
 pub(super) struct RowRules {
     pub(super) path: PathBuf,
@@ -22,6 +54,10 @@ pub(super) struct RowRules {
     /// The key column's index, or [`NO_KEY`].
     pub(super) key_index: usize,
     time_column: String,
+    /// The key column's name, if there is one.
+    key_column: Option<String>,
+    /// The header's column names as errors show them ([`quoted`]).
+    header: Vec<String>,
     unit: TimeUnit,
     last: Nanos,
     pub(super) rows: u64,
@@ -43,14 +79,7 @@ impl RowRules {
         let column = |name: &str| {
             headers.iter().position(|h| h.trim_ascii() == name.as_bytes()).ok_or_else(|| TraceError::File {
                 path: path.clone(),
-                message: format!(
-                    "no `{name}` column in the header (found: {})",
-                    headers
-                        .iter()
-                        .map(|h| format!("`{}`", String::from_utf8_lossy(h)))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                message: missing_column(name, headers),
             })
         };
         let time_index = column(&options.time_column)?;
@@ -60,6 +89,8 @@ impl RowRules {
             time_index,
             key_index,
             time_column: options.time_column.clone(),
+            key_column: options.key_column.clone(),
+            header: headers.iter().map(|h| quoted(h.trim_ascii())).collect(),
             unit: options.time_unit,
             last: Nanos::ZERO,
             rows: 0,
@@ -72,6 +103,41 @@ impl RowRules {
     pub(super) fn sort(mut rows: Vec<Arrival>) -> std::vec::IntoIter<Arrival> {
         rows.sort_by_key(|a| a.time);
         rows.into_iter()
+    }
+
+    /// Field `field` (from 0) of a row, named for errors: "field `user_agent`
+    /// (column 2)", or "column 7" past the header's columns.
+    pub(super) fn describe_field(&self, field: usize) -> String {
+        match self.header.get(field) {
+            Some(name) => format!("field {name} (column {})", field + 1),
+            None => format!("column {}", field + 1),
+        }
+    }
+
+    /// The error for a record (starting on `line`) whose time or key field
+    /// holds a line break: a quoted field that runs over several lines. A
+    /// time or key never does; a stray quote does, swallowing every line up
+    /// to the next quote. Only the general parser's records can.
+    #[cold]
+    pub(super) fn spanning_field(&self, line: u64, record: &Fields<'_>) -> Option<TraceError> {
+        for (index, role) in [(self.time_index, "time"), (self.key_index, "key")] {
+            let Some(field) = record.get(index) else { continue };
+            let breaks = memchr::memchr_iter(b'\n', field).count() as u64;
+            if breaks == 0 {
+                continue;
+            }
+            let first = line + record.lines_before(index);
+            let name = match role {
+                "time" => format!("field `{}`", self.time_column),
+                _ => format!("the key field `{}`", self.key_column.as_deref().unwrap_or_default()),
+            };
+            let last = first + breaks;
+            let message = format!(
+                "{name} runs over lines {first} to {last}: a quote `\"` opens it on line {first} and closes it only on line {last}; a {role} must be on one line (a stray quote reads every line up to the next quote as one field)"
+            );
+            return Some(TraceError::Row { path: self.path.clone(), line: first, message });
+        }
+        None
     }
 
     /// The arrival in a record of `fields` fields read at `line`, given its
@@ -99,11 +165,6 @@ impl RowRules {
         let t = match parse_plain(self.unit, field) {
             Some(t) => t,
             None => {
-                if field.contains(&b'\n') {
-                    return row_error(format!(
-                        "field `{col}` runs over several lines: a quote `\"` opened here is never closed"
-                    ));
-                }
                 let text = match std::str::from_utf8(field) {
                     Ok(t) => t,
                     Err(_) => return row_error(format!("field `{col}` is not UTF-8 text")),
@@ -111,13 +172,8 @@ impl RowRules {
                 match self.unit.parse_timestamp(text) {
                     Ok(t) => t,
                     // A field of megabytes is quoted by its start only.
-                    Err(_) if text.len() > 64 => {
-                        let cut = (0..=40).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
-                        return row_error(format!(
-                            "field `{col}`: `{}...` ({} bytes) is not a time",
-                            &text[..cut],
-                            text.len()
-                        ));
+                    Err(_) if text.len() > SHOWN_BYTES => {
+                        return row_error(format!("field `{col}`: {} is not a time", quoted(field)));
                     }
                     Err(e) => return row_error(format!("field `{col}`: {e}")),
                 }

@@ -67,9 +67,35 @@ struct General {
     /// Whether `core` has had its first input (in which it would strip a
     /// BOM: the input's BOM, if any, is already skipped).
     started: bool,
+    /// Whether `core` has had the LF that [`Input::next_general`] gives it
+    /// at the end of the input.
+    closed: bool,
     data: Vec<u8>,
     ends: Vec<usize>,
 }
+
+/// Why a record could not be read.
+#[derive(Debug)]
+pub(super) enum ReadError {
+    Io(std::io::Error),
+    /// The input ended inside a quoted field: the rest of the file after
+    /// its opening quote would be that one field. The quote opened on
+    /// `line`, at the start of field `field` (from 0) of its record.
+    OpenQuote {
+        line: u64,
+        field: usize,
+    },
+}
+
+impl From<std::io::Error> for ReadError {
+    fn from(e: std::io::Error) -> ReadError {
+        ReadError::Io(e)
+    }
+}
+
+/// A record: the line it starts on, its fields, and whether a quoted field
+/// in it holds a line break (so that it covers more than one line).
+pub(super) type Record<'a> = (u64, Fields<'a>, bool);
 
 /// One line from the fast path.
 pub(super) enum Line {
@@ -116,6 +142,36 @@ impl<'a> Fields<'a> {
         match *self {
             Fields::Line(line) => line.split(|&b| b == b',').count(),
             Fields::Parsed { ends, .. } => ends.len(),
+        }
+    }
+
+    /// Every field, copied: in one pass (`get` for each would take time
+    /// quadratic in the number of fields, minutes for a header of 200 000).
+    pub(super) fn to_vecs(&self) -> Vec<Vec<u8>> {
+        match *self {
+            Fields::Line(line) => line.split(|&b| b == b',').map(<[u8]>::to_vec).collect(),
+            Fields::Parsed { data, ends } => {
+                let mut start = 0;
+                ends.iter()
+                    .map(|&end| {
+                        let field = data[start..end].to_vec();
+                        start = end;
+                        field
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// The line breaks in quoted fields before field `i`: how many lines
+    /// after the record's first that field starts.
+    pub(super) fn lines_before(&self, i: usize) -> u64 {
+        match *self {
+            Fields::Line(_) => 0,
+            Fields::Parsed { data, ends } => {
+                let start = if i == 0 { 0 } else { ends.get(i - 1).copied().unwrap_or(data.len()) };
+                memchr::memchr_iter(b'\n', &data[..start]).count() as u64
+            }
         }
     }
 }
@@ -266,11 +322,9 @@ impl<R: Read> Input<R> {
     }
 
     /// The fields of the first record (the header), none for an empty input.
-    pub(super) fn header(&mut self) -> std::io::Result<Vec<Vec<u8>>> {
+    pub(super) fn header(&mut self) -> Result<Vec<Vec<u8>>, ReadError> {
         Ok(match self.next_record()? {
-            Some((_, fields)) => {
-                (0..fields.len()).map(|i| fields.get(i).unwrap_or_default().to_vec()).collect()
-            }
+            Some((_, fields, _)) => fields.to_vecs(),
             None => Vec::new(),
         })
     }
@@ -340,15 +394,15 @@ impl<R: Read> Input<R> {
         }
     }
 
-    /// The next record and its line, or `None` at the end of the input.
-    pub(super) fn next_record(&mut self) -> std::io::Result<Option<(u64, Fields<'_>)>> {
+    /// The next record, or `None` at the end of the input.
+    pub(super) fn next_record(&mut self) -> Result<Option<Record<'_>>, ReadError> {
         if self.general.is_none() {
             match self.next_line(NO_FIELD, NO_FIELD) {
                 Line::Row(row) => {
-                    return Ok(Some((row.line, Fields::Line(&self.buf.buf[row.start..row.end]))));
+                    return Ok(Some((row.line, Fields::Line(&self.buf.buf[row.start..row.end]), false)));
                 }
                 Line::End => return Ok(None),
-                Line::Failed(e) => return Err(e),
+                Line::Failed(e) => return Err(e.into()),
                 Line::Quote => self.start_general(),
             }
         }
@@ -360,13 +414,21 @@ impl<R: Read> Input<R> {
     pub(super) fn start_general(&mut self) {
         let mut core = csv_core::Reader::new();
         core.set_line(self.lines);
-        self.general =
-            Some(Box::new(General { core, started: false, data: vec![0; 1024], ends: vec![0; 32] }));
+        self.general = Some(Box::new(General {
+            core,
+            started: false,
+            closed: false,
+            data: vec![0; 1024],
+            ends: vec![0; 32],
+        }));
     }
 
-    /// The next record from csv_core, read as `csv::Reader` reads one.
+    /// The next record from csv_core, read as `csv::Reader` reads one,
+    /// except at the end of the input inside a quoted field: csv_core ends
+    /// the record there, as if the quote had been closed, and so swallows
+    /// every line after the quote into one field; that is an error here.
     #[cold]
-    pub(super) fn next_general(&mut self) -> std::io::Result<Option<(u64, Fields<'_>)>> {
+    pub(super) fn next_general(&mut self) -> Result<Option<Record<'_>>, ReadError> {
         use csv_core::ReadRecordResult::*;
         let g = self.general.as_deref_mut().expect("the general parser is set up");
         let b = &mut self.buf;
@@ -382,12 +444,31 @@ impl<R: Read> Input<R> {
                 continue;
             }
             let mut input = &b.buf[b.pos..b.end];
+            // At the end of the input, csv_core is first given one LF of
+            // ours: it ends a record as the end of the input would, is a
+            // blank line between records, and is written out as data only
+            // inside a quoted field, which is how an open quote is found
+            // (csv_core says nothing of its state, and a clone of its
+            // reader does not parse as the reader does).
+            let closing = input.is_empty() && !g.closed;
+            if closing {
+                input = b"\n";
+            }
             if !std::mem::replace(&mut g.started, true) {
                 // Too short for csv_core to take it for a BOM.
                 input = &input[..input.len().min(1)];
             }
             let (res, nin, o, e) = g.core.read_record(input, &mut g.data[nout..], &mut g.ends[nend..]);
-            b.pos += nin;
+            if closing {
+                g.closed = nin == 1;
+                if res == InputEmpty && o == 1 {
+                    let start = if nend == 0 { 0 } else { g.ends[nend - 1] };
+                    let breaks = memchr::memchr_iter(b'\n', &g.data[..start]).count() as u64;
+                    return Err(ReadError::OpenQuote { line: line + breaks, field: nend });
+                }
+            } else {
+                b.pos += nin;
+            }
             nout += o;
             nend += e;
             match res {
@@ -401,8 +482,13 @@ impl<R: Read> Input<R> {
                     g.ends.resize(len, 0);
                 }
                 Record => {
+                    // Every LF csv_core took is counted: the record's own
+                    // line end (ours at the end of the input) and the
+                    // line breaks inside its quoted fields.
+                    let multiline = g.core.line() > line + 1;
                     self.lines = g.core.line();
-                    return Ok(Some((line, Fields::Parsed { data: &g.data[..nout], ends: &g.ends[..nend] })));
+                    let fields = Fields::Parsed { data: &g.data[..nout], ends: &g.ends[..nend] };
+                    return Ok(Some((line, fields, multiline)));
                 }
                 End => return Ok(None),
             }
