@@ -71,7 +71,9 @@ fn a_bad_row_at_line_1_000_002_keeps_previous_results_byte_identical() {
     assert_eq!(second.status.code(), Some(1), "{stderr}");
     assert!(stderr.starts_with("error: scenario bad.toml failed; previous results were kept"), "{stderr}");
     assert!(
-        stderr.contains("caused by: big.csv, line 1000002: field `time`: `12x` is not a decimal number"),
+        stderr.contains(
+            "caused by: `traffic[0]`, big.csv, line 1000002: field `time`: `12x` is not a decimal number"
+        ),
         "{stderr}"
     );
     assert_eq!(snapshot(&dir.join("out")), before, "previous results changed");

@@ -119,6 +119,9 @@ fn abandoned() -> io::Error {
 #[derive(Debug)]
 pub struct OutputDir {
     target: PathBuf,
+    /// The target held an earlier run's results when staging began (a
+    /// failed run keeps them).
+    previous: bool,
     /// The staging directory, removed when dropped; `None` once committed.
     staging: Option<TempDir>,
 }
@@ -151,6 +154,8 @@ impl OutputDir {
         if let Some(entry) = foreign_entry(target) {
             return Err(OutputError::NotOurs { target: target.to_path_buf(), entry });
         }
+        // Anything in it is an earlier run's (foreign_entry would have said).
+        let previous = fs::read_dir(target).is_ok_and(|mut d| d.next().is_some());
         let parent = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -168,7 +173,7 @@ impl OutputDir {
             }
         })?;
         registry.push(staging.path().to_path_buf());
-        Ok(OutputDir { target: target.to_path_buf(), staging: Some(staging) })
+        Ok(OutputDir { target: target.to_path_buf(), previous, staging: Some(staging) })
     }
 
     fn staging(&self) -> &Path {
@@ -182,6 +187,11 @@ impl OutputDir {
 
     pub fn target(&self) -> &Path {
         &self.target
+    }
+
+    /// Whether the target held an earlier run's results when staging began.
+    pub fn has_previous(&self) -> bool {
+        self.previous
     }
 
     pub fn write(&self, file: &str, bytes: impl AsRef<[u8]>) -> Result<(), OutputError> {
