@@ -159,7 +159,11 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
         let head = if i == 0 { "traffic  " } else { "         " };
         let line = match t {
             Traffic::Burst { start, span, count } => {
-                format!("burst: {count} requests from {start} s over {}", format_duration(*span))
+                format!(
+                    "burst: {} from {start} s over {}",
+                    crate::export::count_of(*count, "request"),
+                    format_duration(*span)
+                )
             }
             Traffic::Constant { start, end, rate } => {
                 format!("constant: {rate} requests/s from {start} s to {end} s")
@@ -189,7 +193,7 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
                     ),
                     None => "streamed, in time order".to_string(),
                 };
-                let rows = if c.rows == 1 { "1 row".to_string() } else { format!("{} rows", c.rows) };
+                let rows = crate::export::count_of(c.rows, "row");
                 let mut line = format!("csv {}: {rows}{span}; read in full, {mode}", opts.path.display());
                 if let (Some(late), Some(d)) = (&c.late, scenario.duration) {
                     let them = if late.rows == 1 { "it" } else { "them" };
