@@ -60,12 +60,13 @@ so give a new or empty folder, or one an earlier run wrote"
     },
 }
 
-/// The staging directories of this process not yet committed or dropped.
-/// Staging, writing, committing and dropping hold the lock while they touch
-/// the directory, so [`abandon_all_staging`] never runs in the middle of one.
-static STAGING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// The staging directories of this process not yet committed or dropped,
+/// each with whether its target held an earlier run's results. Staging,
+/// writing, committing and dropping hold the lock while they touch the
+/// directory, so [`abandon_all_staging`] never runs in the middle of one.
+static STAGING: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
 
-fn registry() -> MutexGuard<'static, Vec<PathBuf>> {
+fn registry() -> MutexGuard<'static, Vec<(PathBuf, bool)>> {
     // A panic while the lock was held leaves the list itself valid.
     STAGING.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -77,14 +78,21 @@ fn registry() -> MutexGuard<'static, Vec<PathBuf>> {
 /// anything behind.
 #[must_use = "dropping it lets runs whose staging was removed go on and fail"]
 pub struct Abandoned {
-    _registry: MutexGuard<'static, Vec<PathBuf>>,
+    _registry: MutexGuard<'static, Vec<(PathBuf, bool)>>,
     removed: usize,
+    kept: usize,
 }
 
 impl Abandoned {
     /// How many staging directories were removed.
     pub fn removed(&self) -> usize {
         self.removed
+    }
+
+    /// How many of them were to replace an earlier run's results, which
+    /// stay as they were.
+    pub fn kept(&self) -> usize {
+        self.kept
     }
 }
 
@@ -95,8 +103,8 @@ impl Abandoned {
 /// target holds either the previous results or the complete new ones.
 pub fn abandon_all_staging() -> Abandoned {
     let mut registry = registry();
-    let mut removed = 0;
-    for dir in registry.drain(..) {
+    let (mut removed, mut kept) = (0, 0);
+    for (dir, previous) in registry.drain(..) {
         // A file being created in it (a PNG written by path) can make one
         // pass fail with "directory not empty"; a few more finish the job.
         for _ in 0..10 {
@@ -106,8 +114,9 @@ pub fn abandon_all_staging() -> Abandoned {
             }
         }
         removed += 1;
+        kept += usize::from(previous);
     }
-    Abandoned { _registry: registry, removed }
+    Abandoned { _registry: registry, removed, kept }
 }
 
 /// The error of an `OutputDir` used after [`abandon_all_staging`] removed it.
@@ -172,7 +181,7 @@ impl OutputDir {
                 source,
             }
         })?;
-        registry.push(staging.path().to_path_buf());
+        registry.push((staging.path().to_path_buf(), previous));
         Ok(OutputDir { target: target.to_path_buf(), previous, staging: Some(staging) })
     }
 
@@ -199,7 +208,7 @@ impl OutputDir {
         // Under the lock: creating sub-folders must not bring back a staging
         // directory that abandon_all_staging removed.
         let registry = registry();
-        if !registry.iter().any(|p| p == self.staging()) {
+        if !registry.iter().any(|(p, _)| p == self.staging()) {
             return Err(OutputError::Write { path, source: abandoned() });
         }
         if let Some(dir) = path.parent() {
@@ -217,7 +226,7 @@ impl OutputDir {
         let err = |source| OutputError::Commit { path: self.target.clone(), source };
         let mut registry = registry();
         let staging = self.staging();
-        let Some(index) = registry.iter().position(|p| p == staging) else {
+        let Some(index) = registry.iter().position(|(p, _)| p == staging) else {
             return Err(err(abandoned()));
         };
         let aside = staging
@@ -250,7 +259,7 @@ impl Drop for OutputDir {
     fn drop(&mut self) {
         if let Some(dir) = self.staging.take() {
             let mut registry = registry();
-            registry.retain(|p| p != dir.path());
+            registry.retain(|(p, _)| p != dir.path());
             drop(dir);
         }
     }
