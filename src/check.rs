@@ -66,6 +66,11 @@ impl Late {
             match r {
                 Ok(_) => late.rows += 1,
                 Err(e) => {
+                    // Inside a message that names the entry already.
+                    let e = match e {
+                        TraceError::InEntry { error, .. } => *error,
+                        e => e,
+                    };
                     late.stopped = Some(e.to_string());
                     break;
                 }
@@ -91,9 +96,9 @@ impl TraceCheck {
 /// a run does not read them); the first bad row a run reads is an error.
 pub fn check_traces(scenario: &Scenario) -> Result<Vec<TraceCheck>, TraceError> {
     let mut out = Vec::new();
-    for t in &scenario.traffic {
+    for (i, t) in scenario.traffic.iter().enumerate() {
         let Traffic::Csv(opts) = t else { continue };
-        let mut trace = CsvTrace::open(opts)?;
+        let mut trace = CsvTrace::open(opts).map_err(|e| e.in_entry(i))?.in_entry(i);
         let sorted = trace.is_sorted_in_memory();
         let (mut first, mut last, mut rows, mut late) = (None, None, 0, None);
         while let Some((line, arrival)) = trace.next_located() {
@@ -113,7 +118,7 @@ pub fn check_traces(scenario: &Scenario) -> Result<Vec<TraceCheck>, TraceError> 
                             counted.stopped_note()
                         );
                     }
-                    return Err(e);
+                    return Err(e.in_entry(i));
                 }
                 late = Some(counted);
                 break;
@@ -154,7 +159,11 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
         let head = if i == 0 { "traffic  " } else { "         " };
         let line = match t {
             Traffic::Burst { start, span, count } => {
-                format!("burst: {count} requests from {start} s over {}", format_duration(*span))
+                format!(
+                    "burst: {} from {start} s over {}",
+                    crate::export::count_of(*count, "request"),
+                    format_duration(*span)
+                )
             }
             Traffic::Constant { start, end, rate } => {
                 format!("constant: {rate} requests/s from {start} s to {end} s")
@@ -184,7 +193,7 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
                     ),
                     None => "streamed, in time order".to_string(),
                 };
-                let rows = if c.rows == 1 { "1 row".to_string() } else { format!("{} rows", c.rows) };
+                let rows = crate::export::count_of(c.rows, "row");
                 let mut line = format!("csv {}: {rows}{span}; read in full, {mode}", opts.path.display());
                 if let (Some(late), Some(d)) = (&c.late, scenario.duration) {
                     let them = if late.rows == 1 { "it" } else { "them" };

@@ -25,7 +25,12 @@ fn main() -> ExitCode {
     // Ctrl-C: remove the staging folder, keep the previous results, exit 130.
     let _ = ctrlc::set_handler(|| {
         let held = ratesim::export::abandon_all_staging(); // held until exit
-        eprintln!("interrupted{}", if held.removed() > 0 { "; previous results kept" } else { "" });
+        let said = match (held.removed(), held.kept()) {
+            (0, _) => "",
+            (_, 0) => "; nothing was written",
+            _ => "; previous results kept",
+        };
+        eprintln!("interrupted{said}");
         std::process::exit(130);
     });
     let cli = Cli::parse();

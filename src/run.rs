@@ -62,9 +62,15 @@ pub enum JobError {
         #[source]
         source: std::io::Error,
     },
-    #[error("scenario {} failed; previous results were kept", path.display())]
+    #[error(
+        "scenario {} failed; {}",
+        path.display(),
+        if *kept { "previous results were kept" } else { "nothing was written" }
+    )]
     Simulation {
         path: PathBuf,
+        /// The output folder holds an earlier run's results, untouched.
+        kept: bool,
         #[source]
         source: RunError,
     },
@@ -256,6 +262,7 @@ impl RunOutputs {
         )
         .map_err(|source| JobError::Simulation {
             path: scenario.path.clone(),
+            kept: self.staged.has_previous(),
             source: located(source, scenario),
         })?;
         if let Some(d) = decisions {

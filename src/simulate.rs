@@ -29,25 +29,26 @@ pub fn sources(scenario: &Scenario) -> Result<Vec<Source>, TraceError> {
                         None => p,
                     })
                 }
-                Traffic::Csv(opts) => Source::Csv(Box::new(open_csv(scenario, opts)?)),
+                Traffic::Csv(opts) => Source::Csv(Box::new(open_csv(scenario, i, opts)?)),
                 Traffic::Closed { .. } => unreachable!("filtered above"),
             })
         })
         .collect()
 }
 
-/// Opens a csv source of the scenario; with a `duration`, a trace whose
-/// first row is at or after it is an error, as a burst that starts there is:
-/// the run would send none of its requests. The first row of a streamed
-/// trace is read from a second reader of the file, so that the trace
-/// itself pays nothing per row for the check.
-pub fn open_csv(scenario: &Scenario, opts: &CsvOptions) -> Result<CsvTrace, TraceError> {
-    let trace = CsvTrace::open(opts)?;
+/// Opens csv source `traffic[entry]` of the scenario, whose errors then
+/// name the entry; with a `duration`, a trace whose first row is at or
+/// after it is an error, as a burst that starts there is: the run would
+/// send none of its requests. The first row of a streamed trace is read
+/// from a second reader of the file, so that the trace itself pays nothing
+/// per row for the check.
+pub fn open_csv(scenario: &Scenario, entry: usize, opts: &CsvOptions) -> Result<CsvTrace, TraceError> {
+    let trace = CsvTrace::open(opts).map_err(|e| e.in_entry(entry))?.in_entry(entry);
     if let Some(d) = scenario.duration {
         let first = if trace.is_sorted_in_memory() {
             trace.peek_sorted().map(|a| (None, a.time))
         } else {
-            match CsvTrace::open(opts)?.next_located() {
+            match CsvTrace::open(opts).map_err(|e| e.in_entry(entry))?.next_located() {
                 Some((line, Ok(a))) => Some((line, a.time)),
                 // A bad first row: the run reads it and says so.
                 _ => None,
@@ -56,7 +57,7 @@ pub fn open_csv(scenario: &Scenario, opts: &CsvOptions) -> Result<CsvTrace, Trac
         if let Some((line, t)) = first
             && t >= d
         {
-            return Err(late_start(scenario, &opts.path, line, t));
+            return Err(late_start(scenario, &opts.path, line, t).in_entry(entry));
         }
     }
     Ok(trace)
@@ -64,7 +65,7 @@ pub fn open_csv(scenario: &Scenario, opts: &CsvOptions) -> Result<CsvTrace, Trac
 
 /// The error for a trace whose first row (on `line`; `None` when sorted in
 /// memory, where it is the earliest) is at `t`, at or after the scenario's
-/// `duration`.
+/// `duration` (without the entry: see [`TraceError::in_entry`]).
 pub fn late_start(scenario: &Scenario, path: &std::path::Path, line: Option<u64>, t: Nanos) -> TraceError {
     let d = scenario.duration.unwrap_or(Nanos::ZERO);
     let at = scenario.duration_at.as_deref().map(|at| format!(", set at {at}")).unwrap_or_default();

@@ -162,6 +162,17 @@ pub enum TimeUnit {
 }
 
 impl TimeUnit {
+    /// What a timestamp in this unit looks like, for messages: "a time in
+    /// decimal seconds, like 0.995 or 12".
+    pub fn expected(self) -> &'static str {
+        match self {
+            TimeUnit::S => "a time in decimal seconds, like 0.995 or 12",
+            TimeUnit::Ms => "a time in whole milliseconds, like 995",
+            TimeUnit::Us => "a time in whole microseconds, like 995000",
+            TimeUnit::Ns => "a time in whole nanoseconds, like 995000000",
+        }
+    }
+
     pub fn parse(text: &str) -> Option<TimeUnit> {
         Some(match text {
             "ns" => TimeUnit::Ns,

@@ -514,7 +514,7 @@ fn s48_bin_too_fine_for_the_trace() {
         &["run", "s.toml", "--out", "out"],
         1,
         &[
-            "error: scenario s.toml failed; previous results were kept",
+            "error: scenario s.toml failed; nothing was written",
             "caused by: s.toml:6:7: `output.bin` = \"1ms\" needs more than 1000000 bins to reach 2000 s, a time in the trace; choose a wider `bin` (at least \"10ms\" to reach it)",
         ],
     );
@@ -1104,6 +1104,63 @@ fn t28_control_characters_are_escaped() {
     assert!(!err.contains('\0'), "{err:?}");
 }
 
+/// An empty time field says what it should hold (once: "empty value").
+#[test]
+fn t29_empty_time_field() {
+    trace("time\n\n0.5\n,\n").refused(&[
+        "`traffic[0]`, trace.csv, line 4: field `time` is empty: expected a time in decimal seconds, like 0.995 or 12",
+    ]);
+    Case::new(&format!("{CSV_BASE}time_unit = \"ms\"\n")).file("trace.csv", "time\n5\n  \n").refused(&[
+        "trace.csv, line 3: field `time` is empty: expected a time in whole milliseconds, like 995",
+    ]);
+}
+
+/// A file without a header: its first row is read as one, and the error
+/// says so.
+#[test]
+fn t30_no_header_row() {
+    trace("0.5\n0.6\n").refused(&[
+        "trace.csv: no `time` column in the header (found: `0.5`): line 1 is read as the header, and `0.5` looks like data: a trace starts with a header row that names its columns, like `time`",
+    ]);
+}
+
+/// Fields separated by `;` or tabs are one field to a comma-separated
+/// reader: the error says that is what happened.
+#[test]
+fn t31_semicolon_or_tab_separated() {
+    for (text, found) in [("time;id\n0.5;1\n", "`time;id`"), ("time\tid\n0.5\t1\n", "`time\\tid`")] {
+        trace(text).refused(&[&format!(
+            "trace.csv: no `time` column in the header (found: {found}): fields are separated by commas here, so `;` or tabs are part of the names: a file separated by `;` or tabs is not supported, save it with commas"
+        )]);
+    }
+}
+
+/// A UTF-16 file (as some Windows tools save CSV) is named as such.
+#[test]
+fn t32_utf16_file() {
+    let utf16: Vec<u8> = "\u{feff}time\n0.5\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
+    trace(utf16).refused(&[
+        "trace.csv: no `time` column in the header",
+        ": the file looks like UTF-16 text: save it as UTF-8",
+    ]);
+}
+
+/// Trace errors name their `[[traffic]]` entry: one file may be read by
+/// several, each with its own columns.
+#[test]
+fn t33_errors_name_the_traffic_entry() {
+    let text =
+        format!("{CSV_BASE}\n[[traffic]]\nkind = \"csv\"\npath = \"trace.csv\"\nkey_column = \"client\"\n");
+    Case::new(&text)
+        .file("trace.csv", "time,user\n0.1,a\n")
+        .refused(&["`traffic[1]`, trace.csv: no `client` column in the header (found: `time`, `user`)"]);
+    let text = format!("{CSV_BASE}\n[[traffic]]\nkind = \"csv\"\npath = \"other.csv\"\n");
+    Case::new(&text)
+        .file("trace.csv", "time\n0.1\n")
+        .file("other.csv", "time\n0.1\nx\n")
+        .refused(&["`traffic[1]`, other.csv, line 3: field `time`: `x`"]);
+}
+
 /// Line numbers are file lines: blank lines and CRLF ends count as written.
 #[test]
 fn t17_line_numbers_count_blank_lines() {
@@ -1196,6 +1253,29 @@ fn o06_out_holds_files_ratesim_did_not_write() {
     }
 }
 
+/// A run that fails into a new folder says nothing was written: there were
+/// no previous results to keep (it once said they were kept).
+#[test]
+fn o09_failed_run_into_a_new_folder() {
+    let c = trace("time\n0.1\nx\n");
+    c.fails(
+        &["run", "s.toml", "--out", "out"],
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written\n",
+            "caused by: `traffic[0]`, trace.csv, line 3",
+        ],
+    );
+    assert!(!c.path("out").exists());
+    // An empty folder holds no results either.
+    fs::create_dir(c.path("empty")).unwrap();
+    c.fails(
+        &["run", "s.toml", "--out", "empty"],
+        1,
+        &["error: scenario s.toml failed; nothing was written\n"],
+    );
+}
+
 /// A bad row after good ones fails the run; the previous results stay.
 #[test]
 fn o04_failed_run_keeps_previous_results() {
@@ -1207,7 +1287,10 @@ fn o04_failed_run_keeps_previous_results() {
     c.fails(
         &["run", "s.toml", "--out", "out"],
         1,
-        &["scenario s.toml failed; previous results were kept", "caused by: trace.csv, line 5: field `time`"],
+        &[
+            "scenario s.toml failed; previous results were kept",
+            "caused by: `traffic[0]`, trace.csv, line 5: field `time`",
+        ],
     );
     assert_eq!(fs::read(c.path("out/summary.csv")).unwrap(), before);
     let names: Vec<String> = fs::read_dir(c.dir.path())
@@ -1371,7 +1454,7 @@ fn k04_missing_key_column() {
 fn k05_row_without_its_key_field() {
     Case::new(&format!("{CSV_BASE}key_column = \"client\"\n"))
         .file("trace.csv", "time,client\n0.1,a\n0.2\n")
-        .refused(&["trace.csv, line 3: the key field (column 2) is missing: the row has 1 field"]);
+        .refused(&["trace.csv, line 3: the key field `client` (column 2) is missing: the row has 1 field"]);
 }
 
 #[test]
@@ -1958,7 +2041,7 @@ fn r29_retries_past_the_memory_budget() {
         &["run", "s.toml", "--out", "out", "--memory", "8MiB"],
         1,
         &[
-            "error: scenario s.toml failed; previous results were kept",
+            "error: scenario s.toml failed; nothing was written",
             "caused by: the clients of `fixed_window` keep 262134 requests waiting to retry: they hold 17.6 MiB",
             "passes the 8.0 MiB the run may use (--memory)",
             "shorten the waits (`base`, `cap`), lower `max_attempts`, add a retry `budget`",
@@ -2480,7 +2563,7 @@ fn sh01_delayed_requests_past_the_memory_budget() {
         &["run", "s.toml", "--out", "out", "--memory", "1MiB"],
         1,
         &[
-            "error: scenario s.toml failed; previous results were kept",
+            "error: scenario s.toml failed; nothing was written",
             "caused by: `guava` keeps ",
             " delayed requests waiting for the backend: its queue holds 4.7 MiB",
             "passes the 1.0 MiB the run may use (--memory)",
@@ -2535,7 +2618,7 @@ fn sh04_window_timestamps_past_the_memory_budget() {
         &["run", "s.toml", "--out", "out", "--memory", "1MiB"],
         1,
         &[
-            "error: scenario s.toml failed; previous results were kept",
+            "error: scenario s.toml failed; nothing was written",
             "caused by: the run holds ",
             " of admitted timestamps inside exact windows, more than the 1.0 MiB it may use (--memory): with limit.requests = 1000000000",
             "Lower limit.requests, use a shorter or sparser trace, or, if the machine has the memory, raise --memory",

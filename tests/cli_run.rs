@@ -61,6 +61,27 @@ fn boundary_burst_writes_the_tables() {
     assert!(!out.join("decisions.csv").exists());
 }
 
+/// One request is "1 request" (it once read "1 requests"), at one time.
+#[test]
+fn one_request_is_counted_in_the_singular() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "name = \"one\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n[[traffic]]\nkind = \"burst\"\nstart = \"500ms\"\ncount = 1\n";
+    let path = dir.path().join("one.toml");
+    fs::write(&path, text).unwrap();
+    let out = dir.path().join("out");
+    ratesim()
+        .args(["run", path.to_str().unwrap(), "--no-charts", "--out", out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("trace     1 request, at 0.5 s; run ends at the last arrival"));
+    assert!(fs::read_to_string(out.join("report.md")).unwrap().contains("Trace: 1 request, at 0.5 s."));
+    ratesim()
+        .args(["check", path.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("[0] burst: 1 request from 0.5 s over 0s\n"));
+}
+
 #[test]
 fn decisions_file_has_one_row_per_request_per_limiter() {
     let dir = tempfile::tempdir().unwrap();

@@ -71,7 +71,9 @@ fn a_bad_row_at_line_1_000_002_keeps_previous_results_byte_identical() {
     assert_eq!(second.status.code(), Some(1), "{stderr}");
     assert!(stderr.starts_with("error: scenario bad.toml failed; previous results were kept"), "{stderr}");
     assert!(
-        stderr.contains("caused by: big.csv, line 1000002: field `time`: `12x` is not a decimal number"),
+        stderr.contains(
+            "caused by: `traffic[0]`, big.csv, line 1000002: field `time`: `12x` is not a decimal number"
+        ),
         "{stderr}"
     );
     assert_eq!(snapshot(&dir.join("out")), before, "previous results changed");
@@ -137,19 +139,11 @@ fn wait_at_most(child: &mut std::process::Child, secs: u64) -> std::process::Exi
     }
 }
 
-/// Ctrl-C (SIGINT) mid-run: ratesim removes its staging folder, says so in
-/// one line and exits 130; the previous results are byte-identical.
+/// Starts a run of a million-row trace into `dir/out`, sends it SIGINT once
+/// its staging folder exists, and returns what it said; asserts exit 130.
 #[cfg(unix)]
-#[test]
-fn ctrl_c_removes_the_staging_folder_and_keeps_previous_results() {
+fn interrupt_a_big_run(dir: &Path) -> String {
     use std::io::Read;
-
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    write_trace(&dir.join("small.csv"), 1000, None);
-    scenario(dir, "good.toml", "small.csv");
-    assert!(run(dir, "good.toml").status.success());
-    let before = snapshot(&dir.join("out"));
 
     write_trace(&dir.join("big.csv"), GOOD_ROWS, None);
     scenario(dir, "big.toml", "big.csv");
@@ -183,9 +177,38 @@ fn ctrl_c_removes_the_staging_folder_and_keeps_previous_results() {
         Some(130),
         "after SIGINT: {status:?}, stderr {stderr:?} (if the run finished first, make the trace bigger)"
     );
+    stderr
+}
+
+/// Ctrl-C (SIGINT) mid-run: ratesim removes its staging folder, says so in
+/// one line and exits 130; the previous results are byte-identical.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_removes_the_staging_folder_and_keeps_previous_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_trace(&dir.join("small.csv"), 1000, None);
+    scenario(dir, "good.toml", "small.csv");
+    assert!(run(dir, "good.toml").status.success());
+    let before = snapshot(&dir.join("out"));
+
+    let stderr = interrupt_a_big_run(dir);
     assert_eq!(stderr, "interrupted; previous results kept\n");
     assert!(staging_dirs(dir).is_empty(), "staging left behind: {:?}", staging_dirs(dir));
     assert_eq!(snapshot(&dir.join("out")), before, "an interrupted run changed the results");
+}
+
+/// Ctrl-C during a run into a new folder: there were no previous results
+/// to keep (it once said there were), and nothing is left behind.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_into_a_new_folder_says_nothing_was_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let stderr = interrupt_a_big_run(dir);
+    assert_eq!(stderr, "interrupted; nothing was written\n");
+    assert!(staging_dirs(dir).is_empty(), "staging left behind: {:?}", staging_dirs(dir));
+    assert!(!dir.join("out").exists());
 }
 
 /// The library side of Ctrl-C, in this process: `abandon_all_staging`
@@ -209,7 +232,7 @@ fn abandoned_staging_is_removed_and_can_no_longer_be_committed() {
     assert_eq!(staging_dirs(dir).len(), 1);
 
     let held = abandon_all_staging();
-    assert_eq!(held.removed(), 1);
+    assert_eq!((held.removed(), held.kept()), (1, 1));
     assert!(staging_dirs(dir).is_empty(), "{:?}", staging_dirs(dir));
     // A commit started now waits for the guard.
     let (tx, rx) = std::sync::mpsc::channel();

@@ -98,15 +98,10 @@ pub fn only_closed_clients(report: &RunReport) -> bool {
 /// "Trace: 206 requests, first at 0.07 s, last at 11.9 s" (and the client
 /// keys when there are several), for the Markdown outputs.
 pub fn trace_sentence(report: &RunReport) -> String {
-    let keys = if report.keys > 1 { format!(" from {} client keys", report.keys) } else { String::new() };
-    let span = match (report.first_arrival, report.last_arrival) {
-        (Some(a), Some(b)) => format!(", first at {a} s, last at {b} s"),
-        _ => String::new(),
-    };
     if only_closed_clients(report) {
         return "Trace: no open-loop requests (closed clients only).".to_string();
     }
-    format!("Trace: {} requests{keys}{span}.", report.arrivals)
+    format!("Trace: {}.", super::arrivals_phrase(report))
 }
 
 /// `summary.md`: a heading line on the run, then the table.

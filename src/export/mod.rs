@@ -84,6 +84,24 @@ pub fn excess_share(l: &crate::metrics::LimiterReport) -> Option<f64> {
     (l.counts.admitted > 0).then(|| l.counts.excess as f64 / l.counts.admitted as f64)
 }
 
+/// "1 request", "2 requests": a count and its noun (plural with an `s`).
+pub fn count_of(n: u64, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
+/// The arrivals of a run in a few words: "206 requests, first at 0.07 s,
+/// last at 11.9 s", "1 request, at 0.5 s" (and the client keys when there
+/// are several).
+pub fn arrivals_phrase(report: &crate::engine::RunReport) -> String {
+    let keys = if report.keys > 1 { format!(" from {} client keys", report.keys) } else { String::new() };
+    let span = match (report.first_arrival, report.last_arrival) {
+        (Some(a), Some(b)) if a == b && report.arrivals == 1 => format!(", at {a} s"),
+        (Some(a), Some(b)) => format!(", first at {a} s, last at {b} s"),
+        _ => String::new(),
+    };
+    format!("{}{keys}{span}", count_of(report.arrivals, "request"))
+}
+
 /// Bytes in B, KiB, MiB, GiB.
 pub fn fmt_bytes(b: u64) -> String {
     const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];

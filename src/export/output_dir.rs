@@ -60,12 +60,13 @@ so give a new or empty folder, or one an earlier run wrote"
     },
 }
 
-/// The staging directories of this process not yet committed or dropped.
-/// Staging, writing, committing and dropping hold the lock while they touch
-/// the directory, so [`abandon_all_staging`] never runs in the middle of one.
-static STAGING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// The staging directories of this process not yet committed or dropped,
+/// each with whether its target held an earlier run's results. Staging,
+/// writing, committing and dropping hold the lock while they touch the
+/// directory, so [`abandon_all_staging`] never runs in the middle of one.
+static STAGING: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
 
-fn registry() -> MutexGuard<'static, Vec<PathBuf>> {
+fn registry() -> MutexGuard<'static, Vec<(PathBuf, bool)>> {
     // A panic while the lock was held leaves the list itself valid.
     STAGING.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -77,14 +78,21 @@ fn registry() -> MutexGuard<'static, Vec<PathBuf>> {
 /// anything behind.
 #[must_use = "dropping it lets runs whose staging was removed go on and fail"]
 pub struct Abandoned {
-    _registry: MutexGuard<'static, Vec<PathBuf>>,
+    _registry: MutexGuard<'static, Vec<(PathBuf, bool)>>,
     removed: usize,
+    kept: usize,
 }
 
 impl Abandoned {
     /// How many staging directories were removed.
     pub fn removed(&self) -> usize {
         self.removed
+    }
+
+    /// How many of them were to replace an earlier run's results, which
+    /// stay as they were.
+    pub fn kept(&self) -> usize {
+        self.kept
     }
 }
 
@@ -95,8 +103,8 @@ impl Abandoned {
 /// target holds either the previous results or the complete new ones.
 pub fn abandon_all_staging() -> Abandoned {
     let mut registry = registry();
-    let mut removed = 0;
-    for dir in registry.drain(..) {
+    let (mut removed, mut kept) = (0, 0);
+    for (dir, previous) in registry.drain(..) {
         // A file being created in it (a PNG written by path) can make one
         // pass fail with "directory not empty"; a few more finish the job.
         for _ in 0..10 {
@@ -106,8 +114,9 @@ pub fn abandon_all_staging() -> Abandoned {
             }
         }
         removed += 1;
+        kept += usize::from(previous);
     }
-    Abandoned { _registry: registry, removed }
+    Abandoned { _registry: registry, removed, kept }
 }
 
 /// The error of an `OutputDir` used after [`abandon_all_staging`] removed it.
@@ -119,6 +128,9 @@ fn abandoned() -> io::Error {
 #[derive(Debug)]
 pub struct OutputDir {
     target: PathBuf,
+    /// The target held an earlier run's results when staging began (a
+    /// failed run keeps them).
+    previous: bool,
     /// The staging directory, removed when dropped; `None` once committed.
     staging: Option<TempDir>,
 }
@@ -151,6 +163,8 @@ impl OutputDir {
         if let Some(entry) = foreign_entry(target) {
             return Err(OutputError::NotOurs { target: target.to_path_buf(), entry });
         }
+        // Anything in it is an earlier run's (foreign_entry would have said).
+        let previous = fs::read_dir(target).is_ok_and(|mut d| d.next().is_some());
         let parent = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -167,8 +181,8 @@ impl OutputDir {
                 source,
             }
         })?;
-        registry.push(staging.path().to_path_buf());
-        Ok(OutputDir { target: target.to_path_buf(), staging: Some(staging) })
+        registry.push((staging.path().to_path_buf(), previous));
+        Ok(OutputDir { target: target.to_path_buf(), previous, staging: Some(staging) })
     }
 
     fn staging(&self) -> &Path {
@@ -184,12 +198,17 @@ impl OutputDir {
         &self.target
     }
 
+    /// Whether the target held an earlier run's results when staging began.
+    pub fn has_previous(&self) -> bool {
+        self.previous
+    }
+
     pub fn write(&self, file: &str, bytes: impl AsRef<[u8]>) -> Result<(), OutputError> {
         let path = self.path(file);
         // Under the lock: creating sub-folders must not bring back a staging
         // directory that abandon_all_staging removed.
         let registry = registry();
-        if !registry.iter().any(|p| p == self.staging()) {
+        if !registry.iter().any(|(p, _)| p == self.staging()) {
             return Err(OutputError::Write { path, source: abandoned() });
         }
         if let Some(dir) = path.parent() {
@@ -207,7 +226,7 @@ impl OutputDir {
         let err = |source| OutputError::Commit { path: self.target.clone(), source };
         let mut registry = registry();
         let staging = self.staging();
-        let Some(index) = registry.iter().position(|p| p == staging) else {
+        let Some(index) = registry.iter().position(|(p, _)| p == staging) else {
             return Err(err(abandoned()));
         };
         let aside = staging
@@ -240,7 +259,7 @@ impl Drop for OutputDir {
     fn drop(&mut self) {
         if let Some(dir) = self.staging.take() {
             let mut registry = registry();
-            registry.retain(|p| p != dir.path());
+            registry.retain(|(p, _)| p != dir.path());
             drop(dir);
         }
     }

@@ -48,11 +48,6 @@ pub fn run_summary(
         let _ = writeln!(out, "nodes     {} (every limiter but the sliding-log reference)", t.describe());
     }
     if let Some(report) = report {
-        let span = match (report.first_arrival, report.last_arrival) {
-            (Some(a), Some(b)) => format!(", first at {a} s, last at {b} s"),
-            _ => String::new(),
-        };
-        let keys = if report.keys > 1 { format!(" from {} client keys", report.keys) } else { String::new() };
         let covers = match scenario.duration {
             Some(d) => format!("run covers [0, {d} s)"),
             None if report.limiters.iter().any(|l| l.clients.is_some()) => {
@@ -63,7 +58,7 @@ pub fn run_summary(
         let requests = if super::markdown::only_closed_clients(report) {
             "no open-loop requests (closed clients only)".to_string()
         } else {
-            format!("{} requests{keys}{span}", report.arrivals)
+            super::arrivals_phrase(report)
         };
         let _ = writeln!(out, "trace     {requests}; {covers}; seed {}", scenario.seed);
         let closed = scenario.closed_populations();

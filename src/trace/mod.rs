@@ -69,18 +69,62 @@ pub fn key_hash(bytes: &[u8]) -> u64 {
 /// A problem reading a trace, located in its file. Its message is shown
 /// with control characters escaped (see [`escape_controls`]): it may quote
 /// the trace's own bytes.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 pub enum TraceError {
-    #[error("cannot open trace {path}")]
     Open {
         path: PathBuf,
-        #[source]
         source: std::io::Error,
     },
-    #[error("{}, line {line}: {}", path.display(), escape_controls(message))]
-    Row { path: PathBuf, line: u64, message: String },
-    #[error("{}: {}", path.display(), escape_controls(message))]
-    File { path: PathBuf, message: String },
+    Row {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
+    File {
+        path: PathBuf,
+        message: String,
+    },
+    /// An error of the trace of `[[traffic]]` entry `entry` (a scenario
+    /// may read one file in several entries).
+    InEntry {
+        entry: usize,
+        error: Box<TraceError>,
+    },
+}
+
+impl TraceError {
+    /// This error, said to be of `[[traffic]]` entry `entry`.
+    pub fn in_entry(self, entry: usize) -> TraceError {
+        match self {
+            TraceError::InEntry { .. } => self,
+            error => TraceError::InEntry { entry, error: Box::new(error) },
+        }
+    }
+}
+
+impl std::fmt::Display for TraceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TraceError::Open { path, .. } => write!(f, "cannot open trace {}", path.display()),
+            TraceError::Row { path, line, message } => {
+                write!(f, "{}, line {line}: {}", path.display(), escape_controls(message))
+            }
+            TraceError::File { path, message } => {
+                write!(f, "{}: {}", path.display(), escape_controls(message))
+            }
+            TraceError::InEntry { entry, error } => write!(f, "`traffic[{entry}]`, {error}"),
+        }
+    }
+}
+
+impl std::error::Error for TraceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TraceError::Open { source, .. } => Some(source),
+            TraceError::InEntry { error, .. } => error.source(),
+            _ => None,
+        }
+    }
 }
 
 /// `text` with control characters (an escape sequence that clears the
@@ -148,6 +192,19 @@ mod tests {
         assert_eq!(e.to_string(), "t.csv, line 2: `\\u{1b}[2J\\u{0}\\t\\u{202e}x`");
         let e = super::TraceError::File { path: "t.csv".into(), message: "plain `é`".into() };
         assert_eq!(e.to_string(), "t.csv: plain `é`");
+    }
+
+    /// An error names the `[[traffic]]` entry it is of, once, and keeps
+    /// its cause.
+    #[test]
+    fn errors_name_their_entry() {
+        use std::error::Error;
+        let row = super::TraceError::Row { path: "t.csv".into(), line: 3, message: "bad".into() };
+        assert_eq!(row.in_entry(2).in_entry(5).to_string(), "`traffic[2]`, t.csv, line 3: bad");
+        let io = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let open = super::TraceError::Open { path: "t.csv".into(), source: io }.in_entry(1);
+        assert_eq!(open.to_string(), "`traffic[1]`, cannot open trace t.csv");
+        assert!(open.source().is_some());
     }
 
     #[test]

@@ -149,14 +149,14 @@ impl<R: Read> ReferenceCsvTrace<R> {
                 message: "the file is empty: expected a header row with a `time` column".into(),
             });
         }
-        let column = |name: &str| {
+        let column = |name: &str, time: bool| {
             headers.iter().position(|h| h.trim_ascii() == name.as_bytes()).ok_or_else(|| TraceError::File {
                 path: path.clone(),
-                message: missing_column(name, &headers.iter().collect::<Vec<_>>()),
+                message: missing_column(name, &headers.iter().collect::<Vec<_>>(), time),
             })
         };
-        let time_index = column(&options.time_column)?;
-        let key_index = options.key_column.as_deref().map(column).transpose()?;
+        let time_index = column(&options.time_column, true)?;
+        let key_index = options.key_column.as_deref().map(|k| column(k, false)).transpose()?;
         let mut trace = ReferenceCsvTrace {
             path,
             reader,
@@ -295,6 +295,12 @@ impl<R: Read> ReferenceCsvTrace<R> {
                                 return Some(Err(self.row_error(format!("field `{col}` is not UTF-8 text"))));
                             }
                         };
+                        if text.trim().is_empty() {
+                            let expected = self.unit.expected();
+                            return Some(Err(
+                                self.row_error(format!("field `{col}` is empty: expected {expected}"))
+                            ));
+                        }
                         match self.unit.parse_timestamp(text) {
                             Ok(t) => t,
                             // The contract for long fields: the first 40 characters
@@ -332,7 +338,8 @@ impl<R: Read> ReferenceCsvTrace<R> {
                         Some(text) => key_hash(text.trim_ascii()),
                         None => {
                             return Some(Err(self.row_error(format!(
-                                "the key field (column {}) is missing: the row has {} field{}",
+                                "the key field `{}` (column {}) is missing: the row has {} field{}",
+                                self.key_column.clone().unwrap_or_default(),
                                 k + 1,
                                 self.record.len(),
                                 if self.record.len() == 1 { "" } else { "s" }

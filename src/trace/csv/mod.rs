@@ -74,6 +74,8 @@ pub struct CsvTrace<R: Read = File> {
     /// column not read holds a line break), and the line of the first.
     multiline: u64,
     first_multiline: Option<u64>,
+    /// The `[[traffic]]` entry its errors name, if any.
+    entry: Option<usize>,
 }
 
 impl CsvTrace<File> {
@@ -107,8 +109,15 @@ impl<R: Read> CsvTrace<R> {
             }
         })?;
         let rules = RowRules::from_header(&headers, options)?;
-        let mut trace =
-            CsvTrace { input, rules, sorted: None, done: false, multiline: 0, first_multiline: None };
+        let mut trace = CsvTrace {
+            input,
+            rules,
+            sorted: None,
+            done: false,
+            multiline: 0,
+            first_multiline: None,
+            entry: None,
+        };
         if options.sort {
             let mut rows = Vec::new();
             while let Some(r) = trace.read_one::<false>(false, &mut 0) {
@@ -122,6 +131,22 @@ impl<R: Read> CsvTrace<R> {
 
     pub fn path(&self) -> &Path {
         &self.rules.path
+    }
+
+    /// Errors from here on name `[[traffic]]` entry `entry` (see
+    /// [`TraceError::in_entry`]; those of opening it are the caller's).
+    pub fn in_entry(mut self, entry: usize) -> CsvTrace<R> {
+        self.entry = Some(entry);
+        self
+    }
+
+    /// The error `e`, in this trace's entry if it has one.
+    #[cold]
+    fn located(&self, e: TraceError) -> TraceError {
+        match self.entry {
+            Some(i) => e.in_entry(i),
+            None => e,
+        }
     }
 
     /// Data rows read so far (all of them once a sorted trace is open).
@@ -160,9 +185,10 @@ impl<R: Read> CsvTrace<R> {
         }
         let mut line = 0;
         let r = self.read_one::<true>(true, &mut line)?;
-        if r.is_err() {
+        let r = r.map_err(|e| {
             self.done = true;
-        }
+            self.located(e)
+        });
         Some(((line > 0).then_some(line), r))
     }
 
@@ -266,6 +292,7 @@ impl<R: Read> Iterator for CsvTrace<R> {
         let r = self.read_one::<false>(true, &mut 0);
         if matches!(r, Some(Err(_))) {
             self.done = true;
+            return r.map(|r| r.map_err(|e| self.located(e)));
         }
         r
     }

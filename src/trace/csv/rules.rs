@@ -38,14 +38,52 @@ pub fn quoted(bytes: &[u8]) -> String {
 }
 
 /// The message for a header without column `name`: the columns it has
-/// (the first few, each quoted short).
+/// (the first few, each quoted short), and for the time column (`time`)
+/// what the header suggests went wrong: a file in UTF-16, separated by
+/// `;` or tabs, or with no header at all (line 1 is data).
 #[doc(hidden)]
-pub fn missing_column(name: &str, headers: &[impl AsRef<[u8]>]) -> String {
+pub fn missing_column(name: &str, headers: &[impl AsRef<[u8]>], time: bool) -> String {
     let mut found: Vec<String> = headers.iter().take(LISTED_COLUMNS).map(|h| quoted(h.as_ref())).collect();
     if headers.len() > LISTED_COLUMNS {
         found.push(format!("and {} more", headers.len() - LISTED_COLUMNS));
     }
-    format!("no `{name}` column in the header (found: {})", found.join(", "))
+    let mut message = format!("no `{name}` column in the header (found: {})", found.join(", "));
+    let first = headers.first().map_or(&[][..], |h| h.as_ref());
+    let any = |f: &dyn Fn(&[u8]) -> bool| headers.iter().any(|h| f(h.as_ref()));
+    let hint = if !time {
+        None
+    } else if first.starts_with(b"\xff\xfe") || first.starts_with(b"\xfe\xff") || any(&|h| h.contains(&0)) {
+        Some("the file looks like UTF-16 text: save it as UTF-8".to_string())
+    } else if any(&|h| h.contains(&b';') || h.contains(&b'\t')) {
+        Some(
+            "fields are separated by commas here, so `;` or tabs are part of the names: a file separated by \
+             `;` or tabs is not supported, save it with commas"
+                .to_string(),
+        )
+    } else if looks_like_a_number(first) {
+        Some(format!(
+            "line 1 is read as the header, and {} looks like data: a trace starts with a header row that names \
+             its columns, like `{name}`",
+            quoted(first.trim_ascii())
+        ))
+    } else {
+        None
+    };
+    if let Some(hint) = hint {
+        message.push_str(": ");
+        message.push_str(&hint);
+    }
+    message
+}
+
+/// Digits with at most one `.`, perhaps signed: a time where a column name
+/// should be.
+fn looks_like_a_number(field: &[u8]) -> bool {
+    let t = field.trim_ascii();
+    let t = t.strip_prefix(b"+").or_else(|| t.strip_prefix(b"-")).unwrap_or(t);
+    t.iter().any(u8::is_ascii_digit)
+        && t.iter().all(|&b| b.is_ascii_digit() || b == b'.')
+        && t.iter().filter(|&&b| b == b'.').count() <= 1
 }
 
 pub(super) struct RowRules {
@@ -76,14 +114,15 @@ impl RowRules {
                 message: "the file is empty: expected a header row with a `time` column".into(),
             });
         }
-        let column = |name: &str| {
+        let column = |name: &str, time: bool| {
             headers.iter().position(|h| h.trim_ascii() == name.as_bytes()).ok_or_else(|| TraceError::File {
                 path: path.clone(),
-                message: missing_column(name, headers),
+                message: missing_column(name, headers, time),
             })
         };
-        let time_index = column(&options.time_column)?;
-        let key_index = options.key_column.as_deref().map(column).transpose()?.unwrap_or(NO_KEY);
+        let time_index = column(&options.time_column, true)?;
+        let key_index =
+            options.key_column.as_deref().map(|k| column(k, false)).transpose()?.unwrap_or(NO_KEY);
         Ok(RowRules {
             path,
             time_index,
@@ -169,6 +208,9 @@ impl RowRules {
                     Ok(t) => t,
                     Err(_) => return row_error(format!("field `{col}` is not UTF-8 text")),
                 };
+                if text.trim().is_empty() {
+                    return row_error(format!("field `{col}` is empty: expected {}", self.unit.expected()));
+                }
                 match self.unit.parse_timestamp(text) {
                     Ok(t) => t,
                     // A field of megabytes is quoted by its start only.
@@ -195,7 +237,8 @@ impl RowRules {
                 Some(text) => crate::trace::key_hash(text.trim_ascii()),
                 None => {
                     return row_error(format!(
-                        "the key field (column {}) is missing: the row has {fields} field{}",
+                        "the key field `{}` (column {}) is missing: the row has {fields} field{}",
+                        self.key_column.as_deref().unwrap_or_default(),
                         self.key_index + 1,
                         if fields == 1 { "" } else { "s" }
                     ));
