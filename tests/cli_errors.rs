@@ -2091,7 +2091,7 @@ fn r36_a_closed_population_past_the_memory_budget() {
         &["run", "s.toml", "--out", "out", "--memory", "16MiB"],
         1,
         &[
-            "error: scenario s.toml failed; previous results were kept",
+            "error: scenario s.toml failed; nothing was written",
             "caused by: the run holds 16.0 MiB of admitted timestamps inside exact windows and 76.2 KiB of waiting requests, more than the 16.0 MiB it may use (--memory)",
         ],
     );
