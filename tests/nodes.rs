@@ -170,6 +170,37 @@ fn get_then_set_reads_the_old_count_while_a_write_is_in_flight() {
     assert_eq!((reports[0].counts.peak, reports[0].counts.excess), (3, 1));
 }
 
+/// Requests further apart than the round trip never read a stale state, so
+/// get-then-set decides as an atomic store, for every limiter that shares
+/// counts. Worked example (a weighted window counting rejections, L = 2 per
+/// 1 s, rtt = 10 ms): requests at 0, 100, 200, 300 and 400 ms leave 5 in
+/// the first window (2 admitted, 3 refused and counted); at 1.5 s the store
+/// reads at 1.505 s and weighs them 5 x 0.495 = 2.475, and 2.475 + 1 > 2
+/// refuses it. A get-then-set store that wrote back admissions only would
+/// have kept 2 (2 x 0.495 + 1 <= 2: admitted).
+#[test]
+fn get_then_set_with_requests_an_rtt_apart_is_the_atomic_store() {
+    let limit = Limit { requests: 2, window: Nanos::from_secs(1) };
+    let times = [0, 100 * MS, 200 * MS, 300 * MS, 400 * MS, 1500 * MS];
+    let rtt = Nanos::new(10 * MS);
+    let spec: LimiterSpec = WeightedWindowSpec { count_rejected: true, ..WeightedWindowSpec::DEFAULT }.into();
+    let (_, gts) =
+        run(limit, vec![spec.clone()], Some(topology(1, Mode::Central { rtt, atomic: false }, 0)), &times);
+    assert_eq!(gts[0], [true, true, false, false, false, false]);
+    for which in 0..5 {
+        let spec = sharing_counts(which);
+        let (_, atomic) =
+            run(limit, vec![spec.clone()], Some(topology(2, Mode::Central { rtt, atomic: true }, 0)), &times);
+        let (_, gts) = run(
+            limit,
+            vec![spec.clone()],
+            Some(topology(2, Mode::Central { rtt, atomic: false }, 0)),
+            &times,
+        );
+        assert_eq!(gts[0], atomic[0], "{}", spec.label());
+    }
+}
+
 /// Outages by true time, `[start, end)`. L = 1 per 1 s, an atomic store
 /// with no round trip. Failing open, everything inside the outage is
 /// admitted and nothing reaches the store: after it the store still holds

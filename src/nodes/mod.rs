@@ -382,7 +382,10 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
                 }
                 let mut view = store.clone();
                 let d = view.decide(Nanos::new(read), cost);
-                if d.admitted() {
+                // The state after the decision is written back when the
+                // decision moved it: an admission, or a rejection the
+                // limiter counts (`count_rejected`).
+                if d.admitted() || view.counts_rejected() {
                     writes.push_back((read.saturating_add(2 * *half_rtt), view));
                     *peak_writes = (*peak_writes).max(writes.len());
                 }
