@@ -18,7 +18,8 @@ Examples:
       Burst-pair and load sweeps: error versus slot count, with charts.
   ratesim sweep scenarios/boundary_burst.toml --format svg
       The default burst-pair and load sweeps over another scenario's limit
-      and limiters (it has no [sweep] table), SVG charts only.";
+      and limiters (it has no [sweep] table), SVG charts only; writes
+      output/boundary_burst-sweeps/, beside the run's results.";
 
 /// Traffic simulator and rate-limiter comparator: replays arrival traces
 /// through limiters on a virtual clock and measures, exactly, what each lets
@@ -42,7 +43,7 @@ pub enum Command {
     /// comparison, topology sweeps over nodes, rtts or sync intervals); with
     /// no [sweep] table, the burst-pair and load sweeps at their defaults.
     #[command(after_help = EXAMPLES)]
-    Sweep(RunArgs),
+    Sweep(SweepArgs),
     /// Print a shell completion script to stdout (bash, zsh, fish, powershell, elvish).
     ///
     /// For example: ratesim completions bash > ~/.local/share/bash-completion/completions/ratesim
@@ -62,11 +63,32 @@ pub enum ChartFormat {
     Png,
 }
 
+/// `ratesim run`: the options every run takes, and `--decisions`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Also write decisions.csv (one row per request per limiter).
+    #[arg(long)]
+    pub decisions: bool,
+}
+
+/// `ratesim sweep`: a sweep is many runs, so it writes no decisions.csv.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// Options shared by `run` and `sweep`. `--out` defaults to
+/// `output/<scenario name>` for `run` and `output/<scenario name>-sweeps`
+/// for `sweep`, so that sweeping a scenario never replaces its run's results.
+#[derive(Debug, Args)]
+pub struct CommonArgs {
     /// Scenario file (TOML).
     pub scenario: PathBuf,
-    /// Output folder [default: output/<scenario name>].
+    /// Output folder [default: output/<scenario name> for run,
+    /// output/<scenario name>-sweeps for sweep].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Slot counts (e.g. 2,10,100): one slot counter per count in place of
@@ -78,9 +100,6 @@ pub struct RunArgs {
     /// `seed` can hold, so a run's seed can be written back into it.
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     pub seed: Option<u64>,
-    /// Also write decisions.csv (one row per request per limiter).
-    #[arg(long)]
-    pub decisions: bool,
     /// Write no charts.
     #[arg(long)]
     pub no_charts: bool,

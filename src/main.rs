@@ -16,7 +16,7 @@ use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use charts::{ChartSet, Format};
-use cli::{ChartFormat, Cli, Command, RunArgs};
+use cli::{ChartFormat, Cli, Command, CommonArgs};
 use ratesim::run::{RunOptions, Step};
 use ratesim::scenario::Scenario;
 use ratesim::simulate;
@@ -54,8 +54,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Run(args) => run(args, false),
-        Command::Sweep(args) => run(args, true),
+        Command::Run(args) => run(&args.common, args.decisions, false),
+        Command::Sweep(args) => run(&args.common, false, true),
         Command::Check(args) => check(&args.scenario),
         Command::Completions { shell } => {
             let (mut cmd, mut script) = (<Cli as clap::CommandFactory>::command(), Vec::new());
@@ -148,7 +148,7 @@ impl RunProgress {
 /// The options of `args` that change what a run's tables say, as they
 /// would be typed again (for the report's "Regenerate with" line; chart
 /// formats and fonts change only how the charts are drawn).
-fn overrides(args: &RunArgs) -> Vec<String> {
+fn overrides(args: &CommonArgs, decisions: bool) -> Vec<String> {
     let mut words = Vec::new();
     if let Some(slots) = &args.slots {
         let list: Vec<String> = slots.iter().map(u64::to_string).collect();
@@ -157,13 +157,13 @@ fn overrides(args: &RunArgs) -> Vec<String> {
     if let Some(seed) = args.seed {
         words.extend(["--seed".to_string(), seed.to_string()]);
     }
-    if args.decisions {
+    if decisions {
         words.push("--decisions".to_string());
     }
     words
 }
 
-fn run(args: RunArgs, sweep_only: bool) -> Result<()> {
+fn run(args: &CommonArgs, decisions: bool, sweep_only: bool) -> Result<()> {
     let mut scenario = Scenario::load(&args.scenario)?;
     if let Some(slots) = &args.slots {
         scenario.set_slots(slots).map_err(anyhow::Error::msg).context("--slots")?;
@@ -174,13 +174,18 @@ fn run(args: RunArgs, sweep_only: bool) -> Result<()> {
     if let Some(bytes) = args.memory {
         ratesim::engine::set_memory_budget(bytes);
     }
-    let chart_set = chart_set(&args, &scenario)?;
+    let chart_set = chart_set(args, &scenario)?;
+    // `sweep` writes beside the run's folder, never over it.
+    let default_out = || {
+        let folder = if sweep_only { format!("{}-sweeps", scenario.name) } else { scenario.name.clone() };
+        PathBuf::from("output").join(folder)
+    };
     let options = RunOptions {
-        out_dir: args.out.clone().unwrap_or_else(|| PathBuf::from("output").join(&scenario.name)),
+        out_dir: args.out.clone().unwrap_or_else(default_out),
         sweep_only,
-        decisions: args.decisions,
+        decisions,
         charts: !chart_set.formats.is_empty(),
-        overrides: overrides(&args),
+        overrides: overrides(args, decisions),
     };
     let progress = RunProgress::new(args.quiet, simulate::known_end(&scenario).map(|n| n.get()));
     let outputs = ratesim::run::run(&scenario, &options, &|step| progress.update(step));
@@ -207,7 +212,7 @@ fn run(args: RunArgs, sweep_only: bool) -> Result<()> {
 
 /// The chart formats asked for, with the font ready (and a warning when
 /// the embedded font cannot draw the scenario's name).
-fn chart_set(args: &RunArgs, scenario: &Scenario) -> Result<ChartSet> {
+fn chart_set(args: &CommonArgs, scenario: &Scenario) -> Result<ChartSet> {
     if args.no_charts {
         return Ok(ChartSet { formats: Vec::new() });
     }

@@ -152,6 +152,34 @@ fn default_out_dir_is_output_slash_name() {
     assert_eq!(entries.len(), 1);
 }
 
+/// `sweep` defaults to its own folder beside the run's: sweeping a scenario
+/// never replaces the results its run wrote. A sweep is many runs, so it
+/// takes no `--decisions`.
+#[test]
+fn sweep_writes_beside_the_runs_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let bb = scenario("boundary_burst.toml");
+    ratesim()
+        .current_dir(dir.path())
+        .args(["run", bb.to_str().unwrap(), "-q", "--no-charts"])
+        .assert()
+        .success();
+    let before = snapshot(&dir.path().join("output/boundary_burst"));
+    ratesim()
+        .current_dir(dir.path())
+        .args(["sweep", bb.to_str().unwrap(), "-q", "--no-charts"])
+        .assert()
+        .success();
+    assert_eq!(snapshot(&dir.path().join("output/boundary_burst")), before);
+    assert!(dir.path().join("output/boundary_burst-sweeps/error_vs_slots.csv").is_file());
+    ratesim()
+        .current_dir(dir.path())
+        .args(["sweep", bb.to_str().unwrap(), "--decisions"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unexpected argument '--decisions'"));
+}
+
 #[test]
 fn help_and_version() {
     ratesim().arg("--help").assert().success().stdout(predicate::str::contains("Examples:"));
