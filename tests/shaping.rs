@@ -408,6 +408,37 @@ fn local_nodes_each_shape_their_share() {
     assert_eq!(row(&alone, "leaky_bucket(burst=2;delay=0)").counts.peak, 2);
 }
 
+/// The run covers `[0, D)`: a delayed request reaching the backend at or
+/// after `D` was admitted (it counts in `admitted`, `delayed` and the delay
+/// quantiles) but reaches the backend after the run, where no window metric
+/// or timeline bin sees it. L = 2 per 1 s, two local nodes of 2 each, a
+/// GCRA waiting up to 5 s, 8 requests at 0: each node admits 2 at once and
+/// delays 2 to 0.5 s and 1 s. Their union reaches the backend 4 at 0, 2 at
+/// 0.5 s, 2 at 1 s. Excess: 2 at 0 (the third and fourth), 2 at 0.5 s
+/// (4 already in (-0.5 s, 0.5 s]), 2 at 1 s (2 already in (0, 1 s]): 6
+/// over 5 s. Over 750 ms the two at 1 s fall after the run: excess 4,
+/// 6 reach the backend. Without a duration the run ends 1 ns after the
+/// last release.
+#[test]
+fn a_release_at_or_after_the_end_is_admitted_but_judged_by_no_window() {
+    let totals = |duration: &str| {
+        let text = format!(
+            "name = \"end\"\n{duration}\n[limit]\nrequests = 2\nwindow = \"1s\"\n[output]\nbin = \"250ms\"\n\
+             [[traffic]]\nkind = \"burst\"\nstart = \"0s\"\ncount = 8\n[[limiter]]\nkind = \"gcra\"\nmax_wait = \"5s\"\n\
+             [nodes]\ncount = 2\nper_node = 2\n"
+        );
+        let report = simulate::run_scenario(&parse(&text), None, &mut |_| {}).unwrap();
+        let g = row(&report.limiters, "gcra(max_wait=5s)");
+        let d = g.delays.as_ref().unwrap();
+        let backend: u64 = report.timeline.bins().iter().map(|b| b[0].backend()).sum();
+        (g.counts.admitted, d.delayed, d.max, g.counts.excess, backend)
+    };
+    assert_eq!(totals("duration = \"5s\""), (8, 4, Nanos::new(S), 6, 8));
+    assert_eq!(totals("duration = \"750ms\""), (8, 4, Nanos::new(S), 4, 6));
+    // Without a duration the run lasts until the last release.
+    assert_eq!(totals(""), (8, 4, Nanos::new(S), 6, 8));
+}
+
 /// Central mode: one store 2 ms away decides every request at arrival +
 /// 1 ms, as the limiter alone would (the round trip shifts every request
 /// alike): at 0, 0.5 s and 1 s, three refused. The wait is counted from
