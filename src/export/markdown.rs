@@ -136,8 +136,11 @@ pub fn summary(title: &str, report: &RunReport) -> String {
 
 /// What the delays table means.
 pub const DELAYS_NOTE: &str = "Shaping limiters delay requests instead of rejecting them: a delayed \
-request reaches the backend later, and the exact window judges it there. Delay quantiles are over every \
-admitted request (0 for those not delayed); **queue peak**: the most delayed requests waiting at once.";
+request reaches the backend later, and the exact window judges it there. So a refusal is a false reject \
+when the backend's window held fewer than L at that instant: a limiter that spreads its admissions out can \
+refuse with room left in the window, where one admitting the same requests at once cannot. Delay quantiles \
+are over every admitted request (0 for those not delayed), to 3 significant digits (an HDR histogram; max \
+is exact); **queue peak**: the most delayed requests waiting at once.";
 
 /// The shaping limiters' delays, a row per limiter that may delay; empty
 /// when none does.
