@@ -673,7 +673,23 @@ fn a_run_on_nodes_writes_the_nodes() {
             .starts_with("limiter,node,admitted,rejected,peak,peak_ratio\nfixed_window,0,300,700,101,1.01\n")
     );
     assert_eq!(nodes.lines().count(), 1 + 2 * 3, "two limiters on 3 nodes; the reference is not on nodes");
-    assert!(read(&out, "summary.md").contains("Nodes: 3 nodes, local, 100 per node, round robin."));
+    let summary = read(&out, "summary.md");
+    assert!(summary.contains("Nodes: 3 nodes, local, 100 per node, round robin."));
+    // Locally the node's own limit is 100 per node too: 101 is 1.01 of both.
+    assert!(summary.contains("| peak | peak/L | peak/per node |\n"), "{summary}");
+    assert!(summary.contains("|      700 |  101 |   1.01 |          1.01 |\n"), "{summary}");
+    // Three nodes of 30 under L = 90, clocks 40 ms apart, each admitting 60
+    // in one window of true time: 0.67 of L, twice its own limit.
+    let skew = dir.path().join("skew");
+    ratesim()
+        .args(["run", scenario("nodes_skew.toml").to_str().unwrap(), "--no-charts", "-q"])
+        .args(["--out", skew.to_str().unwrap()])
+        .assert()
+        .success();
+    assert!(
+        read(&skew, "summary.md")
+            .contains("| -40ms |       60 | 33.3 % |       40 |   60 |   0.67 |          2.00 |\n")
+    );
     let report = read(&out, "report.md");
     for part in ["## Nodes\n", "| fixed_window       |    0 |", "](nodes_timeline.svg)", "## Nodes sweep\n"] {
         assert!(report.contains(part), "report.md lacks {part:?}");

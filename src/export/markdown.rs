@@ -481,6 +481,11 @@ pub fn nodes_table(report: &RunReport, topology: &crate::nodes::Topology) -> Tab
         ("peak", Right),
         ("peak/L", Right),
     ]);
+    // Locally each node enforces its own limit: how near it came to it.
+    let own = (topology.mode == crate::nodes::Mode::Local).then_some(topology.per_node);
+    if own.is_some() {
+        columns.push(("peak/per node", Right));
+    }
     let mut t = Table::new(&columns);
     for l in report.limiters.iter().filter(|l| !l.nodes.is_empty()) {
         for (i, n) in l.nodes.iter().enumerate() {
@@ -496,6 +501,9 @@ pub fn nodes_table(report: &RunReport, topology: &crate::nodes::Topology) -> Tab
                 n.peak.to_string(),
                 fmt_ratio_fixed(n.peak as f64 / report.limit.requests as f64, 2),
             ]);
+            if let Some(per_node) = own {
+                row.push(fmt_ratio_fixed(n.peak as f64 / per_node as f64, 2));
+            }
             t.push(row);
         }
     }
