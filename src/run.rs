@@ -438,8 +438,10 @@ against the exact rule's bound L * ceil(tau / W) (dashed), L = {} per {window}, 
                     kind: ChartKind::AdmissionCurve,
                 });
             }
-            let diagram = WindowsDiagram::of_run(&self.scenario, r.end).map_err(JobError::Diagram)?;
-            charts.push(windows_diagram(diagram));
+            // Only where it replays what the run decided (see `WindowsDiagram::of_run`).
+            if let Some(diagram) = WindowsDiagram::of_run(&self.scenario, r).map_err(JobError::Diagram)? {
+                charts.push(windows_diagram(diagram, true));
+            }
         }
         if let (Some(bp), Some(opts)) = (&self.burst_pair, &self.scenario.sweep) {
             charts.push(Chart {
@@ -474,7 +476,7 @@ each limiter holds per client key",
                 });
             }
             if self.report.is_none() {
-                charts.push(windows_diagram(WindowsDiagram::of_burst_pair(&self.scenario)));
+                charts.push(windows_diagram(WindowsDiagram::of_burst_pair(&self.scenario), false));
             }
         }
         if let Some(points) = &self.retry_policies
@@ -695,15 +697,25 @@ dashed curve lies on the curve of the limiter its legend names (within a point, 
     ]
 }
 
-fn windows_diagram(diagram: WindowsDiagram) -> Chart {
-    Chart {
-        name: "windows_diagram",
-        caption: format!(
-            "How each algorithm cuts time: fixed windows, {} slots, and the exact window (t* - W, t*] at one instant t*",
-            diagram.slots
+/// The windows diagram's chart: of a run (`of_run`), whose lanes are the
+/// run's own limiters and decisions, or of the sweeps' burst pair.
+fn windows_diagram(diagram: WindowsDiagram, of_run: bool) -> Chart {
+    let cuts = diagram.cut_names().join(", ");
+    let caption = match (of_run, diagram.client) {
+        (false, _) => {
+            format!(
+                "How each algorithm cuts time: {cuts}, and the exact window (t* - W, t*] at one instant t*"
+            )
+        }
+        (true, client) => format!(
+            "How the run's window limiters cut time ({cuts}; the exact window (t* - W, t*] last) at the instant t* \
+where the top row admits most in one exact window{}; every request is decided as in the run",
+            client.map_or(String::new(), |c| format!(
+                ", with the requests of client {c}, where that happens (each client has limiters of its own)"
+            ))
         ),
-        kind: ChartKind::WindowsDiagram(diagram),
-    }
+    };
+    Chart { name: "windows_diagram", caption, kind: ChartKind::WindowsDiagram(diagram) }
 }
 
 /// A run's results, in place.

@@ -198,7 +198,11 @@ fn run_draws_the_trace_charts() {
             "admitted: 100 slots",
         ],
     );
-    assert_svg(&out, "windows_diagram.svg", &["fixed window: 200 admitted", "10 slots: 100 admitted", "t*"]);
+    assert_svg(
+        &out,
+        "windows_diagram.svg",
+        &["fixed window: 200 admitted", "2 slots: 100 admitted", "10 slots: 100 admitted", "100 slots", "t*"],
+    );
     for png in ["window_count.png", "timeline.png", "windows_diagram.png"] {
         assert_png(&out, png);
     }
@@ -490,20 +494,21 @@ fn shaping_charts_show_the_backend_and_the_waits() {
     assert!(!plain.join("shaping_timeline.svg").exists() && !plain.join("delay_cdf.svg").exists());
 }
 
-/// A window of 1 to 9 ns has fewer than the diagram's 10 slots: the windows
-/// diagram cuts it into as many slots as it has nanoseconds (it used to
-/// ask for a slot counter with more slots than the window and panic).
+/// A window of 1 to 9 ns, cut into as many slots as it has nanoseconds: the
+/// windows diagram draws the run's slot counter (it once asked for 10 slots
+/// of its own, more than the window, and panicked).
 #[test]
 fn windows_diagram_of_a_window_of_a_few_nanoseconds() {
     let dir = tempfile::tempdir().unwrap();
-    for window in ["1ns", "9ns"] {
+    for (window, slots, name) in [("1ns", 1, "1 slot"), ("9ns", 9, "9 slots")] {
         let text = format!(
             "name = \"w\"\n[limit]\nrequests = 1\nwindow = \"{window}\"\n[[traffic]]\nkind = \"burst\"\ncount = 2\n\
-             [[limiter]]\nkind = \"fixed_window\"\n"
+             [[limiter]]\nkind = \"fixed_window\"\n[[limiter]]\nkind = \"slot_counter\"\nslots = [{slots}]\n"
         );
         let out = common::run_scenario_text(dir.path(), "w.toml", &text, &["--format", "svg"]);
         let svg = fs::read_to_string(out.join("windows_diagram.svg")).unwrap();
-        assert!(svg.contains("slots"), "{window}: the diagram names its slot row");
+        assert!(svg.contains(&format!("{name}: ")), "{window}: the diagram names its slot row");
+        assert!(!svg.contains("10 slots"), "{window}: no limiter the run does not run");
     }
 }
 

@@ -258,8 +258,9 @@ impl RunPalette {
     }
 
     /// The palette of a run's limiters: its simulation's first, then its
-    /// sweeps'. (The windows diagram's lanes that are not among them keep
-    /// their own colours: that chart shows only its three.)
+    /// sweeps'. (A run's windows diagram draws only limiters of the run; the
+    /// sweeps' burst-pair diagram's lanes that are not among them keep their
+    /// own colours.)
     pub fn of_run(outputs: &RunOutputs) -> RunPalette {
         let mut specs: Vec<&LimiterSpec> = Vec::new();
         let reports = outputs
