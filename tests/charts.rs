@@ -418,7 +418,12 @@ fn retry_charts_show_what_the_clients_did() {
             "attempts per request",
             "exponential",
             "full_jitter",
-            "50.5",
+            // One precision for every bar: 6.88 and 1.00, not 6.9 and 1.0
+            // beside 6.98.
+            "\n50.50\n",
+            "\n6.98\n",
+            "\n6.88\n",
+            "\n1.00\n",
         ],
     );
     assert_png(&out, "retry_policies.png");
