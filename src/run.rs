@@ -679,7 +679,7 @@ fn shaping_charts(r: &RunReport, name: &str) -> [Chart; 2] {
             caption: format!(
                 "Requests offered (grey) and requests that reached the backend (colour) per {bin} bin, one strip per \
 limiter: a delayed request counts in the bin where its wait ends, so a limiter that shapes turns a burst into a run \
-of bins near the rate, {} per {window} = {rate} per bin (dashed); each strip has its own scale, and offered bins \
+of bins near the rate, {} per {window} = {rate} per bin (dashed); every strip has the same scale, and offered bins \
 taller than it are cut, with their count written on top, {name}",
                 r.limit.requests
             ),
