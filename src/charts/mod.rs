@@ -931,6 +931,32 @@ pub fn strip_chart<'a, DB: DrawingBackend>(
     Ok(chart)
 }
 
+/// A strip's title, top-anchored at height `y`: at the left of the plot,
+/// or, in a compact strip (one of [`STRIPS_FROM`] or more), at the right,
+/// away from the value labels left of the axis, where it read as one with
+/// the top label ("100 fixed window: admitted ...").
+pub fn strip_title<DB: DrawingBackend>(
+    chart: &mut ChartContext<
+        '_,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    text: String,
+    x: std::ops::Range<f64>,
+    y: f64,
+    size: f64,
+    compact: bool,
+) -> Result<()> {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let span = x.end - x.start;
+    let (at, h) =
+        if compact { (x.end - span * 0.005, HPos::Right) } else { (x.start + span * 0.01, HPos::Left) };
+    chart
+        .draw_series(std::iter::once(Text::new(text, (at, y), font(size).pos(Pos::new(h, VPos::Top)))))
+        .map_err(err)?;
+    Ok(())
+}
+
 /// A count as a strip's y label ([`count`]; [`strip_chart`] puts labels on
 /// whole numbers only).
 pub fn whole(v: &f64) -> String {

@@ -77,13 +77,8 @@ impl Chart for Timeline<'_> {
                 .map_err(err)?;
             let text =
                 format!("{}: admitted {} of {}", short_label(&l.spec), l.counts.admitted, l.counts.offered);
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    text,
-                    (x_end * 0.01, y_max * 1.27),
-                    font(if compact { TICK_SIZE - 3.0 } else { TICK_SIZE - 1.0 }),
-                )))
-                .map_err(err)?;
+            let size = if compact { TICK_SIZE - 3.0 } else { TICK_SIZE - 1.0 };
+            strip_title(&mut chart, text, 0.0..x_end, y_max * 1.29, size, compact)?;
         }
         draw_legend(&legend, &entries)?;
         Ok(())
