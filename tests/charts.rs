@@ -192,7 +192,8 @@ fn run_draws_the_trace_charts() {
         "timeline.svg",
         &[
             "time (s)",
-            "requests per 10ms bin",
+            // 300 bins of 10 ms drawn as 150 bars of 20 ms.
+            "requests per 20ms bin",
             "offered",
             "fixed window: admitted 200 of 200",
             "admitted: 100 slots",
@@ -380,8 +381,9 @@ fn retry_charts_show_what_the_clients_did() {
         &out,
         "retry_timeline.svg",
         &[
-            "first attempts and retries per 10ms bin",
-            "attempts per 10ms bin",
+            // 1600 bins of 10 ms drawn as bars of 100 ms (a tenth of the window).
+            "first attempts and retries per 100ms bin",
+            "attempts per 100ms bin",
             "first attempts",
             "fixed window, header ceil",
             "fixed window, header floor",

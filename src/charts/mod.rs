@@ -957,6 +957,15 @@ pub fn strip_title<DB: DrawingBackend>(
     Ok(())
 }
 
+/// The bars a chart draws of a timeline: its bins merged so that there are
+/// at most [`ratesim::timeline::CHART_MAX_BINS`] (none wider than `widest`).
+pub fn chart_bins(
+    timeline: &ratesim::timeline::Timeline,
+    widest: Option<ratesim::Nanos>,
+) -> ratesim::timeline::Timeline {
+    timeline.merged(timeline.chart_factor(widest))
+}
+
 /// A count as a strip's y label ([`count`]; [`strip_chart`] puts labels on
 /// whole numbers only).
 pub fn whole(v: &f64) -> String {

@@ -55,11 +55,13 @@ fn split_rows<DB: DrawingBackend>(
 impl Chart for ShapingTimeline<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.report;
-        let width = r.timeline.width().get();
-        let bins = r.timeline.bins();
+        // Bars wide enough to see: bins merged for drawing (the CSV keeps them).
+        let timeline = chart_bins(&r.timeline, None);
+        let width = timeline.width().get();
+        let bins = timeline.bins();
         let (div, unit) = time_unit(r.end.get());
         let x_end = r.end.get() as f64 / div;
-        let bin_name = format_duration(r.timeline.width());
+        let bin_name = format_duration(timeline.width());
         // The rate L / W, in requests per bin.
         let rate = r.limit.requests as f64 * width as f64 / r.limit.window.get() as f64;
         let area =
