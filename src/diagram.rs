@@ -1,9 +1,21 @@
 //! The windows diagram's content: which instant `t*` and which arrivals it
-//! shows, and how the fixed window, N slots and the sliding log decided
-//! them, with what each counts at `t*`. The binary draws it; everything
-//! about what it says is decided here.
+//! shows, and how each window limiter decided them, with what each counts at
+//! `t*`. The binary draws it; everything about what it says is decided here.
+//!
+//! A run's diagram shows the run's own window limiters (aligned fixed
+//! windows, slot counters with their N, the exact sliding log) and replays
+//! the run's arrivals through them as the run did. That replay is the run
+//! only when the arrivals reach the limiters as they are: a run whose
+//! clients react (retries, closed populations) or whose limiters run on
+//! nodes gets no diagram ([`WindowsDiagram::of_run`]), so the diagram never
+//! tells another story than the run's tables.
 
-use crate::limiter::{FixedWindowSpec, Limit, Limiter, LimiterSpec, SlotCounterSpec, Style};
+use std::collections::HashMap;
+
+use crate::engine::{self, RunReport};
+use crate::limiter::{
+    AlgorithmSpec, FixedWindowSpec, Limit, Limiter, LimiterSpec, RetryAfter, SlotCounterSpec, Style,
+};
 use crate::metrics::WindowTracker;
 use crate::scenario::Scenario;
 use crate::time::Nanos;
@@ -37,19 +49,44 @@ pub struct DiagramLane {
 pub struct WindowsDiagram {
     pub title: String,
     pub limit: Limit,
-    /// Slot count of the middle lane.
-    pub slots: u64,
-    /// Every arrival from time 0 to the end of the view, sorted.
+    /// The limiters drawn, top to bottom, each with how it cuts time.
+    pub limiters: Vec<(LimiterSpec, Cutting)>,
+    /// Every arrival from time 0 to the end of the view, sorted (of
+    /// [`WindowsDiagram::client`] only, when there is one).
     pub arrivals: Vec<Nanos>,
     /// The instant whose windows are shown.
     pub instant: Nanos,
     pub view: (Nanos, Nanos),
+    /// The span whose time unit the x axis is written in: the run's, so that
+    /// the diagram reads in the unit of the run's other charts (the view's
+    /// for a diagram of its own).
+    pub unit_span: Nanos,
+    /// With many client keys, the client shown (the one where the first
+    /// lane's count is highest): each key has limiters of its own, which
+    /// decided these arrivals.
+    pub client: Option<u64>,
 }
 
 /// The most arrivals a run's diagram reads from the trace.
 const MAX_ARRIVALS: usize = 1_000_000;
 
+/// The most lanes a diagram has room for: the first window limiters of the
+/// run, and the exact window last.
+pub const MAX_LANES: usize = 6;
+
 impl Cutting {
+    /// How `spec` cuts time, if it is a window limiter the diagram draws:
+    /// the fixed window on the aligned grid, a slot counter, the exact
+    /// sliding log (not one that counts its rejects).
+    pub fn of(spec: &LimiterSpec) -> Option<Cutting> {
+        match &spec.algorithm {
+            AlgorithmSpec::FixedWindow(f) if *f == FixedWindowSpec::ALIGNED => Some(Cutting::Windows),
+            AlgorithmSpec::SlotCounter(s) => Some(Cutting::Slots(s.slots)),
+            AlgorithmSpec::SlidingLog(l) if !l.count_rejected => Some(Cutting::Exact),
+            _ => None,
+        }
+    }
+
     /// The length of the cells this cutting draws (windows or slots), for a
     /// window of `w` ns; the exact window is one cell ending at `t*`.
     pub fn cell(self, w: u64) -> u64 {
@@ -76,44 +113,141 @@ impl Cutting {
     }
 }
 
-impl WindowsDiagram {
-    /// The view and instant for a trace: the instant where the fixed window's
-    /// exact-window count is highest, with 1.5 W before it and 0.5 W after.
-    pub fn around_worst(title: String, limit: Limit, slots: u64, arrivals: Vec<Nanos>) -> WindowsDiagram {
-        let mut fixed = LimiterSpec::from(FixedWindowSpec::ALIGNED).build(limit);
-        let mut tracker = WindowTracker::new(limit.window);
-        let (mut best, mut at) = (0, arrivals.first().copied().unwrap_or(Nanos::ZERO));
-        for &t in &arrivals {
-            if fixed.decide(t, 1).admitted() {
-                tracker.admit(t);
-            }
-            let c = tracker.count_at(t);
-            if c > best {
-                best = c;
-                at = t;
-            }
+/// The lanes of a run's diagram: its window limiters in the run's order
+/// (each once), at most [`MAX_LANES`] with the exact window last; none when
+/// the run has no fixed window or slot counter to show against it.
+pub fn run_lanes(specs: &[LimiterSpec]) -> Vec<(LimiterSpec, Cutting)> {
+    let mut cut: Vec<(LimiterSpec, Cutting)> = Vec::new();
+    let mut exact = None;
+    for s in specs {
+        match Cutting::of(s) {
+            Some(Cutting::Exact) => exact = exact.or(Some((s.clone(), Cutting::Exact))),
+            Some(c) if !cut.iter().any(|(t, _)| t == s) => cut.push((s.clone(), c)),
+            _ => {}
         }
+    }
+    if cut.is_empty() {
+        return Vec::new();
+    }
+    cut.truncate(MAX_LANES - usize::from(exact.is_some()));
+    cut.extend(exact);
+    cut
+}
+
+/// A lane's name: the limiter's short name, with its header rounding when
+/// not exact, and "(exact)" for the sliding log.
+fn lane_name(spec: &LimiterSpec, cutting: Cutting) -> String {
+    let short = spec.style().short;
+    let short = if cutting == Cutting::Exact { format!("{short} (exact)") } else { short };
+    match spec.retry_after {
+        RetryAfter::Exact => short,
+        RetryAfter::CeilSeconds => format!("{short}, header ceil"),
+        RetryAfter::FloorSeconds => format!("{short}, header floor"),
+    }
+}
+
+/// Where `spec` admits most in one exact window: the key and the instant,
+/// the first such (one limiter per key, as the run keeps them).
+fn worst(limit: Limit, spec: &LimiterSpec, arrivals: &[(Nanos, u64)]) -> (u64, Nanos) {
+    let mut keys: HashMap<u64, (crate::limiter::AnyLimiter, WindowTracker)> = HashMap::new();
+    let mut best = (0, arrivals.first().map_or((0, Nanos::ZERO), |(t, k)| (*k, *t)));
+    for &(t, k) in arrivals {
+        let (l, tracker) =
+            keys.entry(k).or_insert_with(|| (spec.build(limit), WindowTracker::new(limit.window)));
+        if l.decide(t, 1).admitted() {
+            tracker.admit(t);
+        }
+        let c = tracker.count_at(t);
+        if c > best.0 {
+            best = (c, (k, t));
+        }
+    }
+    best.1
+}
+
+impl WindowsDiagram {
+    /// The view and instant for a trace of one key: the instant where the
+    /// first lane (the coarsest cut, a fixed window when there is one)
+    /// holds most admitted requests in one exact window, with 1.5 W before
+    /// it and 0.5 W after.
+    pub fn around_worst(
+        title: String,
+        limit: Limit,
+        limiters: Vec<(LimiterSpec, Cutting)>,
+        arrivals: Vec<Nanos>,
+    ) -> WindowsDiagram {
+        let keyed: Vec<(Nanos, u64)> = arrivals.into_iter().map(|t| (t, 0)).collect();
+        WindowsDiagram::around_worst_key(title, limit, limiters, keyed)
+    }
+
+    /// [`Self::around_worst`] over arrivals of many keys: the key and
+    /// instant where the first lane holds most, and that key's arrivals
+    /// ([`WindowsDiagram::client`] when there are several keys).
+    fn around_worst_key(
+        title: String,
+        limit: Limit,
+        limiters: Vec<(LimiterSpec, Cutting)>,
+        arrivals: Vec<(Nanos, u64)>,
+    ) -> WindowsDiagram {
+        let first = limiters.first().map_or_else(|| FixedWindowSpec::ALIGNED.into(), |(s, _)| s.clone());
+        let (key, at) = worst(limit, &first, &arrivals);
+        let many = arrivals.iter().any(|(_, k)| *k != key);
         let w = limit.window.get();
         let start = at.get().saturating_sub(w + w / 2);
         let view = (Nanos::new(start), Nanos::new(start + 2 * w));
-        let arrivals = arrivals.into_iter().filter(|t| *t < view.1).collect();
-        WindowsDiagram { title, limit, slots, arrivals, instant: at, view }
+        let arrivals =
+            arrivals.into_iter().filter(|(t, k)| *k == key && *t < view.1).map(|(t, _)| t).collect();
+        WindowsDiagram {
+            title,
+            limit,
+            limiters,
+            arrivals,
+            instant: at,
+            view,
+            unit_span: Nanos::new(2 * w),
+            client: many.then_some(key),
+        }
     }
 
-    /// The diagram of a run: the scenario's arrivals (up to a million, before
-    /// `end`) around the instant where the fixed window admits most in one
-    /// exact window.
-    pub fn of_run(scenario: &Scenario, end: Nanos) -> Result<WindowsDiagram, crate::trace::TraceError> {
+    /// Whether a run of `scenario` decides its arrivals as a plain replay
+    /// through each limiter would: no client reacts to a decision (retries,
+    /// closed populations) and no limiter runs on nodes. Only then does a
+    /// diagram replaying them tell what the run did.
+    pub fn replays_run(scenario: &Scenario) -> bool {
+        crate::simulate::clients(scenario).is_none() && scenario.nodes.is_none()
+    }
+
+    /// The diagram of a run, if it has one: the run's window limiters
+    /// ([`run_lanes`]; none without a fixed window or slot counter), when
+    /// the run is a plain replay of its arrivals ([`Self::replays_run`]).
+    /// It shows the scenario's arrivals (up to a million, before the run's
+    /// end) around the instant where its first lane admits most in one exact
+    /// window, decided as the run decided them: with many client keys, the
+    /// arrivals of the client where that happens (each key has limiters of
+    /// its own), so that the first lane's count is the run's peak.
+    pub fn of_run(
+        scenario: &Scenario,
+        report: &RunReport,
+    ) -> Result<Option<WindowsDiagram>, crate::trace::TraceError> {
+        let lanes = run_lanes(&engine::with_reference(&scenario.limiters).0);
+        if lanes.is_empty() || !Self::replays_run(scenario) {
+            return Ok(None);
+        }
         let mut arrivals = Vec::new();
         for a in crate::trace::Merge::new(crate::simulate::sources(scenario)?).until(scenario.duration) {
-            let t = a?.time;
-            if t >= end || arrivals.len() >= MAX_ARRIVALS {
+            let a = a?;
+            if a.time >= report.end || arrivals.len() >= MAX_ARRIVALS {
                 break;
             }
-            arrivals.push(t);
+            arrivals.push((a.time, a.key));
         }
-        let title = format!("{}: how the algorithms cut time", scenario.name);
-        Ok(WindowsDiagram::around_worst(title, scenario.limit, diagram_slots(scenario), arrivals))
+        let mut d = WindowsDiagram::around_worst_key(String::new(), scenario.limit, lanes, arrivals);
+        d.title = match d.client {
+            Some(c) => format!("{}: how the algorithms cut time (client {c})", scenario.name),
+            None => format!("{}: how the algorithms cut time", scenario.name),
+        };
+        d.unit_span = report.end;
+        Ok(Some(d))
     }
 
     /// The diagram of a sweep: one burst pair that breaks both the fixed
@@ -135,26 +269,24 @@ impl WindowsDiagram {
                 limit.requests
             ),
             limit,
-            slots: n,
+            limiters: vec![
+                (FixedWindowSpec::ALIGNED.into(), Cutting::Windows),
+                (SlotCounterSpec { slots: n }.into(), Cutting::Slots(n)),
+                (LimiterSpec::reference(), Cutting::Exact),
+            ],
             arrivals,
             instant: Nanos::new(t2),
             view,
+            unit_span: Nanos::new(view.1.get() - view.0.get()),
+            client: None,
         }
     }
 
-    /// The three rows, top to bottom: fixed window, N slots, sliding log.
+    /// The lanes, top to bottom, each limiter run over the arrivals.
     pub fn lanes(&self) -> Vec<DiagramLane> {
-        let rows: [(LimiterSpec, Cutting, String); 3] = [
-            (FixedWindowSpec::ALIGNED.into(), Cutting::Windows, "fixed window".to_string()),
-            (
-                SlotCounterSpec { slots: self.slots }.into(),
-                Cutting::Slots(self.slots),
-                format!("{} slots", self.slots),
-            ),
-            (LimiterSpec::reference(), Cutting::Exact, "sliding log (exact)".to_string()),
-        ];
-        rows.into_iter()
-            .map(|(spec, cutting, name)| {
+        self.limiters
+            .iter()
+            .map(|(spec, cutting)| {
                 let mut l = spec.build(self.limit);
                 let admitted: Vec<bool> = self.arrivals.iter().map(|&t| l.decide(t, 1).admitted()).collect();
                 let lo = self.instant.get().saturating_sub(self.limit.window.get());
@@ -166,14 +298,34 @@ impl WindowsDiagram {
                         **a && t.get() > lo && t.get() <= self.instant.get() && (t.get() > 0 || lo == 0)
                     })
                     .count() as u64;
-                DiagramLane { style: spec.style(), spec, cutting, name, admitted, in_window }
+                DiagramLane {
+                    style: spec.style(),
+                    spec: spec.clone(),
+                    cutting: *cutting,
+                    name: lane_name(spec, *cutting),
+                    admitted,
+                    in_window,
+                }
+            })
+            .collect()
+    }
+
+    /// The lanes' names for a caption: `fixed windows, 2 slots, 10 slots`
+    /// (the exact window left out: captions name it themselves).
+    pub fn cut_names(&self) -> Vec<String> {
+        self.limiters
+            .iter()
+            .filter(|(_, c)| *c != Cutting::Exact)
+            .map(|(s, c)| match c {
+                Cutting::Windows => lane_name(s, *c).replacen("fixed window", "fixed windows", 1),
+                _ => lane_name(s, *c),
             })
             .collect()
     }
 }
 
-/// The slot count a windows diagram shows: the scenario's first slot counter
-/// with few enough slots to see and more than 3, else 10.
+/// The slot count a sweep's windows diagram shows: the scenario's first slot
+/// counter with few enough slots to see and more than 3, else 10.
 fn diagram_slots(scenario: &Scenario) -> u64 {
     let n = scenario.limiters.iter().filter_map(|l| l.slots()).find(|n| (4..=20).contains(n)).unwrap_or(10);
     // A slot is at least 1 ns: a window of 1 to 9 ns has fewer slots.

@@ -364,7 +364,7 @@ impl RunOutputs {
         if let (Some(r), Some(t)) = (&self.report, &self.scenario.nodes)
             && r.limiters.iter().any(|l| l.node_timeline.is_some())
         {
-            let bin = format_duration(r.timeline.width());
+            let (bin, merged) = drawn_bins(r, None);
             let limit = match t.mode {
                 crate::nodes::Mode::Local => format!(
                     "; each node's own limit is {} per {}",
@@ -376,7 +376,7 @@ impl RunOutputs {
             charts.push(Chart {
                 name: "nodes_timeline",
                 caption: format!(
-                    "Requests each node admitted per {bin} bin, a strip per limiter on nodes ({}){limit}, {name}",
+                    "Requests each node admitted per {bin} bin{merged}, a strip per limiter on nodes ({}){limit}, {name}",
                     t.describe()
                 ),
                 kind: ChartKind::NodesTimeline,
@@ -416,9 +416,10 @@ impl RunOutputs {
                 ),
                 kind: ChartKind::WindowCount,
             });
+            let (drawn, merged) = drawn_bins(r, None);
             charts.push(Chart {
                 name: "timeline",
-                caption: format!("Offered and admitted requests per {bin} bin, {name}"),
+                caption: format!("Offered and admitted requests per {drawn} bin{merged}, {name}"),
                 kind: ChartKind::Timeline,
             });
             if r.limiters.iter().any(|l| l.clients.is_some()) {
@@ -438,8 +439,10 @@ against the exact rule's bound L * ceil(tau / W) (dashed), L = {} per {window}, 
                     kind: ChartKind::AdmissionCurve,
                 });
             }
-            let diagram = WindowsDiagram::of_run(&self.scenario, r.end).map_err(JobError::Diagram)?;
-            charts.push(windows_diagram(diagram));
+            // Only where it replays what the run decided (see `WindowsDiagram::of_run`).
+            if let Some(diagram) = WindowsDiagram::of_run(&self.scenario, r).map_err(JobError::Diagram)? {
+                charts.push(windows_diagram(diagram, true));
+            }
         }
         if let (Some(bp), Some(opts)) = (&self.burst_pair, &self.scenario.sweep) {
             charts.push(Chart {
@@ -474,7 +477,7 @@ each limiter holds per client key",
                 });
             }
             if self.report.is_none() {
-                charts.push(windows_diagram(WindowsDiagram::of_burst_pair(&self.scenario)));
+                charts.push(windows_diagram(WindowsDiagram::of_burst_pair(&self.scenario), false));
             }
         }
         if let Some(points) = &self.retry_policies
@@ -627,10 +630,27 @@ fn which_limiter_load(points: &[LoadPoint]) -> Option<usize> {
     })
 }
 
+/// The bars a chart draws of the run's bins (merged so that they stay wide
+/// enough to see: [`crate::timeline::Timeline::chart_factor`], none wider
+/// than `widest`): their width, and for a caption, when merged, what they
+/// are made of.
+fn drawn_bins(r: &RunReport, widest: Option<crate::time::Nanos>) -> (String, String) {
+    let f = r.timeline.chart_factor(widest);
+    let drawn = format_duration(crate::time::Nanos::new(r.timeline.width().get() * f as u64));
+    let note = if f > 1 {
+        format!(" (the {} bins of timeline.csv, {f} to a bar)", format_duration(r.timeline.width()))
+    } else {
+        String::new()
+    };
+    (drawn, note)
+}
+
 /// The charts of a run whose clients react: the retry timeline and the
 /// time-to-success distribution.
 fn client_charts(r: &RunReport, name: &str) -> [Chart; 2] {
     let bin = format_duration(r.timeline.width());
+    // Never merged past a tenth of the window where the bins are finer.
+    let (drawn, merged) = drawn_bins(r, r.timeline.boundary_bars(r.limit.window));
     let window = format_duration(r.limit.window);
     // Retries that a header sends back together land at one instant; bins
     // wider than a tenth of the window smear them over the window.
@@ -646,7 +666,7 @@ bunching at window boundaries (set [output] bin)"
         Chart {
             name: "retry_timeline",
             caption: format!(
-                "Attempts per {bin} bin, one strip per limiter: first attempts (grey) and retries (the limiter's \
+                "Attempts per {drawn} bin{merged}, one strip per limiter: first attempts (grey) and retries (the limiter's \
 colour) stacked; retries sent back together stand out as spikes, {name}{coarse}"
             ),
             kind: ChartKind::RetryTimeline,
@@ -666,18 +686,17 @@ starts at the left edge, {name}"
 /// The charts of a run with a shaping limiter: what reached the backend
 /// per bin, and the distribution of the added latency.
 fn shaping_charts(r: &RunReport, name: &str) -> [Chart; 2] {
-    let bin = format_duration(r.timeline.width());
+    let (bin, merged) = drawn_bins(r, None);
+    let width = r.timeline.width().get() * r.timeline.chart_factor(None) as u64;
     let window = format_duration(r.limit.window);
-    let rate = crate::export::fmt_ratio(
-        r.limit.requests as f64 * r.timeline.width().get() as f64 / r.limit.window.get() as f64,
-    );
+    let rate = crate::export::fmt_ratio(r.limit.requests as f64 * width as f64 / r.limit.window.get() as f64);
     [
         Chart {
             name: "shaping_timeline",
             caption: format!(
-                "Requests offered (grey) and requests that reached the backend (colour) per {bin} bin, one strip per \
+                "Requests offered (grey) and requests that reached the backend (colour) per {bin} bin{merged}, one strip per \
 limiter: a delayed request counts in the bin where its wait ends, so a limiter that shapes turns a burst into a run \
-of bins near the rate, {} per {window} = {rate} per bin (dashed); each strip has its own scale, and offered bins \
+of bins near the rate, {} per {window} = {rate} per bin (dashed); every strip has the same scale, and offered bins \
 taller than it are cut, with their count written on top, {name}",
                 r.limit.requests
             ),
@@ -695,15 +714,25 @@ dashed curve lies on the curve of the limiter its legend names (within a point, 
     ]
 }
 
-fn windows_diagram(diagram: WindowsDiagram) -> Chart {
-    Chart {
-        name: "windows_diagram",
-        caption: format!(
-            "How each algorithm cuts time: fixed windows, {} slots, and the exact window (t* - W, t*] at one instant t*",
-            diagram.slots
+/// The windows diagram's chart: of a run (`of_run`), whose lanes are the
+/// run's own limiters and decisions, or of the sweeps' burst pair.
+fn windows_diagram(diagram: WindowsDiagram, of_run: bool) -> Chart {
+    let cuts = diagram.cut_names().join(", ");
+    let caption = match (of_run, diagram.client) {
+        (false, _) => {
+            format!(
+                "How each algorithm cuts time: {cuts}, and the exact window (t* - W, t*] at one instant t*"
+            )
+        }
+        (true, client) => format!(
+            "How the run's window limiters cut time ({cuts}; the exact window (t* - W, t*] last) at the instant t* \
+where the top row admits most in one exact window{}; every request is decided as in the run",
+            client.map_or(String::new(), |c| format!(
+                ", with the requests of client {c}, where that happens (each client has limiters of its own)"
+            ))
         ),
-        kind: ChartKind::WindowsDiagram(diagram),
-    }
+    };
+    Chart { name: "windows_diagram", caption, kind: ChartKind::WindowsDiagram(diagram) }
 }
 
 /// A run's results, in place.

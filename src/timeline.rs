@@ -13,6 +13,12 @@ pub const AUTO_MAX_BINS: u64 = 2_000;
 /// The most bins an explicit width may produce.
 pub const MAX_BINS: u64 = 1_000_000;
 
+/// The most bars a chart of bins draws across its width: bars of 4 px or
+/// more in a plot about 800 px wide. A timeline of more bins (2000 of 10 ms,
+/// say) is drawn with its bins merged ([`Timeline::chart_factor`]); its CSV
+/// keeps every bin.
+pub const CHART_MAX_BINS: usize = 200;
+
 /// One bin of one limiter.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Bin {
@@ -251,6 +257,54 @@ impl Timeline {
         Timeline { width, auto, cells, limiters: columns.len() }
     }
 
+    /// How many bins a chart merges into one bar: 1, 2, 5, 10, 20, 50 ...,
+    /// the least that leaves at most [`CHART_MAX_BINS`] bars, but none that
+    /// makes a bar wider than `widest` (when the bins are not already):
+    /// a chart that must show something as short as a tenth of a window
+    /// keeps bars that narrow.
+    pub fn chart_factor(&self, widest: Option<Nanos>) -> usize {
+        let bins = self.len();
+        let mut f: usize = 1;
+        while bins.div_ceil(f) > CHART_MAX_BINS {
+            // 1, 2, 5, 10, 20, 50, ...: f times 2, 2.5, 2.
+            let mut lead = f;
+            while lead >= 10 {
+                lead /= 10;
+            }
+            let next = if lead == 2 { f / 2 * 5 } else { f * 2 };
+            if widest.is_some_and(|w| (next as u64).saturating_mul(self.width) > w.get()) {
+                break;
+            }
+            f = next;
+        }
+        f
+    }
+
+    /// The widest bar a chart of retries may draw ([`Self::chart_factor`]):
+    /// a tenth of `window` when the bins are that narrow, so that retries a
+    /// header sends back together still stand out at window boundaries.
+    pub fn boundary_bars(&self, window: Nanos) -> Option<Nanos> {
+        (self.width.saturating_mul(10) <= window.get()).then(|| Nanos::new(window.get() / 10))
+    }
+
+    /// This timeline with every `factor` bins merged into one, from time 0
+    /// (the last may cover fewer), for drawing: bins `factor` times wider.
+    pub fn merged(&self, factor: usize) -> Timeline {
+        let factor = factor.max(1);
+        let (rows, l) = (self.len(), self.limiters);
+        let mut cells = Vec::with_capacity(rows.div_ceil(factor) * l);
+        for r in 0..rows.div_ceil(factor) {
+            for i in 0..l {
+                let mut m = Bin::default();
+                for k in r * factor..((r + 1) * factor).min(rows) {
+                    m.merge(&self.cells[k * l + i]);
+                }
+                cells.push(m);
+            }
+        }
+        Timeline { width: self.width.saturating_mul(factor as u64), auto: self.auto, cells, limiters: l }
+    }
+
     /// Adds counts gathered elsewhere into a bin.
     pub fn add(&mut self, bin: usize, limiter: usize, counts: &Bin) {
         self.cells[bin * self.limiters + limiter].merge(counts);
@@ -272,6 +326,43 @@ impl Timeline {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A timeline of 2000 bins of 10 ms is drawn as 200 bars of 100 ms; 300
+    /// as 150 of 20 ms; 132 as they are. A chart that must keep bars within
+    /// 100 ms merges no further, and the CSV's bins are untouched.
+    #[test]
+    fn charts_merge_bins_into_bars_wide_enough_to_see() {
+        let ms = |m: u64| Nanos::from_millis(m);
+        let mut tl = Timeline::new(Some(ms(10)), 2);
+        for b in 0..2000u64 {
+            let i = tl.bin_for(Nanos::new(b * 10_000_000), |_, _| 0).unwrap();
+            tl.add(i, 0, &Bin { offered: 1, admitted: 1, ..Bin::default() });
+            tl.add(i, 1, &Bin { offered: 1, rejected: 1, ..Bin::default() });
+        }
+        assert_eq!(tl.chart_factor(None), 10);
+        let m = tl.merged(10);
+        assert_eq!((m.width(), m.bins().len()), (ms(100), 200));
+        assert_eq!(m.bins()[0][0], Bin { offered: 10, admitted: 10, ..Bin::default() });
+        assert_eq!(m.bins()[199][1], Bin { offered: 10, rejected: 10, ..Bin::default() });
+        assert_eq!(tl.bins().len(), 2000);
+        assert_eq!(tl.chart_factor(Some(ms(50))), 5);
+        assert_eq!(tl.chart_factor(Some(ms(5))), 1);
+        for (bins, factor) in [(300, 2), (132, 1), (200, 1), (201, 2), (1353, 10), (600, 5), (5001, 50)] {
+            let mut tl = Timeline::new(Some(ms(10)), 1);
+            tl.extend_to(Nanos::new(bins * 10_000_000), |_, _| 0).unwrap();
+            assert_eq!(tl.chart_factor(None), factor, "{bins} bins");
+            let merged = tl.merged(factor).bins().len();
+            assert!(merged <= CHART_MAX_BINS && merged == (bins as usize).div_ceil(factor), "{bins}");
+        }
+        // The last bar may cover fewer bins.
+        let mut tl = Timeline::new(Some(ms(10)), 1);
+        for b in 0..3u64 {
+            let i = tl.bin_for(Nanos::new(b * 10_000_000), |_, _| 0).unwrap();
+            tl.add(i, 0, &Bin { offered: 1, ..Bin::default() });
+        }
+        let offered: Vec<u64> = tl.merged(2).bins().iter().map(|r| r[0].offered).collect();
+        assert_eq!(offered, [2, 1]);
+    }
 
     #[test]
     fn widths_are_round_multiples() {

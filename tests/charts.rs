@@ -192,13 +192,18 @@ fn run_draws_the_trace_charts() {
         "timeline.svg",
         &[
             "time (s)",
-            "requests per 10ms bin",
+            // 300 bins of 10 ms drawn as 150 bars of 20 ms.
+            "requests per 20ms bin",
             "offered",
             "fixed window: admitted 200 of 200",
             "admitted: 100 slots",
         ],
     );
-    assert_svg(&out, "windows_diagram.svg", &["fixed window: 200 admitted", "10 slots: 100 admitted", "t*"]);
+    assert_svg(
+        &out,
+        "windows_diagram.svg",
+        &["fixed window: 200 admitted", "2 slots: 100 admitted", "10 slots: 100 admitted", "100 slots", "t*"],
+    );
     for png in ["window_count.png", "timeline.png", "windows_diagram.png"] {
         assert_png(&out, png);
     }
@@ -376,8 +381,9 @@ fn retry_charts_show_what_the_clients_did() {
         &out,
         "retry_timeline.svg",
         &[
-            "first attempts and retries per 10ms bin",
-            "attempts per 10ms bin",
+            // 1600 bins of 10 ms drawn as bars of 100 ms (a tenth of the window).
+            "first attempts and retries per 100ms bin",
+            "attempts per 100ms bin",
             "first attempts",
             "fixed window, header ceil",
             "fixed window, header floor",
@@ -414,7 +420,12 @@ fn retry_charts_show_what_the_clients_did() {
             "attempts per request",
             "exponential",
             "full_jitter",
-            "50.5",
+            // One precision for every bar: 6.88 and 1.00, not 6.9 and 1.0
+            // beside 6.98.
+            "\n50.50\n",
+            "\n6.98\n",
+            "\n6.88\n",
+            "\n1.00\n",
         ],
     );
     assert_png(&out, "retry_policies.png");
@@ -490,20 +501,21 @@ fn shaping_charts_show_the_backend_and_the_waits() {
     assert!(!plain.join("shaping_timeline.svg").exists() && !plain.join("delay_cdf.svg").exists());
 }
 
-/// A window of 1 to 9 ns has fewer than the diagram's 10 slots: the windows
-/// diagram cuts it into as many slots as it has nanoseconds (it used to
-/// ask for a slot counter with more slots than the window and panic).
+/// A window of 1 to 9 ns, cut into as many slots as it has nanoseconds: the
+/// windows diagram draws the run's slot counter (it once asked for 10 slots
+/// of its own, more than the window, and panicked).
 #[test]
 fn windows_diagram_of_a_window_of_a_few_nanoseconds() {
     let dir = tempfile::tempdir().unwrap();
-    for window in ["1ns", "9ns"] {
+    for (window, slots, name) in [("1ns", 1, "1 slot"), ("9ns", 9, "9 slots")] {
         let text = format!(
             "name = \"w\"\n[limit]\nrequests = 1\nwindow = \"{window}\"\n[[traffic]]\nkind = \"burst\"\ncount = 2\n\
-             [[limiter]]\nkind = \"fixed_window\"\n"
+             [[limiter]]\nkind = \"fixed_window\"\n[[limiter]]\nkind = \"slot_counter\"\nslots = [{slots}]\n"
         );
         let out = common::run_scenario_text(dir.path(), "w.toml", &text, &["--format", "svg"]);
         let svg = fs::read_to_string(out.join("windows_diagram.svg")).unwrap();
-        assert!(svg.contains("slots"), "{window}: the diagram names its slot row");
+        assert!(svg.contains(&format!("{name}: ")), "{window}: the diagram names its slot row");
+        assert!(!svg.contains("10 slots"), "{window}: no limiter the run does not run");
     }
 }
 

@@ -3,8 +3,11 @@
 
 mod common;
 
+use ratesim::diagram::WindowsDiagram;
+use ratesim::engine::{self, DecisionRecord, DecisionSink};
 use ratesim::run::{ChartKind, RunOptions, run};
 use ratesim::scenario::Scenario;
+use ratesim::simulate;
 
 fn options(out: &std::path::Path, sweep_only: bool) -> RunOptions {
     RunOptions {
@@ -26,10 +29,15 @@ fn a_trace_run_writes_its_tables_and_asks_for_three_charts() {
     assert_eq!(names, ["window_count", "timeline", "windows_diagram"]);
     // The diagram centres on the fixed window's worst instant: the last
     // request of the second burst (1.0099 s), where 200 are in its window.
+    // Its rows are the run's window limiters: the fixed window, 2, 10 and 100
+    // slots, the sliding log.
     let ChartKind::WindowsDiagram(d) = &outputs.charts[2].kind else { panic!("not a diagram") };
     assert_eq!(d.instant.to_string(), "1.0099");
-    let in_window: Vec<u64> = d.lanes().iter().map(|l| l.in_window).collect();
-    assert_eq!(in_window, [200, 100, 100]);
+    let lanes = d.lanes();
+    let names: Vec<&str> = lanes.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["fixed window", "2 slots", "10 slots", "100 slots", "sliding log (exact)"]);
+    let in_window: Vec<u64> = lanes.iter().map(|l| l.in_window).collect();
+    assert_eq!(in_window, [200, 100, 100, 100, 100]);
     // Nothing is in place before the commit.
     assert!(!out.exists());
     let report = outputs.report.as_ref().unwrap();
@@ -83,7 +91,9 @@ fn reacting_clients_add_their_charts_and_say_when_bins_are_coarse() {
     let scenario = Scenario::parse(&text(""), &dir.path().join("r.toml")).unwrap();
     let outputs = run(&scenario, &options(&dir.path().join("a"), false), &|_| {}).unwrap();
     let names: Vec<&str> = outputs.charts.iter().map(|c| c.name).collect();
-    assert_eq!(names, ["window_count", "timeline", "retry_timeline", "time_to_success", "windows_diagram"]);
+    // No windows diagram: each limiter's attempts are its own, not a replay
+    // of the trace.
+    assert_eq!(names, ["window_count", "timeline", "retry_timeline", "time_to_success"]);
     assert!(!outputs.charts[2].caption.contains("too coarse"), "{}", outputs.charts[2].caption);
     // 1 s bins smear a window's boundary herd over the window: say so.
     let scenario = Scenario::parse(&text("[output]\nbin = \"1s\"\n"), &dir.path().join("r.toml")).unwrap();
@@ -119,4 +129,88 @@ fn a_retry_policy_comparison_runs_alone_and_asks_for_its_chart() {
     assert_eq!(points[1].report.limiters[0].counts.offered, 12);
     assert_eq!(points[1].report.limiters.len(), scenario.limiters.len());
     assert!(scenario.limiters.len() < 10);
+}
+
+/// Keeps every decision of a run.
+struct Decisions(Vec<DecisionRecord>);
+
+impl DecisionSink for Decisions {
+    fn record(&mut self, record: &DecisionRecord) -> std::io::Result<()> {
+        self.0.push(*record);
+        Ok(())
+    }
+}
+
+/// The windows diagram never tells another story than the run: its rows are
+/// limiters the run ran, each deciding the diagram's requests as the run
+/// decided them (the run's own decisions, compared one by one), and its top
+/// row's count at t* is that limiter's peak in the summary. With many
+/// clients it shows the client where that peak is. (It once replayed a
+/// fixed window, 10 slots and a sliding log of its own on the bare trace,
+/// and drew 1.34×L where the run's summary said 2.03×L.)
+#[test]
+fn the_windows_diagram_shows_the_runs_own_limiters_and_decisions() {
+    for file in
+        ["boundary_burst.toml", "clients.toml", "sliding_minute.toml", "poisson.toml", "algorithms.toml"]
+    {
+        let scenario = Scenario::load(&common::scenario(file)).unwrap();
+        let mut decisions = Decisions(Vec::new());
+        let report = simulate::run_scenario(&scenario, Some(&mut decisions), &mut |_| {}).unwrap();
+        let d = WindowsDiagram::of_run(&scenario, &report).unwrap().unwrap_or_else(|| panic!("{file}"));
+        let (specs, _) = engine::with_reference(&scenario.limiters);
+        let lanes = d.lanes();
+        assert!(lanes.len() >= 2, "{file}");
+        assert_eq!(d.client.is_some(), report.keys > 1, "{file}");
+        for lane in &lanes {
+            let i =
+                specs.iter().position(|s| *s == lane.spec).unwrap_or_else(|| panic!("{file}: {}", lane.name));
+            let run: Vec<(u64, bool)> = decisions
+                .0
+                .iter()
+                .filter(|r| r.limiter == i && d.client.is_none_or(|c| r.key == c) && r.time < d.view.1)
+                .map(|r| (r.time.get(), r.admitted))
+                .collect();
+            let drawn: Vec<(u64, bool)> =
+                d.arrivals.iter().zip(&lane.admitted).map(|(t, a)| (t.get(), *a)).collect();
+            assert!(!drawn.is_empty(), "{file}: {}", lane.name);
+            assert_eq!(drawn, run, "{file}: {} decides as in the run", lane.name);
+        }
+        let top = specs.iter().position(|s| *s == lanes[0].spec).unwrap();
+        assert_eq!(
+            lanes[0].in_window, report.limiters[top].counts.peak,
+            "{file}: the top row's count is its peak"
+        );
+        // In the unit of the run's other charts (minutes for sliding_minute).
+        assert_eq!(d.unit_span, report.end, "{file}");
+    }
+    // The sliding log that counts its rejects and the first-request window
+    // do not cut time on a grid: not drawn.
+    let scenario = Scenario::load(&common::scenario("sliding_minute.toml")).unwrap();
+    let report = simulate::run_scenario(&scenario, None, &mut |_| {}).unwrap();
+    let d = WindowsDiagram::of_run(&scenario, &report).unwrap().unwrap();
+    let names: Vec<String> = d.lanes().into_iter().map(|l| l.name).collect();
+    assert_eq!(names, ["fixed window", "6 slots", "60 slots", "sliding log (exact)"]);
+}
+
+/// Where the admitted stream is not a replay of the trace (clients that
+/// retry or wait for answers, limiters on nodes) or the run has no fixed
+/// window or slot counter to draw (the shaping scenario), a run has no
+/// windows diagram, and its report does not link one.
+#[test]
+fn runs_the_diagram_cannot_replay_have_none() {
+    for file in
+        ["retry_storm.toml", "backoff_closed.toml", "nodes_central.toml", "nodes_local.toml", "shaping.toml"]
+    {
+        let scenario = Scenario::load(&common::scenario(file)).unwrap();
+        let report = simulate::run_scenario(&scenario, None, &mut |_| {}).unwrap();
+        assert!(WindowsDiagram::of_run(&scenario, &report).unwrap().is_none(), "{file}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = Scenario::load(&common::scenario("nodes_central.toml")).unwrap();
+    let outputs = run(&scenario, &options(&dir.path().join("n"), false), &|_| {}).unwrap();
+    assert!(outputs.charts.iter().all(|c| c.name != "windows_diagram"));
+    let drawn: Vec<Vec<String>> = outputs.charts.iter().map(|c| vec![format!("{}.svg", c.name)]).collect();
+    outputs.commit(&drawn).unwrap();
+    let report = common::read(&dir.path().join("n"), "report.md");
+    assert!(report.contains("](nodes_timeline.svg)") && !report.contains("windows_diagram"), "{report}");
 }

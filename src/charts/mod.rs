@@ -258,8 +258,9 @@ impl RunPalette {
     }
 
     /// The palette of a run's limiters: its simulation's first, then its
-    /// sweeps'. (The windows diagram's lanes that are not among them keep
-    /// their own colours: that chart shows only its three.)
+    /// sweeps'. (A run's windows diagram draws only limiters of the run; the
+    /// sweeps' burst-pair diagram's lanes that are not among them keep their
+    /// own colours.)
     pub fn of_run(outputs: &RunOutputs) -> RunPalette {
         let mut specs: Vec<&LimiterSpec> = Vec::new();
         let reports = outputs
@@ -928,6 +929,41 @@ pub fn strip_chart<'a, DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
     Ok(chart)
+}
+
+/// A strip's title, top-anchored at height `y`: at the left of the plot,
+/// or, in a compact strip (one of [`STRIPS_FROM`] or more), at the right,
+/// away from the value labels left of the axis, where it read as one with
+/// the top label ("100 fixed window: admitted ...").
+pub fn strip_title<DB: DrawingBackend>(
+    chart: &mut ChartContext<
+        '_,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    text: String,
+    x: std::ops::Range<f64>,
+    y: f64,
+    size: f64,
+    compact: bool,
+) -> Result<()> {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let span = x.end - x.start;
+    let (at, h) =
+        if compact { (x.end - span * 0.005, HPos::Right) } else { (x.start + span * 0.01, HPos::Left) };
+    chart
+        .draw_series(std::iter::once(Text::new(text, (at, y), font(size).pos(Pos::new(h, VPos::Top)))))
+        .map_err(err)?;
+    Ok(())
+}
+
+/// The bars a chart draws of a timeline: its bins merged so that there are
+/// at most [`ratesim::timeline::CHART_MAX_BINS`] (none wider than `widest`).
+pub fn chart_bins(
+    timeline: &ratesim::timeline::Timeline,
+    widest: Option<ratesim::Nanos>,
+) -> ratesim::timeline::Timeline {
+    timeline.merged(timeline.chart_factor(widest))
 }
 
 /// A count as a strip's y label ([`count`]; [`strip_chart`] puts labels on

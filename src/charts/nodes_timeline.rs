@@ -48,13 +48,15 @@ pub struct NodesTimeline<'a> {
 }
 
 impl NodesTimeline<'_> {
-    /// The per-node limit to draw, when a bin of admitted requests is in
-    /// its unit: local mode, and bins exactly one window long (a bin is then
+    /// The per-node limit to draw, when a bar of admitted requests is in
+    /// its unit: local mode, and bars (bins merged for drawing) exactly one
+    /// window long (a bin is then
     /// an aligned window, which a node holding its own limit never passes;
     /// shorter bins hold a part of a window and longer ones several).
     fn limit_line(&self) -> Option<f64> {
         let r = self.report;
-        (self.topology.mode == Mode::Local && r.timeline.width() == r.limit.window)
+        let drawn = r.timeline.width().get() * r.timeline.chart_factor(None) as u64;
+        (self.topology.mode == Mode::Local && drawn == r.limit.window.get())
             .then_some(self.topology.per_node as f64)
     }
 }
@@ -63,7 +65,12 @@ impl Chart for NodesTimeline<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.report;
         let on_nodes: Vec<_> = r.limiters.iter().filter(|l| l.node_timeline.is_some()).collect();
-        let Some(first) = on_nodes.first().and_then(|l| l.node_timeline.as_ref()) else { return Ok(()) };
+        // Bars wide enough to see: bins merged for drawing (the CSV keeps
+        // them), as many to a bar as the run's timeline merges.
+        let factor = r.timeline.chart_factor(None);
+        let merged: Vec<ratesim::timeline::Timeline> =
+            on_nodes.iter().filter_map(|l| l.node_timeline.as_ref()).map(|t| t.merged(factor)).collect();
+        let Some(first) = merged.first() else { return Ok(()) };
         let width = first.width().get();
         let k = usize::from(self.topology.count);
         // From the bin of the first arrival when the traffic starts late
@@ -76,9 +83,8 @@ impl Chart for NodesTimeline<'_> {
         let first_bin = (start / width) as usize;
         let x_end = r.end.get() as f64 / div;
         // The nodes together: the highest bin of any limiter's sum.
-        let y_data = on_nodes
+        let y_data = merged
             .iter()
-            .filter_map(|l| l.node_timeline.as_ref())
             .flat_map(|t| t.bins().iter().map(|row| row.iter().map(|b| b.admitted).sum::<u64>()))
             .max()
             .unwrap_or(0) as f64;
@@ -102,8 +108,7 @@ impl Chart for NodesTimeline<'_> {
         let limit_colour = RGBColor(200, 0, 0);
         for (s, (strip, l)) in rows.iter().zip(&on_nodes).enumerate() {
             let last = s + 1 == on_nodes.len();
-            let timeline = l.node_timeline.as_ref().expect("on nodes");
-            let bins = timeline.bins();
+            let bins = merged[s].bins();
             let mut chart = strip_chart(strip, last, x_start..x_end, y_max, 3, &whole)?;
             let span = |b: usize| {
                 let x0 = (b as u64 * width) as f64 / div;

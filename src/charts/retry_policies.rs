@@ -141,10 +141,12 @@ impl Chart for RetryPolicies<'_> {
             .draw()
             .map_err(err)?;
         draw_bars(&mut chart, &amp, 0.0)?;
-        for (b, _) in &amp {
+        // One precision for every bar (6.98 beside 6.90, not 6.9).
+        let values: Vec<f64> = amp.iter().map(|(b, _)| b.value).collect();
+        for ((b, _), label) in amp.iter().zip(ratesim::export::fmt_ratios_fixed(&values, 1)) {
             chart
                 .draw_series(std::iter::once(Text::new(
-                    ratesim::export::fmt_ratio_fixed(b.value, 1),
+                    label,
                     ((b.x0 + b.x1) / 2.0, b.value + y_max * 0.02),
                     font(TICK_SIZE - 6.0).pos(Pos::new(HPos::Center, VPos::Bottom)),
                 )))

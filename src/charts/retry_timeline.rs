@@ -20,11 +20,14 @@ pub struct RetryTimeline<'a> {
 impl Chart for RetryTimeline<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.report;
-        let width = r.timeline.width().get();
-        let bins = r.timeline.bins();
+        // Bars wide enough to see, but no wider than a tenth of the window
+        // (where the bins are that narrow): herds at boundaries stay spikes.
+        let timeline = chart_bins(&r.timeline, r.timeline.boundary_bars(r.limit.window));
+        let width = timeline.width().get();
+        let bins = timeline.bins();
         let (div, unit) = time_unit(r.end.get());
         let x_end = r.end.get() as f64 / div;
-        let bin = format_duration(r.timeline.width());
+        let bin = format_duration(timeline.width());
         let y_max =
             bins.iter().flat_map(|row| row.iter().map(|b| b.offered)).max().unwrap_or(1).max(1) as f64;
         let area = titled(root, &format!("{}: first attempts and retries per {bin} bin", self.scenario))?;

@@ -4,10 +4,10 @@
 //! passes part of a burst at once; a shaping one spreads it over the bins
 //! that follow, near the rate `L / W` (dashed).
 //!
-//! Each strip has its own scale, the tallest backend bin and the rate with
-//! some room, so that a burst flattened to a few requests per bin stays
-//! visible next to a policing limiter's spike; offered bins taller than
-//! the strip are cut at its top and their count is written there. The
+//! Every strip has the same scale, the tallest backend bin of any strip and
+//! the rate with some room, so that a burst flattened to a few requests per
+//! bin looks as low as it is beside a policing limiter's spike; offered bins
+//! taller than that are cut at the top and their count is written there. The
 //! names and figures of the strips sit beside them, one row per strip, so
 //! no text covers the data.
 
@@ -55,11 +55,13 @@ fn split_rows<DB: DrawingBackend>(
 impl Chart for ShapingTimeline<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.report;
-        let width = r.timeline.width().get();
-        let bins = r.timeline.bins();
+        // Bars wide enough to see: bins merged for drawing (the CSV keeps them).
+        let timeline = chart_bins(&r.timeline, None);
+        let width = timeline.width().get();
+        let bins = timeline.bins();
         let (div, unit) = time_unit(r.end.get());
         let x_end = r.end.get() as f64 / div;
-        let bin_name = format_duration(r.timeline.width());
+        let bin_name = format_duration(timeline.width());
         // The rate L / W, in requests per bin.
         let rate = r.limit.requests as f64 * width as f64 / r.limit.window.get() as f64;
         let area =
@@ -83,11 +85,13 @@ impl Chart for ShapingTimeline<'_> {
         let labels = split_rows(&rows_legend, n, row_h);
         let grey = RGBColor(170, 170, 170);
         let x_of = |b: usize| ((b as u64 * width) as f64 / div).min(x_end);
+        // One scale for every strip: what reached the backend, compared.
+        let backend_max =
+            bins.iter().flat_map(|row| row.iter().map(|b| b.backend())).max().unwrap_or(0) as f64;
+        let y_max = (backend_max.max(rate) * 1.3).max(1.0);
         for (i, (strip, label)) in rows.iter().zip(&labels).enumerate() {
             let last = i + 1 == n;
             let l = &r.limiters[i];
-            let backend_max = bins.iter().map(|row| row[i].backend()).max().unwrap_or(0) as f64;
-            let y_max = (backend_max.max(rate) * 1.3).max(1.0);
             // No 0 label: it would touch the top label of the strip below.
             let no_zero = |v: &f64| if *v == 0.0 { String::new() } else { whole(v) };
             let mut chart = strip_chart(strip, last, 0f64..x_end, y_max, 3, &no_zero)?;

@@ -18,22 +18,22 @@ pub struct Timeline<'a> {
 impl Chart for Timeline<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.report;
-        let width = r.timeline.width().get();
-        let bins = r.timeline.bins();
+        // Bars wide enough to see: bins merged for drawing (the CSV keeps them).
+        let timeline = chart_bins(&r.timeline, None);
+        let width = timeline.width().get();
+        let bins = timeline.bins();
         let (div, unit) = time_unit(r.end.get());
         let x_end = r.end.get() as f64 / div;
         let y_max =
             bins.iter().flat_map(|row| row.iter().map(|b| b.offered)).max().unwrap_or(1).max(1) as f64;
         let area = titled(
             root,
-            &format!(
-                "{}: offered and admitted per {} bin",
-                self.scenario,
-                format_duration(r.timeline.width())
-            ),
+            &format!("{}: offered and admitted per {} bin", self.scenario, format_duration(timeline.width())),
         )?;
-        let grey = RGBColor(170, 170, 170);
-        let mut entries = vec![LegendEntry::new("offered", grey, Mark::Area)];
+        // Opaque, and dark enough that a rejected burst a few pixels wide
+        // shows beside the admitted part.
+        let grey = RGBColor(195, 195, 195);
+        let mut entries = vec![LegendEntry::new("offered", grey, Mark::Solid)];
         for l in &r.limiters {
             entries.push(LegendEntry::new(
                 format!("admitted: {}", short_label(&l.spec)),
@@ -47,7 +47,7 @@ impl Chart for Timeline<'_> {
         let strips = strip_frame(
             &plots,
             &format!("time ({unit})"),
-            &format!("requests per {} bin", format_duration(r.timeline.width())),
+            &format!("requests per {} bin", format_duration(timeline.width())),
         )?;
         // Many strips are thin: the last one gets its own room for the time
         // labels, and fewer value labels.
@@ -66,9 +66,7 @@ impl Chart for Timeline<'_> {
             let mut chart =
                 strip_chart(strip, last, 0f64..x_end, y_max * 1.3, if compact { 2 } else { 3 }, &whole)?;
             let c = self.palette.colour(&l.spec);
-            chart
-                .draw_series(AreaSeries::new(series(i, &|b| b.offered), 0.0, grey.mix(0.45)))
-                .map_err(err)?;
+            chart.draw_series(AreaSeries::new(series(i, &|b| b.offered), 0.0, grey.filled())).map_err(err)?;
             chart
                 .draw_series(
                     AreaSeries::new(series(i, &|b| b.admitted), 0.0, c.mix(0.75))
@@ -77,13 +75,8 @@ impl Chart for Timeline<'_> {
                 .map_err(err)?;
             let text =
                 format!("{}: admitted {} of {}", short_label(&l.spec), l.counts.admitted, l.counts.offered);
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    text,
-                    (x_end * 0.01, y_max * 1.27),
-                    font(if compact { TICK_SIZE - 3.0 } else { TICK_SIZE - 1.0 }),
-                )))
-                .map_err(err)?;
+            let size = if compact { TICK_SIZE - 3.0 } else { TICK_SIZE - 1.0 };
+            strip_title(&mut chart, text, 0.0..x_end, y_max * 1.29, size, compact)?;
         }
         draw_legend(&legend, &entries)?;
         Ok(())

@@ -150,13 +150,8 @@ impl WindowCount<'_> {
             chart.draw_series(LineSeries::new(pts, c.stroke_width(2))).map_err(err)?;
             let text =
                 format!("{}: peak {} ({})", short_label(&l.spec), l.counts.peak, fmt_ratio_x(l.peak_ratio()));
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    text,
-                    (x_end * 0.01, y_max * 0.97),
-                    font(TICK_SIZE - 3.0),
-                )))
-                .map_err(err)?;
+            // Strips here are always compact (from `STRIPS_FROM` limiters).
+            strip_title(&mut chart, text, 0.0..x_end, y_max * 0.99, TICK_SIZE - 3.0, true)?;
         }
         draw_legend(&legend, &entries)?;
         Ok(())

@@ -1,6 +1,6 @@
-//! `windows_diagram`: how the three algorithms cut the time axis (fixed
-//! windows, N slots, the exact sliding window at one instant), with the
-//! requests as marks: admitted in the algorithm's colour, rejected in grey.
+//! `windows_diagram`: how window limiters cut the time axis (fixed windows,
+//! N slots, the exact sliding window at one instant), a lane each, with the
+//! requests as marks: admitted in the limiter's colour, rejected in grey.
 
 use anyhow::Result;
 use plotters::coord::Shift;
@@ -18,11 +18,15 @@ pub struct Diagram<'a>(pub &'a WindowsDiagram, pub &'a RunPalette);
 /// The plot's coordinates: time in the view's unit, lanes stacked in y.
 type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
-/// Lane `k` occupies y in `[2 - k, 3 - k)` (top to bottom): cells in the
-/// lower part, request marks above them, the caption on top.
-fn lane_y(k: usize) -> f64 {
-    2.0 - k as f64
+/// Lane `k` of `n` occupies y in `[n - 1 - k, n - k)` (top to bottom):
+/// cells in the lower part, request marks above them, the caption on top.
+fn lane_y(k: usize, n: usize) -> f64 {
+    (n - 1 - k) as f64
 }
+
+/// Cells narrower than this many pixels are drawn without their edges
+/// (100 slots in a view of two windows): only what is counted at `t*`.
+const MIN_CELL_PX: f64 = 4.0;
 
 const GREY: RGBColor = RGBColor(190, 190, 190);
 
@@ -30,7 +34,7 @@ impl Diagram<'_> {
     /// Time in ns to the x axis.
     fn x(&self, t: u64) -> f64 {
         let d = self.0;
-        t as f64 / time_unit(d.view.1.get() - d.view.0.get()).0
+        t as f64 / time_unit(d.unit_span.get()).0
     }
 
     /// The windows or slots covering the view (shaded where counted at
@@ -38,13 +42,13 @@ impl Diagram<'_> {
     fn draw_cells<DB: DrawingBackend>(
         &self,
         chart: &mut Plot<'_, DB>,
-        k: usize,
+        (k, n): (usize, usize),
         lane: &DiagramLane,
     ) -> Result<()> {
         let d = self.0;
         let (w, t_star) = (d.limit.window.get(), d.instant.get());
         let (v0, v1) = (d.view.0.get(), d.view.1.get());
-        let y0 = lane_y(k);
+        let y0 = lane_y(k, n);
         let (cell0, cell1) = (y0 + 0.08, y0 + 0.48);
         let c = self.1.colour(&lane.spec);
         if lane.cutting == Cutting::Exact {
@@ -55,6 +59,27 @@ impl Diagram<'_> {
             return Ok(());
         }
         let cell = lane.cutting.cell(w);
+        let px = chart.plotting_area().dim_in_pixel().0 as f64 * cell as f64 / (v1 - v0) as f64;
+        if px < MIN_CELL_PX {
+            // Only the span counted at t*: its slots are too thin to tell apart.
+            let (mut lo, mut hi) = (None, None);
+            let mut a = v0 / cell * cell;
+            while a < v1 {
+                if lane.cutting.counts(a, a + cell, t_star, w) {
+                    lo = lo.or(Some(a.max(v0)));
+                    hi = Some((a + cell).min(v1));
+                }
+                a += cell;
+            }
+            let back =
+                Rectangle::new([(self.x(v0), cell0), (self.x(v1), cell1)], RGBColor(242, 242, 242).filled());
+            chart.draw_series(std::iter::once(back)).map_err(err)?;
+            if let (Some(lo), Some(hi)) = (lo, hi) {
+                let shade = Rectangle::new([(self.x(lo), cell0), (self.x(hi), cell1)], c.mix(0.45).filled());
+                chart.draw_series(std::iter::once(shade)).map_err(err)?;
+            }
+            return Ok(());
+        }
         let mut a = v0 / cell * cell;
         let mut alt = (v0 / cell).is_multiple_of(2);
         while a < v1 {
@@ -84,12 +109,12 @@ impl Diagram<'_> {
     fn draw_marks<DB: DrawingBackend>(
         &self,
         chart: &mut Plot<'_, DB>,
-        k: usize,
+        (k, n): (usize, usize),
         lane: &DiagramLane,
     ) -> Result<()> {
         let d = self.0;
         let (v0, v1) = (d.view.0.get(), d.view.1.get());
-        let y0 = lane_y(k);
+        let y0 = lane_y(k, n);
         let c = self.1.colour(&lane.spec);
         let mut ticks = Vec::new();
         for (t, adm) in d.arrivals.iter().zip(&lane.admitted) {
@@ -125,7 +150,7 @@ impl Diagram<'_> {
     fn draw_caption<DB: DrawingBackend>(
         &self,
         chart: &mut Plot<'_, DB>,
-        k: usize,
+        (k, n): (usize, usize),
         lane: &DiagramLane,
     ) -> Result<()> {
         let d = self.0;
@@ -143,7 +168,7 @@ impl Diagram<'_> {
             format_duration(d.limit.window),
         );
         let style = if over { bold(TICK_SIZE).color(&RGBColor(180, 0, 0)) } else { font(TICK_SIZE) };
-        let at = (self.x(v0) + (self.x(v1) - self.x(v0)) * 0.01, lane_y(k) + 0.93);
+        let at = (self.x(v0) + (self.x(v1) - self.x(v0)) * 0.01, lane_y(k, n) + 0.93);
         chart.draw_series(std::iter::once(Text::new(text, at, style))).map_err(err)?;
         Ok(())
     }
@@ -153,14 +178,17 @@ impl Chart for Diagram<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let d = self.0;
         let (v0, v1) = (d.view.0.get(), d.view.1.get());
-        let unit = time_unit(v1 - v0).1;
+        let unit = time_unit(d.unit_span.get()).1;
+        let lanes = d.lanes();
+        let n = lanes.len();
+        let top = n as f64;
         let area = titled(root, &d.title)?;
         let (plot, legend) = with_legend(&area);
         let mut chart = ChartBuilder::on(&plot)
             .margin(10)
             .x_label_area_size(60)
             .y_label_area_size(10)
-            .build_cartesian_2d(self.x(v0)..self.x(v1), 0f64..3.3f64)
+            .build_cartesian_2d(self.x(v0)..self.x(v1), 0f64..top + 0.3)
             .map_err(err)?;
         chart
             .configure_mesh()
@@ -176,18 +204,19 @@ impl Chart for Diagram<'_> {
         let t_star = self.x(d.instant.get());
         chart
             .draw_series(DashedLineSeries::new(
-                vec![(t_star, 0.0), (t_star, 3.0)],
+                vec![(t_star, 0.0), (t_star, top)],
                 8,
                 6,
                 RGBColor(90, 90, 90).stroke_width(1),
             ))
             .map_err(err)?;
-        chart.draw_series(std::iter::once(Text::new("t*", (t_star, 3.22), font(TICK_SIZE)))).map_err(err)?;
-        let lanes = d.lanes();
+        chart
+            .draw_series(std::iter::once(Text::new("t*", (t_star, top + 0.22), font(TICK_SIZE))))
+            .map_err(err)?;
         for (k, lane) in lanes.iter().enumerate() {
-            self.draw_cells(&mut chart, k, lane)?;
-            self.draw_marks(&mut chart, k, lane)?;
-            self.draw_caption(&mut chart, k, lane)?;
+            self.draw_cells(&mut chart, (k, n), lane)?;
+            self.draw_marks(&mut chart, (k, n), lane)?;
+            self.draw_caption(&mut chart, (k, n), lane)?;
         }
         let mut entries: Vec<LegendEntry> = lanes
             .iter()

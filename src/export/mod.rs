@@ -38,6 +38,15 @@ pub fn fmt_ratio_fixed(v: f64, places: usize) -> String {
     format!("{v:.d$}")
 }
 
+/// Ratios written side by side (the bar labels of one chart), all with the
+/// same decimals: `places`, or as many more as [`fmt_ratio_fixed`] gives the
+/// one that needs most. 6.98 beside 6.9 and 7.1 is `6.98`, `6.90`, `7.10`:
+/// one precision, and no value that is not whole written as a whole one.
+pub fn fmt_ratios_fixed(values: &[f64], places: usize) -> Vec<String> {
+    let d = values.iter().map(|v| decimals(*v, places)).max().unwrap_or(places);
+    values.iter().map(|v| format!("{v:.d$}")).collect()
+}
+
 /// The most decimals a ratio is written with: enough to tell 1 + 1e-15 from 1.
 const MAX_DECIMALS: usize = 15;
 
@@ -167,5 +176,17 @@ mod tests {
         assert_eq!(fmt_ratio_fixed(1.04, 1), "1.04");
         assert_eq!(fmt_ratio_fixed(1.0, 1), "1.0");
         assert_eq!(fmt_ratio_fixed(8.2, 1), "8.2");
+    }
+
+    /// Bars side by side share one precision (`output/backoff`'s full-jitter
+    /// bars read 6.98 beside 6.9 and 7.1).
+    #[test]
+    fn ratios_side_by_side_share_their_decimals() {
+        assert_eq!(
+            fmt_ratios_fixed(&[6.98, 6.9, 7.96, 7.1, 50.5, 1.0], 1),
+            ["6.98", "6.90", "7.96", "7.10", "50.50", "1.00"]
+        );
+        assert_eq!(fmt_ratios_fixed(&[8.2, 1.0, 50.5], 1), ["8.2", "1.0", "50.5"]);
+        assert_eq!(fmt_ratios_fixed(&[], 1), Vec::<String>::new());
     }
 }
