@@ -194,7 +194,7 @@ impl WindowsDiagram {
         let many = arrivals.iter().any(|(_, k)| *k != key);
         let w = limit.window.get();
         let start = at.get().saturating_sub(w + w / 2);
-        let view = (Nanos::new(start), Nanos::new(start + 2 * w));
+        let view = (Nanos::new(start), Nanos::new(start.saturating_add(w.saturating_mul(2))));
         let arrivals =
             arrivals.into_iter().filter(|(t, k)| *k == key && *t < view.1).map(|(t, _)| t).collect();
         WindowsDiagram {
@@ -204,7 +204,7 @@ impl WindowsDiagram {
             arrivals,
             instant: at,
             view,
-            unit_span: Nanos::new(2 * w),
+            unit_span: Nanos::new(w.saturating_mul(2)),
             client: many.then_some(key),
         }
     }
@@ -252,18 +252,23 @@ impl WindowsDiagram {
 
     /// The diagram of a sweep: one burst pair that breaks both the fixed
     /// window and N slots (gap W - s/2 and first burst 0.3 s before a window
-    /// edge, s = W/N), which the sliding log holds to L.
-    pub fn of_burst_pair(scenario: &Scenario) -> WindowsDiagram {
+    /// edge, s = W/N), which the sliding log holds to L. None when it
+    /// cannot be drawn: more than [`MAX_ARRIVALS`] requests in the two
+    /// bursts, or a window so long that its view (3.25 W) passes u64::MAX ns.
+    pub fn of_burst_pair(scenario: &Scenario) -> Option<WindowsDiagram> {
         let limit = scenario.limit;
         let n = diagram_slots(scenario);
         let w = limit.window.get();
+        if limit.requests > (MAX_ARRIVALS / 2) as u64 || w > u64::MAX / 4 {
+            return None;
+        }
         let s = w / n;
         let t1 = 2 * w - 3 * s / 10;
         let t2 = t1 + w - s / 2;
         let mut arrivals = vec![Nanos::new(t1); limit.requests as usize];
         arrivals.extend(vec![Nanos::new(t2); limit.requests as usize]);
         let view = (Nanos::new(w), Nanos::new(3 * w + w / 4));
-        WindowsDiagram {
+        Some(WindowsDiagram {
             title: format!(
                 "Two bursts of {} that break the limit: how the algorithms cut time",
                 limit.requests
@@ -279,7 +284,7 @@ impl WindowsDiagram {
             view,
             unit_span: Nanos::new(view.1.get() - view.0.get()),
             client: None,
-        }
+        })
     }
 
     /// The lanes, top to bottom, each limiter run over the arrivals.

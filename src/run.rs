@@ -476,8 +476,10 @@ each limiter holds per client key",
                     kind: ChartKind::WhichLimiter(i),
                 });
             }
-            if self.report.is_none() {
-                charts.push(windows_diagram(WindowsDiagram::of_burst_pair(&self.scenario), false));
+            if self.report.is_none()
+                && let Some(diagram) = WindowsDiagram::of_burst_pair(&self.scenario)
+            {
+                charts.push(windows_diagram(diagram, false));
             }
         }
         if let Some(points) = &self.retry_policies

@@ -519,6 +519,47 @@ fn windows_diagram_of_a_window_of_a_few_nanoseconds() {
     }
 }
 
+/// A window near 2^63 or 2^64 ns: the diagram's cells once ran past
+/// u64::MAX, wrapped around and were drawn forever. They now stop there,
+/// and the run finishes with its diagram.
+#[test]
+fn windows_diagram_of_a_window_near_the_end_of_time() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("t.csv"), "time\n0\n0.5\n1\n").unwrap();
+    for window in ["2562047h47m16s854775807ns", "5124095h34m33s709551615ns"] {
+        let text = format!(
+            "name = \"w\"\n[limit]\nrequests = 10\nwindow = \"{window}\"\n[[traffic]]\nkind = \"csv\"\npath = \"t.csv\"\n\
+             [[limiter]]\nkind = \"fixed_window\"\n[[limiter]]\nkind = \"slot_counter\"\nslots = [10]\n"
+        );
+        fs::write(dir.path().join("w.toml"), text).unwrap();
+        ratesim()
+            .current_dir(dir.path())
+            .args(["run", "w.toml", "-q", "--format", "svg", "--out", "o"])
+            .timeout(std::time::Duration::from_secs(120))
+            .assert()
+            .success();
+        assert!(dir.path().join("o/windows_diagram.svg").is_file(), "{window}");
+    }
+}
+
+/// The sweep's burst-pair diagram draws two bursts of L requests: with L
+/// in the billions it is left out (it once asked for 2L arrivals and
+/// panicked on the allocation); the sweep itself still runs.
+#[test]
+fn a_burst_pair_of_billions_has_no_diagram() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "name = \"p\"\n[limit]\nrequests = 2000000000000000000\nwindow = \"1s\"\n[[limiter]]\nkind = \"fixed_window\"\n\
+                [sweep]\ngrid = 10\nloads = [1e-9]\nload_duration = \"1ns\"\n";
+    fs::write(dir.path().join("p.toml"), text).unwrap();
+    ratesim()
+        .current_dir(dir.path())
+        .args(["sweep", "p.toml", "-q", "--format", "svg", "--out", "o"])
+        .assert()
+        .success();
+    assert!(dir.path().join("o/error_vs_slots.svg").is_file());
+    assert!(!dir.path().join("o/windows_diagram.svg").exists());
+}
+
 /// The `stroke` colours of the SVG's polylines (of `width` px, or any) with
 /// `points` points or more, and each such polyline's x coordinates.
 fn polylines(svg: &str, width: Option<u32>, points: usize) -> Vec<(String, Vec<f64>)> {

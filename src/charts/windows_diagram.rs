@@ -64,12 +64,18 @@ impl Diagram<'_> {
             // Only the span counted at t*: its slots are too thin to tell apart.
             let (mut lo, mut hi) = (None, None);
             let mut a = v0 / cell * cell;
+            // Saturating: a window near 2^64 ns puts the last cell's end
+            // past u64::MAX, where the walk ends.
             while a < v1 {
-                if lane.cutting.counts(a, a + cell, t_star, w) {
+                let b = a.saturating_add(cell);
+                if lane.cutting.counts(a, b, t_star, w) {
                     lo = lo.or(Some(a.max(v0)));
-                    hi = Some((a + cell).min(v1));
+                    hi = Some(b.min(v1));
                 }
-                a += cell;
+                if b == u64::MAX {
+                    break;
+                }
+                a = b;
             }
             let back =
                 Rectangle::new([(self.x(v0), cell0), (self.x(v1), cell1)], RGBColor(242, 242, 242).filled());
@@ -83,7 +89,7 @@ impl Diagram<'_> {
         let mut a = v0 / cell * cell;
         let mut alt = (v0 / cell).is_multiple_of(2);
         while a < v1 {
-            let b = a + cell;
+            let b = a.saturating_add(cell);
             let fill = if lane.cutting.counts(a, b, t_star, w) {
                 c.mix(0.45)
             } else if alt {
@@ -98,6 +104,9 @@ impl Diagram<'_> {
             let edge =
                 PathElement::new(vec![(xa, cell0), (xa, cell1)], RGBColor(120, 120, 120).stroke_width(1));
             chart.draw_series(std::iter::once(edge)).map_err(err)?;
+            if b == u64::MAX {
+                break;
+            }
             a = b;
             alt = !alt;
         }
