@@ -229,6 +229,38 @@ kind = "gcra"
     );
 }
 
+// ---- Guava with client keys --------------------------------------------------------
+
+/// Each client key's Guava limiter is `RateLimiter.create(1)` made at the
+/// key's first request. L = 1 per 1 s; key `a` at 0 s, key `b` three times
+/// at 10 s. `b`'s limiter, created at 10 s, starts empty: its requests wait
+/// 0, 1 s and 2 s (a limiter created at 0 would have stored one permit by
+/// 10 s: 0, 0 and 1 s). On two local nodes (round robin: `a` on node 0,
+/// `b` on 1, 0, 1) each node creates its copy of `b` at its own first
+/// request of `b`: node 1's second request of `b` waits 1 s, node 0's one
+/// does not wait.
+#[test]
+fn guava_creates_a_key_limiter_at_the_key_first_request() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.csv"), "time,key\n0,a\n10,b\n10,b\n10,b\n").unwrap();
+    let text = "name = \"guava_keys\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n\
+                [[traffic]]\nkind = \"csv\"\npath = \"t.csv\"\nkey_column = \"key\"\n\
+                [[limiter]]\nkind = \"guava\"\n";
+    let run_in = |text: &str| {
+        let s = Scenario::parse(text, &dir.path().join("g.toml")).unwrap_or_else(|e| panic!("{e}"));
+        let mut sink = Collect::default();
+        simulate::run_scenario(&s, Some(&mut sink), &mut |_| {}).unwrap();
+        decisions(&sink.0, 0)
+    };
+    assert_eq!(run_in(text), [(0, true, 0), (10 * S, true, 0), (10 * S, true, S), (10 * S, true, 2 * S)]);
+    let nodes = format!("{text}[nodes]\ncount = 2\nper_node = 1\n");
+    assert_eq!(run_in(&nodes), [(0, true, 0), (10 * S, true, 0), (10 * S, true, 0), (10 * S, true, S)]);
+    // Without client keys the one limiter is created at time 0.
+    std::fs::write(dir.path().join("t.csv"), "time\n0\n10\n10\n10\n").unwrap();
+    let unkeyed = text.replace("key_column = \"key\"\n", "");
+    assert_eq!(run_in(&unkeyed), [(0, true, 0), (10 * S, true, 0), (10 * S, true, 0), (10 * S, true, S)]);
+}
+
 // ---- determinism -----------------------------------------------------------------
 
 /// The shipped shaping scenario, every file (decisions and charts included),

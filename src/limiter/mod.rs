@@ -118,6 +118,15 @@ pub trait Limiter {
     /// nodes (`crate::nodes::Fleet`); others ignore it.
     #[inline(always)]
     fn route(&mut self, _node: u16) {}
+    /// This copy is one client key's, in a run with client keys: a
+    /// deployment keeps a map from key to limiter and makes a key's limiter
+    /// when it first sees the key, so the copy comes into being at the first
+    /// request it decides (that request's `now`), not at time 0 of the run.
+    /// Called once, on a fresh copy, before any decision. A limiter whose
+    /// state at a key's first request does not depend on when it was made,
+    /// or whose named implementation makes every key's state up front,
+    /// ignores it (`docs/semantics.md`, "Keyed runs").
+    fn create_on_first_request(&mut self) {}
 }
 
 /// How a limiter is drawn, the same in every chart: an RGB colour, a line
@@ -352,6 +361,11 @@ macro_rules! registry {
             fn counts_rejected(&self) -> bool {
                 match self {
                     $( $(#[$meta])* AnyLimiter::$variant(l) => l.counts_rejected(), )+
+                }
+            }
+            fn create_on_first_request(&mut self) {
+                match self {
+                    $( $(#[$meta])* AnyLimiter::$variant(l) => l.create_on_first_request(), )+
                 }
             }
         }
