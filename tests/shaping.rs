@@ -229,6 +229,29 @@ kind = "gcra"
     );
 }
 
+// ---- nginx's timer on its millisecond clock ------------------------------------------
+
+/// nginx holds a delayed request on a timer whose key is
+/// `ngx_current_msec + delay`: on ratesim's millisecond clock it goes on at
+/// `(floor(t / 1 ms) + delay) ms`. `rate=1r/s burst=1` without nodelay,
+/// requests at 0.5 ms and 0.7 ms: the second (excess 1000) waits 1000 ms
+/// from millisecond 0, so it reaches the backend at exactly 1 s (a wait of
+/// 999.3 ms), and the window `(0, 1 s]` holds both: peak 2, excess 1.
+#[test]
+fn nginx_releases_a_delayed_request_on_its_millisecond_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.csv"), "time\n0.0005\n0.0007\n").unwrap();
+    let text = "name = \"nginx_timer\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n\
+                [[traffic]]\nkind = \"csv\"\npath = \"t.csv\"\n\
+                [[limiter]]\nkind = \"leaky_bucket\"\nburst = 1\nnodelay = false\n";
+    let s = Scenario::parse(text, &dir.path().join("n.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let mut sink = Collect::default();
+    let report = simulate::run_scenario(&s, Some(&mut sink), &mut |_| {}).unwrap();
+    assert_eq!(decisions(&sink.0, 0), [(500_000, true, 0), (700_000, true, S - 700_000)]);
+    let c = &row(&report.limiters, "leaky_bucket(burst=1;delay=0)").counts;
+    assert_eq!((c.admitted, c.peak, c.excess), (2, 2, 1));
+}
+
 // ---- Guava with client keys --------------------------------------------------------
 
 /// Each client key's Guava limiter is `RateLimiter.create(1)` made at the
