@@ -118,8 +118,19 @@ pub fn run_config(scenario: &Scenario) -> RunConfig {
         clients: clients(scenario),
         topology: scenario.nodes.clone(),
         seed: scenario.seed,
+        client_keys: has_client_keys(scenario),
         ..RunConfig::new(scenario.limit, scenario.limiters.clone())
     }
+}
+
+/// Whether some source gives its requests client keys (a Poisson source's
+/// `clients`, a CSV trace's `key_column`).
+pub fn has_client_keys(scenario: &Scenario) -> bool {
+    scenario.traffic.iter().any(|t| match t {
+        Traffic::Poisson { clients, .. } => clients.is_some(),
+        Traffic::Csv(csv) => csv.key_column.is_some(),
+        Traffic::Burst { .. } | Traffic::Constant { .. } | Traffic::Closed { .. } => false,
+    })
 }
 
 /// `config` as one of `runs` runs of a sweep that may run side by side:

@@ -229,6 +229,61 @@ kind = "gcra"
     );
 }
 
+// ---- nginx's timer on its millisecond clock ------------------------------------------
+
+/// nginx holds a delayed request on a timer whose key is
+/// `ngx_current_msec + delay`: on ratesim's millisecond clock it goes on at
+/// `(floor(t / 1 ms) + delay) ms`. `rate=1r/s burst=1` without nodelay,
+/// requests at 0.5 ms and 0.7 ms: the second (excess 1000) waits 1000 ms
+/// from millisecond 0, so it reaches the backend at exactly 1 s (a wait of
+/// 999.3 ms), and the window `(0, 1 s]` holds both: peak 2, excess 1.
+#[test]
+fn nginx_releases_a_delayed_request_on_its_millisecond_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.csv"), "time\n0.0005\n0.0007\n").unwrap();
+    let text = "name = \"nginx_timer\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n\
+                [[traffic]]\nkind = \"csv\"\npath = \"t.csv\"\n\
+                [[limiter]]\nkind = \"leaky_bucket\"\nburst = 1\nnodelay = false\n";
+    let s = Scenario::parse(text, &dir.path().join("n.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let mut sink = Collect::default();
+    let report = simulate::run_scenario(&s, Some(&mut sink), &mut |_| {}).unwrap();
+    assert_eq!(decisions(&sink.0, 0), [(500_000, true, 0), (700_000, true, S - 700_000)]);
+    let c = &row(&report.limiters, "leaky_bucket(burst=1;delay=0)").counts;
+    assert_eq!((c.admitted, c.peak, c.excess), (2, 2, 1));
+}
+
+// ---- Guava with client keys --------------------------------------------------------
+
+/// Each client key's Guava limiter is `RateLimiter.create(1)` made at the
+/// key's first request. L = 1 per 1 s; key `a` at 0 s, key `b` three times
+/// at 10 s. `b`'s limiter, created at 10 s, starts empty: its requests wait
+/// 0, 1 s and 2 s (a limiter created at 0 would have stored one permit by
+/// 10 s: 0, 0 and 1 s). On two local nodes (round robin: `a` on node 0,
+/// `b` on 1, 0, 1) each node creates its copy of `b` at its own first
+/// request of `b`: node 1's second request of `b` waits 1 s, node 0's one
+/// does not wait.
+#[test]
+fn guava_creates_a_key_limiter_at_the_key_first_request() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.csv"), "time,key\n0,a\n10,b\n10,b\n10,b\n").unwrap();
+    let text = "name = \"guava_keys\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n\
+                [[traffic]]\nkind = \"csv\"\npath = \"t.csv\"\nkey_column = \"key\"\n\
+                [[limiter]]\nkind = \"guava\"\n";
+    let run_in = |text: &str| {
+        let s = Scenario::parse(text, &dir.path().join("g.toml")).unwrap_or_else(|e| panic!("{e}"));
+        let mut sink = Collect::default();
+        simulate::run_scenario(&s, Some(&mut sink), &mut |_| {}).unwrap();
+        decisions(&sink.0, 0)
+    };
+    assert_eq!(run_in(text), [(0, true, 0), (10 * S, true, 0), (10 * S, true, S), (10 * S, true, 2 * S)]);
+    let nodes = format!("{text}[nodes]\ncount = 2\nper_node = 1\n");
+    assert_eq!(run_in(&nodes), [(0, true, 0), (10 * S, true, 0), (10 * S, true, 0), (10 * S, true, S)]);
+    // Without client keys the one limiter is created at time 0.
+    std::fs::write(dir.path().join("t.csv"), "time\n0\n10\n10\n10\n").unwrap();
+    let unkeyed = text.replace("key_column = \"key\"\n", "");
+    assert_eq!(run_in(&unkeyed), [(0, true, 0), (10 * S, true, 0), (10 * S, true, 0), (10 * S, true, S)]);
+}
+
 // ---- determinism -----------------------------------------------------------------
 
 /// The shipped shaping scenario, every file (decisions and charts included),

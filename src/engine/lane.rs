@@ -176,11 +176,18 @@ pub struct MakeLane<'a> {
     pub seed: u64,
     /// The limiter may delay requests.
     pub shapes: bool,
+    /// The arrivals carry client keys: each key's copy of the limiter is
+    /// made at the key's first request ([`Limiter::create_on_first_request`]).
+    pub client_keys: bool,
 }
 
 impl MakeLane<'_> {
     /// A lane of `limiter`, with its clients and its nodes.
-    fn lane<L: Limiter + Clone + Send + 'static>(&self, limiter: L) -> Box<dyn LaneOps> {
+    fn lane<L: Limiter + Clone + Send + 'static>(&self, mut limiter: L) -> Box<dyn LaneOps> {
+        // The prototype every key's copy is cloned from.
+        if self.client_keys {
+            limiter.create_on_first_request();
+        }
         let nodes = self
             .topology
             .map(|t| (Balancer::new(t, self.seed), NodeStats::new(t.count, self.limit.window, self.bin)));

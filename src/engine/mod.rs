@@ -66,6 +66,11 @@ pub struct RunConfig {
     pub topology: Option<Topology>,
     /// The scenario seed (random load balancing).
     pub seed: u64,
+    /// The arrivals carry client keys (a source with `clients` or
+    /// `key_column`): each key's limiter is then made at the key's first
+    /// request, as a deployment's map of keys makes it; without keys the
+    /// one limiter exists from time 0 (`docs/semantics.md`, "Keyed runs").
+    pub client_keys: bool,
 }
 
 impl RunConfig {
@@ -83,6 +88,7 @@ impl RunConfig {
             clients: None,
             topology: None,
             seed: 0,
+            client_keys: false,
         }
     }
 }
@@ -314,8 +320,19 @@ pub fn run(
             // The exact reference judges the whole stream: never on nodes.
             let topology = config.topology.as_ref().filter(|_| index != reference);
             let (bin, curve, seed) = (config.bin, config.admission_curve, config.seed);
-            let shapes = s.delays();
-            s.visit(MakeLane { limit, bin, curve, index, clients, header, topology, seed, shapes })
+            let (shapes, client_keys) = (s.delays(), config.client_keys);
+            s.visit(MakeLane {
+                limit,
+                bin,
+                curve,
+                index,
+                clients,
+                header,
+                topology,
+                seed,
+                shapes,
+                client_keys,
+            })
         })
         .collect();
     let names = labels(&specs);

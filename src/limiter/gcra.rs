@@ -24,9 +24,11 @@
 //! **Shaping** (`max_wait`): a request the rule would refuse may instead
 //! wait until it conforms, if that is at most `max_wait` away: it takes its
 //! place at once (`tat` moves as for an admission) and reaches the backend
-//! at `tat0 + T * (c - 1) - tau`. This is a reservation, as
-//! `golang.org/x/time/rate`'s `Reserve`/`WaitN` makes one: waiters leave in
-//! the order they came. governor's `until_ready` instead sleeps until the
+//! at `tat0 + T * (c - 1) - tau`. This is a reservation, queued the way
+//! `golang.org/x/time/rate`'s `Reserve`/`WaitN` queues one (waiters leave
+//! in the order they came), with governor's arithmetic, not that
+//! package's: `tat` moves by `T = floor(W / L)` per request, so waits run
+//! up to 1 ns per interval earlier than the exact rate. governor's `until_ready` instead sleeps until the
 //! earliest time and checks again, so under contention a later request can
 //! take the slot a sleeper waited for; ratesim does not model that race.
 //! `max_wait = 0` is the policing limiter, decision for decision.

@@ -34,9 +34,15 @@
 //! // tryAcquire: canAcquire = nextFreeTicketMicros - timeoutMicros <= nowMicros
 //! ```
 //!
-//! The limiter is created at time 0 of the run (`stableIntervalMicros =
+//! `create` starts the stopwatch (`Stopwatch.createStarted()`, read as
+//! `elapsed(MICROSECONDS)`, which truncates) and sets `stableIntervalMicros =
 //! 1e6 / permitsPerSecond`, `maxPermits = maxBurstSeconds * permitsPerSecond`,
-//! `storedPermits = 0`, `nextFreeTicketMicros = 0`).
+//! `storedPermits = 0`, `nextFreeTicketMicros = 0`. Without client keys the
+//! limiter is created at time 0 of the run. With client keys each key's is
+//! created at the key's first request
+//! ([`Limiter::create_on_first_request`]), as an application that calls
+//! `create` when it first sees a key: it starts empty at that instant, and
+//! its stopwatch counts whole microseconds from it.
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -144,6 +150,8 @@ timeout × {rate} wait per client key), shorten the scenario's `duration`, or se
             stored_permits: 0.0,
             next_free_micros: 0,
             timeout_micros: self.timeout.map(|t| (t.get() / 1000) as i64),
+            origin: 0,
+            unborn: false,
         }
     }
 
@@ -167,6 +175,11 @@ pub struct Guava {
     next_free_micros: i64,
     /// `tryAcquire(timeout)`, or `None` for `acquire()`.
     timeout_micros: Option<i64>,
+    /// The run time (ns) at which `create` started the stopwatch.
+    origin: u64,
+    /// Not created yet: `create` runs at the first decision, and its `now`
+    /// becomes `origin` (a client key's limiter).
+    unborn: bool,
 }
 
 impl Guava {
@@ -195,8 +208,14 @@ impl Guava {
 
 impl Limiter for Guava {
     fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
+        if self.unborn {
+            // `create` at this instant: the stopwatch starts now, and its
+            // first reading (`setRate`'s resync at 0) changes nothing.
+            self.origin = now.get();
+            self.unborn = false;
+        }
         // The stopwatch reads whole microseconds since creation.
-        let now_micros = (now.get() / 1000) as i64;
+        let now_micros = (now.get().saturating_sub(self.origin) / 1000) as i64;
         if let Some(timeout) = self.timeout_micros
             && self.next_free_micros - timeout > now_micros
         {
@@ -207,13 +226,18 @@ impl Limiter for Guava {
     }
 
     /// `tryAcquire(timeout)` succeeds once `nextFreeTicketMicros - timeout
-    /// <= nowMicros`, and the stopwatch reads `floor(t / 1 us)`: the first
-    /// such `t` is `(nextFreeTicketMicros - timeout) * 1000` ns. A refusal
-    /// reserves nothing, so that is exact.
+    /// <= nowMicros`, and the stopwatch reads `floor((t - origin) / 1 us)`:
+    /// the first such `t` is `origin + (nextFreeTicketMicros - timeout) *
+    /// 1000` ns. A refusal reserves nothing, so that is exact.
     fn retry_at(&self, _now: Nanos, _cost: u32) -> Option<Nanos> {
         let timeout = self.timeout_micros?;
         let micros = self.next_free_micros.saturating_sub(timeout).max(0) as u64;
-        Some(Nanos::new(micros.saturating_mul(1000)))
+        Some(Nanos::new(self.origin.saturating_add(micros.saturating_mul(1000))))
+    }
+
+    /// A client key's limiter: `create` runs at its first request.
+    fn create_on_first_request(&mut self) {
+        self.unborn = true;
     }
 
     fn peak_state(&self) -> StateSize {
@@ -288,6 +312,42 @@ mod tests {
         assert_eq!(g.decide(ms(0), 1), Decision::Admit);
         assert_eq!(g.decide(ms(199), 1), Decision::Reject);
         assert_eq!(g.decide(ms(200), 1), Decision::Admit);
+    }
+
+    /// A client key's limiter is created at the key's first request: L = 1
+    /// per 1 s, three requests at 10 s find it empty (0, 1 s, 2 s), where
+    /// the run's own limiter, created at 0, has stored one permit by then
+    /// (0, 0, 1 s). With `timeout`, the retry time counts from creation.
+    #[test]
+    fn a_key_limiter_is_created_at_its_first_request() {
+        let at_zero: Vec<Decision> = {
+            let mut g = guava(1.0, None);
+            (0..3).map(|_| g.decide(ms(10_000), 1)).collect()
+        };
+        assert_eq!(at_zero, [Decision::Admit, Decision::Admit, Decision::Delay(ms(1000))]);
+        let mut g = guava(1.0, None);
+        g.create_on_first_request();
+        let decisions: Vec<Decision> = (0..3).map(|_| g.decide(ms(10_000), 1)).collect();
+        assert_eq!(decisions, [Decision::Admit, Decision::Delay(ms(1000)), Decision::Delay(ms(2000))]);
+        let mut g = guava(1.0, Some(Nanos::ZERO));
+        g.create_on_first_request();
+        assert_eq!(g.decide(ms(10_000), 1), Decision::Admit);
+        assert_eq!(g.decide(ms(10_500), 1), Decision::Reject);
+        assert_eq!(g.retry_at(ms(10_500), 1), Some(ms(11_000)));
+    }
+
+    /// The stopwatch of a key's limiter counts whole microseconds from the
+    /// key's first request, not from time 0: created at 999 ns, it still
+    /// reads 0 us at 1998 ns (where a stopwatch started at 0 reads 1 us).
+    #[test]
+    fn a_key_limiter_truncates_from_its_own_origin() {
+        let mut g = guava(1_000_000.0, None);
+        g.create_on_first_request();
+        assert_eq!(g.decide(Nanos::new(999), 1), Decision::Admit); // next free 1 us
+        assert_eq!(g.decide(Nanos::new(1998), 1), Decision::Delay(Nanos::new(1000)));
+        let mut g = guava(1_000_000.0, None);
+        assert_eq!(g.decide(Nanos::new(999), 1), Decision::Admit);
+        assert_eq!(g.decide(Nanos::new(1998), 1), Decision::Admit);
     }
 
     /// The stopwatch truncates to whole microseconds.

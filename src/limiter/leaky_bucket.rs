@@ -85,7 +85,19 @@
 //!
 //! milliseconds, with `limit->delay = delay * 1000` (`nodelay` sets it to
 //! `NGX_MAX_INT_T_VALUE / 1000`, no delay ever; neither gives 0), and
-//! `excess` the same one the lookup computed for the request.
+//! `excess` the same one the lookup computed for the request. A non-zero
+//! `max_delay` holds the request on a timer, in `ngx_http_limit_req_handler`
+//! and `ngx_event_timer.h`:
+//!
+//! ```c
+//! ngx_add_timer(r->connection->write, delay);
+//! /* ngx_event_add_timer: */ key = ngx_current_msec + timer;
+//! /* ngx_event_expire_timers: fires once */ node->key - ngx_current_msec <= 0
+//! ```
+//!
+//! so on the millisecond clock below the request goes on at the start of
+//! millisecond `floor(t / 1 ms) + max_delay`, which is up to 1 ms less than
+//! `max_delay` after the request.
 //! The limiter itself keeps `excess + 1000` (0 before the first request), so
 //! a fresh key needs no branch of its own.
 //!
@@ -415,8 +427,15 @@ impl Limiter for LeakyBucket {
             // ngx_http_limit_req_account: (excess - delay) * 1000 / rate ms.
             Some(delay) if excess > delay && self.rate != 0 => {
                 let ms = u128::from(excess - delay) * u128::from(ONE) / u128::from(self.rate);
-                let ns = (ms * u128::from(NS_PER_MS)).min(u128::from(u64::MAX)) as u64;
-                if ns == 0 { Decision::Admit } else { Decision::Delay(Nanos::new(ns)) }
+                if ms == 0 {
+                    return Decision::Admit; // `if (!delay)`: it passes
+                }
+                // ngx_add_timer(wev, delay): the timer's key is
+                // `ngx_current_msec + delay`, and it fires when the
+                // millisecond clock reaches it: at the start of millisecond
+                // `now_ms + ms`, not `ms` after the request's own nanosecond.
+                let at = ((u128::from(now_ms) + ms) * u128::from(NS_PER_MS)).min(u128::from(u64::MAX)) as u64;
+                Decision::Delay(Nanos::new(at - now.get()))
             }
             _ => Decision::Admit,
         }
@@ -537,6 +556,25 @@ mod tests {
         let l = delayed(&mut l, 2, Some(5));
         let d: Vec<Decision> = (0..4).map(|_| l.decide(ms(0), 1)).collect();
         assert_eq!(d, [Admit, Admit, Admit, Reject]);
+    }
+
+    /// The timer counts from the millisecond the request was read in, not
+    /// from its nanosecond: `rate=1r/s burst=1`, requests at 0.5 ms and
+    /// 0.7 ms (both millisecond 0). The second waits 1000 ms on nginx's
+    /// clock and goes on when it reads 1000: at exactly 1 s, 999.3 ms after
+    /// it came.
+    #[test]
+    fn nginx_timer_fires_on_the_millisecond_clock() {
+        let mut l = per_second(1, 1);
+        let l = delayed(&mut l, 1, Some(0));
+        assert_eq!(l.decide(Nanos::new(500_000), 1), Admit);
+        assert_eq!(l.decide(Nanos::new(700_000), 1), Decision::Delay(Nanos::new(999_300_000)));
+        // Past the end of time the release stops at u64::MAX.
+        let mut l = per_second(1, 1);
+        let l = delayed(&mut l, 1, Some(0));
+        let late = Nanos::new(u64::MAX - 10);
+        assert_eq!(l.decide(late, 1), Admit);
+        assert_eq!(l.decide(late, 1), Decision::Delay(Nanos::new(10)));
     }
 
     proptest! {

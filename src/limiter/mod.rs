@@ -118,6 +118,15 @@ pub trait Limiter {
     /// nodes (`crate::nodes::Fleet`); others ignore it.
     #[inline(always)]
     fn route(&mut self, _node: u16) {}
+    /// This copy is one client key's, in a run with client keys: a
+    /// deployment keeps a map from key to limiter and makes a key's limiter
+    /// when it first sees the key, so the copy comes into being at the first
+    /// request it decides (that request's `now`), not at time 0 of the run.
+    /// Called once, on a fresh copy, before any decision. A limiter whose
+    /// state at a key's first request does not depend on when it was made,
+    /// or whose named implementation makes every key's state up front,
+    /// ignores it (`docs/semantics.md`, "Keyed runs").
+    fn create_on_first_request(&mut self) {}
 }
 
 /// How a limiter is drawn, the same in every chart: an RGB colour, a line
@@ -354,6 +363,11 @@ macro_rules! registry {
                     $( $(#[$meta])* AnyLimiter::$variant(l) => l.counts_rejected(), )+
                 }
             }
+            fn create_on_first_request(&mut self) {
+                match self {
+                    $( $(#[$meta])* AnyLimiter::$variant(l) => l.create_on_first_request(), )+
+                }
+            }
         }
     };
 }
@@ -381,10 +395,12 @@ pub enum RetryAfter {
     /// The exact instant, to the nanosecond.
     #[default]
     Exact,
-    /// Whole seconds from the reject, rounded up (redis-cell since 2022).
+    /// Whole seconds from the reject, rounded up: a true ceiling, never
+    /// early. Not redis-cell's rounding, which drops a fraction of a second
+    /// under 1 ms (`docs/semantics.md`, "The advertised retry time").
     CeilSeconds,
-    /// Whole seconds from the reject, rounded down (the older behaviour,
-    /// which sends clients back too early).
+    /// Whole seconds from the reject, rounded down (redis-cell's header up
+    /// to 0.3.0), which sends clients back too early.
     FloorSeconds,
 }
 
@@ -514,6 +530,9 @@ mod tests {
         // 1.8 s to wait: 2 s rounded up, 1 s rounded down.
         assert_eq!(RetryAfter::CeilSeconds.header(now, at), Nanos::from_millis(2_500));
         assert_eq!(RetryAfter::FloorSeconds.header(now, at), Nanos::from_millis(1_500));
+        // A true ceiling: 1.0005 s to wait is 2 s (redis-cell 0.4 sends 1).
+        let at = now + Nanos::new(1_000_500_000);
+        assert_eq!(RetryAfter::CeilSeconds.header(now, at), Nanos::from_millis(2_500));
         let spec =
             LimiterSpec { retry_after: RetryAfter::FloorSeconds, ..SlotCounterSpec { slots: 10 }.into() };
         assert_eq!(spec.label(), "slot_counter(N=10;retry_after=floor_seconds)");

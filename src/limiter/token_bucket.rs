@@ -16,11 +16,16 @@
 //! little credit may take it on credit, if the bucket refills what it lacks
 //! within `max_wait`: the credit goes below zero and the request reaches
 //! the backend at `ceil((c W - credit) / L)` ns from now, when the refill
-//! has paid for it. This is `golang.org/x/time/rate`'s reservation
-//! (`Reserve`, `WaitN` with a deadline `max_wait` away: refused if
-//! `c > b` or the wait is longer), in exact integers where that package
-//! uses `float64` tokens. Waiters leave in the order they came.
-//! `max_wait = 0` is the policing bucket, decision for decision.
+//! has paid for it. This is a reservation in the manner of
+//! `golang.org/x/time/rate` (`ReserveN`, `WaitN` with a deadline
+//! `max_wait` away: refused if `c > b` or the wait is longer), but not its
+//! arithmetic: the wait here is rounded up to a whole nanosecond, and the
+//! level at the backend time is capped at `b W`, which drops the rounding's
+//! fraction when `c = b` (later waiters then drift later, up to 1 ns
+//! each); `x/time/rate` truncates `(tokens / limit) * 1e9` in `float64` and
+//! caps only at the next request. `docs/semantics.md` ("Shaping") has the
+//! figures. Waiters leave in the order they came. `max_wait = 0` is the
+//! policing bucket, decision for decision.
 //!
 //! **Timer** (`refill = "timer"`): Envoy's local rate limit as its fill timer
 //! ran it, `LocalRateLimiterImpl` in
@@ -779,6 +784,24 @@ mod tests {
         assert_eq!(one.decide(Nanos::new(333_333_334), 1), Admit); // 1 000 000 002, capped at 1e9
         assert_eq!(one.decide(Nanos::new(666_666_667), 1), Reject); // 999 999 999
         assert_eq!(one.retry_at(Nanos::new(666_666_667), 1), Some(Nanos::new(666_666_668)));
+    }
+
+    /// The waits `docs/semantics.md` quotes against `x/time/rate`'s
+    /// (0.333333333, 0.666666666, 1 s there): L = 3 per 1 s, a burst at 0.
+    /// Each wait is rounded up to a whole nanosecond; with capacity 1 (the
+    /// cost) the level at each backend time is capped, the rounding's
+    /// 2/3 ns is lost and the waits drift later; with capacity 2 it is
+    /// kept and each wait is the ceiling of the exact one.
+    #[test]
+    fn reservation_waits_round_up() {
+        let limit = Limit { requests: 3, window: ms(1000) };
+        let waits = |capacity: u64| {
+            let mut b = ContinuousBucket::new(limit, capacity, Initial::Full);
+            b.shape(ms(10_000));
+            (0..capacity + 3).map(|_| b.decide(ms(0), 1).delay().get()).collect::<Vec<u64>>()
+        };
+        assert_eq!(waits(1), [0, 333_333_334, 666_666_668, 1_000_000_002]);
+        assert_eq!(waits(2), [0, 0, 333_333_334, 666_666_667, 1_000_000_000]);
     }
 
     #[test]

@@ -334,6 +334,24 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
         self.node = node;
     }
 
+    /// Every copy of the key's limiter is made by what holds it when a
+    /// request of the key first reaches it: a node's copy at that node's
+    /// first request of the key (on its own clock), the store's at the
+    /// store's first.
+    fn create_on_first_request(&mut self) {
+        match &mut self.shared {
+            FleetMode::Local(nodes) => nodes.iter_mut().for_each(L::create_on_first_request),
+            FleetMode::Central { store, writes, .. } => {
+                store.create_on_first_request();
+                writes.iter_mut().for_each(|(_, w)| w.create_on_first_request());
+            }
+            FleetMode::Sync { global, views, .. } => {
+                global.create_on_first_request();
+                views.iter_mut().for_each(L::create_on_first_request);
+            }
+        }
+    }
+
     /// The advertised retry time of the node (or store) that rejected, in
     /// true time: a node's own clock runs `skew` ahead. While the store is
     /// down and fails closed nothing is admitted, so the time is at least
