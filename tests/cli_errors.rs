@@ -1594,6 +1594,19 @@ fn gv01_zero_permits_per_second() {
     ]);
 }
 
+/// A rate so slow its interval passes the end of time: Guava's waits would
+/// all be clamped to u64::MAX ns (the slowest a limit itself can give is 1
+/// per u64::MAX ns, 5.421e-11 per second).
+#[test]
+fn gv08_permits_per_second_past_the_end_of_time() {
+    Case::new(&limiter("guava", "permits_per_second = 1e-300")).refused(&[
+        "s.toml:16:22:",
+        "`limiter[0].permits_per_second` = 1e-300 is too small: one permit every 1.000e300 s is past the end of time (about 584 years of nanoseconds); use at least 5.421e-11",
+    ]);
+    let ok = Case::new(&limiter("guava", "permits_per_second = 5.43e-11")).run(&["check", "s.toml"]);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+}
+
 #[test]
 fn gv02_permits_per_second_wrong_type() {
     Case::new(&limiter("guava", "permits_per_second = \"fast\"")).refused(&[

@@ -88,6 +88,23 @@ impl Algorithm for GuavaSpec {
         let keys: Keys = entry.keys()?;
         let permits_per_second =
             keys.permits_per_second.as_ref().map(|v| entry.rate("permits_per_second", v)).transpose()?;
+        // One permit per interval 1 / rate: past the end of time (u64::MAX
+        // ns, about 584 years) every wait would be clamped there. The
+        // slowest rate a limit can give, 1 per u64::MAX ns, is the bound.
+        if let (Some(rate), Some(v)) = (permits_per_second, &keys.permits_per_second) {
+            let slowest = 1e9 / u64::MAX as f64;
+            if rate < slowest {
+                return Err(entry.at(
+                    v.span(),
+                    format!(
+                        "`{}` = {rate:e} is too small: one permit every {:.3e} s is past the end of time (about \
+584 years of nanoseconds); use at least {slowest:.3e}",
+                        entry.key("permits_per_second"),
+                        1.0 / rate
+                    ),
+                ));
+            }
+        }
         let max_burst_seconds = match &keys.max_burst_seconds {
             None => 1.0,
             Some(v) if v.get_ref().is_finite() && *v.get_ref() >= 0.0 => *v.get_ref(),
