@@ -1209,7 +1209,10 @@ fn o03_out_in_an_unwritable_place() {
 #[test]
 fn o05_out_names_no_folder() {
     let c = Case::new(BASE);
-    for out in [".", "..", "/", "sub/.."] {
+    fs::create_dir(c.path("pz")).unwrap();
+    // `pz/.` once ran the whole scenario, then failed to move the results
+    // into place with an OS error.
+    for out in [".", "..", "/", "sub/..", "pz/.", "pz/./", "pz/.."] {
         c.fails(
             &["run", "s.toml", "--out", out],
             1,
@@ -1217,6 +1220,8 @@ fn o05_out_names_no_folder() {
         );
     }
     assert!(!c.path("summary.csv").exists());
+    assert_eq!(fs::read_dir(c.path("pz")).unwrap().count(), 0, "nothing staged in pz");
+    assert_eq!(fs::read_dir(c.dir.path()).unwrap().count(), 2, "s.toml and pz only");
 }
 
 /// A run replaces its output folder whole, so it refuses one that holds

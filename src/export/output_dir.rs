@@ -155,7 +155,10 @@ impl OutputDir {
         {
             return Err(OutputError::UnderAFile { target: target.to_path_buf(), file: file.to_path_buf() });
         }
-        // `.`, `..`, `/` and `` cannot be renamed into place.
+        // `.`, `..`, `/`, `` and `dir/.` cannot be renamed into place.
+        if ends_in_dots(target) {
+            return Err(OutputError::NoName(target.to_path_buf()));
+        }
         let name = target
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -281,6 +284,17 @@ fn resolve_links(target: &Path) -> PathBuf {
         };
     }
     path
+}
+
+/// Whether the last component of `path` as written is `.` or `..`
+/// (`out/.`, `sub/..`, `out/./`): `Path` drops a `.` at the end, so
+/// `out/.` would seem to name `out`, and renaming into it fails only after
+/// the whole run.
+fn ends_in_dots(path: &Path) -> bool {
+    let text = path.to_string_lossy();
+    let trimmed = text.trim_end_matches(std::path::is_separator);
+    let last = trimmed.rsplit(std::path::is_separator).next().unwrap_or("");
+    matches!(last, "." | "..")
 }
 
 /// The names (without extension) of every file a run may write: its
@@ -427,6 +441,17 @@ mod tests {
         let target = root.path().join("out");
         fs::write(&target, "x").unwrap();
         assert!(matches!(OutputDir::stage(&target), Err(OutputError::NotADirectory(_))));
+    }
+
+    #[test]
+    fn a_last_component_of_dots_names_no_folder() {
+        for dots in [".", "..", "out/.", "out/..", "out/./", "a/b/.//", "./."] {
+            assert!(ends_in_dots(Path::new(dots)), "{dots}");
+            assert!(matches!(OutputDir::stage(Path::new(dots)), Err(OutputError::NoName(_))), "{dots}");
+        }
+        for name in ["out", "out/", "./out", "a/.b", "a/..b", "a/b.", "/"] {
+            assert!(!ends_in_dots(Path::new(name)), "{name}");
+        }
     }
 }
 
