@@ -1382,6 +1382,24 @@ fn x11_seed_past_what_a_scenario_holds() {
     );
 }
 
+/// `--no-charts` with `--format` or `--font`: the chart options would be
+/// ignored, so clap refuses the pair.
+#[test]
+fn x12_no_charts_with_chart_options() {
+    let c = Case::new(BASE);
+    c.fails(
+        &["run", "s.toml", "--no-charts", "--format", "png"],
+        2,
+        &["error: the argument '--no-charts' cannot be used with '--format <LIST>'"],
+    );
+    c.fails(
+        &["sweep", "s.toml", "--font", "f.ttf", "--no-charts"],
+        2,
+        &["error: the argument '--font <FILE>' cannot be used with '--no-charts'"],
+    );
+    assert!(!c.path("output").exists());
+}
+
 #[test]
 fn x08_help_and_version_exit_0() {
     let c = Case::new(BASE);
