@@ -290,6 +290,23 @@ fn s12_integer_too_large() {
     ]);
 }
 
+/// From 2^63 to 2^64 - 1 the TOML reader hands over an unsigned number,
+/// which once gave "invalid value: integer `N`, expected a whole number".
+#[test]
+fn s12_integer_past_i64_within_u64() {
+    for n in ["9223372036854775808", "18446744073709551615"] {
+        let too_large = format!("{n} is too large: expected a whole number up to 9223372036854775807");
+        Case::new(&with("requests = 10", &format!("requests = {n}")))
+            .refused(&["s.toml:5:12:", &format!("`limit.requests`: {too_large}")]);
+        Case::new(&with("count = 20", &format!("count = {n}")))
+            .refused(&["s.toml:12:9:", &format!("`traffic[0].count`: {too_large}")]);
+        Case::new(&with("name = \"t\"", &format!("name = \"t\"\nseed = {n}")))
+            .refused(&["s.toml:2:8:", &format!("`seed`: {too_large}")]);
+        Case::new(&with_traffic(&format!("kind = \"poisson\"\nrate = 100.0\nclients = {n}")))
+            .refused(&["s.toml:11:11:", &format!("`traffic[0].clients`: {too_large}")]);
+    }
+}
+
 #[test]
 fn s13_window_zero() {
     Case::new(&with("window = \"1s\"", "window = \"0s\""))

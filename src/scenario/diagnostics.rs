@@ -276,6 +276,15 @@ pub fn plain_types(message: &str) -> String {
     {
         return format!("{n} is too large: expected a whole number up to 9223372036854775807");
     }
+    // From 2^63 to 2^64 - 1 the reader hands over a u64, which an i64
+    // refuses as an "invalid value".
+    if let Some(n) = message
+        .strip_prefix("invalid value: integer `")
+        .and_then(|r| r.strip_suffix("`, expected i64"))
+        .filter(|n| !n.starts_with('-'))
+    {
+        return format!("{n} is too large: expected a whole number up to 9223372036854775807");
+    }
     // The TOML parser's own words for a number too long for any integer.
     if message.trim_end() == "integer number overflowed" {
         return "too many digits: a whole number here is at most 9223372036854775807".to_string();
@@ -550,6 +559,19 @@ mod tests {
         assert_eq!(n("n = 99999999999999999999"), Ok(99_999_999_999_999_999_999));
         assert_eq!(n("n = -99999999999999999999"), Ok(-99_999_999_999_999_999_999));
         assert_eq!(n("n = \"3\"").unwrap_err(), "invalid type: string \"3\", expected a whole number");
+        // Past i64 but within u64: the same words as past u64.
+        #[derive(Debug, serde::Deserialize)]
+        struct Signed {
+            #[allow(dead_code)]
+            n: i64,
+        }
+        for big in ["9223372036854775808", "18446744073709551615", "99999999999999999999"] {
+            let e = toml::from_str::<Signed>(&format!("n = {big}")).unwrap_err();
+            assert_eq!(
+                plain_types(e.message()),
+                format!("{big} is too large: expected a whole number up to 9223372036854775807")
+            );
+        }
         let long = format!("n = {}", "9".repeat(46));
         assert_eq!(
             plain_types(&n(&long).unwrap_err()),
