@@ -266,6 +266,14 @@ fn s09_duplicate_key() {
     ]);
 }
 
+/// A table written twice: the parser's "duplicate key" named no key.
+#[test]
+fn s64_table_written_twice() {
+    Case::new(&format!("{BASE}\n[output]\nbin = \"10ms\"\n\n[output]\ndecisions = true\n")).refused(&[
+        "s.toml:21:2: `output`: duplicate key: the table [output] is written a second time here; give all its keys under one [output] header",
+    ]);
+}
+
 #[test]
 fn s10_missing_required_key() {
     Case::new(&with("name = \"t\"\n", "")).refused(&["s.toml:1:1:", "missing field `name`"]);

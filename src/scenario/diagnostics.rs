@@ -126,6 +126,14 @@ impl Ctx<'_> {
     pub fn syntax(&self, e: &toml::de::Error) -> ScenarioError {
         let Some(span) = e.span() else { return self.file(e.message()) };
         let message = plain_syntax(e.message(), self.text, span.clone());
+        if let Some(table) = duplicate_table(e.message(), self.text, span.start) {
+            return self.at(
+                span,
+                format!(
+                    "`{table}`: duplicate key: the table [{table}] is written a second time here; give all its keys under one [{table}] header"
+                ),
+            );
+        }
         match key_of_line(self.text, span.start) {
             Some(key) => self.at(span, format!("`{key}`: {message}")),
             None => self.at(span, message),
@@ -385,6 +393,19 @@ pub fn key_of_line(text: &str, offset: usize) -> Option<String> {
     key_path_at(text, start + line.len())
 }
 
+/// The name of the table whose header (`[output]`, on the line holding
+/// `offset`) the TOML parser calls a duplicate key: the parser names no
+/// key, and a header line is no `key = value` line.
+fn duplicate_table(message: &str, text: &str, offset: usize) -> Option<String> {
+    if !message.starts_with("duplicate key") {
+        return None;
+    }
+    let (line, _) = line_at(text, offset);
+    let header = line.trim().strip_prefix('[')?;
+    let name = header.split(']').next()?.trim();
+    (!name.is_empty() && !name.starts_with('[')).then(|| name.to_string())
+}
+
 /// The TOML parser's syntax messages in plain words, with what to write:
 /// a bare word is a string that needs quotes; `count 20` lacks its `=`; a
 /// table header lacks its closing bracket.
@@ -536,6 +557,15 @@ mod tests {
         );
         // An error at a key itself names it.
         assert_eq!(err("name = \"a\"\nname = \"b\"\n"), "s.toml:2:1: `name`: duplicate key");
+        // A table written twice is named by its header.
+        assert_eq!(
+            err("[output]\nbin = \"1s\"\n\n[output]\nbin = \"2s\"\n"),
+            "s.toml:4:2: `output`: duplicate key: the table [output] is written a second time here; give all its keys under one [output] header"
+        );
+        assert_eq!(
+            err("[nodes]\ncount = 2\n[nodes.balance]\nx = 1\n[nodes.balance]\n"),
+            "s.toml:5:8: `nodes.balance`: duplicate key: the table [nodes.balance] is written a second time here; give all its keys under one [nodes.balance] header"
+        );
         assert_eq!(
             err("[limit]\nwindow = \"1s\n"),
             "s.toml:2:13: `limit.window`: invalid basic string, expected `\"`"
