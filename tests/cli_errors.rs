@@ -793,6 +793,29 @@ fn s60_too_many_traffic_entries() {
     assert!(out.stdout.contains("[65535] burst: 1 request"), "{}", &out.stdout[out.stdout.len() - 300..]);
 }
 
+#[test]
+fn s62_map_slots_more_than_the_window() {
+    Case::new(&format!("{BASE}\n[sweep]\nmap_slots = [2000000000]\n")).refused(&[
+        "s.toml:19:14: `sweep.map_slots`: 2000000000 slots is more than the window (1s) has nanoseconds (1000000000); a slot must be at least 1 ns",
+    ]);
+}
+
+/// An empty column name matched no column, and the trace was blamed:
+/// "no `` column in the header", with no place in the scenario.
+#[test]
+fn s63_empty_column_name() {
+    for key in ["time_column", "key_column"] {
+        let like = if key == "time_column" { "time" } else { "client" };
+        Case::new(&format!("{CSV_BASE}{key} = \"\"\n")).file("trace.csv", "time\n0.1\n").refused(&[&format!(
+            "s.toml:10:{}: `traffic[0].{key}` is empty: give the name of a column in the trace's header row, like \"{like}\"",
+            key.len() + 4
+        )]);
+    }
+    Case::new(&format!("{CSV_BASE}time_column = \"  \"\n"))
+        .file("trace.csv", "time\n0.1\n")
+        .refused(&["`traffic[0].time_column` is empty"]);
+}
+
 /// Each load of the load sweep generates Poisson traffic for
 /// `load_duration`: the generated sources' 1e9 cap applies to each run.
 #[test]

@@ -277,6 +277,20 @@ fn csv(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
         Some(u) => TimeUnit::parse(u.get_ref())
             .ok_or_else(|| entry.one_of("time_unit", u, &["s", "ms", "us", "ns"]))?,
     };
+    // A name that is empty or only spaces matches no column: header names
+    // are compared with their spaces trimmed.
+    for (key, column) in [("time_column", &keys.time_column), ("key_column", &keys.key_column)] {
+        if let Some(c) = column.as_ref().filter(|c| c.get_ref().trim().is_empty()) {
+            return Err(entry.at(
+                c.span(),
+                format!(
+                    "`{}` is empty: give the name of a column in the trace's header row, like \"{}\"",
+                    entry.key(key),
+                    if key == "time_column" { "time" } else { "client" }
+                ),
+            ));
+        }
+    }
     let time_column = keys.time_column.as_ref().map_or("time".to_string(), |c| c.get_ref().clone());
     let key_column = keys.key_column.as_ref().map(|c| c.get_ref().clone());
     let sort = keys.sort.as_ref().is_some_and(|s| *s.get_ref());
