@@ -2335,6 +2335,25 @@ fn n22_per_node_zero() {
     ]);
 }
 
+/// A weight out of range, or not a whole number: the element is named,
+/// shown and pointed at (past 2^63 the parser once said "`nodes.balance`:
+/// u64 value was too large").
+#[test]
+fn n35_balance_weight_out_of_range() {
+    Case::new(&with_nodes("[nodes]\ncount = 3\nbalance = { weights = [18446744073709551615, 1, 1] }\n")).refused(&[
+        "s.toml:20:24: `nodes.balance.weights[0]` must be a whole number from 0 to 1000000, got 18446744073709551615",
+    ]);
+    Case::new(&with_nodes("[nodes]\ncount = 3\nbalance = { weights = [1, 1.5, 1] }\n")).refused(&[
+        "s.toml:20:27: `nodes.balance.weights[1]` must be a whole number from 0 to 1000000, got 1.5",
+    ]);
+    Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = { weights = [1, -1] }\n")).refused(&[
+        "s.toml:20:27: `nodes.balance.weights[1]` must be a whole number from 0 to 1000000, got -1",
+    ]);
+    Case::new(&with_nodes("[nodes]\ncount = 2\nper_node = 18446744073709551615\n")).refused(&[
+        "s.toml:20:12: `nodes.per_node`: 18446744073709551615 is too large: expected a whole number up to 9223372036854775807",
+    ]);
+}
+
 #[test]
 fn n23_sweep_nodes_in_central_mode() {
     Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\n\n[sweep]\nnodes = [1, 2, 3]\n")).refused(&["s.toml:24:9:", "`sweep.nodes` has no effect with mode = \"central\": the one store decides every request, however many nodes ask it; sweep `rtts` instead"]);

@@ -226,6 +226,101 @@ impl std::fmt::Display for Whole {
     }
 }
 
+/// Any TOML value as written, for keys that take values of several types
+/// (`nodes.balance`, `nodes.per_node`): integers past `i64` kept (as
+/// [`Whole`] keeps them), and the place of each list item and table value,
+/// so that an error can name and point at the one that is wrong.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Loose {
+    Int(i128),
+    Float(f64),
+    Str(String),
+    Bool(bool),
+    /// A date or time, as written.
+    Date(String),
+    List(Vec<Spanned<Loose>>),
+    Table(Vec<(String, Spanned<Loose>)>),
+}
+
+impl<'de> serde::Deserialize<'de> for Loose {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Loose, D::Error> {
+        struct V;
+        use serde::de::Visitor;
+        impl<'de> Visitor<'de> for V {
+            type Value = Loose;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a value")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Loose, E> {
+                Ok(Loose::Int(v.into()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Loose, E> {
+                Ok(Loose::Int(v.into()))
+            }
+            fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Loose, E> {
+                Ok(Loose::Int(v))
+            }
+            fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Loose, E> {
+                Ok(Loose::Int(i128::try_from(v).unwrap_or(i128::MAX)))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Loose, E> {
+                Ok(Loose::Float(v))
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Loose, E> {
+                Ok(Loose::Bool(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Loose, E> {
+                Ok(Loose::Str(v.to_string()))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Loose, E> {
+                Ok(Loose::Str(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Loose, A::Error> {
+                let mut list = Vec::new();
+                while let Some(v) = seq.next_element::<Spanned<Loose>>()? {
+                    list.push(v);
+                }
+                Ok(Loose::List(list))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Loose, A::Error> {
+                let mut table = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    // The TOML reader hands a date over as a one-key table.
+                    if key.starts_with("$__toml_private") {
+                        return Ok(Loose::Date(map.next_value::<String>()?));
+                    }
+                    table.push((key, map.next_value::<Spanned<Loose>>()?));
+                }
+                Ok(Loose::Table(table))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// As TOML writes it: `1.0` for a float, strings quoted.
+impl std::fmt::Display for Loose {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Loose::Int(n) => write!(f, "{n}"),
+            Loose::Float(x) if x.is_nan() => write!(f, "nan"),
+            Loose::Float(x) => write!(f, "{x:?}"),
+            Loose::Str(s) => write!(f, "{s:?}"),
+            Loose::Bool(b) => write!(f, "{b}"),
+            Loose::Date(d) => write!(f, "{d}"),
+            Loose::List(items) => {
+                let items: Vec<String> = items.iter().map(|i| i.get_ref().to_string()).collect();
+                write!(f, "[{}]", items.join(", "))
+            }
+            Loose::Table(entries) => {
+                let entries: Vec<String> =
+                    entries.iter().map(|(k, v)| format!("{k} = {}", v.get_ref())).collect();
+                write!(f, "{{ {} }}", entries.join(", "))
+            }
+        }
+    }
+}
+
 /// A key that takes a whole number or a list of them (`slots = 10`,
 /// `burst = [0, 5, 10]`: one limiter per value), as it is written.
 pub enum Counts {
@@ -607,6 +702,31 @@ mod tests {
             plain_types(&n(&long).unwrap_err()),
             "too many digits: a whole number here is at most 9223372036854775807"
         );
+    }
+
+    #[derive(serde::Deserialize)]
+    struct AnyValue {
+        v: Spanned<Loose>,
+    }
+
+    /// A loose value keeps integers past i64 and the place of each item.
+    #[test]
+    fn loose_values_keep_big_integers_and_item_places() {
+        let read = |text: &str| toml::from_str::<AnyValue>(text).map(|a| a.v).map_err(|e| e.to_string());
+        let v = read("v = { weights = [18446744073709551615, 1.5, \"x\"] }").unwrap();
+        let Loose::Table(t) = v.get_ref() else { panic!("{v:?}") };
+        assert_eq!(t[0].0, "weights");
+        let Loose::List(items) = t[0].1.get_ref() else { panic!("{t:?}") };
+        assert_eq!(items[0].get_ref(), &Loose::Int(18_446_744_073_709_551_615));
+        assert_eq!(items[1].get_ref(), &Loose::Float(1.5));
+        assert_eq!(items[1].span(), 39..42);
+        assert_eq!(v.get_ref().to_string(), "{ weights = [18446744073709551615, 1.5, \"x\"] }");
+        for (text, shown) in
+            [("v = 1.0", "1.0"), ("v = nan", "nan"), ("v = -inf", "-inf"), ("v = true", "true")]
+        {
+            assert_eq!(read(text).unwrap().get_ref().to_string(), shown);
+        }
+        assert_eq!(read("v = 1979-05-27").unwrap().get_ref().to_string(), "1979-05-27");
     }
 
     #[test]

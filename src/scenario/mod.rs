@@ -12,7 +12,7 @@ mod retry;
 mod sweep;
 mod traffic;
 
-pub use diagnostics::{Counts, ScenarioError, Whole};
+pub use diagnostics::{Counts, Loose, ScenarioError, Whole};
 pub use entry::Entry;
 pub use nodes::MAX_NODES;
 pub use sweep::{SweepOptions, default_grid_problem};
