@@ -525,6 +525,36 @@ fn o08_font_path_is_a_directory() {
     ]);
 }
 
+/// `[output] font` names a file that is no font: refused where the key is,
+/// by `check` as by `run` (it once failed only when charts were drawn, with
+/// no place in the scenario), whatever the chart formats: SVG charts are
+/// laid out with the font's metrics too.
+#[test]
+fn o11_output_font_not_a_font() {
+    let c = Case::new(&format!("{BASE}\n[output]\nfont = \"bad.ttf\"\n")).file("bad.ttf", b"junk");
+    let message = "s.toml:19:8: `output.font`: bad.ttf is not a usable TrueType/OpenType font (paths are relative to the scenario file)";
+    c.refused(&[message]);
+    c.fails(&["run", "s.toml", "--out", "out", "--format", "svg"], 1, &[message]);
+    assert!(!c.path("out").exists());
+    // A real font is taken, and a run draws its PNGs with it.
+    let c = Case::new(&format!("{BASE}\n[output]\nfont = \"good.ttf\"\n"))
+        .file("good.ttf", dejavu::sans::regular());
+    let out = c.run(&["run", "s.toml", "--out", "out", "-q"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(c.path("out/timeline.png").is_file());
+}
+
+/// An empty `[output] font` once said "font file  does not exist" (no
+/// name, two spaces); an empty trace `path` said the same of the trace.
+#[test]
+fn o12_output_font_empty() {
+    Case::new(&format!("{BASE}\n[output]\nfont = \"\"\n")).refused(&[
+        "s.toml:19:8: `output.font` is empty: give a TrueType or OpenType font file, like \"NotoSansSC-Regular.otf\", or leave the key out for the embedded DejaVu Sans",
+    ]);
+    Case::new(&with_traffic("kind = \"csv\"\npath = \"\""))
+        .refused(&["s.toml:10:8: `traffic[0].path` is empty: give the trace file, like \"trace.csv\""]);
+}
+
 /// An `output.bin` too fine for a trace with no `duration` is found while
 /// the trace is read; the error still names the key's place, the time the
 /// trace reached, and a bin wide enough for it.

@@ -502,15 +502,21 @@ fn output(ctx: &Ctx, raw: &RawOutput, duration: Option<Nanos>) -> Result<OutputO
     let base = ctx.path.parent().unwrap_or(Path::new("."));
     let font = match &raw.font {
         None => None,
+        Some(f) if f.get_ref().trim().is_empty() => {
+            return Err(ctx.at(
+                f.span(),
+                "`output.font` is empty: give a TrueType or OpenType font file, like \"NotoSansSC-Regular.otf\", or leave the key out for the embedded DejaVu Sans",
+            ));
+        }
         Some(f) => {
             let p = base.join(f.get_ref());
-            if let Some(problem) = diagnostics::FileProblem::of(&p) {
+            let problem = diagnostics::FileProblem::of(&p)
+                .map(|problem| format!("font file {} {problem}", p.display()))
+                .or_else(|| font_problem(&p));
+            if let Some(problem) = problem {
                 return Err(ctx.at(
                     f.span(),
-                    format!(
-                        "`output.font`: font file {} {problem} (paths are relative to the scenario file)",
-                        p.display()
-                    ),
+                    format!("`output.font`: {problem} (paths are relative to the scenario file)"),
                 ));
             }
             Some(p)
@@ -534,6 +540,33 @@ fn output(ctx: &Ctx, raw: &RawOutput, duration: Option<Nanos>) -> Result<OutputO
     }
     let bin_at = raw.bin.as_ref().map(|b| ctx.location(b.span()));
     Ok(OutputOptions { bin, bin_at, decisions: raw.decisions, font, admission_curve: raw.admission_curve })
+}
+
+/// The largest font file read: fonts for whole scripts run to tens of MB,
+/// and the cap keeps a huge file from being read into memory.
+pub const MAX_FONT_BYTES: u64 = 256 << 20;
+
+/// What keeps the regular file `path` from being a chart font, if
+/// anything: too large, unreadable, or not TrueType/OpenType (what the
+/// charts' font loader refuses, said before any work is done).
+fn font_problem(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(MAX_FONT_BYTES + 1).read_to_end(&mut bytes));
+    if let Err(e) = read {
+        return Some(format!("font file {} cannot be read ({e})", path.display()));
+    }
+    if bytes.len() as u64 > MAX_FONT_BYTES {
+        return Some(format!(
+            "font file {} is larger than {} MiB, more than any font",
+            path.display(),
+            MAX_FONT_BYTES >> 20
+        ));
+    }
+    match ab_glyph::FontRef::try_from_slice(&bytes) {
+        Ok(_) => None,
+        Err(_) => Some(format!("{} is not a usable TrueType/OpenType font", path.display())),
+    }
 }
 
 /// Fixed window, slot counters with N = 2, 10, 100, and the sliding log.

@@ -257,6 +257,12 @@ fn ends_after_start(
 fn csv(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
     let keys: CsvKeys = entry.keys()?;
     let p = keys.path.as_ref().ok_or_else(|| entry.missing("path"))?;
+    if p.get_ref().trim().is_empty() {
+        return Err(entry.at(
+            p.span(),
+            format!("`{}` is empty: give the trace file, like \"trace.csv\"", entry.key("path")),
+        ));
+    }
     let path = entry.base().join(p.get_ref());
     let what = FileProblem::of(&path).map(|problem| match problem {
         FileProblem::NotRegular => format!("{problem}: save the trace to a file"),
