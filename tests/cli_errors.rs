@@ -11,6 +11,8 @@ use std::process::{Command as StdCommand, Stdio};
 use assert_cmd::Command;
 use tempfile::TempDir;
 
+mod common;
+
 const BASE: &str = r#"name = "t"
 duration = "2s"
 
@@ -65,6 +67,16 @@ impl Case {
 
     fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
+    }
+
+    /// Every file under `name`, with its bytes.
+    fn snapshot(&self, name: &str) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+        common::snapshot(&self.path(name))
+    }
+
+    /// The text of `s.toml`.
+    fn scenario_text(&self) -> String {
+        fs::read_to_string(self.path("s.toml")).unwrap()
     }
 
     fn run(&self, args: &[&str]) -> Out {
@@ -565,15 +577,42 @@ fn s48_bin_too_fine_for_the_trace() {
          [[traffic]]\nkind = \"csv\"\npath = \"trace.csv\"\n[[limiter]]\nkind = \"fixed_window\"\n",
     )
     .file("trace.csv", "time\n0\n2000\n");
+    let message = "s.toml:6:7: `output.bin` = \"1ms\" needs more than 1000000 bins to reach 2000 s, a time in the trace; choose a wider `bin` (at least \"10ms\" to reach it)";
     c.fails(
         &["run", "s.toml", "--out", "out"],
         1,
-        &[
-            "error: scenario s.toml failed; nothing was written",
-            "caused by: s.toml:6:7: `output.bin` = \"1ms\" needs more than 1000000 bins to reach 2000 s, a time in the trace; choose a wider `bin` (at least \"10ms\" to reach it)",
-        ],
+        &["error: scenario s.toml failed; nothing was written", &format!("caused by: {message}")],
     );
     assert!(!c.path("out").exists());
+    // `check` reads the trace in full: it says the same (it once said ok).
+    let e = c.fails(&["check", "s.toml"], 1, &[message]);
+    assert_eq!(e.trim_end(), format!("error: {message}"));
+    // Sorted in memory, the last row is the latest time.
+    let sorted = c.scenario_text().replace("path = \"trace.csv\"", "path = \"trace.csv\"\nsort = true");
+    Case::new(&sorted).file("trace.csv", "time\n2000\n0\n").fails(&["check", "s.toml"], 1, &[message]);
+}
+
+/// With no `duration`, a generated source's last request is known from the
+/// scenario: a bin too fine for it is refused by `check` and `run` alike,
+/// naming the source (not "a time in the trace").
+#[test]
+fn s61_bin_too_fine_for_a_generated_source() {
+    let head =
+        "name = \"x\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[output]\nbin = \"1ms\"\n[[traffic]]\n";
+    Case::new(&format!("{head}kind = \"burst\"\nstart = \"2000s\"\nspan = \"10ms\"\ncount = 20\n")).refused(&[
+        "s.toml:6:7: `output.bin` = \"1ms\" needs more than 1000000 bins to cover `traffic[0]` (burst), which sends its last request at 2000.0095 s (with no `duration` the run lasts until its last request); choose a wider `bin` (at least \"10ms\" to reach it)",
+    ]);
+    let text = format!(
+        "{head}kind = \"burst\"\ncount = 1\n[[traffic]]\nkind = \"poisson\"\nrate = 1.0\nstart = \"1s\"\nend = \"1500s\"\n"
+    );
+    Case::new(&text).refused(&[
+        "s.toml:6:7: `output.bin` = \"1ms\" needs more than 1000000 bins to cover `traffic[1]` (poisson), which may send requests until 1500 s",
+        "(at least \"2ms\" to reach it)",
+    ]);
+    // Up to the last bin is fine: 1000000 bins of 1 ms reach 999.999 s.
+    let fits = Case::new(&format!("{head}kind = \"burst\"\nstart = \"999999ms\"\ncount = 1\n"));
+    let out = fits.run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
 /// A device or pipe is refused by name, not said not to exist.

@@ -250,7 +250,7 @@ impl Scenario {
             limiters = if for_sweep { crate::sweep::default_limiters() } else { default_limiters() };
             too_short_for_default_slots(&ctx, window_span.clone(), limit, &limiters, for_sweep)?;
         }
-        let output = output(&ctx, &raw.output, duration)?;
+        let output = output(&ctx, &raw.output, duration, &traffic)?;
         let mut policies: Vec<(std::ops::Range<usize>, Option<RetryPolicy>)> =
             retry_spans.into_iter().zip(std::iter::once(retry).chain(source_retry.iter().copied())).collect();
         if let Some(swept) = &sweep {
@@ -497,8 +497,31 @@ fn entries<'a>(
         .collect()
 }
 
+/// The latest instant a generated source may send a request, and whether
+/// it surely sends one then (a burst's last request) rather than perhaps
+/// (up to the end of a rate or a closed population). `None` for a trace,
+/// which is known only once read.
+fn last_request(t: &Traffic) -> Option<(Nanos, bool)> {
+    match *t {
+        Traffic::Burst { start, span, count } => {
+            let offset =
+                u128::from(count.saturating_sub(1)) * u128::from(span.get()) / u128::from(count.max(1));
+            Some((Nanos::new(start.get().saturating_add(offset as u64)), true))
+        }
+        Traffic::Constant { end, .. } | Traffic::Poisson { end, .. } | Traffic::Closed { end, .. } => {
+            Some((Nanos::new(end.get().saturating_sub(1)), false))
+        }
+        Traffic::Csv(_) => None,
+    }
+}
+
 /// The `[output]` table, validated.
-fn output(ctx: &Ctx, raw: &RawOutput, duration: Option<Nanos>) -> Result<OutputOptions, ScenarioError> {
+fn output(
+    ctx: &Ctx,
+    raw: &RawOutput,
+    duration: Option<Nanos>,
+    traffic: &[Traffic],
+) -> Result<OutputOptions, ScenarioError> {
     let base = ctx.path.parent().unwrap_or(Path::new("."));
     let font = match &raw.font {
         None => None,
@@ -536,6 +559,38 @@ fn output(ctx: &Ctx, raw: &RawOutput, duration: Option<Nanos>) -> Result<OutputO
                     crate::timeline::MAX_BINS
                 ),
             ));
+        }
+    }
+    if let (Some(b), Some(bin), None) = (&raw.bin, bin, duration) {
+        // With no `duration` the run lasts to its last request: a generated
+        // source's is known now (a trace's, once `check` or the run reads it).
+        let reach = traffic
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| last_request(t).map(|r| (r, i, t)))
+            .max_by_key(|(r, i, _)| (*r, std::cmp::Reverse(*i)));
+        if let Some(((last, exact), i, t)) = reach {
+            let max = crate::timeline::MAX_BINS;
+            if last.get() / bin.get() >= max {
+                let fits = crate::timeline::TooManyBins { width: bin.get(), max, until: last, key_at: None };
+                let kind = t.kind();
+                let reaches = if exact {
+                    format!("`traffic[{i}]` ({kind}), which sends its last request at {last} s")
+                } else {
+                    format!(
+                        "`traffic[{i}]` ({kind}), which may send requests until {} s",
+                        Nanos::new(last.get().saturating_add(1))
+                    )
+                };
+                return Err(ctx.at(
+                    b.span(),
+                    format!(
+                        "`output.bin` = \"{}\" needs more than {max} bins to cover {reaches} (with no `duration` the run lasts until its last request); choose a wider `bin` (at least \"{}\" to reach it)",
+                        b.get_ref(),
+                        format_duration(fits.fitting_bin())
+                    ),
+                ));
+            }
         }
     }
     let bin_at = raw.bin.as_ref().map(|b| ctx.location(b.span()));

@@ -43,6 +43,19 @@ pub enum Traffic {
     },
 }
 
+impl Traffic {
+    /// The source's `kind`, as a scenario writes it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Traffic::Burst { .. } => "burst",
+            Traffic::Constant { .. } => "constant",
+            Traffic::Poisson { .. } => "poisson",
+            Traffic::Csv(_) => "csv",
+            Traffic::Closed { .. } => "closed",
+        }
+    }
+}
+
 /// The source kinds, in the order messages list them.
 pub const KINDS: [&str; 5] = ["burst", "constant", "poisson", "csv", "closed"];
 
