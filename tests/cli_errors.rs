@@ -1039,7 +1039,7 @@ fn t13_unknown_time_unit() {
 /// BOM, CRLF line ends, blank lines and extra columns are all fine.
 #[test]
 fn t14_bom_crlf_blank_lines_extra_columns_are_accepted() {
-    let c = trace("\u{feff}id,time,path\r\n1,0.25,/a\r\n\r\n2,0.5,/b,extra\r\n\r\n");
+    let c = trace("\u{feff}id,time,path,extra\r\n1,0.25,/a\r\n\r\n2,0.5,/b,x\r\n\r\n");
     let out = c.run(&["check", "s.toml"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
@@ -1224,7 +1224,7 @@ fn t28_control_characters_are_escaped() {
 /// An empty time field says what it should hold (once: "empty value").
 #[test]
 fn t29_empty_time_field() {
-    trace("time\n\n0.5\n,\n").refused(&[
+    trace("time,id\n\n0.5\n,\n").refused(&[
         "`traffic[0]`, trace.csv, line 4: field `time` is empty: expected a time in decimal seconds, like 0.995 or 12",
     ]);
     Case::new(&format!("{CSV_BASE}time_unit = \"ms\"\n")).file("trace.csv", "time\n5\n  \n").refused(&[
@@ -1276,6 +1276,30 @@ fn t33_errors_name_the_traffic_entry() {
         .file("trace.csv", "time\n0.1\n")
         .file("other.csv", "time\n0.1\nx\n")
         .refused(&["`traffic[1]`, other.csv, line 3: field `time`: `x`"]);
+}
+
+/// A row with more fields than the header has columns: a decimal comma
+/// (`0,1`) once read as 0 s, the rest of the number dropped, and `check`
+/// said ok.
+#[test]
+fn t34_row_with_more_fields_than_the_header() {
+    trace("time\n0,1\n0,5\n").refused(&[
+        "`traffic[0]`, trace.csv, line 2: the row has 2 fields, but the header has 1 column (`time`): a comma inside a field splits it (a decimal comma, like `0,5`, makes two fields): write decimals with a point, like 0.5, and quote a field that holds a comma",
+    ]);
+    trace("time,user\n0.1,a\n0.2,\"b\",c\n")
+        .refused(&["trace.csv, line 3: the row has 3 fields, but the header has 2 columns (`time`, `user`)"]);
+}
+
+/// A header that names the time (or key) column twice: which one is read
+/// was a matter of order.
+#[test]
+fn t35_column_named_twice() {
+    trace("time,time\n0.1,0.2\n").refused(&[
+        "`traffic[0]`, trace.csv: the header names the column `time` twice (columns 1 and 2): which one holds the times is unclear; rename or remove one",
+    ]);
+    Case::new(&format!("{CSV_BASE}key_column = \"user\"\n"))
+        .file("trace.csv", "user,time,user\n1,0.1,1\n")
+        .refused(&["trace.csv: the header names the column `user` twice (columns 1 and 3): which one holds the client keys"]);
 }
 
 /// Line numbers are file lines: blank lines and CRLF ends count as written.
