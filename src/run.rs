@@ -38,6 +38,10 @@ pub struct RunOptions {
     /// The command-line options that shaped the outputs (`--seed 7`,
     /// `--slots 3,4`, ...), for the report's "Regenerate with" line.
     pub overrides: Vec<String>,
+    /// Files the run reads that the scenario does not name, each with what
+    /// it is (the `--font`): like the scenario's own inputs, the output
+    /// folder must not hold them.
+    pub inputs: Vec<(PathBuf, String)>,
 }
 
 /// What a run is doing, for progress display.
@@ -181,8 +185,11 @@ pub fn run(
         }
         scenario.sweep = Some(SweepOptions::defaults(scenario.limit));
     }
-    // Check the destination before any work is done.
-    let staged = OutputDir::stage(&options.out_dir)?;
+    // Check the destination before any work is done: it is replaced whole,
+    // so it must not hold what the run reads.
+    let mut inputs = scenario.inputs();
+    inputs.extend(options.inputs.iter().cloned());
+    let staged = OutputDir::stage_apart_from(&options.out_dir, &inputs)?;
     let command =
         regenerate_command(&scenario.path.display().to_string(), options.sweep_only, &options.overrides);
     let mut out = RunOutputs {

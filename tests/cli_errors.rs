@@ -1399,6 +1399,51 @@ fn o06_out_holds_files_ratesim_did_not_write() {
     }
 }
 
+/// A run replaces its output folder whole: one that holds what the run
+/// reads is refused before any work. A trace kept in an earlier run's folder
+/// under a run's file name (`decisions.csv`) was deleted by the run that
+/// read it.
+#[test]
+fn o10_out_holds_an_input() {
+    let c = Case::new(BASE);
+    let out = c.run(&["run", "s.toml", "--out", "out", "-q", "--no-charts", "--decisions"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    fs::write(
+        c.path("r.toml"),
+        "name = \"r\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[[traffic]]\nkind = \"csv\"\npath = \"out/decisions.csv\"\nsort = true\n",
+    )
+    .unwrap();
+    let before = c.snapshot("out");
+    c.fails(
+        &["run", "r.toml", "--out", "out"],
+        1,
+        &["error: output folder out holds out/decisions.csv, the trace of `traffic[0]`: a run replaces its output folder whole, which would delete it; give another --out, or move the file out of out"],
+    );
+    c.fails(
+        &["sweep", "r.toml", "--out", "./out/../out"],
+        1,
+        &["holds out/decisions.csv, the trace of `traffic[0]`"],
+    );
+    assert_eq!(c.snapshot("out"), before, "the trace and the results stay");
+    // The scenario file itself, and the chart fonts.
+    fs::create_dir(c.path("sub")).unwrap();
+    fs::copy(c.path("s.toml"), c.path("sub/s.toml")).unwrap();
+    c.fails(
+        &["run", "sub/s.toml", "--out", "sub"],
+        1,
+        &["output folder sub holds sub/s.toml, the scenario file"],
+    );
+    fs::write(c.path("sub/f.ttf"), dejavu::sans::regular()).unwrap();
+    c.fails(
+        &["run", "s.toml", "--out", "sub", "--font", "sub/f.ttf"],
+        1,
+        &["holds sub/f.ttf, the chart font of --font"],
+    );
+    fs::write(c.path("f.toml"), format!("{BASE}\n[output]\nfont = \"sub/f.ttf\"\n")).unwrap();
+    c.fails(&["run", "f.toml", "--out", "sub"], 1, &["holds sub/f.ttf, the chart font of `output.font`"]);
+    assert!(c.path("sub/s.toml").is_file() && c.path("sub/f.ttf").is_file());
+}
+
 /// A run that fails into a new folder says nothing was written: there were
 /// no previous results to keep (it once said they were kept).
 #[test]

@@ -299,6 +299,21 @@ impl Scenario {
         })
     }
 
+    /// The files a run of this scenario reads, each with what it is: the
+    /// scenario file, its CSV traces and its chart font.
+    pub fn inputs(&self) -> Vec<(PathBuf, String)> {
+        let mut inputs = vec![(self.path.clone(), "the scenario file".to_string())];
+        for (i, t) in self.traffic.iter().enumerate() {
+            if let Traffic::Csv(opts) = t {
+                inputs.push((opts.path.clone(), format!("the trace of `traffic[{i}]`")));
+            }
+        }
+        if let Some(font) = &self.output.font {
+            inputs.push((font.clone(), "the chart font of `output.font`".to_string()));
+        }
+        inputs
+    }
+
     /// How the clients retry: the `[retry]` table, then each source's own
     /// (`[i] ...`); empty when nothing retries.
     pub fn retry_descriptions(&self) -> Vec<String> {
