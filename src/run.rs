@@ -727,6 +727,30 @@ fn located(error: RunError, scenario: &Scenario) -> RunError {
             t.key_at.clone_from(&scenario.output.bin_at);
             RunError::Timeline(t)
         }
+        RunError::Keys { keys, from: None, bytes, held, budget, lanes } => {
+            RunError::Keys { keys, from: keyed_sources(scenario), bytes, held, budget, lanes }
+        }
         other => other,
     }
+}
+
+/// The sources whose requests belong to client keys, as the scenario sets
+/// them: "`traffic[0].clients` = 1000000", "`traffic[1].key_column` =
+/// \"user\" (trace.csv)".
+fn keyed_sources(scenario: &Scenario) -> Option<String> {
+    use crate::scenario::Traffic;
+    let named: Vec<String> = scenario
+        .traffic
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| match t {
+            Traffic::Poisson { clients: Some((n, _)), .. } => Some(format!("`traffic[{i}].clients` = {n}")),
+            Traffic::Csv(opts) => opts
+                .key_column
+                .as_ref()
+                .map(|k| format!("`traffic[{i}].key_column` = {k:?} ({})", opts.path.display())),
+            _ => None,
+        })
+        .collect();
+    (!named.is_empty()).then(|| named.join(" and "))
 }

@@ -1672,6 +1672,43 @@ fn k06_clients_on_a_burst() {
         .refused(&["`traffic[0].clients` is not a key of kind \"burst\""]);
 }
 
+/// Every client key has its own limiters: a million keys once ran out of
+/// memory (and left the staging folder behind) past any `--memory`. Their
+/// state is counted against the budget, and the error names the keys.
+#[test]
+fn k07_many_client_keys_past_the_memory_budget() {
+    let c = Case::new(
+        &with_traffic("kind = \"poisson\"\nrate = 10000.0\nclients = 9223372036854775807")
+            .replace("duration = \"2s\"", "duration = \"100s\""),
+    );
+    let out = c.run(&["run", "s.toml", "--out", "out", "-q", "--no-charts"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let before = c.snapshot("out");
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "16MiB"],
+        1,
+        &[
+            "error: scenario s.toml failed; previous results were kept",
+            "caused by: the run keeps limiters for ",
+            " client keys (from `traffic[0].clients` = 9223372036854775807): their state and window timestamps hold ",
+            "more than the 16.0 MiB the run may use (--memory)",
+            "use fewer clients, or a `key_column` with fewer distinct values",
+        ],
+    );
+    assert_eq!(c.snapshot("out"), before, "previous results kept");
+    assert_eq!(fs::read_dir(c.dir.path()).unwrap().count(), 2, "s.toml and out only: no staging left");
+    // A trace with 300 000 distinct keys.
+    let mut csv = String::from("time,client\n");
+    for i in 0..300_000u32 {
+        csv.push_str(&format!("{}.{:06},c{i}\n", i / 1_000_000, i % 1_000_000));
+    }
+    Case::new(&format!("{CSV_BASE}key_column = \"client\"\n")).file("trace.csv", csv).fails(
+        &["run", "s.toml", "--out", "out", "--memory", "8MiB"],
+        1,
+        &["client keys (from `traffic[0].key_column` = \"client\" (trace.csv))", "more than the 8.0 MiB"],
+    );
+}
+
 // ---- production limiters: leaky_bucket (nginx) and weighted_window ------------
 
 const SLOTS: &str = "kind = \"slot_counter\"\nslots = [2, 10]";
