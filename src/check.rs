@@ -12,6 +12,7 @@ use crate::export::fmt_bytes;
 use crate::scenario::{Scenario, Traffic};
 use crate::simulate;
 use crate::time::{Nanos, format_duration};
+use crate::timeline::{Timeline, TooManyBins};
 use crate::trace::{CsvTrace, SORT_BYTES_PER_ROW, STREAM_BYTES, TraceError};
 
 /// What a full read of one CSV trace found.
@@ -91,10 +92,23 @@ impl TraceCheck {
     }
 }
 
+/// Why `check` refuses a scenario whose file is valid: a trace a run
+/// would refuse, as it would say it.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// A trace reaches further than `output.bin` can cut into bins.
+    #[error(transparent)]
+    Bins(#[from] TooManyBins),
+}
+
 /// Reads every CSV trace of the scenario as a run does, then on to its end
 /// (the rows at or after the scenario's `duration` are counted, not judged:
-/// a run does not read them); the first bad row a run reads is an error.
-pub fn check_traces(scenario: &Scenario) -> Result<Vec<TraceCheck>, TraceError> {
+/// a run does not read them); the first bad row a run reads is an error, and
+/// so is a trace too long for the scenario's `output.bin` (with no
+/// `duration`, where the run's timeline reaches its last row).
+pub fn check_traces(scenario: &Scenario) -> Result<Vec<TraceCheck>, CheckError> {
     let mut out = Vec::new();
     for (i, t) in scenario.traffic.iter().enumerate() {
         let Traffic::Csv(opts) = t else { continue };
@@ -118,7 +132,7 @@ pub fn check_traces(scenario: &Scenario) -> Result<Vec<TraceCheck>, TraceError> 
                             counted.stopped_note()
                         );
                     }
-                    return Err(e.in_entry(i));
+                    return Err(e.in_entry(i).into());
                 }
                 late = Some(counted);
                 break;
@@ -126,6 +140,13 @@ pub fn check_traces(scenario: &Scenario) -> Result<Vec<TraceCheck>, TraceError> 
             first.get_or_insert(t);
             last = Some(t);
             rows += 1;
+        }
+        if let (Some(bin), Some(last), None) = (scenario.output.bin, last, scenario.duration) {
+            // As the run's timeline refuses it (`run::located` names the key).
+            Timeline::new(Some(bin), 1).reserve_until(last).map_err(|mut e| {
+                e.key_at.clone_from(&scenario.output.bin_at);
+                e
+            })?;
         }
         out.push(TraceCheck {
             path: opts.path.clone(),

@@ -100,8 +100,8 @@ pub struct CommonArgs {
     /// `seed` can hold, so a run's seed can be written back into it.
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     pub seed: Option<u64>,
-    /// Write no charts.
-    #[arg(long)]
+    /// Write no charts (so no --format or --font: they would be ignored).
+    #[arg(long, conflicts_with_all = ["format", "font"])]
     pub no_charts: bool,
     /// Chart formats.
     #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "svg,png")]
@@ -114,9 +114,9 @@ pub struct CommonArgs {
     #[arg(long, short)]
     pub quiet: bool,
     /// The most memory the run may hold in exact-window timestamps, requests
-    /// waiting to retry and delayed requests waiting for the backend (e.g.
-    /// 512MiB, 8GiB); past it the run stops with an error, the previous
-    /// results kept [default: 8GiB].
+    /// waiting to retry, delayed requests waiting for the backend and the
+    /// limiters of every client key (e.g. 512MiB, 8GiB); past it the run
+    /// stops with an error, the previous results kept [default: 8GiB].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub memory: Option<u64>,
 }

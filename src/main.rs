@@ -186,6 +186,7 @@ fn run(args: &CommonArgs, decisions: bool, sweep_only: bool) -> Result<()> {
         decisions,
         charts: !chart_set.formats.is_empty(),
         overrides: overrides(args, decisions),
+        inputs: args.font.iter().map(|f| (f.clone(), "the chart font of --font".to_string())).collect(),
     };
     let progress = RunProgress::new(args.quiet, simulate::known_end(&scenario).map(|n| n.get()));
     let outputs = ratesim::run::run(&scenario, &options, &|step| progress.update(step));

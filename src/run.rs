@@ -38,6 +38,10 @@ pub struct RunOptions {
     /// The command-line options that shaped the outputs (`--seed 7`,
     /// `--slots 3,4`, ...), for the report's "Regenerate with" line.
     pub overrides: Vec<String>,
+    /// Files the run reads that the scenario does not name, each with what
+    /// it is (the `--font`): like the scenario's own inputs, the output
+    /// folder must not hold them.
+    pub inputs: Vec<(PathBuf, String)>,
 }
 
 /// What a run is doing, for progress display.
@@ -181,8 +185,11 @@ pub fn run(
         }
         scenario.sweep = Some(SweepOptions::defaults(scenario.limit));
     }
-    // Check the destination before any work is done.
-    let staged = OutputDir::stage(&options.out_dir)?;
+    // Check the destination before any work is done: it is replaced whole,
+    // so it must not hold what the run reads.
+    let mut inputs = scenario.inputs();
+    inputs.extend(options.inputs.iter().cloned());
+    let staged = OutputDir::stage_apart_from(&options.out_dir, &inputs)?;
     let command =
         regenerate_command(&scenario.path.display().to_string(), options.sweep_only, &options.overrides);
     let mut out = RunOutputs {
@@ -751,6 +758,30 @@ fn located(error: RunError, scenario: &Scenario) -> RunError {
             t.key_at.clone_from(&scenario.output.bin_at);
             RunError::Timeline(t)
         }
+        RunError::Keys { keys, from: None, bytes, held, budget, lanes } => {
+            RunError::Keys { keys, from: keyed_sources(scenario), bytes, held, budget, lanes }
+        }
         other => other,
     }
+}
+
+/// The sources whose requests belong to client keys, as the scenario sets
+/// them: "`traffic[0].clients` = 1000000", "`traffic[1].key_column` =
+/// \"user\" (trace.csv)".
+fn keyed_sources(scenario: &Scenario) -> Option<String> {
+    use crate::scenario::Traffic;
+    let named: Vec<String> = scenario
+        .traffic
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| match t {
+            Traffic::Poisson { clients: Some((n, _)), .. } => Some(format!("`traffic[{i}].clients` = {n}")),
+            Traffic::Csv(opts) => opts
+                .key_column
+                .as_ref()
+                .map(|k| format!("`traffic[{i}].key_column` = {k:?} ({})", opts.path.display())),
+            _ => None,
+        })
+        .collect();
+    (!named.is_empty()).then(|| named.join(" and "))
 }

@@ -16,6 +16,7 @@ fn options(out: &std::path::Path, sweep_only: bool) -> RunOptions {
         decisions: false,
         charts: true,
         overrides: Vec::new(),
+        inputs: Vec::new(),
     }
 }
 

@@ -259,6 +259,9 @@ pub struct LaneOut {
     /// event queue and the reactor's tables), after this chunk.
     pub pending_retries: u64,
     pub client_bytes: u64,
+    /// The bytes of the per-key state the lane holds (its limiter and
+    /// window tracker for every client key), after this chunk.
+    pub key_bytes: u64,
 }
 
 impl LaneOut {
@@ -274,6 +277,7 @@ impl LaneOut {
             delay_queue_bytes: 0,
             pending_retries: 0,
             client_bytes: 0,
+            key_bytes: 0,
         }
     }
 
@@ -690,6 +694,8 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
 
     /// What the delayed requests hold, for the run's memory check.
     fn report_queue(&self, out: &mut LaneOut) {
+        out.key_bytes = (self.keys.capacity() * std::mem::size_of::<KeyState<L>>()
+            + self.curves.capacity() * std::mem::size_of::<CurveTracker>()) as u64;
         if self.shapes {
             out.pending_delays = self.delays.pending;
             out.delay_queue_bytes = self.events.bytes();

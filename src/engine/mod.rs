@@ -53,9 +53,9 @@ pub struct RunConfig {
     pub bin: Option<Nanos>,
     /// The most bytes the process may hold in window timestamps (the
     /// exact-window trackers', the logs', the slots') and in the queues of
-    /// delayed requests of shaping limiters: past it the run stops with an
-    /// error instead of running out of memory. [`memory_budget`] by
-    /// default.
+    /// delayed requests of shaping limiters, and in the limiters and
+    /// trackers of every client key: past it the run stops with an error
+    /// instead of running out of memory. [`memory_budget`] by default.
     pub memory_budget: u64,
     /// Measure each limiter's admission curve (`metrics::CurveTracker`).
     pub admission_curve: bool,
@@ -186,6 +186,31 @@ the rest of the run holds (window timestamps, other queues) that passes the {} t
         budget: u64,
         /// What bounds its queue, and what to change.
         advice: String,
+    },
+    #[error(
+        "the run keeps limiters for {keys} client keys{}: their state and window timestamps hold {}{}, more than \
+the {} the run may use (--memory). Every distinct client key gets its own limiter and exact-window tracker in each of \
+the {lanes} limiters run: use fewer clients, or a `key_column` with fewer distinct values, or a shorter trace or \
+`duration`, or, if the machine has the memory, raise --memory",
+        from.as_deref().map(|f| format!(" (from {f})")).unwrap_or_default(),
+        fmt_bytes(*bytes),
+        if *held > 0 { format!(" and waiting requests {}", fmt_bytes(*held)) } else { String::new() },
+        fmt_bytes(*budget)
+    )]
+    Keys {
+        /// Distinct client keys seen so far.
+        keys: u64,
+        /// Where they come from (`traffic[0].clients` = 1000000), when
+        /// the caller knows the scenario.
+        from: Option<String>,
+        /// Bytes of per-key state (every lane's limiters and trackers, the
+        /// reader's table of keys) and of the window timestamps they hold.
+        bytes: u64,
+        /// Everything else the budget counts.
+        held: u64,
+        budget: u64,
+        /// Limiters run, the exact reference included.
+        lanes: usize,
     },
     #[error(
         "the clients of `{limiter}` keep {pending} requests waiting to retry{}: they hold {}, and with the {} the rest \
@@ -364,7 +389,8 @@ pub fn run(
                 write_decisions(sink, chunk, outs)?;
             }
         }
-        check_memory(config, &names, &specs, outs, closed_clients)?;
+        let keys = (chunk.keys as u64, reader::key_bytes(chunk.keys));
+        check_memory(config, &names, &specs, outs, closed_clients, keys)?;
         progress(Progress {
             arrivals: chunk.first_seq + chunk.times.len() as u64,
             now: *chunk.times.last().expect("chunk is not empty"),
@@ -388,7 +414,8 @@ pub fn run(
         if let Some(sink) = decisions.as_deref_mut() {
             write_attempts(sink, &outs, &mut attempts_seen)?;
         }
-        check_memory(config, &names, &specs, &outs, closed_clients)?;
+        let keys = (reader.keys.len() as u64, reader::key_bytes(reader.keys.len()));
+        check_memory(config, &names, &specs, &outs, closed_clients, keys)?;
         if slices.iter().all(|s| s.done) {
             break;
         }
@@ -450,15 +477,22 @@ pub fn run(
     })
 }
 
+/// What the window timestamps of one client key in one lane hold when its
+/// windows have a few dozen requests: the limiter's ring and the tracker's.
+/// Past this on average, a run's timestamps are deep windows, not many keys.
+const FEW_TIMESTAMPS_BYTES: u64 = 1 << 10;
+
 /// Stops the run when what it holds passes its memory budget: window
 /// timestamps (counted across the process), delayed requests, requests
-/// waiting to retry and closed clients' next requests.
+/// waiting to retry and closed clients' next requests, and the state of
+/// every client key (`keys`: how many, and the reader's bytes for them).
 fn check_memory(
     config: &RunConfig,
     names: &[String],
     specs: &[LimiterSpec],
     outs: &[LaneOut],
     closed_clients: u64,
+    (keys, reader_key_bytes): (u64, u64),
 ) -> Result<(), RunError> {
     let limit = config.limit;
     let budget = config.memory_budget;
@@ -469,8 +503,28 @@ fn check_memory(
     // not by the limiter, so a long wait on a large trace grows too.
     let queues: u64 = outs.iter().map(|o| o.delay_queue_bytes).sum();
     let clients: u64 = outs.iter().map(|o| o.client_bytes).sum();
-    if held.saturating_add(queues).saturating_add(clients) <= budget {
+    let key_state: u64 = outs.iter().map(|o| o.key_bytes).sum::<u64>() + reader_key_bytes;
+    if held.saturating_add(queues).saturating_add(clients).saturating_add(key_state) <= budget {
         return Ok(());
+    }
+    // Many client keys, each with its own limiters and trackers in every
+    // lane: the window timestamps are theirs too when each key's windows
+    // hold few (rings start at 4 entries), not a deep window of one key.
+    let lanes = outs.len() as u64;
+    let keyed = key_state.saturating_add(held);
+    if keys > 1
+        && held <= keys.saturating_mul(lanes).saturating_mul(FEW_TIMESTAMPS_BYTES)
+        && keyed >= queues
+        && keyed >= clients
+    {
+        return Err(RunError::Keys {
+            keys,
+            from: None,
+            bytes: keyed,
+            held: queues + clients,
+            budget,
+            lanes: outs.len(),
+        });
     }
     // Past the budget: the error names the largest part, what holds it and
     // what to change.
@@ -485,7 +539,7 @@ fn check_memory(
             limiter: names[i].clone(),
             pending: outs[i].pending_delays,
             queue,
-            held: held + clients + (queues - queue),
+            held: held + clients + key_state + (queues - queue),
             budget,
             advice: specs[i].queue_advice(limit),
         });
@@ -496,7 +550,7 @@ fn check_memory(
             pending: outs[i].pending_retries,
             closed: closed_clients,
             bytes: outs[i].client_bytes,
-            held: held + queues + (clients - outs[i].client_bytes),
+            held: held + queues + key_state + (clients - outs[i].client_bytes),
             budget,
         });
     }

@@ -133,3 +133,16 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
         Ok(())
     }
 }
+
+/// The bytes a reader holds for `keys` distinct keys, as its tables grow:
+/// the map from key to dense id (a power of two of buckets, at most seven
+/// in eight full, each a key, an id and a control byte) and the list of
+/// keys (doubling).
+pub fn key_bytes(keys: usize) -> u64 {
+    if keys <= 1 {
+        return 0;
+    }
+    let buckets = (keys * 8 / 7 + 1).next_power_of_two() as u64;
+    let entry = (std::mem::size_of::<(u64, u32)>() + 1) as u64;
+    buckets * entry + keys.next_power_of_two() as u64 * std::mem::size_of::<u64>() as u64
+}

@@ -31,6 +31,11 @@ pub enum OutputError {
 so give a new or empty folder, or one an earlier run wrote"
     )]
     NotOurs { target: PathBuf, entry: PathBuf },
+    #[error(
+        "output folder {target} holds {input}, {what}: a run replaces its output folder whole, which would delete \
+it; give another --out, or move the file out of {target}"
+    )]
+    HoldsInput { target: PathBuf, input: PathBuf, what: String },
     #[error("cannot write output to {target}: {file} is a file, not a directory")]
     UnderAFile { target: PathBuf, file: PathBuf },
     #[error("cannot write output to {target}: creating {staging} beside it failed")]
@@ -139,6 +144,12 @@ impl OutputDir {
     /// Checks the target can be written and creates the staging directory
     /// beside it (same filesystem, so the final move is a rename).
     pub fn stage(target: &Path) -> Result<OutputDir, OutputError> {
+        OutputDir::stage_apart_from(target, &[])
+    }
+
+    /// [`OutputDir::stage`] for a run that reads `inputs` (each with what
+    /// it is): a target that holds one is refused ([`refuse_inputs`]).
+    pub fn stage_apart_from(target: &Path, inputs: &[(PathBuf, String)]) -> Result<OutputDir, OutputError> {
         // A symbolic link is followed: the results replace the folder it
         // points to (the link stays), staged beside that folder so the
         // commit is still a rename on one filesystem.
@@ -155,11 +166,15 @@ impl OutputDir {
         {
             return Err(OutputError::UnderAFile { target: target.to_path_buf(), file: file.to_path_buf() });
         }
-        // `.`, `..`, `/` and `` cannot be renamed into place.
+        // `.`, `..`, `/`, `` and `dir/.` cannot be renamed into place.
+        if ends_in_dots(target) {
+            return Err(OutputError::NoName(target.to_path_buf()));
+        }
         let name = target
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .ok_or_else(|| OutputError::NoName(target.to_path_buf()))?;
+        refuse_inputs(target, inputs)?;
         if let Some(entry) = foreign_entry(target) {
             return Err(OutputError::NotOurs { target: target.to_path_buf(), entry });
         }
@@ -265,6 +280,34 @@ impl Drop for OutputDir {
     }
 }
 
+/// Refuses a `target` that is or holds one of the run's `inputs` (each a
+/// file it reads, with what it is: "the trace of `traffic[0]`"): the run
+/// replaces the target whole and would delete it. Links are followed both
+/// ways: an input whose real file is in the target is refused, and so is a
+/// link in the target that names an input elsewhere.
+fn refuse_inputs(target: &Path, inputs: &[(PathBuf, String)]) -> Result<(), OutputError> {
+    let Ok(folder) = target.canonicalize() else { return Ok(()) }; // not there yet
+    for (input, what) in inputs {
+        // Where the input is named (its folder resolved) and where it lies.
+        let named = match (input.parent(), input.file_name()) {
+            (Some(p), Some(name)) => {
+                let parent = if p.as_os_str().is_empty() { Path::new(".") } else { p };
+                parent.canonicalize().ok().map(|p| p.join(name))
+            }
+            _ => None,
+        };
+        let real = input.canonicalize().ok();
+        if [named, real].into_iter().flatten().any(|p| p.starts_with(&folder)) {
+            return Err(OutputError::HoldsInput {
+                target: target.to_path_buf(),
+                input: input.clone(),
+                what: what.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// `target` with its last component followed while it is a symbolic link
 /// (relative links from the link's folder), up to 40 links, as the system
 /// does; `target` itself when it is no link.
@@ -281,6 +324,17 @@ fn resolve_links(target: &Path) -> PathBuf {
         };
     }
     path
+}
+
+/// Whether the last component of `path` as written is `.` or `..`
+/// (`out/.`, `sub/..`, `out/./`): `Path` drops a `.` at the end, so
+/// `out/.` would seem to name `out`, and renaming into it fails only after
+/// the whole run.
+fn ends_in_dots(path: &Path) -> bool {
+    let text = path.to_string_lossy();
+    let trimmed = text.trim_end_matches(std::path::is_separator);
+    let last = trimmed.rsplit(std::path::is_separator).next().unwrap_or("");
+    matches!(last, "." | "..")
 }
 
 /// The names (without extension) of every file a run may write: its
@@ -421,12 +475,52 @@ mod tests {
         assert_eq!(foreign_entry(&target), Some(target.join("data.csv")), "a folder, whatever its name");
     }
 
+    /// A run never deletes what it reads: a folder that holds one of its
+    /// inputs (or a link to one) is refused, whatever path names them.
+    #[test]
+    fn a_folder_holding_an_input_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("out");
+        fs::create_dir(&out).unwrap();
+        fs::write(out.join("decisions.csv"), "time\n1\n").unwrap();
+        fs::write(root.path().join("s.toml"), "").unwrap();
+        let input = |p: PathBuf| vec![(p, "the trace of `traffic[0]`".to_string())];
+        let e = refuse_inputs(&out, &input(out.join("decisions.csv"))).unwrap_err().to_string();
+        assert!(e.contains("holds") && e.contains("decisions.csv, the trace of `traffic[0]`"), "{e}");
+        // Named through `..`, or by the folder above the target.
+        assert!(refuse_inputs(&out, &input(out.join("../out/decisions.csv"))).is_err());
+        assert!(refuse_inputs(root.path(), &input(root.path().join("s.toml"))).is_err());
+        // A sibling, or a target not there yet, is fine.
+        assert!(refuse_inputs(&out, &input(root.path().join("s.toml"))).is_ok());
+        assert!(refuse_inputs(&root.path().join("new"), &input(out.join("decisions.csv"))).is_ok());
+        #[cfg(unix)]
+        {
+            // A link in the target to an input elsewhere, and a link to the
+            // target whose input is inside.
+            std::os::unix::fs::symlink(root.path().join("s.toml"), out.join("link.toml")).unwrap();
+            assert!(refuse_inputs(&out, &input(out.join("link.toml"))).is_err());
+            std::os::unix::fs::symlink("out", root.path().join("via")).unwrap();
+            assert!(refuse_inputs(&root.path().join("via"), &input(out.join("decisions.csv"))).is_err());
+        }
+    }
+
     #[test]
     fn a_file_in_the_way_is_refused() {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("out");
         fs::write(&target, "x").unwrap();
         assert!(matches!(OutputDir::stage(&target), Err(OutputError::NotADirectory(_))));
+    }
+
+    #[test]
+    fn a_last_component_of_dots_names_no_folder() {
+        for dots in [".", "..", "out/.", "out/..", "out/./", "a/b/.//", "./."] {
+            assert!(ends_in_dots(Path::new(dots)), "{dots}");
+            assert!(matches!(OutputDir::stage(Path::new(dots)), Err(OutputError::NoName(_))), "{dots}");
+        }
+        for name in ["out", "out/", "./out", "a/.b", "a/..b", "a/b.", "/"] {
+            assert!(!ends_in_dots(Path::new(name)), "{name}");
+        }
     }
 }
 

@@ -126,6 +126,14 @@ impl Ctx<'_> {
     pub fn syntax(&self, e: &toml::de::Error) -> ScenarioError {
         let Some(span) = e.span() else { return self.file(e.message()) };
         let message = plain_syntax(e.message(), self.text, span.clone());
+        if let Some(table) = duplicate_table(e.message(), self.text, span.start) {
+            return self.at(
+                span,
+                format!(
+                    "`{table}`: duplicate key: the table [{table}] is written a second time here; give all its keys under one [{table}] header"
+                ),
+            );
+        }
         match key_of_line(self.text, span.start) {
             Some(key) => self.at(span, format!("`{key}`: {message}")),
             None => self.at(span, message),
@@ -218,6 +226,101 @@ impl std::fmt::Display for Whole {
     }
 }
 
+/// Any TOML value as written, for keys that take values of several types
+/// (`nodes.balance`, `nodes.per_node`): integers past `i64` kept (as
+/// [`Whole`] keeps them), and the place of each list item and table value,
+/// so that an error can name and point at the one that is wrong.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Loose {
+    Int(i128),
+    Float(f64),
+    Str(String),
+    Bool(bool),
+    /// A date or time, as written.
+    Date(String),
+    List(Vec<Spanned<Loose>>),
+    Table(Vec<(String, Spanned<Loose>)>),
+}
+
+impl<'de> serde::Deserialize<'de> for Loose {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Loose, D::Error> {
+        struct V;
+        use serde::de::Visitor;
+        impl<'de> Visitor<'de> for V {
+            type Value = Loose;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a value")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Loose, E> {
+                Ok(Loose::Int(v.into()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Loose, E> {
+                Ok(Loose::Int(v.into()))
+            }
+            fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Loose, E> {
+                Ok(Loose::Int(v))
+            }
+            fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Loose, E> {
+                Ok(Loose::Int(i128::try_from(v).unwrap_or(i128::MAX)))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Loose, E> {
+                Ok(Loose::Float(v))
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Loose, E> {
+                Ok(Loose::Bool(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Loose, E> {
+                Ok(Loose::Str(v.to_string()))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Loose, E> {
+                Ok(Loose::Str(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Loose, A::Error> {
+                let mut list = Vec::new();
+                while let Some(v) = seq.next_element::<Spanned<Loose>>()? {
+                    list.push(v);
+                }
+                Ok(Loose::List(list))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Loose, A::Error> {
+                let mut table = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    // The TOML reader hands a date over as a one-key table.
+                    if key.starts_with("$__toml_private") {
+                        return Ok(Loose::Date(map.next_value::<String>()?));
+                    }
+                    table.push((key, map.next_value::<Spanned<Loose>>()?));
+                }
+                Ok(Loose::Table(table))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// As TOML writes it: `1.0` for a float, strings quoted.
+impl std::fmt::Display for Loose {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Loose::Int(n) => write!(f, "{n}"),
+            Loose::Float(x) if x.is_nan() => write!(f, "nan"),
+            Loose::Float(x) => write!(f, "{x:?}"),
+            Loose::Str(s) => write!(f, "{s:?}"),
+            Loose::Bool(b) => write!(f, "{b}"),
+            Loose::Date(d) => write!(f, "{d}"),
+            Loose::List(items) => {
+                let items: Vec<String> = items.iter().map(|i| i.get_ref().to_string()).collect();
+                write!(f, "[{}]", items.join(", "))
+            }
+            Loose::Table(entries) => {
+                let entries: Vec<String> =
+                    entries.iter().map(|(k, v)| format!("{k} = {}", v.get_ref())).collect();
+                write!(f, "{{ {} }}", entries.join(", "))
+            }
+        }
+    }
+}
+
 /// A key that takes a whole number or a list of them (`slots = 10`,
 /// `burst = [0, 5, 10]`: one limiter per value), as it is written.
 pub enum Counts {
@@ -273,6 +376,15 @@ pub fn plain_types(message: &str) -> String {
     if let Some(n) = message
         .strip_prefix("invalid type: integer `")
         .and_then(|r| r.strip_suffix("` as i128, expected i64"))
+    {
+        return format!("{n} is too large: expected a whole number up to 9223372036854775807");
+    }
+    // From 2^63 to 2^64 - 1 the reader hands over a u64, which an i64
+    // refuses as an "invalid value".
+    if let Some(n) = message
+        .strip_prefix("invalid value: integer `")
+        .and_then(|r| r.strip_suffix("`, expected i64"))
+        .filter(|n| !n.starts_with('-'))
     {
         return format!("{n} is too large: expected a whole number up to 9223372036854775807");
     }
@@ -374,6 +486,19 @@ pub fn key_of_line(text: &str, offset: usize) -> Option<String> {
         return None;
     }
     key_path_at(text, start + line.len())
+}
+
+/// The name of the table whose header (`[output]`, on the line holding
+/// `offset`) the TOML parser calls a duplicate key: the parser names no
+/// key, and a header line is no `key = value` line.
+fn duplicate_table(message: &str, text: &str, offset: usize) -> Option<String> {
+    if !message.starts_with("duplicate key") {
+        return None;
+    }
+    let (line, _) = line_at(text, offset);
+    let header = line.trim().strip_prefix('[')?;
+    let name = header.split(']').next()?.trim();
+    (!name.is_empty() && !name.starts_with('[')).then(|| name.to_string())
 }
 
 /// The TOML parser's syntax messages in plain words, with what to write:
@@ -527,6 +652,15 @@ mod tests {
         );
         // An error at a key itself names it.
         assert_eq!(err("name = \"a\"\nname = \"b\"\n"), "s.toml:2:1: `name`: duplicate key");
+        // A table written twice is named by its header.
+        assert_eq!(
+            err("[output]\nbin = \"1s\"\n\n[output]\nbin = \"2s\"\n"),
+            "s.toml:4:2: `output`: duplicate key: the table [output] is written a second time here; give all its keys under one [output] header"
+        );
+        assert_eq!(
+            err("[nodes]\ncount = 2\n[nodes.balance]\nx = 1\n[nodes.balance]\n"),
+            "s.toml:5:8: `nodes.balance`: duplicate key: the table [nodes.balance] is written a second time here; give all its keys under one [nodes.balance] header"
+        );
         assert_eq!(
             err("[limit]\nwindow = \"1s\n"),
             "s.toml:2:13: `limit.window`: invalid basic string, expected `\"`"
@@ -550,11 +684,49 @@ mod tests {
         assert_eq!(n("n = 99999999999999999999"), Ok(99_999_999_999_999_999_999));
         assert_eq!(n("n = -99999999999999999999"), Ok(-99_999_999_999_999_999_999));
         assert_eq!(n("n = \"3\"").unwrap_err(), "invalid type: string \"3\", expected a whole number");
+        // Past i64 but within u64: the same words as past u64.
+        #[derive(Debug, serde::Deserialize)]
+        struct Signed {
+            #[allow(dead_code)]
+            n: i64,
+        }
+        for big in ["9223372036854775808", "18446744073709551615", "99999999999999999999"] {
+            let e = toml::from_str::<Signed>(&format!("n = {big}")).unwrap_err();
+            assert_eq!(
+                plain_types(e.message()),
+                format!("{big} is too large: expected a whole number up to 9223372036854775807")
+            );
+        }
         let long = format!("n = {}", "9".repeat(46));
         assert_eq!(
             plain_types(&n(&long).unwrap_err()),
             "too many digits: a whole number here is at most 9223372036854775807"
         );
+    }
+
+    #[derive(serde::Deserialize)]
+    struct AnyValue {
+        v: Spanned<Loose>,
+    }
+
+    /// A loose value keeps integers past i64 and the place of each item.
+    #[test]
+    fn loose_values_keep_big_integers_and_item_places() {
+        let read = |text: &str| toml::from_str::<AnyValue>(text).map(|a| a.v).map_err(|e| e.to_string());
+        let v = read("v = { weights = [18446744073709551615, 1.5, \"x\"] }").unwrap();
+        let Loose::Table(t) = v.get_ref() else { panic!("{v:?}") };
+        assert_eq!(t[0].0, "weights");
+        let Loose::List(items) = t[0].1.get_ref() else { panic!("{t:?}") };
+        assert_eq!(items[0].get_ref(), &Loose::Int(18_446_744_073_709_551_615));
+        assert_eq!(items[1].get_ref(), &Loose::Float(1.5));
+        assert_eq!(items[1].span(), 39..42);
+        assert_eq!(v.get_ref().to_string(), "{ weights = [18446744073709551615, 1.5, \"x\"] }");
+        for (text, shown) in
+            [("v = 1.0", "1.0"), ("v = nan", "nan"), ("v = -inf", "-inf"), ("v = true", "true")]
+        {
+            assert_eq!(read(text).unwrap().get_ref().to_string(), shown);
+        }
+        assert_eq!(read("v = 1979-05-27").unwrap().get_ref().to_string(), "1979-05-27");
     }
 
     #[test]

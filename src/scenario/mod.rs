@@ -12,7 +12,7 @@ mod retry;
 mod sweep;
 mod traffic;
 
-pub use diagnostics::{Counts, ScenarioError, Whole};
+pub use diagnostics::{Counts, Loose, ScenarioError, Whole};
 pub use entry::Entry;
 pub use nodes::MAX_NODES;
 pub use sweep::{SweepOptions, default_grid_problem};
@@ -250,7 +250,7 @@ impl Scenario {
             limiters = if for_sweep { crate::sweep::default_limiters() } else { default_limiters() };
             too_short_for_default_slots(&ctx, window_span.clone(), limit, &limiters, for_sweep)?;
         }
-        let output = output(&ctx, &raw.output, duration)?;
+        let output = output(&ctx, &raw.output, duration, &traffic)?;
         let mut policies: Vec<(std::ops::Range<usize>, Option<RetryPolicy>)> =
             retry_spans.into_iter().zip(std::iter::once(retry).chain(source_retry.iter().copied())).collect();
         if let Some(swept) = &sweep {
@@ -297,6 +297,21 @@ impl Scenario {
             nodes,
             topology_sweep,
         })
+    }
+
+    /// The files a run of this scenario reads, each with what it is: the
+    /// scenario file, its CSV traces and its chart font.
+    pub fn inputs(&self) -> Vec<(PathBuf, String)> {
+        let mut inputs = vec![(self.path.clone(), "the scenario file".to_string())];
+        for (i, t) in self.traffic.iter().enumerate() {
+            if let Traffic::Csv(opts) = t {
+                inputs.push((opts.path.clone(), format!("the trace of `traffic[{i}]`")));
+            }
+        }
+        if let Some(font) = &self.output.font {
+            inputs.push((font.clone(), "the chart font of `output.font`".to_string()));
+        }
+        inputs
     }
 
     /// How the clients retry: the `[retry]` table, then each source's own
@@ -497,20 +512,49 @@ fn entries<'a>(
         .collect()
 }
 
+/// The latest instant a generated source may send a request, and whether
+/// it surely sends one then (a burst's last request) rather than perhaps
+/// (up to the end of a rate or a closed population). `None` for a trace,
+/// which is known only once read.
+fn last_request(t: &Traffic) -> Option<(Nanos, bool)> {
+    match *t {
+        Traffic::Burst { start, span, count } => {
+            let offset =
+                u128::from(count.saturating_sub(1)) * u128::from(span.get()) / u128::from(count.max(1));
+            Some((Nanos::new(start.get().saturating_add(offset as u64)), true))
+        }
+        Traffic::Constant { end, .. } | Traffic::Poisson { end, .. } | Traffic::Closed { end, .. } => {
+            Some((Nanos::new(end.get().saturating_sub(1)), false))
+        }
+        Traffic::Csv(_) => None,
+    }
+}
+
 /// The `[output]` table, validated.
-fn output(ctx: &Ctx, raw: &RawOutput, duration: Option<Nanos>) -> Result<OutputOptions, ScenarioError> {
+fn output(
+    ctx: &Ctx,
+    raw: &RawOutput,
+    duration: Option<Nanos>,
+    traffic: &[Traffic],
+) -> Result<OutputOptions, ScenarioError> {
     let base = ctx.path.parent().unwrap_or(Path::new("."));
     let font = match &raw.font {
         None => None,
+        Some(f) if f.get_ref().trim().is_empty() => {
+            return Err(ctx.at(
+                f.span(),
+                "`output.font` is empty: give a TrueType or OpenType font file, like \"NotoSansSC-Regular.otf\", or leave the key out for the embedded DejaVu Sans",
+            ));
+        }
         Some(f) => {
             let p = base.join(f.get_ref());
-            if let Some(problem) = diagnostics::FileProblem::of(&p) {
+            let problem = diagnostics::FileProblem::of(&p)
+                .map(|problem| format!("font file {} {problem}", p.display()))
+                .or_else(|| font_problem(&p));
+            if let Some(problem) = problem {
                 return Err(ctx.at(
                     f.span(),
-                    format!(
-                        "`output.font`: font file {} {problem} (paths are relative to the scenario file)",
-                        p.display()
-                    ),
+                    format!("`output.font`: {problem} (paths are relative to the scenario file)"),
                 ));
             }
             Some(p)
@@ -532,8 +576,67 @@ fn output(ctx: &Ctx, raw: &RawOutput, duration: Option<Nanos>) -> Result<OutputO
             ));
         }
     }
+    if let (Some(b), Some(bin), None) = (&raw.bin, bin, duration) {
+        // With no `duration` the run lasts to its last request: a generated
+        // source's is known now (a trace's, once `check` or the run reads it).
+        let reach = traffic
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| last_request(t).map(|r| (r, i, t)))
+            .max_by_key(|(r, i, _)| (*r, std::cmp::Reverse(*i)));
+        if let Some(((last, exact), i, t)) = reach {
+            let max = crate::timeline::MAX_BINS;
+            if last.get() / bin.get() >= max {
+                let fits = crate::timeline::TooManyBins { width: bin.get(), max, until: last, key_at: None };
+                let kind = t.kind();
+                let reaches = if exact {
+                    format!("`traffic[{i}]` ({kind}), which sends its last request at {last} s")
+                } else {
+                    format!(
+                        "`traffic[{i}]` ({kind}), which may send requests until {} s",
+                        Nanos::new(last.get().saturating_add(1))
+                    )
+                };
+                return Err(ctx.at(
+                    b.span(),
+                    format!(
+                        "`output.bin` = \"{}\" needs more than {max} bins to cover {reaches} (with no `duration` the run lasts until its last request); choose a wider `bin` (at least \"{}\" to reach it)",
+                        b.get_ref(),
+                        format_duration(fits.fitting_bin())
+                    ),
+                ));
+            }
+        }
+    }
     let bin_at = raw.bin.as_ref().map(|b| ctx.location(b.span()));
     Ok(OutputOptions { bin, bin_at, decisions: raw.decisions, font, admission_curve: raw.admission_curve })
+}
+
+/// The largest font file read: fonts for whole scripts run to tens of MB,
+/// and the cap keeps a huge file from being read into memory.
+pub const MAX_FONT_BYTES: u64 = 256 << 20;
+
+/// What keeps the regular file `path` from being a chart font, if
+/// anything: too large, unreadable, or not TrueType/OpenType (what the
+/// charts' font loader refuses, said before any work is done).
+fn font_problem(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(MAX_FONT_BYTES + 1).read_to_end(&mut bytes));
+    if let Err(e) = read {
+        return Some(format!("font file {} cannot be read ({e})", path.display()));
+    }
+    if bytes.len() as u64 > MAX_FONT_BYTES {
+        return Some(format!(
+            "font file {} is larger than {} MiB, more than any font",
+            path.display(),
+            MAX_FONT_BYTES >> 20
+        ));
+    }
+    match ab_glyph::FontRef::try_from_slice(&bytes) {
+        Ok(_) => None,
+        Err(_) => Some(format!("{} is not a usable TrueType/OpenType font", path.display())),
+    }
 }
 
 /// Fixed window, slot counters with N = 2, 10, 100, and the sliding log.

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::diagnostics::{Ctx, ScenarioError, Whole};
+use super::diagnostics::{Ctx, Loose, ScenarioError, Whole};
 use super::traffic::Traffic;
 use crate::limiter::{Limit, LimiterSpec};
 use crate::nodes::{Balance, Mode, Outage, Topology};
@@ -15,13 +15,16 @@ use crate::time::{Nanos, parse_duration};
 /// The most nodes a topology may have.
 pub const MAX_NODES: u16 = 1000;
 
+/// The largest weight a node may have in `balance = { weights = [...] }`.
+const MAX_WEIGHT: u64 = 1_000_000;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawNodes {
     count: Option<Spanned<Whole>>,
-    balance: Option<Spanned<toml::Value>>,
+    balance: Option<Spanned<Loose>>,
     mode: Option<Spanned<String>>,
-    per_node: Option<Spanned<toml::Value>>,
+    per_node: Option<Spanned<Loose>>,
     skew: Option<Spanned<Vec<Spanned<String>>>>,
     rtt: Option<Spanned<String>>,
     atomic: Option<Spanned<bool>>,
@@ -157,9 +160,15 @@ fn per_node(ctx: &Ctx, r: &RawNodes, limit: Limit, count: u16, mode: Mode) -> Re
         return Err(ctx.at(v.span(), "`nodes.per_node` has no effect unless mode = \"local\""));
     }
     let rule = match v.get_ref() {
-        toml::Value::String(s) if s == "ceil" => PerNode::Ceil,
-        toml::Value::String(s) if s == "floor" => PerNode::Floor,
-        toml::Value::Integer(n) if *n >= 1 => PerNode::Fixed(*n as u64),
+        Loose::Str(s) if s == "ceil" => PerNode::Ceil,
+        Loose::Str(s) if s == "floor" => PerNode::Floor,
+        Loose::Int(n) if *n > i128::from(i64::MAX) => {
+            return Err(ctx.at(
+                v.span(),
+                format!("`nodes.per_node`: {n} is too large: expected a whole number up to {}", i64::MAX),
+            ));
+        }
+        Loose::Int(n) if *n >= 1 => PerNode::Fixed(*n as u64),
         other => {
             return Err(ctx.at(
                 v.span(),
@@ -185,15 +194,27 @@ fn balance(ctx: &Ctx, r: &RawNodes, count: u16) -> Result<Balance, ScenarioError
     let expected =
         "`nodes.balance` must be \"round_robin\", \"random\", \"key_hash\" or { weights = [3, 1, ...] }";
     match v.get_ref() {
-        toml::Value::String(s) => match s.as_str() {
+        Loose::Str(s) => match s.as_str() {
             "round_robin" => Ok(Balance::RoundRobin),
             "random" => Ok(Balance::Random),
             "key_hash" => Ok(Balance::KeyHash),
             other => Err(ctx.at(v.span(), format!("{expected}, got \"{other}\""))),
         },
-        toml::Value::Table(t) => {
-            let Some(toml::Value::Array(ws)) = t.get("weights").filter(|_| t.len() == 1) else {
-                return Err(ctx.at(v.span(), format!("{expected}: a table takes only `weights`, a list")));
+        Loose::Table(t) => {
+            let ws = match t.as_slice() {
+                [(key, ws)] if key == "weights" => ws,
+                _ => {
+                    return Err(ctx.at(v.span(), format!("{expected}: a table takes only `weights`, a list")));
+                }
+            };
+            let Loose::List(ws) = ws.get_ref() else {
+                return Err(ctx.at(
+                    ws.span(),
+                    format!(
+                        "`nodes.balance.weights` must be a list of whole numbers from 0 to {MAX_WEIGHT}, one per node, like [3, 1], got {}",
+                        ws.get_ref()
+                    ),
+                ));
             };
             if ws.len() != usize::from(count) {
                 return Err(ctx.at(
@@ -204,15 +225,20 @@ fn balance(ctx: &Ctx, r: &RawNodes, count: u16) -> Result<Balance, ScenarioError
                     ),
                 ));
             }
-            let weights: Option<Vec<u64>> = ws
+            // Each weight is named, shown and pointed at.
+            let weights = ws
                 .iter()
-                .map(|w| w.as_integer().filter(|n| (0..=1_000_000).contains(n)).map(|n| n as u64))
-                .collect();
-            let Some(weights) = weights else {
-                return Err(
-                    ctx.at(v.span(), "`nodes.balance.weights` must be whole numbers from 0 to 1000000")
-                );
-            };
+                .enumerate()
+                .map(|(i, w)| match w.get_ref() {
+                    Loose::Int(n) if (0..=i128::from(MAX_WEIGHT)).contains(n) => Ok(*n as u64),
+                    other => Err(ctx.at(
+                        w.span(),
+                        format!(
+                            "`nodes.balance.weights[{i}]` must be a whole number from 0 to {MAX_WEIGHT}, got {other}"
+                        ),
+                    )),
+                })
+                .collect::<Result<Vec<u64>, _>>()?;
             if weights.iter().all(|&w| w == 0) {
                 return Err(
                     ctx.at(v.span(), "`nodes.balance.weights` are all 0: no node would get a request")

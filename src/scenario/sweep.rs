@@ -193,9 +193,14 @@ pub(super) fn validate(
             .map(|n| {
                 let v = ctx.at_least_one("sweep.map_slots", n)?;
                 if v > limit.window.get() {
-                    return Err(
-                        ctx.at(n.span(), "`sweep.map_slots`: more slots than the window has nanoseconds")
-                    );
+                    return Err(ctx.at(
+                        n.span(),
+                        format!(
+                            "`sweep.map_slots`: {v} slots is more than the window ({}) has nanoseconds ({}); a slot must be at least 1 ns",
+                            format_duration(limit.window),
+                            limit.window.get()
+                        ),
+                    ));
                 }
                 Ok(v)
             })

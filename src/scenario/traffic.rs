@@ -43,6 +43,19 @@ pub enum Traffic {
     },
 }
 
+impl Traffic {
+    /// The source's `kind`, as a scenario writes it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Traffic::Burst { .. } => "burst",
+            Traffic::Constant { .. } => "constant",
+            Traffic::Poisson { .. } => "poisson",
+            Traffic::Csv(_) => "csv",
+            Traffic::Closed { .. } => "closed",
+        }
+    }
+}
+
 /// The source kinds, in the order messages list them.
 pub const KINDS: [&str; 5] = ["burst", "constant", "poisson", "csv", "closed"];
 
@@ -257,6 +270,12 @@ fn ends_after_start(
 fn csv(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
     let keys: CsvKeys = entry.keys()?;
     let p = keys.path.as_ref().ok_or_else(|| entry.missing("path"))?;
+    if p.get_ref().trim().is_empty() {
+        return Err(entry.at(
+            p.span(),
+            format!("`{}` is empty: give the trace file, like \"trace.csv\"", entry.key("path")),
+        ));
+    }
     let path = entry.base().join(p.get_ref());
     let what = FileProblem::of(&path).map(|problem| match problem {
         FileProblem::NotRegular => format!("{problem}: save the trace to a file"),
@@ -277,6 +296,20 @@ fn csv(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
         Some(u) => TimeUnit::parse(u.get_ref())
             .ok_or_else(|| entry.one_of("time_unit", u, &["s", "ms", "us", "ns"]))?,
     };
+    // A name that is empty or only spaces matches no column: header names
+    // are compared with their spaces trimmed.
+    for (key, column) in [("time_column", &keys.time_column), ("key_column", &keys.key_column)] {
+        if let Some(c) = column.as_ref().filter(|c| c.get_ref().trim().is_empty()) {
+            return Err(entry.at(
+                c.span(),
+                format!(
+                    "`{}` is empty: give the name of a column in the trace's header row, like \"{}\"",
+                    entry.key(key),
+                    if key == "time_column" { "time" } else { "client" }
+                ),
+            ));
+        }
+    }
     let time_column = keys.time_column.as_ref().map_or("time".to_string(), |c| c.get_ref().clone());
     let key_column = keys.key_column.as_ref().map(|c| c.get_ref().clone());
     let sort = keys.sort.as_ref().is_some_and(|s| *s.get_ref());

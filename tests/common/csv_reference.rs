@@ -157,6 +157,26 @@ impl<R: Read> ReferenceCsvTrace<R> {
         };
         let time_index = column(&options.time_column, true)?;
         let key_index = options.key_column.as_deref().map(|k| column(k, false)).transpose()?;
+        let read = [
+            (Some(time_index), options.time_column.as_str(), "times"),
+            (key_index, options.key_column.as_deref().unwrap_or_default(), "client keys"),
+        ];
+        for (index, name, holds) in read {
+            let Some(index) = index else { continue };
+            let first = headers[index].trim_ascii();
+            if let Some(later) = (index + 1..headers.len()).find(|&j| headers[j].trim_ascii() == first) {
+                return Err(TraceError::File {
+                    path,
+                    message: format!(
+                        "the header names the column {} twice (columns {} and {}): which one holds the {holds} \
+                         is unclear; rename or remove one",
+                        quoted(name.as_bytes()),
+                        index + 1,
+                        later + 1
+                    ),
+                });
+            }
+        }
         let mut trace = ReferenceCsvTrace {
             path,
             reader,
@@ -274,6 +294,21 @@ impl<R: Read> ReferenceCsvTrace<R> {
                     }
                     self.multiline += 1;
                     self.first_multiline.get_or_insert(self.line());
+                }
+                if self.record.len() > self.headers.len() {
+                    let columns = self.headers.len();
+                    let listed: Vec<String> =
+                        self.headers.iter().take(8).map(|h| quoted(h.trim_ascii())).collect();
+                    let more = columns.saturating_sub(8);
+                    return Some(Err(self.row_error(format!(
+                        "the row has {} fields, but the header has {columns} column{} ({}{}): a comma inside a field \
+                         splits it (a decimal comma, like `0,5`, makes two fields): write decimals with a point, like \
+                         0.5, and quote a field that holds a comma",
+                        self.record.len(),
+                        if columns == 1 { "" } else { "s" },
+                        listed.join(", "),
+                        if more > 0 { format!(", and {more} more") } else { String::new() }
+                    ))));
                 }
                 let col = &self.time_column;
                 let Some(field) = self.record.get(self.time_index) else {

@@ -377,6 +377,38 @@ mod tests {
         assert_eq!(times("id,time,path\n1,0.995,/a\n2,12,/b\n"), Ok(vec![995_000_000, 12_000_000_000]));
     }
 
+    /// A row with more fields than the header has columns is refused, on
+    /// both paths: a decimal comma (`0,5`) once read as 0 s with the `5`
+    /// dropped. So is a header that names a column read twice.
+    #[test]
+    fn more_fields_than_columns_and_a_column_named_twice_are_refused() {
+        let e = first_error("time\n0,1\n0,5\n", false);
+        assert!(
+            e.starts_with("t.csv, line 2: the row has 2 fields, but the header has 1 column (`time`): a comma inside a field splits it"),
+            "{e}"
+        );
+        assert!(
+            first_error("time,a\n0.1,\"x\",y\n", true).starts_with(
+                "t.csv, line 2: the row has 3 fields, but the header has 2 columns (`time`, `a`)"
+            )
+        );
+        // Fewer fields than columns are fine while the time is there.
+        assert_eq!(times("time,a,b\n0.5\n1,x\n"), Ok(vec![500_000_000, 1_000_000_000]));
+        let e = first_error("time,time\n0.1,0.2\n", false);
+        assert_eq!(
+            e,
+            "t.csv: the header names the column `time` twice (columns 1 and 2): which one holds the times is unclear; rename or remove one"
+        );
+        let opts = CsvOptions { key_column: Some("user".into()), ..CsvOptions::new("t.csv") };
+        let e = CsvTrace::from_reader(&b"user,time, user \n"[..], &opts).err().unwrap().to_string();
+        assert!(
+            e.contains("names the column `user` twice (columns 1 and 3): which one holds the client keys"),
+            "{e}"
+        );
+        // A column not read may repeat.
+        assert!(times("time,x,x\n0.5,a,b\n").is_ok());
+    }
+
     #[test]
     fn bom_crlf_and_blank_lines_are_fine() {
         assert_eq!(times("\u{feff}time\r\n0.5\r\n\r\n1.5\r\n"), Ok(vec![500_000_000, 1_500_000_000]));
@@ -412,7 +444,7 @@ mod tests {
             ("\u{feff}\ntime\n0.5\n\nabc\n", format!("t.csv, line 5: {abc}")),
             // A quote: the general parser reads from that line on.
             ("time\n0.5\n\n\"abc\"\n", format!("t.csv, line 4: {abc}")),
-            ("time\n0.5\n\n\"0.6\",\"x\"\n\nabc\n", format!("t.csv, line 6: {abc}")),
+            ("time,a\n0.5\n\n\"0.6\",\"x\"\n\nabc\n", format!("t.csv, line 6: {abc}")),
             (
                 "time\n0.1\n\n\"0.5\n0.6\n",
                 "t.csv, line 4: a quote `\"` opened in field `time` (column 1) is never closed".into(),

@@ -96,6 +96,8 @@ pub(super) struct RowRules {
     key_column: Option<String>,
     /// The header's column names as errors show them ([`quoted`]).
     header: Vec<String>,
+    /// How many columns the header has: no row may have more fields.
+    columns: usize,
     unit: TimeUnit,
     last: Nanos,
     pub(super) rows: u64,
@@ -123,6 +125,29 @@ impl RowRules {
         let time_index = column(&options.time_column, true)?;
         let key_index =
             options.key_column.as_deref().map(|k| column(k, false)).transpose()?.unwrap_or(NO_KEY);
+        // A column named twice would be read from its first place only,
+        // perhaps the wrong one.
+        let read = [
+            (time_index, options.time_column.as_str(), "times"),
+            (key_index, options.key_column.as_deref().unwrap_or_default(), "client keys"),
+        ];
+        for (index, name, holds) in read {
+            let Some(first) = headers.get(index) else { continue };
+            if let Some(later) =
+                headers[index + 1..].iter().position(|h| h.trim_ascii() == first.trim_ascii())
+            {
+                return Err(TraceError::File {
+                    path,
+                    message: format!(
+                        "the header names the column {} twice (columns {} and {}): which one holds the {holds} \
+                         is unclear; rename or remove one",
+                        quoted(name.as_bytes()),
+                        index + 1,
+                        index + 2 + later
+                    ),
+                });
+            }
+        }
         Ok(RowRules {
             path,
             time_index,
@@ -130,6 +155,7 @@ impl RowRules {
             time_column: options.time_column.clone(),
             key_column: options.key_column.clone(),
             header: headers.iter().map(|h| quoted(h.trim_ascii())).collect(),
+            columns: headers.len(),
             unit: options.time_unit,
             last: Nanos::ZERO,
             rows: 0,
@@ -179,6 +205,24 @@ impl RowRules {
         None
     }
 
+    /// The message for a row of `fields` fields, more than the header's
+    /// columns: a comma inside a field (a decimal comma, `0,5`) splits it,
+    /// and the fields after it would be read as the wrong columns.
+    #[cold]
+    fn too_many_fields(&self, fields: usize) -> String {
+        let listed: Vec<&str> = self.header.iter().take(LISTED_COLUMNS).map(String::as_str).collect();
+        let more = self.columns.saturating_sub(LISTED_COLUMNS);
+        format!(
+            "the row has {fields} fields, but the header has {} column{} ({}{}): a comma inside a field splits it \
+             (a decimal comma, like `0,5`, makes two fields): write decimals with a point, like 0.5, and quote a \
+             field that holds a comma",
+            self.columns,
+            if self.columns == 1 { "" } else { "s" },
+            listed.join(", "),
+            if more > 0 { format!(", and {more} more") } else { String::new() }
+        )
+    }
+
     /// The arrival in a record of `fields` fields read at `line`, given its
     /// time and key fields (`None` if the record is too short for them).
     #[inline]
@@ -191,6 +235,9 @@ impl RowRules {
         in_order: bool,
     ) -> ArrivalResult {
         let row_error = |message: String| Err(TraceError::Row { path: self.path.clone(), line, message });
+        if fields > self.columns {
+            return row_error(self.too_many_fields(fields));
+        }
         let col = &self.time_column;
         let Some(field) = time else {
             return row_error(format!(
