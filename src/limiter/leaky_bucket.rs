@@ -175,10 +175,10 @@ impl Algorithm for LeakyBucketSpec {
                 keys.kind.span(),
                 format!(
                     "kind \"leaky_bucket\" keeps its rate in whole thousandths of a request per second, as nginx does, \
-                     and [limit] {} per {} rounds to 0 of them: with {} requests the window may be at most {}",
+                     and [limit] {} per {} rounds to 0 of them: with {} the window may be at most {}",
                     limit.requests,
                     format_duration(limit.window),
-                    limit.requests,
+                    crate::export::count_of(limit.requests, "request"),
                     format_duration(Nanos::new(limit.requests.saturating_mul(ONE * Nanos::PER_SECOND))),
                 ),
             ));
