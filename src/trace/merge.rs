@@ -42,7 +42,7 @@ impl<S: Iterator<Item = ArrivalResult>> Merge<S> {
 impl<S: Iterator<Item = ArrivalResult>> Iterator for Merge<S> {
     type Item = ArrivalResult;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<ArrivalResult> {
         if self.failed {
             return None;
