@@ -193,7 +193,7 @@ impl WindowsDiagram {
         let (key, at) = worst(limit, &first, &arrivals);
         let many = arrivals.iter().any(|(_, k)| *k != key);
         let w = limit.window.get();
-        let start = at.get().saturating_sub(w + w / 2);
+        let start = at.get().saturating_sub(w.saturating_add(w / 2));
         let view = (Nanos::new(start), Nanos::new(start.saturating_add(w.saturating_mul(2))));
         let arrivals =
             arrivals.into_iter().filter(|(t, k)| *k == key && *t < view.1).map(|(t, _)| t).collect();

@@ -72,8 +72,9 @@ pub struct BurstPairRow {
     /// The largest exact-window count over all pairs, in requests.
     pub worst_peak: u64,
     /// Excess (requests admitted although `L` or more were already in their
-    /// exact window) summed over the violating pairs.
-    pub violation_excess: u64,
+    /// exact window) summed over the violating pairs (u128: a grid of
+    /// pairs of L near 2^63 passes u64).
+    pub violation_excess: u128,
     /// For each offset index `j`, the violating gap indices as half-open runs
     /// `[from, to)`, in increasing order: the heat map.
     pub runs: Vec<Vec<(u32, u32)>>,
@@ -202,7 +203,7 @@ pub fn pair_excess(limit: u64, a1: u64, a2: u64) -> u64 {
 struct Row {
     runs: Vec<(u32, u32)>,
     worst: u64,
-    excess: u64,
+    excess: u128,
 }
 
 fn sweep_row(spec: &LimiterSpec, limit: Limit, grid: u32, j: u32) -> Row {
@@ -220,7 +221,7 @@ fn sweep_row(spec: &LimiterSpec, limit: Limit, grid: u32, j: u32) -> Row {
         let peak = a1 + a2;
         row.worst = row.worst.max(peak);
         if peak > limit.requests {
-            row.excess += pair_excess(limit.requests, a1, a2);
+            row.excess += u128::from(pair_excess(limit.requests, a1, a2));
             match row.runs.last_mut() {
                 Some((_, to)) if *to == i => *to = i + 1,
                 _ => row.runs.push((i, i + 1)),
