@@ -501,7 +501,7 @@ mod tests {
                 worst = worst.max(peak);
                 if broken {
                     violations += 1;
-                    excess += ex;
+                    excess += u128::from(ex);
                 }
             }
         }
