@@ -93,22 +93,7 @@ fn a_killed_run_keeps_previous_results_and_the_next_run_cleans_up() {
     assert!(run(dir, "good.toml").status.success());
     let before = snapshot(&dir.join("out"));
 
-    write_trace(&dir.join("big.csv"), GOOD_ROWS, None);
-    scenario(dir, "big.toml", "big.csv");
-    let mut child = Command::new(bin())
-        .current_dir(dir)
-        .args(["run", "big.toml", "--out", "out", "--quiet"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Wait until the run has staged its output, then kill it mid-trace.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while staging_dirs(dir).is_empty() {
-        assert!(Instant::now() < deadline, "no staging directory appeared");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    std::thread::sleep(Duration::from_millis(50));
+    let mut child = start_a_big_run(dir, Stdio::null());
     child.kill().unwrap();
     let status = child.wait().unwrap();
     assert!(!status.success(), "the run finished before it was killed; make the trace bigger");
@@ -121,6 +106,31 @@ fn a_killed_run_keeps_previous_results_and_the_next_run_cleans_up() {
     assert_eq!(snapshot(&dir.join("out")), before, "same scenario, same bytes");
     #[cfg(target_os = "linux")]
     assert!(staging_dirs(dir).is_empty(), "stale staging not removed: {:?}", staging_dirs(dir));
+}
+
+/// Starts a run of a million-row trace into `dir/out` and returns once it
+/// has staged its output (50 ms later, mid-trace); fails if it ends first.
+#[cfg(unix)]
+fn start_a_big_run(dir: &Path, stderr: Stdio) -> std::process::Child {
+    write_trace(&dir.join("big.csv"), GOOD_ROWS, None);
+    scenario(dir, "big.toml", "big.csv");
+    let mut child = Command::new(bin())
+        .current_dir(dir)
+        .args(["run", "big.toml", "--out", "out", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while staging_dirs(dir).is_empty() {
+        if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            panic!("no staging directory appeared");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    child
 }
 
 /// Waits for the child at most `secs` seconds; kills it and fails after that.
@@ -145,26 +155,9 @@ fn wait_at_most(child: &mut std::process::Child, secs: u64) -> std::process::Exi
 fn interrupt_a_big_run(dir: &Path) -> String {
     use std::io::Read;
 
-    write_trace(&dir.join("big.csv"), GOOD_ROWS, None);
-    scenario(dir, "big.toml", "big.csv");
-    let mut child = Command::new(bin())
-        .current_dir(dir)
-        .args(["run", "big.toml", "--out", "out", "--quiet"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     // The handler is installed before anything is staged: once the staging
     // folder exists, a SIGINT must find it.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while staging_dirs(dir).is_empty() {
-        if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
-            let _ = child.kill();
-            panic!("no staging directory appeared");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    std::thread::sleep(Duration::from_millis(50));
+    let mut child = start_a_big_run(dir, Stdio::piped());
     let pid = i32::try_from(child.id()).unwrap();
     // SAFETY: kill(2) with a pid of our own child that has not been waited for.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
