@@ -199,13 +199,12 @@ impl DelayReport {
         if q >= 1.0 {
             return Some(self.max);
         }
-        let rank = (q * self.admitted as f64).ceil().max(1.0) as u64;
+        let rank = quantile_rank(q, self.admitted);
         let zeros = self.admitted - self.delayed;
         if rank <= zeros {
             return Some(Nanos::ZERO);
         }
-        let within = (rank - zeros) as f64 / self.delayed as f64;
-        Some(Nanos::new(self.histogram.value_at_quantile(within).min(self.max.get())))
+        Some(Nanos::new(value_at_rank(&self.histogram, rank - zeros).min(self.max.get())))
     }
 
     /// The distribution of the added latency over the admitted requests:
@@ -228,6 +227,30 @@ impl DelayReport {
         }
         Some((undelayed as f64 / total, points))
     }
+}
+
+/// The rank, from 1, of the share `q` of `n` values: `ceil(q * n)`, at
+/// least 1, computed exactly with `q` taken to six decimals (so that 0.5
+/// of 36 is 18 and 0.95 of 60 is 57, which `f64` products can miss by one).
+pub fn quantile_rank(q: f64, n: u64) -> u64 {
+    let millionths = (q.clamp(0.0, 1.0) * 1e6).round() as u128;
+    let rank = (millionths * u128::from(n)).div_ceil(1_000_000);
+    (rank as u64).max(1)
+}
+
+/// The value of rank `rank` (from 1) in a histogram: the top of the bucket
+/// that holds it (3 significant digits), the largest bucket past the count.
+pub fn value_at_rank(histogram: &hdrhistogram::Histogram<u64>, rank: u64) -> u64 {
+    let mut seen = 0;
+    let mut top = 0;
+    for v in histogram.iter_recorded() {
+        seen += v.count_at_value();
+        top = v.value_iterated_to();
+        if seen >= rank {
+            break;
+        }
+    }
+    top
 }
 
 impl Default for DelayReport {
@@ -436,6 +459,44 @@ mod tests {
         assert!(p50 >= Nanos::from_secs(2) && p50.get() <= 2_002_000_000, "{p50}");
         assert_eq!(d.quantile(0.1), Some(Nanos::ZERO));
         assert_eq!(d.quantile(1.0), Some(Nanos::from_secs(5)));
+    }
+
+    /// 11 undelayed and 25 delayed 0.1, 0.2, ..., 2.5 s: the median of 36
+    /// is rank 18, the 7th delay, 0.7 s. (The share 7/25 passed on as an
+    /// `f64` came back as rank 8, 0.8 s.)
+    #[test]
+    fn delay_quantiles_take_the_exact_rank() {
+        let mut d = DelayReport::new();
+        for k in 1..=25 {
+            d.record(Nanos::ZERO, Nanos::from_millis(100 * k));
+        }
+        d.admitted = 36;
+        let p50 = d.quantile(0.5).unwrap().get();
+        assert!((700_000_000..=700_700_000).contains(&p50), "{p50}");
+        // Rank ceil(0.95 * 36) = 35 is the 24th delay; ceil(0.99 * 36) = 36 the 25th.
+        let p95 = d.quantile(0.95).unwrap().get();
+        assert!((2_400_000_000..=2_402_000_000).contains(&p95), "{p95}");
+        assert_eq!(d.quantile(0.99), Some(Nanos::from_millis(2500)));
+        // Rank ceil(0.3 * 36) = 11 is still undelayed, ceil(0.31 * 36) = 12
+        // the first delay.
+        assert_eq!(d.quantile(0.3), Some(Nanos::ZERO));
+        let first = d.quantile(0.31).unwrap().get();
+        assert!((100_000_000..=100_100_000).contains(&first), "{first}");
+    }
+
+    #[test]
+    fn quantile_ranks_are_exact() {
+        assert_eq!(quantile_rank(0.5, 36), 18);
+        assert_eq!(quantile_rank(0.95, 60), 57);
+        assert_eq!(quantile_rank(0.99, 700), 693);
+        assert_eq!(quantile_rank(0.99, 701), 694);
+        assert_eq!(quantile_rank(0.0, 10), 1);
+        assert_eq!(quantile_rank(1.0, u64::MAX), u64::MAX);
+        for n in 1..2000u64 {
+            for (q, per_hundred) in [(0.5, 50u64), (0.95, 95), (0.99, 99)] {
+                assert_eq!(quantile_rank(q, n), (per_hundred * n).div_ceil(100).max(1), "q {q} n {n}");
+            }
+        }
     }
 
     #[test]

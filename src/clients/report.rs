@@ -84,7 +84,8 @@ impl ClientReport {
         if q >= 1.0 {
             return Some(self.tts_max);
         }
-        Some(Nanos::new(self.time_to_success.value_at_quantile(q).min(self.tts_max.get())))
+        let rank = crate::metrics::quantile_rank(q, self.time_to_success.len());
+        Some(Nanos::new(crate::metrics::value_at_rank(&self.time_to_success, rank).min(self.tts_max.get())))
     }
 
     /// The distribution of time to success over the succeeded requests:
