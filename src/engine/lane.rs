@@ -79,22 +79,25 @@ pub struct Scheduled<E> {
     pub event: E,
 }
 
-/// What a lane's own event queue holds.
+/// A delayed request of key `key` reaching the backend, from `node` (0 when
+/// the limiter is not on nodes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LaneEvent<E> {
-    /// A request a reactor scheduled.
-    Client(Scheduled<E>),
-    /// A delayed request of key `key` reaching the backend, from `node`
-    /// (0 when the limiter is not on nodes).
-    Release { key: u32, node: u16 },
+struct Release {
+    key: u32,
+    node: u16,
 }
 
 /// A reactor's view of its lane's event queue: it may schedule requests.
-pub struct Calendar<'a, E>(&'a mut EventQueue<LaneEvent<E>>);
+pub struct Calendar<'a, E> {
+    queue: &'a mut EventQueue<Scheduled<E>>,
+    /// The lane's [`Lane::due`], kept up to date.
+    due: &'a mut u64,
+}
 
 impl<E: Copy> Calendar<'_, E> {
     pub fn schedule(&mut self, time: Nanos, event: Scheduled<E>) {
-        self.0.schedule(time, LaneEvent::Client(event));
+        self.queue.schedule(time, event);
+        *self.due = (*self.due).min(time.get());
     }
 }
 
@@ -315,7 +318,17 @@ pub struct Lane<L, R: Reactor> {
     timeline: Timeline,
     /// The limiter reports its own exact window count (no tracker needed).
     self_tracking: bool,
-    events: EventQueue<LaneEvent<R::Event>>,
+    /// The requests the reactor scheduled (retries, closed clients' next
+    /// requests): decided after the arrivals of their instant.
+    events: EventQueue<Scheduled<R::Event>>,
+    /// Delayed requests on their way to the backend. One decided before an
+    /// instant reaches the backend before anything is decided at that
+    /// instant, so a request decided then finds it in its window.
+    releases: EventQueue<Release>,
+    /// An arrival at `t` must wait for the lane's own events when
+    /// `t > due`: the earliest scheduled request, or 1 ns before the
+    /// earliest release (one comparison per arrival for both queues).
+    due: u64,
     reactor: R,
     /// Measure the admission curve: one tracker per key in `curves`.
     curve: bool,
@@ -376,6 +389,8 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             counts: Counts::default(),
             timeline: Timeline::new(bin, 1),
             events: EventQueue::new(),
+            releases: EventQueue::new(),
+            due: u64::MAX,
             reactor,
             curve: false,
             curves: Vec::new(),
@@ -384,7 +399,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             delays: DelayReport::new(),
             shapes: false,
         };
-        lane.reactor.start(&mut Calendar(&mut lane.events));
+        lane.reactor.start(&mut Calendar { queue: &mut lane.events, due: &mut lane.due });
         lane
     }
 
@@ -499,8 +514,10 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         p.bin.admitted += 1;
         p.bin.delayed += 1;
         self.delays.record(t, d);
-        let release = LaneEvent::Release { key: id, node: self.last_node };
-        self.events.schedule(Nanos::new(t.get().saturating_add(d.get())), release);
+        let release = Release { key: id, node: self.last_node };
+        let at = t.get().saturating_add(d.get());
+        self.releases.schedule(Nanos::new(at), release);
+        self.due = self.due.min(at - 1);
     }
 
     /// A delayed request of key `id` from `node` reaches the backend at
@@ -535,6 +552,22 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         Ok(())
     }
 
+    /// Takes the earliest delayed request to the backend (some must be
+    /// pending, none due before `last`); returns its time.
+    #[cold]
+    fn take_release<const OWN: bool, const CURVE: bool>(
+        &mut self,
+        p: &mut Pass,
+        last: Nanos,
+        j: usize,
+    ) -> Result<Nanos, TooManyBins> {
+        let ev = self.releases.pop().expect("a release is pending");
+        assert!(ev.time >= last, "an event was scheduled in the past");
+        p.last_event = Some(ev.time);
+        self.release::<OWN, CURVE>(p, ev.time, ev.payload.key, ev.payload.node, j)?;
+        Ok(ev.time)
+    }
+
     /// The node that decided the last request, when the limiter runs on
     /// many nodes.
     #[inline(always)]
@@ -550,10 +583,13 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
     }
 
     /// Decides the scheduled events due strictly before `t` (before
-    /// `u64::MAX` for `None`), in (time, sequence) order; `j` arrivals of the
-    /// pass come before them. `ALL`: then every event left, at `u64::MAX`
-    /// too (and those they schedule there): the end of a run without an
-    /// end. Records each attempt when `record`.
+    /// `u64::MAX` for `None`), in (time, sequence) order, and takes the
+    /// delayed requests due by then to the backend, each before the
+    /// scheduled events of its instant: those due at `t` too when `t` is an
+    /// arrival's time (`arrival`), not at the end of a run. `j` arrivals of
+    /// the pass come before them. `ALL`: then every event left, at
+    /// `u64::MAX` too (and those they schedule there): the end of a run
+    /// without an end. Records each attempt when `record`.
     #[cold]
     #[inline(never)]
     fn run_events<const OWN: bool, const CURVE: bool, const ALL: bool>(
@@ -563,12 +599,27 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         j: usize,
         mut record: Option<&mut Vec<AttemptRecord>>,
         max_events: u64,
+        arrival: bool,
     ) -> Result<(), TooManyBins> {
         let mut last = Nanos::ZERO;
         let bound = t.unwrap_or(Nanos::MAX);
+        // Releases due strictly before this (at `t` included for an arrival).
+        let release_bound = if arrival { bound.get().saturating_add(1) } else { bound.get() };
         while p.events < max_events {
+            // (An empty queue's next time is u64::MAX, never below the bound.)
+            let release_time = self.releases.next_time();
+            if release_time < release_bound && release_time <= self.events.next_time() {
+                last = self.take_release::<OWN, CURVE>(p, last, j)?;
+                continue;
+            }
             let ev = match self.events.pop_before(bound) {
                 Some(ev) => ev,
+                // The end of a run without an end: what is due at u64::MAX,
+                // releases first.
+                None if ALL && !self.releases.is_empty() => {
+                    last = self.take_release::<OWN, CURVE>(p, last, j)?;
+                    continue;
+                }
                 None if ALL => match self.events.pop() {
                     Some(ev) => ev,
                     None => break,
@@ -578,13 +629,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             assert!(ev.time >= last, "an event was scheduled in the past");
             last = ev.time;
             p.last_event = Some(ev.time);
-            let Scheduled { key, event } = match ev.payload {
-                LaneEvent::Client(s) => s,
-                LaneEvent::Release { key, node } => {
-                    self.release::<OWN, CURVE>(p, ev.time, key, node, j)?;
-                    continue;
-                }
-            };
+            let Scheduled { key, event } = ev.payload;
             self.grow_keys(key as usize + 1);
             let (attempt, logical) = self.reactor.attempt_of(&event);
             let (decision, before) = self.attempt::<OWN, CURVE>(p, ev.time, key, j)?;
@@ -609,8 +654,9 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             let delay = decision.delay();
             let decided =
                 Decided { time: ev.time, key, admitted, delay, event: Some(&event), arrival: None, retry_at };
-            self.reactor.react(&decided, &mut Calendar(&mut self.events));
+            self.reactor.react(&decided, &mut Calendar { queue: &mut self.events, due: &mut self.due });
         }
+        self.due = self.events.next_time().min(self.releases.next_time().saturating_sub(1));
         Ok(())
     }
 
@@ -633,8 +679,8 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         // Every attempt, when decisions are written and clients react.
         let mut attempts = (RECORD && R::WANTS_RETRY_AT).then(|| std::mem::take(&mut out.attempts));
         for (j, (&t, &id)) in chunk.times.iter().zip(&chunk.ids).enumerate() {
-            if t.get() > self.events.next_time() {
-                self.run_events::<OWN, CURVE, false>(&mut p, Some(t), j, attempts.as_mut(), u64::MAX)?;
+            if t.get() > self.due {
+                self.run_events::<OWN, CURVE, false>(&mut p, Some(t), j, attempts.as_mut(), u64::MAX, true)?;
             }
             let (decision, before) = self.attempt::<OWN, CURVE>(&mut p, t, id, j)?;
             let admitted = decision.admitted();
@@ -669,7 +715,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             let retry_at = self.retry_at(id, t, admitted);
             let arrival = Some((seq, source));
             let decided = Decided { time: t, key: id, admitted, delay, event: None, arrival, retry_at };
-            self.reactor.react(&decided, &mut Calendar(&mut self.events));
+            self.reactor.react(&decided, &mut Calendar { queue: &mut self.events, due: &mut self.due });
         }
         let n = chunk.times.len();
         if !n.is_multiple_of(64) {
@@ -698,8 +744,9 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             + self.curves.capacity() * std::mem::size_of::<CurveTracker>()) as u64;
         if self.shapes {
             out.pending_delays = self.delays.pending;
-            out.delay_queue_bytes = self.events.bytes();
-        } else if R::WANTS_RETRY_AT {
+            out.delay_queue_bytes = self.releases.bytes();
+        }
+        if R::WANTS_RETRY_AT {
             let (pending, bytes) = self.reactor.held();
             out.pending_retries = pending;
             out.client_bytes = self.events.bytes() + bytes;
@@ -748,7 +795,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
     ) -> Result<PendingSlice, TooManyBins> {
         out.attempts.clear();
         out.outcomes.clear();
-        if self.events.is_empty() {
+        if self.events.is_empty() && self.releases.is_empty() {
             self.report_queue(out);
             return Ok(PendingSlice { last_event: None, done: true });
         }
@@ -758,14 +805,16 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         // With an end, events due at or after it do not happen; without
         // one, every event does, those at u64::MAX too.
         match (self.self_tracking, self.curve, end.is_none()) {
-            (true, true, false) => self.run_events::<true, true, false>(&mut p, end, 0, record, max),
-            (true, false, false) => self.run_events::<true, false, false>(&mut p, end, 0, record, max),
-            (false, true, false) => self.run_events::<false, true, false>(&mut p, end, 0, record, max),
-            (false, false, false) => self.run_events::<false, false, false>(&mut p, end, 0, record, max),
-            (true, true, true) => self.run_events::<true, true, true>(&mut p, end, 0, record, max),
-            (true, false, true) => self.run_events::<true, false, true>(&mut p, end, 0, record, max),
-            (false, true, true) => self.run_events::<false, true, true>(&mut p, end, 0, record, max),
-            (false, false, true) => self.run_events::<false, false, true>(&mut p, end, 0, record, max),
+            (true, true, false) => self.run_events::<true, true, false>(&mut p, end, 0, record, max, false),
+            (true, false, false) => self.run_events::<true, false, false>(&mut p, end, 0, record, max, false),
+            (false, true, false) => self.run_events::<false, true, false>(&mut p, end, 0, record, max, false),
+            (false, false, false) => {
+                self.run_events::<false, false, false>(&mut p, end, 0, record, max, false)
+            }
+            (true, true, true) => self.run_events::<true, true, true>(&mut p, end, 0, record, max, false),
+            (true, false, true) => self.run_events::<true, false, true>(&mut p, end, 0, record, max, false),
+            (false, true, true) => self.run_events::<false, true, true>(&mut p, end, 0, record, max, false),
+            (false, false, true) => self.run_events::<false, false, true>(&mut p, end, 0, record, max, false),
         }?;
         self.close_bin(&mut p, 0);
         self.counts.add_chunk(p.events, p.events_admitted, &p.window);
