@@ -73,7 +73,9 @@ fn one_request_is_counted_in_the_singular() {
         .args(["run", path.to_str().unwrap(), "--no-charts", "--out", out.to_str().unwrap()])
         .assert()
         .success()
-        .stdout(predicate::str::contains("trace     1 request, at 0.5 s; run ends at the last arrival"));
+        .stdout(predicate::str::contains(
+            "trace     1 request, at 0.5 s; run ends 1 ns after the last arrival",
+        ));
     assert!(fs::read_to_string(out.join("report.md")).unwrap().contains("Trace: 1 request, at 0.5 s."));
     ratesim()
         .args(["check", path.to_str().unwrap()])

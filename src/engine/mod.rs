@@ -238,8 +238,12 @@ shorten the waits (`base`, `cap`), lower `max_attempts`, add a retry `budget`, {
 pub struct RunReport {
     pub limit: Limit,
     pub arrivals: u64,
-    /// Distinct client keys seen (1 for an unkeyed trace with arrivals).
+    /// Distinct client keys the limiters saw (1 for an unkeyed trace with
+    /// arrivals; closed clients are key 0).
     pub keys: u64,
+    /// Distinct client keys among the trace's arrivals (without the key 0
+    /// of closed clients when no arrival sent it).
+    pub trace_keys: u64,
     /// End of the simulated span: the configured end, else just after the last arrival.
     pub end: Nanos,
     pub first_arrival: Option<Nanos>,
@@ -468,6 +472,7 @@ pub fn run(
         limit,
         arrivals: reader.seq,
         keys: reader.keys.len() as u64,
+        trace_keys: reader.trace_keys() as u64,
         end: run_end,
         first_arrival: reader.first,
         last_arrival: reader.last_time,

@@ -38,6 +38,10 @@ pub struct Reader<I> {
     /// non-cryptographic hash (rustc's Fx) is all the map needs.
     ids: HashMap<u64, u32, FxBuildHasher>,
     pub keys: Vec<u64>,
+    /// Key value 0 was given id 0 before any arrival, and whether an
+    /// arrival has sent it since (see [`Reader::trace_keys`]).
+    key_zero_reserved: bool,
+    key_zero_seen: bool,
     last: Option<(u64, u32)>,
     pub seq: u64,
     pub first: Option<Nanos>,
@@ -65,6 +69,8 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
             end,
             ids: HashMap::default(),
             keys: Vec::new(),
+            key_zero_reserved: false,
+            key_zero_seen: false,
             last: None,
             seq: 0,
             first: None,
@@ -83,7 +89,14 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
         if self.keys.is_empty() {
             self.ids.insert(0, 0);
             self.keys.push(0);
+            self.key_zero_reserved = true;
         }
+    }
+
+    /// Distinct keys the trace's arrivals sent: [`Reader::keys`] without a
+    /// reserved key 0 that no arrival used.
+    pub fn trace_keys(&self) -> usize {
+        self.keys.len() - usize::from(self.key_zero_reserved && !self.key_zero_seen)
     }
 
     /// Refills `chunk`; an empty chunk means the trace has ended.
@@ -111,6 +124,7 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
                     if id == next {
                         self.keys.push(a.key);
                     }
+                    self.key_zero_seen |= id == 0;
                     self.last = Some((a.key, id));
                     id
                 }
@@ -145,4 +159,41 @@ pub fn key_bytes(keys: usize) -> u64 {
     let buckets = (keys * 8 / 7 + 1).next_power_of_two() as u64;
     let entry = (std::mem::size_of::<(u64, u32)>() + 1) as u64;
     buckets * entry + keys.next_power_of_two() as u64 * std::mem::size_of::<u64>() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Arrival;
+
+    fn reader(keys: &[u64]) -> Reader<impl Iterator<Item = ArrivalResult>> {
+        let arrivals: Vec<ArrivalResult> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &key)| Ok(Arrival { time: Nanos::new(i as u64), key, source: 0 }))
+            .collect();
+        Reader::new(arrivals.into_iter(), None, false, false)
+    }
+
+    /// Closed clients are key 0 of the limiters, not a key of the trace: a
+    /// trace of key 7 alone sent one key, though the limiters saw two.
+    #[test]
+    fn a_reserved_key_zero_counts_in_the_trace_only_when_an_arrival_sends_it() {
+        let mut chunk = Chunk::default();
+        let mut r = reader(&[7, 7, 9]);
+        r.reserve_key_zero();
+        r.fill(&mut chunk).unwrap();
+        assert_eq!(chunk.ids, [1, 1, 2]);
+        assert_eq!((r.keys.len(), r.trace_keys()), (3, 2));
+
+        let mut r = reader(&[7, 0, 0]);
+        r.reserve_key_zero();
+        r.fill(&mut chunk).unwrap();
+        assert_eq!(chunk.ids, [1, 0, 0]);
+        assert_eq!((r.keys.len(), r.trace_keys()), (2, 2));
+
+        let mut r = reader(&[0, 7]);
+        r.fill(&mut chunk).unwrap();
+        assert_eq!((r.keys.len(), r.trace_keys()), (2, 2));
+    }
 }

@@ -217,20 +217,40 @@ pub fn clients_table(report: &RunReport) -> Table {
     t
 }
 
-/// A duration in seconds, with three significant digits: `0.183 s`, `4.31 s`.
+/// A duration with three significant digits in the unit that reads best:
+/// `183 ms`, `4.31 s`, `12.5 µs`, `7 ns`; whole seconds from 99.5 s on
+/// (`614 s`). Rounded half up in integer ns first, so 0.999999999 s is
+/// `1.00 s`, not `1000 ms`.
 pub fn fmt_seconds(t: crate::time::Nanos) -> String {
-    let v = t.as_secs_f64();
-    if v == 0.0 {
-        "0 s".into()
-    } else if v >= 100.0 {
-        format!("{v:.0} s")
-    } else if v >= 10.0 {
-        format!("{v:.1} s")
-    } else if v >= 1.0 {
-        format!("{v:.2} s")
-    } else {
-        format!("{} ms", crate::export::fmt_ratio((v * 1e4).round() / 10.0))
+    let n = t.get();
+    if n == 0 {
+        return "0 s".into();
     }
+    if n >= 99_500_000_000 {
+        return format!("{} s", (u128::from(n) + 500_000_000) / 1_000_000_000);
+    }
+    let digits = n.ilog10() + 1;
+    let rounded = if digits > 3 {
+        let scale = 10u64.pow(digits - 3);
+        (n / scale + u64::from(n % scale >= scale / 2)) * scale
+    } else {
+        n
+    };
+    let (unit, name) = match rounded {
+        1_000_000_000.. => (1e9, "s"),
+        1_000_000.. => (1e6, "ms"),
+        1_000.. => (1e3, "µs"),
+        _ => return format!("{rounded} ns"),
+    };
+    let v = rounded as f64 / unit;
+    let decimals = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.decimals$} {name}")
 }
 
 /// The burst-pair table: measured band and violation next to the analysis

@@ -74,11 +74,17 @@ fn trim_zeros(s: String) -> String {
     if t == "-0" { "0".to_string() } else { t.to_string() }
 }
 
-/// A fraction as a percentage with one decimal (`100.0 %`), signed when asked.
+/// A fraction as a percentage with one decimal (`100.0 %`), signed when
+/// asked; one that would round to `0.0 %` without being 0 gets two
+/// significant digits (`+0.031 %`, `0.00042 %`), so only an exact 0 reads 0.
 pub fn fmt_percent(v: f64, signed: bool) -> String {
-    let p = v * 100.0;
-    let p = if p.abs() < 0.05 { 0.0 } else { p };
-    if signed && p > 0.0 { format!("+{p:.1} %") } else { format!("{p:.1} %") }
+    let p = if v == 0.0 { 0.0 } else { v * 100.0 };
+    let decimals = if p != 0.0 && p.abs() < 0.05 {
+        (1 - p.abs().log10().floor() as i32).clamp(2, 12) as usize
+    } else {
+        1
+    };
+    if signed && p > 0.0 { format!("+{p:.decimals$} %") } else { format!("{p:.decimals$} %") }
 }
 
 /// A fraction as a percentage for the sweeps' small figures: two decimals
@@ -102,7 +108,11 @@ pub fn count_of(n: u64, noun: &str) -> String {
 /// last at 11.9 s", "1 request, at 0.5 s" (and the client keys when there
 /// are several).
 pub fn arrivals_phrase(report: &crate::engine::RunReport) -> String {
-    let keys = if report.keys > 1 { format!(" from {} client keys", report.keys) } else { String::new() };
+    let keys = if report.trace_keys > 1 {
+        format!(" from {} client keys", report.trace_keys)
+    } else {
+        String::new()
+    };
     let span = match (report.first_arrival, report.last_arrival) {
         (Some(a), Some(b)) if a == b && report.arrivals == 1 => format!(", at {a} s"),
         (Some(a), Some(b)) => format!(", first at {a} s, last at {b} s"),
@@ -134,9 +144,42 @@ mod tests {
         assert_eq!(fmt_ratio(1.0 / 3.0), "0.333333");
         assert_eq!(fmt_ratio(-0.0), "0");
         assert_eq!(fmt_percent(1.0, true), "+100.0 %");
-        assert_eq!(fmt_percent(-0.0001, true), "0.0 %");
+        // Only an exact 0 reads 0: +0.031 % (N = 1000's over-admission in a
+        // load sweep) is not the exact reference's 0.0 %.
+        assert_eq!(fmt_percent(-0.0001, true), "-0.010 %");
+        assert_eq!(fmt_percent(0.000_31, true), "+0.031 %");
+        assert_eq!(fmt_percent(0.000_004_2, false), "0.00042 %");
+        assert_eq!(fmt_percent(0.0005, true), "+0.1 %");
+        assert_eq!(fmt_percent(0.0, true), "0.0 %");
+        assert_eq!(fmt_percent(-0.0, true), "0.0 %");
         assert_eq!(fmt_bytes(16), "16 B");
         assert_eq!(fmt_bytes(1536), "1.5 KiB");
+    }
+
+    /// Three significant digits in the unit that reads best, rounded in
+    /// integer ns before the unit is chosen.
+    #[test]
+    fn durations_keep_three_significant_digits() {
+        use crate::export::markdown::fmt_seconds;
+        use crate::time::Nanos;
+        let f = |n: u64| fmt_seconds(Nanos::new(n));
+        assert_eq!(f(0), "0 s");
+        assert_eq!(f(7), "7 ns");
+        assert_eq!(f(10), "10 ns");
+        assert_eq!(f(12_500), "12.5 µs");
+        assert_eq!(f(49_000), "49.0 µs");
+        assert_eq!(f(614_499_999), "614 ms");
+        assert_eq!(f(614_500_000), "615 ms");
+        assert_eq!(f(500_200_000), "500 ms");
+        assert_eq!(f(1_800_000), "1.80 ms");
+        assert_eq!(f(999_999_999), "1.00 s");
+        assert_eq!(f(999_499_999), "999 ms");
+        assert_eq!(f(4_314_000_000), "4.31 s");
+        assert_eq!(f(62_700_000_000), "62.7 s");
+        assert_eq!(f(99_499_999_999), "99.5 s");
+        assert_eq!(f(99_500_000_000), "100 s");
+        assert_eq!(f(932_700_000_000), "933 s");
+        assert_eq!(f(u64::MAX), "18446744074 s");
     }
 
     /// A ratio above (or below) a whole number never prints as that number:

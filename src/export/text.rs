@@ -51,9 +51,12 @@ pub fn run_summary(
         let covers = match scenario.duration {
             Some(d) => format!("run covers [0, {d} s)"),
             None if report.limiters.iter().any(|l| l.clients.is_some()) => {
-                "run ends after the last attempt".to_string()
+                "run ends 1 ns after the last attempt".to_string()
             }
-            None => "run ends at the last arrival".to_string(),
+            None if report.limiters.iter().any(|l| l.delays.is_some()) => {
+                "run ends 1 ns after the last arrival or release".to_string()
+            }
+            None => "run ends 1 ns after the last arrival".to_string(),
         };
         let requests = if super::markdown::only_closed_clients(report) {
             "no open-loop requests (closed clients only)".to_string()
