@@ -885,6 +885,60 @@ fn s63_empty_column_name() {
         .refused(&["`traffic[0].time_column` is empty"]);
 }
 
+/// `slots` has no default: a slot counter without it is refused at its
+/// table, with the forms the key takes.
+#[test]
+fn s65_slots_missing() {
+    Case::new(&with("slots = [2, 10]\n", "")).refused(&[
+        "s.toml:14:1:",
+        "`limiter[0].slots` is required: a slot count or a list of them, like 10 or [2, 10, 100]",
+    ]);
+}
+
+#[test]
+fn s66_rate_and_load_together() {
+    Case::new(&with_traffic("kind = \"constant\"\nrate = 5.0\nload = 0.5"))
+        .refused(&["s.toml:11:8:", "give `traffic[0].rate` or `load`, not both"]);
+}
+
+/// `load` is checked finite, but `load * L / W` may still overflow to an
+/// infinite rate (also tests/fuzz_regressions.rs).
+#[test]
+fn s67_load_whose_rate_is_not_finite() {
+    Case::new(&with_traffic("kind = \"poisson\"\nload = 1e308")).refused(&[
+        "s.toml:10:8:",
+        "`traffic[0].load` gives a rate of inf requests/s: it must be finite and above 0",
+    ]);
+    // Or one that underflows to 0: 5e-324 x 10 per 100 h.
+    let text =
+        with_traffic("kind = \"poisson\"\nload = 5e-324").replace("window = \"1s\"", "window = \"100h\"");
+    Case::new(&text).refused(&[
+        "s.toml:10:8:",
+        "`traffic[0].load` gives a rate of 0 requests/s: it must be finite and above 0",
+    ]);
+}
+
+#[test]
+fn s70_align_not_known() {
+    Case::new(&with(
+        "kind = \"slot_counter\"\nslots = [2, 10]",
+        "kind = \"fixed_window\"\nalign = \"first\"",
+    ))
+    .refused(&[
+        "s.toml:16:9:",
+        "`limiter[0].align` = \"first\" is not known: expected one of \"epoch\", \"first-request\"",
+    ]);
+}
+
+#[test]
+fn s71_offset_with_first_request_windows() {
+    let text = with(
+        "kind = \"slot_counter\"\nslots = [2, 10]",
+        "kind = \"fixed_window\"\nalign = \"first-request\"\noffset = \"1ms\"",
+    );
+    Case::new(&text).refused(&["s.toml:17:10:", "`limiter[0].offset` only applies to align = \"epoch\""]);
+}
+
 /// Each load of the load sweep generates Poisson traffic for
 /// `load_duration`: the generated sources' 1e9 cap applies to each run.
 #[test]
@@ -2543,6 +2597,28 @@ fn n35_balance_weight_out_of_range() {
 }
 
 #[test]
+fn n36_count_missing() {
+    Case::new(&with_nodes("[nodes]\nbalance = \"random\"\n"))
+        .refused(&["s.toml:18:1:", "`nodes.count` is required: how many nodes, like 5"]);
+}
+
+#[test]
+fn n37_sync_without_sync_interval() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"sync\"\n")).refused(&[
+        "s.toml:20:8:",
+        "`nodes.sync_interval` is required for mode = \"sync\": how often nodes exchange counts, like \"1s\"",
+    ]);
+}
+
+#[test]
+fn n39_weights_not_a_list() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = { weights = 3 }\n")).refused(&[
+        "s.toml:20:23:",
+        "`nodes.balance.weights` must be a list of whole numbers from 0 to 1000000, one per node, like [3, 1], got 3",
+    ]);
+}
+
+#[test]
 fn n23_sweep_nodes_in_central_mode() {
     Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\n\n[sweep]\nnodes = [1, 2, 3]\n")).refused(&["s.toml:24:9:", "`sweep.nodes` has no effect with mode = \"central\": the one store decides every request, however many nodes ask it; sweep `rtts` instead"]);
 }
@@ -2606,6 +2682,25 @@ fn n33_sweep_nodes_and_rtts_without_nodes() {
 }
 
 // ---- production limiters: gcra and token_bucket -------------------------------
+
+#[test]
+fn n40_sweep_rtts_empty() {
+    Case::new(&format!("{BASE}\n[sweep]\nrtts = []\n")).refused(&[
+        "s.toml:19:8:",
+        "`sweep.rtts` is empty: give at least one round trip, like [\"0ms\", \"1ms\", \"10ms\"]",
+    ]);
+}
+
+#[test]
+fn n41_sweep_sync_intervals_empty() {
+    Case::new(&with_nodes(
+        "[nodes]\ncount = 2\nmode = \"sync\"\nsync_interval = \"100ms\"\n\n[sweep]\nsync_intervals = []\n",
+    ))
+    .refused(&[
+        "s.toml:24:18:",
+        "`sweep.sync_intervals` is empty: give at least one interval, like [\"100ms\", \"1s\"]",
+    ]);
+}
 
 /// `BASE` with its slot counter replaced by these lines (from line 15).
 fn with_limiter(lines: &str) -> String {
@@ -2775,6 +2870,12 @@ fn g22_max_wait_misspelt() {
     ]);
 }
 
+#[test]
+fn g23_capacity_empty_list() {
+    Case::new(&with_limiter("kind = \"token_bucket\"\ncapacity = []"))
+        .refused(&["s.toml:16:12:", "`limiter[0].capacity` is empty: give at least one capacity"]);
+}
+
 /// Every new key accepted: `check` lists one limiter per list value, and a
 /// run decides with all of them.
 #[test]
@@ -2904,3 +3005,4 @@ fn sh04_window_timestamps_past_the_memory_budget() {
     );
     assert!(!c.path("out").exists());
 }
+
