@@ -919,6 +919,30 @@ fn s67_load_whose_rate_is_not_finite() {
 }
 
 #[test]
+fn s68_rate_or_load_missing() {
+    Case::new(&with_traffic("kind = \"constant\"")).refused(&[
+        "s.toml:8:1:",
+        "`traffic[0].rate` or `load` is required for kind \"constant\": requests per second, like rate = 50.0, or a multiple of the limit's L / W, like load = 0.8",
+    ]);
+}
+
+#[test]
+fn s72_burst_count_missing() {
+    Case::new(&with("count = 20\n", "")).refused(&[
+        "s.toml:8:1:",
+        "`traffic[0].count` is required for kind \"burst\": how many requests the burst sends, like 20",
+    ]);
+}
+
+#[test]
+fn s73_trace_path_missing() {
+    Case::new(&with_traffic("kind = \"csv\"")).refused(&[
+        "s.toml:8:1:",
+        "`traffic[0].path` is required for kind \"csv\": the trace file, like \"trace.csv\"",
+    ]);
+}
+
+#[test]
 fn s70_align_not_known() {
     Case::new(&with(
         "kind = \"slot_counter\"\nslots = [2, 10]",
@@ -2209,7 +2233,15 @@ fn r18_closed_clients_too_many() {
 #[test]
 fn r19_closed_think_missing() {
     Case::new(&closed("clients = 10"))
-        .refused(&["s.toml:8:1:", "`traffic[0].think` is required for kind \"closed\""]);
+        .refused(&["s.toml:8:1:", "`traffic[0].think` is required for kind \"closed\": the mean time a client thinks between an answer and its next request, like \"1s\""]);
+}
+
+#[test]
+fn r37_closed_clients_missing() {
+    Case::new(&closed("think = \"1s\"")).refused(&[
+        "s.toml:8:1:",
+        "`traffic[0].clients` is required for kind \"closed\": how many clients, like 100",
+    ]);
 }
 
 #[test]
