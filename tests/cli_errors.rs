@@ -2642,6 +2642,24 @@ fn n37_sync_without_sync_interval() {
     ]);
 }
 
+/// A balance table takes only `weights`: another key is named (a near miss
+/// with a suggestion), and an empty table says what it lacks.
+#[test]
+fn n38_balance_table_with_another_key() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = { weights = [1, 2], x = 1 }\n")).refused(&[
+        "s.toml:20:35:",
+        "`nodes.balance.x` is not known: a balance table takes only `weights`, one weight per node, like { weights = [3, 1] }",
+    ]);
+    Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = { weight = [1, 2] }\n")).refused(&[
+        "s.toml:20:22:",
+        "`nodes.balance.weight` is not known: a balance table takes only `weights`, one weight per node, like { weights = [3, 1] }; did you mean `weights`?",
+    ]);
+    Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = {}\n")).refused(&[
+        "s.toml:20:11:",
+        "`nodes.balance` = { } has no `weights`: give one weight per node, like { weights = [3, 1] }, or name a balance: \"round_robin\", \"random\" or \"key_hash\"",
+    ]);
+}
+
 #[test]
 fn n39_weights_not_a_list() {
     Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = { weights = 3 }\n")).refused(&[

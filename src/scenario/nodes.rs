@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::diagnostics::{Ctx, Loose, ScenarioError, Whole};
+use super::diagnostics::{Ctx, Loose, ScenarioError, Whole, nearest_key};
 use super::traffic::Traffic;
 use crate::limiter::{Limit, LimiterSpec};
 use crate::nodes::{Balance, Mode, Outage, Topology};
@@ -201,11 +201,24 @@ fn balance(ctx: &Ctx, r: &RawNodes, count: u16) -> Result<Balance, ScenarioError
             other => Err(ctx.at(v.span(), format!("{expected}, got \"{other}\""))),
         },
         Loose::Table(t) => {
-            let ws = match t.as_slice() {
-                [(key, ws)] if key == "weights" => ws,
-                _ => {
-                    return Err(ctx.at(v.span(), format!("{expected}: a table takes only `weights`, a list")));
-                }
+            // The key that is not `weights` is named and pointed at (its
+            // value: the key's own place is not kept).
+            if let Some((key, other)) = t.iter().find(|(k, _)| k != "weights") {
+                let near = nearest_key(key, &["weights"]).map(|k| format!("; did you mean `{k}`?"));
+                return Err(ctx.at(
+                    other.span(),
+                    format!(
+                        "`nodes.balance.{}` is not known: a balance table takes only `weights`, one weight per node, like {{ weights = [3, 1] }}{}",
+                        key.escape_debug(),
+                        near.unwrap_or_default()
+                    ),
+                ));
+            }
+            let Some((_, ws)) = t.first() else {
+                return Err(ctx.at(
+                    v.span(),
+                    "`nodes.balance` = { } has no `weights`: give one weight per node, like { weights = [3, 1] }, or name a balance: \"round_robin\", \"random\" or \"key_hash\"",
+                ));
             };
             let Loose::List(ws) = ws.get_ref() else {
                 return Err(ctx.at(
