@@ -943,6 +943,14 @@ fn s73_trace_path_missing() {
 }
 
 #[test]
+fn s69_sweep_loads_empty() {
+    Case::new(&format!("{BASE}\n[sweep]\nloads = []\n")).refused(&[
+        "s.toml:19:9:",
+        "`sweep.loads` is empty: give at least one load factor (a multiple of L / W), like [0.5, 1, 2]",
+    ]);
+}
+
+#[test]
 fn s70_align_not_known() {
     Case::new(&with(
         "kind = \"slot_counter\"\nslots = [2, 10]",
