@@ -3064,3 +3064,18 @@ fn sh04_window_timestamps_past_the_memory_budget() {
     assert!(!c.path("out").exists());
 }
 
+/// A size past u64 bytes is a usage error that says the largest in the
+/// unit written.
+#[test]
+fn sh05_memory_too_large() {
+    Case::new(BASE).fails(
+        &["run", "s.toml", "--memory", "99999999TiB"],
+        2,
+        &["invalid value '99999999TiB' for '--memory <SIZE>': `99999999TiB` is too large: a size is less than 16 EiB, at most 16777215TiB"],
+    );
+    Case::new(BASE).fails(
+        &["run", "s.toml", "--memory", "99999999999999999999B"],
+        2,
+        &["`99999999999999999999B` is too large: a size is less than 16 EiB, at most 18446744073709551615B"],
+    );
+}
