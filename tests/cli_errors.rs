@@ -2676,6 +2676,25 @@ fn n39_weights_not_a_list() {
     ]);
 }
 
+/// `key_hash` sends every request of a key to one node: with no client keys
+/// every request has key 0, and one node would take them all. A Poisson
+/// source with `clients` (or a csv `key_column`) gives keys; a closed
+/// population does not.
+#[test]
+fn n42_key_hash_without_client_keys() {
+    let message = "`nodes.balance` = \"key_hash\" sends all the requests of a client key to one node, but no source gives client keys (a poisson source with `clients`, or a csv source with `key_column`): every request would go to node 0. Use \"round_robin\" or \"random\" to spread them, or give the traffic client keys";
+    Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = \"key_hash\"\n"))
+        .refused(&["s.toml:20:11:", message]);
+    let closed = with_traffic("kind = \"closed\"\nclients = 10\nthink = \"100ms\"");
+    // (the closed source is one line shorter than the burst)
+    Case::new(&format!("{closed}\n[nodes]\ncount = 2\nbalance = \"key_hash\"\n"))
+        .refused(&["s.toml:19:11:", message]);
+    let keyed = with_traffic("kind = \"poisson\"\nrate = 100.0\nclients = 50");
+    let out = Case::new(&format!("{keyed}\n[nodes]\ncount = 2\nbalance = \"key_hash\"\n"))
+        .run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
 #[test]
 fn n23_sweep_nodes_in_central_mode() {
     Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\n\n[sweep]\nnodes = [1, 2, 3]\n")).refused(&["s.toml:24:9:", "`sweep.nodes` has no effect with mode = \"central\": the one store decides every request, however many nodes ask it; sweep `rtts` instead"]);

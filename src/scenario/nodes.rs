@@ -76,7 +76,7 @@ pub(super) fn validate(
     let mode = mode(ctx, r, c)?;
     let rule = per_node(ctx, r, c.limit, count, mode)?;
     let per_node = rule.for_nodes(c.limit, count);
-    let balance = balance(ctx, r, count)?;
+    let balance = balance(ctx, r, count, c.traffic)?;
     let skew = skew(ctx, r, c.traffic, count, mode)?;
     let outages = outages(ctx, r, mode)?;
     Ok((Topology { count, balance, mode, per_node, skew, outages }, rule))
@@ -188,8 +188,21 @@ fn per_node(ctx: &Ctx, r: &RawNodes, limit: Limit, count: u16, mode: Mode) -> Re
     Ok(rule)
 }
 
+/// Whether some source gives its requests client keys: a Poisson source
+/// with `clients`, or a csv source with `key_column`. Every other request
+/// has key 0.
+fn has_client_keys(traffic: &[Traffic]) -> bool {
+    traffic.iter().any(|t| match t {
+        Traffic::Poisson { clients, .. } => clients.is_some(),
+        Traffic::Csv(opts) => opts.key_column.is_some(),
+        Traffic::Burst { .. } | Traffic::Constant { .. } | Traffic::Closed { .. } => false,
+    })
+}
+
 /// `balance`: a name, or `{ weights = [...] }` with one weight per node.
-fn balance(ctx: &Ctx, r: &RawNodes, count: u16) -> Result<Balance, ScenarioError> {
+/// `key_hash` needs client keys: without them every request has key 0 and
+/// would go to one node.
+fn balance(ctx: &Ctx, r: &RawNodes, count: u16, traffic: &[Traffic]) -> Result<Balance, ScenarioError> {
     let Some(v) = &r.balance else { return Ok(Balance::RoundRobin) };
     let expected =
         "`nodes.balance` must be \"round_robin\", \"random\", \"key_hash\" or { weights = [3, 1, ...] }";
@@ -197,6 +210,10 @@ fn balance(ctx: &Ctx, r: &RawNodes, count: u16) -> Result<Balance, ScenarioError
         Loose::Str(s) => match s.as_str() {
             "round_robin" => Ok(Balance::RoundRobin),
             "random" => Ok(Balance::Random),
+            "key_hash" if !has_client_keys(traffic) => Err(ctx.at(
+                v.span(),
+                "`nodes.balance` = \"key_hash\" sends all the requests of a client key to one node, but no source gives client keys (a poisson source with `clients`, or a csv source with `key_column`): every request would go to node 0. Use \"round_robin\" or \"random\" to spread them, or give the traffic client keys",
+            )),
             "key_hash" => Ok(Balance::KeyHash),
             other => Err(ctx.at(v.span(), format!("{expected}, got \"{other}\""))),
         },
