@@ -1122,6 +1122,19 @@ fn t13_unknown_time_unit() {
     ]);
 }
 
+/// `time_unit` takes micro as durations do: `us`, or `µs` written with the
+/// micro sign (U+00B5) or the Greek mu (U+03BC), which look the same.
+#[test]
+fn t36_time_unit_micro_with_either_mu_is_accepted() {
+    for unit in ["us", "\u{b5}s", "\u{3bc}s"] {
+        let c =
+            Case::new(&format!("{CSV_BASE}time_unit = \"{unit}\"\n")).file("trace.csv", "time\n250\n1500\n");
+        let out = c.run(&["check", "s.toml"]);
+        assert_eq!(out.code, 0, "{unit}: {}", out.stderr);
+        assert!(out.stdout.contains("trace.csv: 2 rows, 0.00025 s to 0.0015 s"), "{unit}: {}", out.stdout);
+    }
+}
+
 /// BOM, CRLF line ends, blank lines and extra columns are all fine.
 #[test]
 fn t14_bom_crlf_blank_lines_extra_columns_are_accepted() {
