@@ -4,31 +4,28 @@
 
 use std::path::Path;
 
-use ratesim::engine::{self, RunConfig};
-use ratesim::limiter::{FixedWindowSpec, Limit, LimiterSpec, SlidingLogSpec, SlotCounterSpec, WindowAlign};
+use ratesim::engine::RunReport;
 use ratesim::scenario::Scenario;
-use ratesim::time::{Nanos, TimeUnit};
-use ratesim::trace::{CsvOptions, CsvTrace};
+use ratesim::time::Nanos;
 
-/// The limiters the run_trace fuzz target uses: both fixed windows, N slots,
-/// optionally a sliding log variant, and the reference.
-fn fuzz_limiters(window: u64, slots: u64, log: Option<bool>) -> Vec<LimiterSpec> {
-    let mut v = vec![
-        LimiterSpec::from(FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(window / 3) } }),
-        LimiterSpec::from(FixedWindowSpec { align: WindowAlign::FirstRequest }),
-        LimiterSpec::from(SlotCounterSpec { slots }),
-    ];
-    v.extend(log.map(|count_rejected| LimiterSpec::from(SlidingLogSpec { count_rejected })));
-    v.push(LimiterSpec::reference());
-    v
+// The `run_trace` fuzz target's setup and checks, the one copy the target
+// includes too: an input it saves replays here as it ran.
+#[path = "common/run_trace.rs"]
+mod run_trace;
+
+/// The 4 bytes of a `run_trace` input that pick L, W (ns), the slots and
+/// the trace's unit (`run_trace.rs` says which bits do what).
+fn head(requests: u64, window: u64, slots: u64, seconds: bool) -> [u8; 4] {
+    assert!((1..=8).contains(&requests) && (1..=65_536).contains(&window) && (1..=16).contains(&slots));
+    let [w0, w1] = u16::try_from(window - 1).unwrap().to_le_bytes();
+    [requests as u8 - 1, w0, w1, (slots as u8 - 1) | if seconds { 0x80 } else { 0 }]
 }
 
-fn run_trace(csv: &str, unit: TimeUnit, requests: u64, window: u64, slots: u64) -> engine::RunReport {
-    let options = CsvOptions { time_unit: unit, ..CsvOptions::new("r.csv") };
-    let trace = CsvTrace::from_reader(csv.as_bytes(), &options).unwrap();
-    let config =
-        RunConfig::new(Limit { requests, window: Nanos::new(window) }, fuzz_limiters(window, slots, None));
-    engine::run(&config, trace, None, &mut |_| {}).unwrap()
+/// Runs `csv` through the `run_trace` target with the head given: every
+/// limiter, and the target's checks.
+fn run_trace(csv: &str, head: [u8; 4]) -> RunReport {
+    let data = [&head[..], csv.as_bytes()].concat();
+    run_trace::run(&data).expect("a good trace runs")
 }
 
 /// Audit: the run's end was `last + 1`, the first-request window `start + W`
@@ -38,7 +35,7 @@ fn run_trace(csv: &str, unit: TimeUnit, requests: u64, window: u64, slots: u64) 
 fn timestamps_at_the_end_of_time() {
     let max = u64::MAX;
     let csv = format!("time\n{}\n{}\n{max}\n{max}\n", max - 20, max - 3);
-    let r = run_trace(&csv, TimeUnit::Ns, 1, 10, 10);
+    let r = run_trace(&csv, head(1, 10, 10, false));
     assert_eq!(r.arrivals, 4);
     assert_eq!(r.end, Nanos::MAX);
     assert_eq!(r.last_arrival, Some(Nanos::MAX));
@@ -46,7 +43,7 @@ fn timestamps_at_the_end_of_time() {
     // (max-20) admitted, (max-3) admitted, both at max see max-3 in their window.
     assert_eq!((log.admitted, log.rejected, log.peak, log.excess), (2, 2, 1, 0));
     // The same in decimal seconds: 18446744073.709551615 s is u64::MAX ns.
-    let r = run_trace("time\n18446744073.709551615\n", TimeUnit::S, 1, 7, 7);
+    let r = run_trace("time\n18446744073.709551615\n", head(1, 7, 7, true));
     assert_eq!(r.last_arrival, Some(Nanos::MAX));
 }
 
@@ -72,33 +69,53 @@ fn errors_next_to_multibyte_text() {
     assert!(e.contains("s.toml:4:10:") && e.contains("unknown unit `ßß`"), "{e}");
 }
 
-/// The `run_trace` fuzz target's setup (fuzz/fuzz_targets/run_trace.rs), for
-/// replaying its inputs here.
-fn run_trace_target(data: &[u8]) -> Option<(u64, u64)> {
-    let (head, bytes) = data.split_at(4);
-    let requests = u64::from(head[0] % 8) + 1;
-    let window = u64::from(u16::from_le_bytes([head[1], head[2]])) + 1;
-    let slots = (u64::from(head[3] % 16) + 1).min(window);
-    let options = CsvOptions {
-        time_unit: if head[3] & 0x80 == 0 { TimeUnit::Ns } else { TimeUnit::S },
-        sort: head[3] & 0x40 != 0,
-        ..CsvOptions::new("fuzz.csv")
-    };
-    let trace = CsvTrace::from_reader(bytes, &options).ok()?;
-    let config = RunConfig::new(
-        Limit { requests, window: Nanos::new(window) },
-        fuzz_limiters(window, slots, Some(head[0] & 0x80 != 0)),
-    );
-    let report = engine::run(&config, trace, None, &mut |_| {}).ok()?;
-    let rows = CsvTrace::from_reader(bytes, &options).unwrap().count() as u64;
-    Some((report.arrivals, rows))
-}
-
 /// Found by `run_trace` (with the dictionary) in 40 s when the dropped-arrival
 /// bug was put back on purpose: one row at 18446744073.7095516150 s, which is
 /// u64::MAX ns, with NUL bytes and extra columns around it.
 #[test]
 fn fuzz_input_with_a_row_at_the_end_of_time() {
     let data = b"\x03\xe8\x03\x84id,time,pat\x00\x00\x00\x00\x00\x00\x00\x00\x00;\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00h\x0a0,18446744073.7095516150,5\x00\x00\xfc\xff\xff\xff\x00\x00\x00\x00\x00\x00\x00\x00\x000";
-    assert_eq!(run_trace_target(data), Some((1, 1)));
+    let r = run_trace::run(data).expect("a good trace runs");
+    assert_eq!(r.arrivals, 1);
+}
+
+/// The `run_trace` checks on traces made to reach them: bursts at one
+/// instant, gaps around the window, client keys, and rows near the end of
+/// time, under heads drawn over every bit (a fixed seed, so a failure
+/// replays; the input is printed).
+#[test]
+fn run_trace_checks_hold_on_generated_traces() {
+    let mut seed = 0x5eed_u64;
+    let mut next = move || {
+        // splitmix64
+        seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut keyed = 0;
+    for _ in 0..300 {
+        let mut head: [u8; 4] = next().to_le_bytes()[..4].try_into().unwrap();
+        // Whole nanoseconds, windows up to 64 ns: many windows per trace.
+        head[3] &= !0x80;
+        head[2] = 0;
+        head[1] &= 0x3f;
+        let window = u64::from(head[1]) + 1;
+        let mut t = if next() % 4 == 0 { u64::MAX - 3 * window } else { 0 };
+        let mut csv = String::from("time,key\n");
+        for _ in 0..next() % 60 {
+            t = t.saturating_add(match next() % 4 {
+                0 => 0,
+                1 => window,
+                _ => next() % (2 * window),
+            });
+            csv.push_str(&format!("{t},{}\n", next() % 3));
+        }
+        keyed += usize::from(head[3] & 0x20 != 0);
+        let data = [&head[..], csv.as_bytes()].concat();
+        let run = std::panic::catch_unwind(|| run_trace::run(&data));
+        assert!(run.is_ok(), "input: {data:?}");
+    }
+    assert!(keyed > 100, "{keyed} keyed runs");
 }
