@@ -2,6 +2,7 @@
 //! for panics on user input), kept as regression tests. Each must give a
 //! result or a located error, never a panic.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use ratesim::engine::RunReport;
@@ -118,4 +119,117 @@ fn run_trace_checks_hold_on_generated_traces() {
         assert!(run.is_ok(), "input: {data:?}");
     }
     assert!(keyed > 100, "{keyed} keyed runs");
+}
+
+/// fuzz/dict/scenario.dict names every key the scenario parser takes and
+/// every value of a key that takes names. The lists are the parser's own:
+/// the messages for a key or a value it does not know, so a key added to
+/// the parser and not to the dictionary fails here.
+#[test]
+fn scenario_dictionary_has_every_key_and_value() {
+    let dict: BTreeSet<String> = include_str!("../fuzz/dict/scenario.dict")
+        .lines()
+        .filter(|l| l.starts_with('"'))
+        .map(|l| unescape(l.trim().trim_matches('"')))
+        .collect();
+    const BASE: &str = "name = \"t\"\nduration = \"2s\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n\
+                        [[traffic]]\nkind = \"burst\"\ncount = 1\n[[limiter]]\nkind = \"slot_counter\"\nslots = 2\n";
+    let burst = "kind = \"burst\"\ncount = 1";
+    let slots = "kind = \"slot_counter\"\nslots = 2";
+    let message =
+        |text: String| Scenario::parse(&text, Path::new("s.toml")).map(|_| ()).unwrap_err().to_string();
+    let after = |text: String| BASE.to_string() + &text;
+    let nodes = "[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\n";
+    // Keys: each table with a key it does not take.
+    let mut keys = vec!["kind".to_string()];
+    let mut unknown_key = vec![
+        format!("zzz = 1\n{BASE}"),
+        BASE.replace("requests = 10", "requests = 10\nzzz = 1"),
+        after("[output]\nzzz = 1\n".into()),
+        after("[sweep]\nzzz = 1\n".into()),
+        after("[retry]\nzzz = 1\n".into()),
+        after("[nodes]\nzzz = 1\n".into()),
+        after(format!("{nodes}[[nodes.outage]]\nzzz = 1\n")),
+        after("[nodes]\ncount = 2\nbalance = { zzz = 1 }\n".into()),
+    ];
+    let traffic_kinds = quoted_after(&message(BASE.replace(burst, "kind = \"zzz\"")), "expected one of");
+    let limiter_kinds = quoted_after(&message(BASE.replace(slots, "kind = \"zzz\"")), "expected one of");
+    for k in &traffic_kinds {
+        unknown_key.push(BASE.replace(burst, &format!("kind = \"{k}\"\nzzz = 1")));
+    }
+    for k in &limiter_kinds {
+        unknown_key.push(BASE.replace(slots, &format!("kind = \"{k}\"\nzzz = 1")));
+    }
+    for text in unknown_key {
+        let m = message(text);
+        let listed = match m.split_once("(it takes: ") {
+            Some((_, list)) => list.trim_end_matches(')').split(", ").map(str::to_string).collect(),
+            None => quoted_after(&m, if m.contains("takes only") { "takes only" } else { "expected" }),
+        };
+        assert!(!listed.is_empty(), "no keys listed in {m}");
+        keys.extend(listed);
+    }
+    // Values: each key that takes names with one it does not know.
+    let mut values = [traffic_kinds, limiter_kinds].concat();
+    let unknown_value = [
+        BASE.replace(slots, "kind = \"fixed_window\"\nalign = \"zzz\""),
+        BASE.replace(slots, "kind = \"token_bucket\"\nrefill = \"zzz\""),
+        BASE.replace(slots, "kind = \"token_bucket\"\ninitial = \"zzz\""),
+        BASE.replace(slots, "kind = \"weighted_window\"\nrounding = \"zzz\""),
+        BASE.replace(slots, &format!("{slots}\nretry_after = \"zzz\"")),
+        BASE.replace(burst, "kind = \"csv\"\npath = \"fuzz_regressions.rs\"\ntime_unit = \"zzz\""),
+        after("[retry]\npolicy = \"zzz\"\n".into()),
+        after("[nodes]\ncount = 2\nmode = \"zzz\"\n".into()),
+        after("[nodes]\ncount = 2\nbalance = \"zzz\"\n".into()),
+        after("[nodes]\ncount = 2\nper_node = \"zzz\"\n".into()),
+        after(format!("{nodes}[[nodes.outage]]\nstart = \"0s\"\nend = \"1s\"\nfail = \"zzz\"\n")),
+    ];
+    for text in unknown_value {
+        let m = message(text.replace("fuzz_regressions.rs", file!()));
+        let listed = quoted_after(&m, if m.contains("expected") { "expected" } else { "must be" });
+        assert!(!listed.is_empty(), "no values listed in {m}");
+        values.extend(listed.into_iter().filter(|v| v != "zzz"));
+    }
+    // Micro is written three ways in `time_unit`, as in durations.
+    values.extend(["\u{b5}s".to_string(), "\u{3bc}s".to_string()]);
+    let missing: Vec<String> = keys
+        .iter()
+        .filter(|k| !dict.contains(*k))
+        .cloned()
+        .chain(values.iter().map(|v| format!("\"{v}\"")).filter(|v| !dict.contains(v)))
+        .collect();
+    assert!(missing.is_empty(), "not in fuzz/dict/scenario.dict: {missing:?}");
+    assert!(keys.len() > 60 && values.len() > 35, "{} keys, {} values", keys.len(), values.len());
+}
+
+/// The words in `` ` `` or `"` after `marker` in `message`.
+fn quoted_after(message: &str, marker: &str) -> Vec<String> {
+    let (_, rest) = message.split_once(marker).unwrap_or_else(|| panic!("no {marker:?} in {message}"));
+    let mut out = Vec::new();
+    let mut parts = rest.split(['`', '"']);
+    parts.next();
+    while let Some(word) = parts.next() {
+        if !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-') {
+            out.push(word.to_string());
+        }
+        parts.next();
+    }
+    out
+}
+
+/// A dictionary entry's text: `\xNN` escapes are bytes.
+fn unescape(entry: &str) -> String {
+    let mut bytes = Vec::new();
+    let mut rest = entry.as_bytes();
+    while let Some((&b, tail)) = rest.split_first() {
+        if b == b'\\' && tail.first() == Some(&b'x') && tail.len() >= 3 {
+            let hex = std::str::from_utf8(&tail[1..3]).unwrap();
+            bytes.push(u8::from_str_radix(hex, 16).unwrap());
+            rest = &tail[3..];
+        } else {
+            bytes.push(b);
+            rest = tail;
+        }
+    }
+    String::from_utf8(bytes).unwrap()
 }
