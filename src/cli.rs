@@ -131,8 +131,8 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     };
     let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (number, unit) = text.split_at(digits);
-    let number: u64 = number.parse().map_err(|_| bad())?;
-    let shift = match unit.trim_start() {
+    let unit = unit.trim_start();
+    let shift = match unit {
         "B" => 0,
         "KiB" => 10,
         "MiB" => 20,
@@ -140,7 +140,15 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "TiB" => 40,
         _ => return Err(bad()),
     };
-    number.checked_mul(1 << shift).ok_or_else(|| format!("`{text}` is too large (at most 16 EiB)"))
+    // Digits past u64 are too large, as is a product past it.
+    let too_large =
+        || format!("`{text}` is too large: a size is less than 16 EiB, at most {}{unit}", u64::MAX >> shift);
+    let number: u64 = match number.parse() {
+        Ok(n) => n,
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => return Err(too_large()),
+        Err(_) => return Err(bad()),
+    };
+    number.checked_mul(1 << shift).ok_or_else(too_large)
 }
 
 #[cfg(test)]
@@ -156,5 +164,14 @@ mod tests {
         assert!(parse_size("8GB").unwrap_err().contains("units: B, KiB, MiB, GiB, TiB"));
         assert!(parse_size("MiB").is_err() && parse_size("1.5GiB").is_err() && parse_size("").is_err());
         assert!(parse_size("99999999999TiB").unwrap_err().contains("too large"));
+        // The largest of each unit, and one past it; digits past u64.
+        assert_eq!(parse_size("16777215TiB"), Ok(16_777_215 << 40));
+        assert_eq!(
+            parse_size("16777216TiB"),
+            Err("`16777216TiB` is too large: a size is less than 16 EiB, at most 16777215TiB".into())
+        );
+        assert_eq!(parse_size("18446744073709551615B"), Ok(u64::MAX));
+        assert!(parse_size("18446744073709551616B").unwrap_err().contains("at most 18446744073709551615B"));
+        assert!(parse_size("99999999999999999999999MiB").unwrap_err().contains("too large"));
     }
 }

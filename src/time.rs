@@ -173,10 +173,13 @@ impl TimeUnit {
         }
     }
 
+    /// A `time_unit` as a scenario writes it. Microseconds are `us`, or
+    /// `µs` with either character a keyboard gives for the mu: the micro
+    /// sign U+00B5 or the Greek small letter mu U+03BC, as in durations.
     pub fn parse(text: &str) -> Option<TimeUnit> {
         Some(match text {
             "ns" => TimeUnit::Ns,
-            "us" | "µs" => TimeUnit::Us,
+            "us" | "\u{b5}s" | "\u{3bc}s" => TimeUnit::Us,
             "ms" => TimeUnit::Ms,
             "s" => TimeUnit::S,
             _ => return None,
@@ -411,6 +414,18 @@ mod tests {
         assert!(matches!(parse_decimal_seconds("1x3"), Err(TimeParseError::BadDecimal(_))));
         assert!(matches!(parse_decimal_seconds("abc"), Err(TimeParseError::BadDecimal(_))));
         assert!(matches!(parse_decimal_seconds("."), Err(TimeParseError::BadDecimal(_))));
+    }
+
+    /// `time_unit` takes the same spellings of micro as a duration's unit:
+    /// `us`, the micro sign (U+00B5) and the Greek mu (U+03BC).
+    #[test]
+    fn micro_is_spelt_three_ways_in_time_unit_as_in_durations() {
+        for text in ["us", "\u{b5}s", "\u{3bc}s"] {
+            assert_eq!(TimeUnit::parse(text), Some(TimeUnit::Us), "{text}");
+            assert_eq!(parse_duration(&format!("250{text}")), Ok(Nanos(250_000)), "{text}");
+        }
+        assert_eq!(TimeUnit::parse("\u{3bc}"), None);
+        assert_eq!(TimeUnit::parse("sec"), None);
     }
 
     #[test]

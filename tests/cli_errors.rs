@@ -885,6 +885,92 @@ fn s63_empty_column_name() {
         .refused(&["`traffic[0].time_column` is empty"]);
 }
 
+/// `slots` has no default: a slot counter without it is refused at its
+/// table, with the forms the key takes.
+#[test]
+fn s65_slots_missing() {
+    Case::new(&with("slots = [2, 10]\n", "")).refused(&[
+        "s.toml:14:1:",
+        "`limiter[0].slots` is required: a slot count or a list of them, like 10 or [2, 10, 100]",
+    ]);
+}
+
+#[test]
+fn s66_rate_and_load_together() {
+    Case::new(&with_traffic("kind = \"constant\"\nrate = 5.0\nload = 0.5"))
+        .refused(&["s.toml:11:8:", "give `traffic[0].rate` or `load`, not both"]);
+}
+
+/// `load` is checked finite, but `load * L / W` may still overflow to an
+/// infinite rate (also tests/fuzz_regressions.rs).
+#[test]
+fn s67_load_whose_rate_is_not_finite() {
+    Case::new(&with_traffic("kind = \"poisson\"\nload = 1e308")).refused(&[
+        "s.toml:10:8:",
+        "`traffic[0].load` gives a rate of inf requests/s: it must be finite and above 0",
+    ]);
+    // Or one that underflows to 0: 5e-324 x 10 per 100 h.
+    let text =
+        with_traffic("kind = \"poisson\"\nload = 5e-324").replace("window = \"1s\"", "window = \"100h\"");
+    Case::new(&text).refused(&[
+        "s.toml:10:8:",
+        "`traffic[0].load` gives a rate of 0 requests/s: it must be finite and above 0",
+    ]);
+}
+
+#[test]
+fn s68_rate_or_load_missing() {
+    Case::new(&with_traffic("kind = \"constant\"")).refused(&[
+        "s.toml:8:1:",
+        "`traffic[0].rate` or `load` is required for kind \"constant\": requests per second, like rate = 50.0, or a multiple of the limit's L / W, like load = 0.8",
+    ]);
+}
+
+#[test]
+fn s72_burst_count_missing() {
+    Case::new(&with("count = 20\n", "")).refused(&[
+        "s.toml:8:1:",
+        "`traffic[0].count` is required for kind \"burst\": how many requests the burst sends, like 20",
+    ]);
+}
+
+#[test]
+fn s73_trace_path_missing() {
+    Case::new(&with_traffic("kind = \"csv\"")).refused(&[
+        "s.toml:8:1:",
+        "`traffic[0].path` is required for kind \"csv\": the trace file, like \"trace.csv\"",
+    ]);
+}
+
+#[test]
+fn s69_sweep_loads_empty() {
+    Case::new(&format!("{BASE}\n[sweep]\nloads = []\n")).refused(&[
+        "s.toml:19:9:",
+        "`sweep.loads` is empty: give at least one load factor (a multiple of L / W), like [0.5, 1, 2]",
+    ]);
+}
+
+#[test]
+fn s70_align_not_known() {
+    Case::new(&with(
+        "kind = \"slot_counter\"\nslots = [2, 10]",
+        "kind = \"fixed_window\"\nalign = \"first\"",
+    ))
+    .refused(&[
+        "s.toml:16:9:",
+        "`limiter[0].align` = \"first\" is not known: expected one of \"epoch\", \"first-request\"",
+    ]);
+}
+
+#[test]
+fn s71_offset_with_first_request_windows() {
+    let text = with(
+        "kind = \"slot_counter\"\nslots = [2, 10]",
+        "kind = \"fixed_window\"\nalign = \"first-request\"\noffset = \"1ms\"",
+    );
+    Case::new(&text).refused(&["s.toml:17:10:", "`limiter[0].offset` only applies to align = \"epoch\""]);
+}
+
 /// Each load of the load sweep generates Poisson traffic for
 /// `load_duration`: the generated sources' 1e9 cap applies to each run.
 #[test]
@@ -1034,6 +1120,19 @@ fn t13_unknown_time_unit() {
         "`traffic[0].time_unit` = \"sec\" is not known",
         "did you mean \"s\"?",
     ]);
+}
+
+/// `time_unit` takes micro as durations do: `us`, or `µs` written with the
+/// micro sign (U+00B5) or the Greek mu (U+03BC), which look the same.
+#[test]
+fn t36_time_unit_micro_with_either_mu_is_accepted() {
+    for unit in ["us", "\u{b5}s", "\u{3bc}s"] {
+        let c =
+            Case::new(&format!("{CSV_BASE}time_unit = \"{unit}\"\n")).file("trace.csv", "time\n250\n1500\n");
+        let out = c.run(&["check", "s.toml"]);
+        assert_eq!(out.code, 0, "{unit}: {}", out.stderr);
+        assert!(out.stdout.contains("trace.csv: 2 rows, 0.00025 s to 0.0015 s"), "{unit}: {}", out.stdout);
+    }
 }
 
 /// BOM, CRLF line ends, blank lines and extra columns are all fine.
@@ -2155,7 +2254,15 @@ fn r18_closed_clients_too_many() {
 #[test]
 fn r19_closed_think_missing() {
     Case::new(&closed("clients = 10"))
-        .refused(&["s.toml:8:1:", "`traffic[0].think` is required for kind \"closed\""]);
+        .refused(&["s.toml:8:1:", "`traffic[0].think` is required for kind \"closed\": the mean time a client thinks between an answer and its next request, like \"1s\""]);
+}
+
+#[test]
+fn r37_closed_clients_missing() {
+    Case::new(&closed("think = \"1s\"")).refused(&[
+        "s.toml:8:1:",
+        "`traffic[0].clients` is required for kind \"closed\": how many clients, like 100",
+    ]);
 }
 
 #[test]
@@ -2543,6 +2650,65 @@ fn n35_balance_weight_out_of_range() {
 }
 
 #[test]
+fn n36_count_missing() {
+    Case::new(&with_nodes("[nodes]\nbalance = \"random\"\n"))
+        .refused(&["s.toml:18:1:", "`nodes.count` is required: how many nodes, like 5"]);
+}
+
+#[test]
+fn n37_sync_without_sync_interval() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"sync\"\n")).refused(&[
+        "s.toml:20:8:",
+        "`nodes.sync_interval` is required for mode = \"sync\": how often nodes exchange counts, like \"1s\"",
+    ]);
+}
+
+/// A balance table takes only `weights`: another key is named (a near miss
+/// with a suggestion), and an empty table says what it lacks.
+#[test]
+fn n38_balance_table_with_another_key() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = { weights = [1, 2], x = 1 }\n")).refused(&[
+        "s.toml:20:35:",
+        "`nodes.balance.x` is not known: a balance table takes only `weights`, one weight per node, like { weights = [3, 1] }",
+    ]);
+    Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = { weight = [1, 2] }\n")).refused(&[
+        "s.toml:20:22:",
+        "`nodes.balance.weight` is not known: a balance table takes only `weights`, one weight per node, like { weights = [3, 1] }; did you mean `weights`?",
+    ]);
+    Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = {}\n")).refused(&[
+        "s.toml:20:11:",
+        "`nodes.balance` = { } has no `weights`: give one weight per node, like { weights = [3, 1] }, or name a balance: \"round_robin\", \"random\" or \"key_hash\"",
+    ]);
+}
+
+#[test]
+fn n39_weights_not_a_list() {
+    Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = { weights = 3 }\n")).refused(&[
+        "s.toml:20:23:",
+        "`nodes.balance.weights` must be a list of whole numbers from 0 to 1000000, one per node, like [3, 1], got 3",
+    ]);
+}
+
+/// `key_hash` sends every request of a key to one node: with no client keys
+/// every request has key 0, and one node would take them all. A Poisson
+/// source with `clients` (or a csv `key_column`) gives keys; a closed
+/// population does not.
+#[test]
+fn n42_key_hash_without_client_keys() {
+    let message = "`nodes.balance` = \"key_hash\" sends all the requests of a client key to one node, but no source gives client keys (a poisson source with `clients`, or a csv source with `key_column`): every request would go to node 0. Use \"round_robin\" or \"random\" to spread them, or give the traffic client keys";
+    Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = \"key_hash\"\n"))
+        .refused(&["s.toml:20:11:", message]);
+    let closed = with_traffic("kind = \"closed\"\nclients = 10\nthink = \"100ms\"");
+    // (the closed source is one line shorter than the burst)
+    Case::new(&format!("{closed}\n[nodes]\ncount = 2\nbalance = \"key_hash\"\n"))
+        .refused(&["s.toml:19:11:", message]);
+    let keyed = with_traffic("kind = \"poisson\"\nrate = 100.0\nclients = 50");
+    let out = Case::new(&format!("{keyed}\n[nodes]\ncount = 2\nbalance = \"key_hash\"\n"))
+        .run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
 fn n23_sweep_nodes_in_central_mode() {
     Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\n\n[sweep]\nnodes = [1, 2, 3]\n")).refused(&["s.toml:24:9:", "`sweep.nodes` has no effect with mode = \"central\": the one store decides every request, however many nodes ask it; sweep `rtts` instead"]);
 }
@@ -2606,6 +2772,25 @@ fn n33_sweep_nodes_and_rtts_without_nodes() {
 }
 
 // ---- production limiters: gcra and token_bucket -------------------------------
+
+#[test]
+fn n40_sweep_rtts_empty() {
+    Case::new(&format!("{BASE}\n[sweep]\nrtts = []\n")).refused(&[
+        "s.toml:19:8:",
+        "`sweep.rtts` is empty: give at least one round trip, like [\"0ms\", \"1ms\", \"10ms\"]",
+    ]);
+}
+
+#[test]
+fn n41_sweep_sync_intervals_empty() {
+    Case::new(&with_nodes(
+        "[nodes]\ncount = 2\nmode = \"sync\"\nsync_interval = \"100ms\"\n\n[sweep]\nsync_intervals = []\n",
+    ))
+    .refused(&[
+        "s.toml:24:18:",
+        "`sweep.sync_intervals` is empty: give at least one interval, like [\"100ms\", \"1s\"]",
+    ]);
+}
 
 /// `BASE` with its slot counter replaced by these lines (from line 15).
 fn with_limiter(lines: &str) -> String {
@@ -2775,6 +2960,12 @@ fn g22_max_wait_misspelt() {
     ]);
 }
 
+#[test]
+fn g23_capacity_empty_list() {
+    Case::new(&with_limiter("kind = \"token_bucket\"\ncapacity = []"))
+        .refused(&["s.toml:16:12:", "`limiter[0].capacity` is empty: give at least one capacity"]);
+}
+
 /// Every new key accepted: `check` lists one limiter per list value, and a
 /// run decides with all of them.
 #[test]
@@ -2903,4 +3094,20 @@ fn sh04_window_timestamps_past_the_memory_budget() {
         ],
     );
     assert!(!c.path("out").exists());
+}
+
+/// A size past u64 bytes is a usage error that says the largest in the
+/// unit written.
+#[test]
+fn sh05_memory_too_large() {
+    Case::new(BASE).fails(
+        &["run", "s.toml", "--memory", "99999999TiB"],
+        2,
+        &["invalid value '99999999TiB' for '--memory <SIZE>': `99999999TiB` is too large: a size is less than 16 EiB, at most 16777215TiB"],
+    );
+    Case::new(BASE).fails(
+        &["run", "s.toml", "--memory", "99999999999999999999B"],
+        2,
+        &["`99999999999999999999B` is too large: a size is less than 16 EiB, at most 18446744073709551615B"],
+    );
 }

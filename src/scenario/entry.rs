@@ -117,9 +117,10 @@ impl<'a> Entry<'a> {
         self.ctx.at(span, message)
     }
 
-    /// `key` is required for this kind but missing.
-    pub fn missing(&self, key: &str) -> ScenarioError {
-        self.at(self.span(), format!("`{}` is required for kind \"{}\"", self.key(key), self.kind))
+    /// `key` is required for this kind but missing; `what` says what it
+    /// holds, with an example.
+    pub fn missing(&self, key: &str, what: &str) -> ScenarioError {
+        self.at(self.span(), format!("`{}` is required for kind \"{}\": {what}", self.key(key), self.kind))
     }
 
     pub fn duration_of(&self, key: &str, v: &Spanned<String>) -> Result<Nanos, ScenarioError> {

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::diagnostics::{Ctx, Loose, ScenarioError, Whole};
+use super::diagnostics::{Ctx, Loose, ScenarioError, Whole, nearest_key};
 use super::traffic::Traffic;
 use crate::limiter::{Limit, LimiterSpec};
 use crate::nodes::{Balance, Mode, Outage, Topology};
@@ -76,7 +76,7 @@ pub(super) fn validate(
     let mode = mode(ctx, r, c)?;
     let rule = per_node(ctx, r, c.limit, count, mode)?;
     let per_node = rule.for_nodes(c.limit, count);
-    let balance = balance(ctx, r, count)?;
+    let balance = balance(ctx, r, count, c.traffic)?;
     let skew = skew(ctx, r, c.traffic, count, mode)?;
     let outages = outages(ctx, r, mode)?;
     Ok((Topology { count, balance, mode, per_node, skew, outages }, rule))
@@ -188,8 +188,21 @@ fn per_node(ctx: &Ctx, r: &RawNodes, limit: Limit, count: u16, mode: Mode) -> Re
     Ok(rule)
 }
 
+/// Whether some source gives its requests client keys: a Poisson source
+/// with `clients`, or a csv source with `key_column`. Every other request
+/// has key 0.
+fn has_client_keys(traffic: &[Traffic]) -> bool {
+    traffic.iter().any(|t| match t {
+        Traffic::Poisson { clients, .. } => clients.is_some(),
+        Traffic::Csv(opts) => opts.key_column.is_some(),
+        Traffic::Burst { .. } | Traffic::Constant { .. } | Traffic::Closed { .. } => false,
+    })
+}
+
 /// `balance`: a name, or `{ weights = [...] }` with one weight per node.
-fn balance(ctx: &Ctx, r: &RawNodes, count: u16) -> Result<Balance, ScenarioError> {
+/// `key_hash` needs client keys: without them every request has key 0 and
+/// would go to one node.
+fn balance(ctx: &Ctx, r: &RawNodes, count: u16, traffic: &[Traffic]) -> Result<Balance, ScenarioError> {
     let Some(v) = &r.balance else { return Ok(Balance::RoundRobin) };
     let expected =
         "`nodes.balance` must be \"round_robin\", \"random\", \"key_hash\" or { weights = [3, 1, ...] }";
@@ -197,15 +210,32 @@ fn balance(ctx: &Ctx, r: &RawNodes, count: u16) -> Result<Balance, ScenarioError
         Loose::Str(s) => match s.as_str() {
             "round_robin" => Ok(Balance::RoundRobin),
             "random" => Ok(Balance::Random),
+            "key_hash" if !has_client_keys(traffic) => Err(ctx.at(
+                v.span(),
+                "`nodes.balance` = \"key_hash\" sends all the requests of a client key to one node, but no source gives client keys (a poisson source with `clients`, or a csv source with `key_column`): every request would go to node 0. Use \"round_robin\" or \"random\" to spread them, or give the traffic client keys",
+            )),
             "key_hash" => Ok(Balance::KeyHash),
             other => Err(ctx.at(v.span(), format!("{expected}, got \"{other}\""))),
         },
         Loose::Table(t) => {
-            let ws = match t.as_slice() {
-                [(key, ws)] if key == "weights" => ws,
-                _ => {
-                    return Err(ctx.at(v.span(), format!("{expected}: a table takes only `weights`, a list")));
-                }
+            // The key that is not `weights` is named and pointed at (its
+            // value: the key's own place is not kept).
+            if let Some((key, other)) = t.iter().find(|(k, _)| k != "weights") {
+                let near = nearest_key(key, &["weights"]).map(|k| format!("; did you mean `{k}`?"));
+                return Err(ctx.at(
+                    other.span(),
+                    format!(
+                        "`nodes.balance.{}` is not known: a balance table takes only `weights`, one weight per node, like {{ weights = [3, 1] }}{}",
+                        key.escape_debug(),
+                        near.unwrap_or_default()
+                    ),
+                ));
+            }
+            let Some((_, ws)) = t.first() else {
+                return Err(ctx.at(
+                    v.span(),
+                    "`nodes.balance` = { } has no `weights`: give one weight per node, like { weights = [3, 1] }, or name a balance: \"round_robin\", \"random\" or \"key_hash\"",
+                ));
             };
             let Loose::List(ws) = ws.get_ref() else {
                 return Err(ctx.at(

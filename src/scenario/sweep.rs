@@ -149,7 +149,7 @@ pub(super) fn validate(
     }
     if let Some(loads) = &r.loads {
         if loads.get_ref().is_empty() {
-            return Err(ctx.at(loads.span(), "`sweep.loads` is empty: give at least one load factor"));
+            return Err(ctx.at(loads.span(), "`sweep.loads` is empty: give at least one load factor (a multiple of L / W), like [0.5, 1, 2]"));
         }
         out.loads = loads.get_ref().iter().map(|l| ctx.rate("sweep.loads", l)).collect::<Result<_, _>>()?;
     }

@@ -90,7 +90,10 @@ struct BurstKeys {
 fn burst(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
     let keys: BurstKeys = entry.keys()?;
     let start = start(entry, &keys.start)?;
-    let count_raw = keys.count.as_ref().ok_or_else(|| entry.missing("count"))?;
+    let count_raw = keys
+        .count
+        .as_ref()
+        .ok_or_else(|| entry.missing("count", "how many requests the burst sends, like 20"))?;
     let count = entry.at_least_one("count", count_raw)?;
     if count > MAX_GENERATED {
         return Err(entry.at(
@@ -206,7 +209,16 @@ fn rate(entry: &Entry<'_>, keys: &ConstantKeys, start: Nanos, end: Nanos) -> Res
             let load = entry.rate("load", l)?;
             (load * limit.requests as f64 / limit.window.as_secs_f64(), l.span(), entry.key("load"))
         }
-        (None, None) => return Err(entry.missing("rate` or `load")),
+        (None, None) => {
+            return Err(entry.at(
+                entry.span(),
+                format!(
+                    "`{}` or `load` is required for kind \"{}\": requests per second, like rate = 50.0, or a multiple of the limit's L / W, like load = 0.8",
+                    entry.key("rate"),
+                    entry.kind()
+                ),
+            ));
+        }
     };
     // Expected requests over [start, end); also catches a load whose rate
     // overflows to infinity or underflows to 0.
@@ -269,7 +281,7 @@ fn ends_after_start(
 /// `kind = "csv"`: a recorded trace, its path relative to the scenario.
 fn csv(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
     let keys: CsvKeys = entry.keys()?;
-    let p = keys.path.as_ref().ok_or_else(|| entry.missing("path"))?;
+    let p = keys.path.as_ref().ok_or_else(|| entry.missing("path", "the trace file, like \"trace.csv\""))?;
     if p.get_ref().trim().is_empty() {
         return Err(entry.at(
             p.span(),
@@ -333,7 +345,8 @@ pub const MAX_CLOSED_CLIENTS: u64 = 10_000_000;
 /// `kind = "closed"`: a population of clients that wait for each answer.
 fn closed(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
     let keys: ClosedKeys = entry.keys()?;
-    let clients_raw = keys.clients.as_ref().ok_or_else(|| entry.missing("clients"))?;
+    let clients_raw =
+        keys.clients.as_ref().ok_or_else(|| entry.missing("clients", "how many clients, like 100"))?;
     let clients = entry.at_least_one_whole("clients", clients_raw)?;
     if clients > i128::from(MAX_CLOSED_CLIENTS) {
         return Err(entry.at(
@@ -342,7 +355,12 @@ fn closed(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
         ));
     }
     let clients = clients as u64;
-    let think_raw = keys.think.as_ref().ok_or_else(|| entry.missing("think"))?;
+    let think_raw = keys.think.as_ref().ok_or_else(|| {
+        entry.missing(
+            "think",
+            "the mean time a client thinks between an answer and its next request, like \"1s\"",
+        )
+    })?;
     let think = entry.positive_duration("think", think_raw)?;
     let start = start(entry, &keys.start)?;
     let end = match (&keys.end, entry.duration()) {
