@@ -239,17 +239,26 @@ impl Limiter for Guava {
             return Decision::Reject;
         }
         let wait = (self.reserve(cost.max(1), now_micros) - now_micros).max(0);
-        if wait == 0 { Decision::Admit } else { Decision::Delay(Nanos::new(wait as u64 * 1000)) }
+        // A wait longer than u64::MAX ns (584 years: a very slow rate, with
+        // requests queued behind its permits) goes on at the end of time:
+        // the engine stops `now + d` at u64::MAX.
+        if wait == 0 {
+            Decision::Admit
+        } else {
+            Decision::Delay(Nanos::new((wait as u64).saturating_mul(1000)))
+        }
     }
 
     /// `tryAcquire(timeout)` succeeds once `nextFreeTicketMicros - timeout
     /// <= nowMicros`, and the stopwatch reads `floor((t - origin) / 1 us)`:
     /// the first such `t` is `origin + (nextFreeTicketMicros - timeout) *
-    /// 1000` ns. A refusal reserves nothing, so that is exact.
+    /// 1000` ns. A refusal reserves nothing, so that is exact. `None` when
+    /// that is past the last nanosecond: no request is admitted then.
     fn retry_at(&self, _now: Nanos, _cost: u32) -> Option<Nanos> {
         let timeout = self.timeout_micros?;
         let micros = self.next_free_micros.saturating_sub(timeout).max(0) as u64;
-        Some(Nanos::new(self.origin.saturating_add(micros.saturating_mul(1000))))
+        let at = u128::from(self.origin) + u128::from(micros) * 1000;
+        u64::try_from(at).ok().map(Nanos::new)
     }
 
     /// A client key's limiter: `create` runs at its first request.
@@ -373,5 +382,40 @@ mod tests {
         let mut g = guava(1_000_000.0, None); // one permit per microsecond
         assert_eq!(g.decide(Nanos::new(999), 1), Decision::Admit); // 0 us
         assert_eq!(g.decide(Nanos::new(999), 1), Decision::Delay(Nanos::new(1000)));
+    }
+
+    /// A permit every 2^30 s (a rate a scenario accepts): 18 requests at
+    /// once wait 0, 2^30 s, ..., 17 x 2^30 s (about 1.83e19 ns); the 19th
+    /// would wait 18 x 2^30 s, past the last nanosecond (about 1.84e19 ns),
+    /// and goes on there. (The wait in ns used to be `wait_us * 1000`,
+    /// which overflowed: a debug build panicked, a release build wrapped
+    /// round and let the 19th through after 27.9 years.)
+    #[test]
+    fn a_wait_past_the_end_of_time_stops_there() {
+        let mut g = guava(1.0 / f64::from(1u32 << 30), None);
+        let interval = Nanos::from_secs(1 << 30);
+        assert_eq!(g.decide(Nanos::ZERO, 1), Decision::Admit);
+        for k in 1..18 {
+            assert_eq!(
+                g.decide(Nanos::ZERO, 1),
+                Decision::Delay(Nanos::new(k * interval.get())),
+                "request {k}"
+            );
+        }
+        assert_eq!(Nanos::ZERO.saturating_add(g.decide(Nanos::ZERO, 1).delay()), Nanos::MAX);
+    }
+
+    /// `tryAcquire` at the slowest rate a scenario takes (one permit per
+    /// 2^64 - 1 ns): after the first permit the next is due at
+    /// 18 446 744 073 709 552 us (`(long)` of the `double` interval), past
+    /// the last nanosecond, so there is no retry time (it used to say
+    /// `u64::MAX`, where the request is refused).
+    #[test]
+    fn no_retry_time_past_the_end_of_time() {
+        let mut g = guava(1e9 / u64::MAX as f64, Some(Nanos::ZERO));
+        assert_eq!(g.decide(Nanos::ZERO, 1), Decision::Admit);
+        assert_eq!(g.decide(Nanos::ZERO, 1), Decision::Reject);
+        assert_eq!(g.retry_at(Nanos::ZERO, 1), None);
+        assert_eq!(g.decide(Nanos::MAX, 1), Decision::Reject);
     }
 }
