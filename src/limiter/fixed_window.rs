@@ -210,6 +210,8 @@ impl Limiter for FixedWindow {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
     use crate::limiter::Decision::{Admit, Reject};
 
@@ -265,5 +267,145 @@ mod tests {
         assert_eq!(l.decide(ms(1), 3), Admit);
         assert_eq!(l.decide(ms(2), 3), Reject);
         assert_eq!(l.decide(ms(3), 2), Admit);
+    }
+
+    // ---- golden values: docs/semantics.md and Python `limits`' tests --------
+
+    /// docs/semantics.md, "Fixed window, first-request": `L = 3` per 1 us,
+    /// requests at 0, 999, 999 and three at 1000 ns: all six admitted (the
+    /// window opened at 0 ends at 1000, where the next one opens).
+    #[test]
+    fn semantics_first_request_example() {
+        let mut l =
+            FixedWindow::new(Limit { requests: 3, window: Nanos::new(1000) }, WindowAlign::FirstRequest);
+        for t in [0, 999, 999, 1000, 1000, 1000] {
+            assert_eq!(l.decide(Nanos::new(t), 1), Admit, "t = {t}");
+        }
+        assert_eq!(l.decide(Nanos::new(1999), 1), Reject);
+    }
+
+    /// Python `limits`' `tests/test_strategy.py`, `test_fixed_window`
+    /// (`FixedWindowRateLimiter`, memory storage, frozen clock): limit
+    /// `RateLimitItemPerSecond(10, 2)`, ten hits at the start all pass, a
+    /// hit 1 s later fails with the reset time at start + 2 s, and a hit
+    /// at start + 2 s passes (the key expired: `expiry <= time.time()`).
+    #[test]
+    fn limits_test_fixed_window() {
+        let mut l =
+            FixedWindow::new(Limit { requests: 10, window: Nanos::from_secs(2) }, WindowAlign::FirstRequest);
+        let start = ms(250);
+        for _ in 0..10 {
+            assert_eq!(l.decide(start, 1), Admit);
+        }
+        assert_eq!(l.decide(start + ms(1000), 1), Reject);
+        assert_eq!(l.retry_at(start + ms(1000), 1), Some(start + ms(2000)));
+        assert_eq!(l.decide(start + ms(2000), 1), Admit);
+    }
+
+    /// `limits`' `test_fixed_window_multiple_cost`: limit
+    /// `RateLimitItemPerMinute(10, 2)`; key k1: a hit of cost 11 fails; key
+    /// k2: cost 5 passes (5 remaining), then cost 6 fails.
+    #[test]
+    fn limits_test_fixed_window_multiple_cost() {
+        let limit = Limit { requests: 10, window: Nanos::from_secs(120) };
+        let mut k1 = FixedWindow::new(limit, WindowAlign::FirstRequest);
+        assert_eq!(k1.decide(ms(0), 11), Reject);
+        assert_eq!(k1.retry_at(ms(0), 11), None); // never: more than the limit
+        let mut k2 = FixedWindow::new(limit, WindowAlign::FirstRequest);
+        assert_eq!(k2.decide(ms(0), 5), Admit);
+        assert_eq!(k2.decide(ms(0), 6), Reject);
+    }
+
+    /// `limits`' `test_test_fixed_window`: `RateLimitItemPerHour(2, 1)`:
+    /// two hits pass, the third fails.
+    #[test]
+    fn limits_test_test_fixed_window() {
+        let mut l = FixedWindow::new(
+            Limit { requests: 2, window: Nanos::from_secs(3600) },
+            WindowAlign::FirstRequest,
+        );
+        assert_eq!([0, 0, 0].map(|t| l.decide(ms(t), 1)), [Admit, Admit, Reject]);
+    }
+
+    // ---- a brute-force oracle from the contract -------------------------------
+
+    /// The windows as `docs/semantics.md` defines them, request by request:
+    /// aligned, request `t` is in window `floor((t - offset) / W)` (the
+    /// offset as given, not reduced: the same cut of time); first-request,
+    /// a window opens at the first request and at the first one at or
+    /// after `start + W`. A request is admitted iff the costs admitted so far
+    /// in its window plus its own are at most `L`. Each decision, and for a
+    /// refusal the next window's start (`None` past the last nanosecond, or
+    /// when the cost is over `L`).
+    fn oracle(limit: Limit, align: (bool, u64), reqs: &[(u64, u32)]) -> Vec<(bool, Option<u64>)> {
+        let (first_request, offset) = align;
+        let (l, w) = (limit.requests, i128::from(limit.window.get()));
+        // (window, cost) of each admitted request.
+        let mut admitted: Vec<(i128, u64)> = Vec::new();
+        let mut opened: Option<i128> = None;
+        let mut out = Vec::new();
+        for &(t, cost) in reqs {
+            let t = i128::from(t);
+            // A window is named by its start.
+            let start = if first_request {
+                let start = match opened {
+                    Some(s) if t < s + w => s,
+                    _ => t,
+                };
+                opened = Some(start);
+                start
+            } else {
+                (t - i128::from(offset)).div_euclid(w) * w + i128::from(offset)
+            };
+            let used: u64 = admitted.iter().filter(|&&(s, _)| s == start).map(|&(_, c)| c).sum();
+            if used + u64::from(cost) <= l {
+                admitted.push((start, u64::from(cost)));
+                out.push((true, None));
+            } else {
+                let next = u64::try_from(start + w).ok().filter(|_| u64::from(cost) <= l);
+                out.push((false, next));
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// The limiter agrees with the oracle, aligned with any offset
+        /// (also more than `W`) and first-request, on random traces (costs
+        /// up to 3, some near the last nanosecond), with the advertised
+        /// retry time after each refusal.
+        #[test]
+        fn agrees_with_the_contract(
+            requests in 1u64..6,
+            window in prop::sample::select(vec![1u64, 7, 1000, 1001, 1_000_000_000]),
+            first_request in any::<bool>(),
+            offset_in_windows in 0.0f64..3.0,
+            near_the_end in prop::bool::weighted(0.2),
+            gaps in prop::collection::vec((
+                prop_oneof![3 => Just(0u64), 3 => 0u64..3, 3 => 0u64..1000, 1 => 0u64..5000],
+                prop_oneof![6 => Just(1u32), 1 => 1u32..4],
+            ), 0..150),
+        ) {
+            let limit = Limit { requests, window: Nanos::new(window) };
+            let offset = (offset_in_windows * window as f64) as u64;
+            let align = if first_request { WindowAlign::FirstRequest } else { WindowAlign::Epoch { offset: Nanos::new(offset) } };
+            let mut l = FixedWindow::new(limit, align);
+            // Gaps in thousandths of a window, plus a few ns.
+            let mut t = if near_the_end { u64::MAX - 5 * window } else { 0 };
+            let reqs: Vec<(u64, u32)> = gaps.iter().map(|&(g, c)| {
+                t = t.saturating_add(g * window / 1000 + g % 3);
+                (t, c)
+            }).collect();
+            let want = oracle(limit, (first_request, offset), &reqs);
+            for (&(t, cost), (admit, next)) in reqs.iter().zip(want) {
+                let got = l.decide(Nanos::new(t), cost);
+                prop_assert_eq!(got, if admit { Admit } else { Reject }, "t = {}, cost {}", t, cost);
+                if !admit {
+                    prop_assert_eq!(l.retry_at(Nanos::new(t), cost).map(Nanos::get), next, "t = {}, cost {}", t, cost);
+                }
+            }
+        }
     }
 }

@@ -779,14 +779,17 @@ mod tests {
     /// nginx's lookup written out from the C with `i64` (`ngx_int_t`) and
     /// wrapping `u64` (`ngx_uint_t`) arithmetic; a request of cost `c` is `c`
     /// lookups at the same millisecond on a copy, kept only if all pass.
+    /// `ep` is the lookup's `*ep`, the excess the account works from.
     #[derive(Clone, Debug)]
     struct CNode {
         excess: u64, // ngx_uint_t
         last: u64,   // ngx_msec_t
     }
 
-    fn c_lookup(node: &mut Option<CNode>, rate: u64, burst: u64, now: u64) -> bool {
+    fn c_lookup(node: &mut Option<CNode>, rate: u64, burst: u64, now: u64, ep: &mut u64) -> bool {
         let Some(lr) = node else {
+            // A new node: `*ep = 0`, `lr->excess = 0`, `lr->last = now`.
+            *ep = 0;
             *node = Some(CNode { excess: 0, last: now });
             return true;
         };
@@ -803,6 +806,7 @@ mod tests {
         if excess < 0 {
             excess = 0;
         }
+        *ep = excess as u64;
         if excess as u64 > burst {
             return false;
         }
@@ -842,11 +846,91 @@ mod tests {
                 t += gap;
                 let now = t / 1_000_000;
                 let mut copy = node.clone();
-                let ok = (0..cost).all(|_| c_lookup(&mut copy, rate, b, now));
+                let ok = (0..cost).all(|_| c_lookup(&mut copy, rate, b, now, &mut 0));
                 if ok {
                     node = copy;
                 }
                 prop_assert_eq!(l.decide(Nanos::new(t), cost).admitted(), ok, "t = {} ns, cost {}", t, cost);
+            }
+        }
+    }
+
+    /// `ngx_http_limit_req_account` for the one `limit_req` of the location
+    /// (`n = 0`, so its loop over earlier limits runs no time): the delay in
+    /// milliseconds, with `limit->delay = delay * 1000`, or
+    /// `NGX_MAX_INT_T_VALUE / 1000 * 1000` for `nodelay`.
+    fn c_account(ep: u64, limit_delay: u64, rate: u64) -> u64 {
+        let excess = ep as i64; // excess = *ep;
+        if excess as u64 <= limit_delay {
+            0 // max_delay = 0;
+        } else {
+            // (excess - (*limit)->delay) * 1000 / ctx->rate, in ngx_uint_t.
+            (excess as u64).wrapping_sub(limit_delay).wrapping_mul(1000) / rate
+        }
+    }
+
+    /// `ngx_http_limit_req_handler` after a lookup that passed: `!delay`
+    /// passes at once (the request's own instant `t`); otherwise
+    /// `ngx_add_timer(wev, delay)` keys the timer at `ngx_current_msec +
+    /// delay`, and `ngx_event_expire_timers` fires it once `node->key -
+    /// ngx_current_msec <= 0`: on ratesim's millisecond clock (`floor(t /
+    /// 1 ms)`) at the instant `key * 1 ms`, stopped at the last nanosecond.
+    fn c_release(t: u64, delay_ms: u64) -> u64 {
+        if delay_ms == 0 {
+            return t;
+        }
+        let key = u128::from(t / 1_000_000) + u128::from(delay_ms);
+        (key * 1_000_000).min(u128::from(u64::MAX)) as u64
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        /// With `delay = N` (`nodelay = false` is 0) and with `nodelay`, the
+        /// limiter and the C transcription agree on every decision: refused
+        /// or not, and the instant an admitted request reaches the backend
+        /// (`Admit` exactly when nginx passes it at once). A request of cost
+        /// `c` is `c` requests at the same instant, all admitted or none; it
+        /// reaches the backend when the last of them does.
+        #[test]
+        fn delay_mode_agrees_with_the_c_code(
+            requests in 1u64..20,
+            window_ms in prop::sample::select(vec![1u64, 7, 100, 999, 1000, 1001, 2000, 60_000, 61_000]),
+            (burst, delay) in (0u64..8).prop_flat_map(|b| (Just(b), prop_oneof![Just(None), (0..=b).prop_map(Some)])),
+            steps in prop::collection::vec((
+                prop_oneof![
+                    3 => Just(0u64),
+                    3 => 0u64..2_000_000,
+                    2 => 0u64..200_000_000,
+                    1 => prop::sample::select(vec![999_999u64, 1_000_000, 1_000_001, 500_000_000, 62_500_000_000]),
+                ],
+                prop_oneof![8 => Just(1u32), 1 => 2u32..4],
+            ), 0..200),
+        ) {
+            let limit = Limit { requests, window: Nanos::from_millis(window_ms) };
+            let mut l = LeakyBucketSpec { burst, delay }.build(limit);
+            let rate = requests * 1_000_000 / window_ms;
+            let limit_delay = delay.map_or(i64::MAX as u64 / 1000 * 1000, |d| d * 1000);
+            let (b, mut node, mut t) = (burst * 1000, None, 0u64);
+            for (gap, cost) in steps {
+                t += gap;
+                let now = t / 1_000_000;
+                let mut copy = node.clone();
+                let mut release = t;
+                let ok = (0..cost).all(|_| {
+                    let mut ep = 0;
+                    let ok = c_lookup(&mut copy, rate, b, now, &mut ep);
+                    release = release.max(c_release(t, c_account(ep, limit_delay, rate)));
+                    ok
+                });
+                let got = l.decide(Nanos::new(t), cost);
+                if !ok {
+                    prop_assert_eq!(got, Reject, "t = {} ns, cost {}", t, cost);
+                    continue;
+                }
+                node = copy;
+                let want = if release == t { Admit } else { Decision::Delay(Nanos::new(release - t)) };
+                prop_assert_eq!(got, want, "t = {} ns, cost {}", t, cost);
             }
         }
     }

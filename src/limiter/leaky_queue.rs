@@ -146,6 +146,8 @@ impl Limiter for LeakyQueue {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     fn queue(requests: u64, window_ms: u64, places: u64) -> LeakyQueue {
@@ -189,5 +191,137 @@ mod tests {
         let mut q = LeakyQueueSpec { queue: 10 }.build(Limit { requests: 3, window: Nanos::new(1000) });
         let delays: Vec<Nanos> = (0..4).map(|_| q.decide(Nanos::ZERO, 1).delay()).collect();
         assert_eq!(delays, [0, 334, 667, 1000].map(Nanos::new));
+    }
+
+    // ---- a brute-force oracle from the documented rule ------------------------
+
+    /// The leaky queue from `docs/semantics.md` alone ("Shaping", leaky
+    /// queue; the contract: a FIFO of `queue` places drained at `L / W`):
+    /// a request is refused iff `queue` admitted requests are still waiting
+    /// (their departure is after its arrival; one leaving at that instant has
+    /// left); an admitted one starts at its arrival or when the request
+    /// before it has had its slots, whichever is later, exactly; it reaches
+    /// the backend at that start rounded up to a whole ns. A request of
+    /// cost `c` takes `c` slots of `W / L` (the module's rule: the contract
+    /// has no cost here, and every source ratesim ships sends 1). Lindley's recursion `s_k = max(t_k,
+    /// s_(k-1) + c_(k-1) W / L)` is written out as its closed form, `s_k =
+    /// max over admitted j <= k of t_j + (c_j + ... + c_(k-1)) W / L`, in
+    /// exact integers of `1 / L` ns. Each request's departure, or `None`
+    /// when refused.
+    fn oracle(requests: u64, window: u64, places: usize, reqs: &[(u64, u32)]) -> Vec<Option<u64>> {
+        let (l, w) = (u128::from(requests), u128::from(window));
+        // (arrival, cost, departure) of every admitted request.
+        let mut admitted: Vec<(u64, u32, u64)> = Vec::new();
+        let mut out = Vec::new();
+        for &(t, cost) in reqs {
+            let waiting = admitted.iter().filter(|&&(_, _, d)| d > t).count();
+            if waiting >= places {
+                out.push(None);
+                continue;
+            }
+            let mut start = u128::from(t) * l;
+            let mut slots = 0u128;
+            for &(tj, cj, _) in admitted.iter().rev() {
+                slots += u128::from(cj);
+                start = start.max(u128::from(tj) * l + slots * w);
+            }
+            let departure = u64::try_from(start.div_ceil(l)).unwrap();
+            admitted.push((t, cost, departure));
+            out.push(Some(departure));
+        }
+        out
+    }
+
+    /// Arrival times with gaps of none, up to `W / 2`, up to `2 W`, up to
+    /// `10 W` and a few ns, and costs up to `max_cost`.
+    fn trace(window: u64, max_cost: u32) -> impl Strategy<Value = Vec<(u64, u32)>> {
+        prop::collection::vec(
+            (
+                prop_oneof![
+                    3 => Just(0u64),
+                    3 => 0..window / 2 + 1,
+                    2 => 0..2 * window + 1,
+                    1 => 0..10 * window,
+                    1 => 0u64..5,
+                ],
+                prop_oneof![6 => Just(1u32), 1 => 1..=max_cost],
+            ),
+            0..150,
+        )
+        .prop_map(|steps| {
+            let mut t = 0;
+            steps
+                .into_iter()
+                .map(|(gap, cost)| {
+                    t += gap;
+                    (t, cost)
+                })
+                .collect()
+        })
+    }
+
+    /// `(L, W ns, queue)`, and a trace for that window.
+    fn case(max_cost: u32) -> impl Strategy<Value = ((u64, u64, u64), Vec<(u64, u32)>)> {
+        (
+            1u64..7,
+            prop::sample::select(vec![1u64, 7, 999, 1000, 1001, 1_000_000_000]),
+            prop_oneof![2 => 1u64..4, 1 => 4u64..20],
+        )
+            .prop_flat_map(move |shape| (Just(shape), trace(shape.1, max_cost)))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// The limiter agrees with the oracle on random traces (costs up to
+        /// 3): refused or not, and the instant an admitted request reaches
+        /// the backend (`Admit` exactly when that is its arrival). After a
+        /// refusal the advertised retry time is the first departure still
+        /// ahead.
+        #[test]
+        fn agrees_with_its_documented_rule(
+            ((requests, window, places), reqs) in case(3),
+        ) {
+            let mut q = LeakyQueueSpec { queue: places }.build(Limit { requests, window: Nanos::new(window) });
+            let want = oracle(requests, window, places as usize, &reqs);
+            let mut departures: Vec<u64> = Vec::new();
+            for (&(t, cost), want) in reqs.iter().zip(want) {
+                let got = q.decide(Nanos::new(t), cost);
+                match want {
+                    None => {
+                        prop_assert_eq!(got, Decision::Reject, "t = {}, cost {}", t, cost);
+                        let next = departures.iter().copied().filter(|&d| d > t).min();
+                        prop_assert_eq!(q.retry_at(Nanos::new(t), cost).map(Nanos::get), next, "t = {}", t);
+                    }
+                    Some(d) if d == t => prop_assert_eq!(got, Decision::Admit, "t = {}, cost {}", t, cost),
+                    Some(d) => prop_assert_eq!(got, Decision::Delay(Nanos::new(d - t)), "t = {}, cost {}", t, cost),
+                }
+                departures.extend(want);
+            }
+        }
+
+        /// What the queue sends on (cost 1) never has more than `L` requests
+        /// in any exact window `(t - W, t]` of backend times: departures are
+        /// at least `W / L` apart before rounding up, so `L + 1` of them
+        /// span at least `W`.
+        #[test]
+        fn the_backend_sees_at_most_l_per_window(
+            ((requests, window, places), reqs) in case(1),
+        ) {
+            let mut q = LeakyQueueSpec { queue: places }.build(Limit { requests, window: Nanos::new(window) });
+            let mut backend: Vec<u64> = Vec::new();
+            for &(t, _) in &reqs {
+                let got = q.decide(Nanos::new(t), 1);
+                if got.admitted() {
+                    backend.push(t + got.delay().get());
+                }
+            }
+            backend.sort_unstable();
+            // A window ending at a backend time holds the most.
+            for &end in &backend {
+                let inside = backend.iter().filter(|&&b| b <= end && b + window > end).count();
+                prop_assert!(inside as u64 <= requests, "{} in ({}, {}] with L = {}", inside, i128::from(end) - i128::from(window), end, requests);
+            }
+        }
     }
 }
