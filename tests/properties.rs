@@ -4,8 +4,8 @@ use proptest::prelude::*;
 
 use ratesim::engine::{self, RunConfig};
 use ratesim::limiter::{
-    AlgorithmSpec, FixedWindowSpec, LeakyBucketSpec, Limit, Limiter, LimiterSpec, Rounding, SlidingLogSpec,
-    SlotCounterSpec, WeightedWindowSpec, WindowAlign,
+    AlgorithmSpec, FixedWindowSpec, GuavaSpec, LeakyBucketSpec, LeakyQueueSpec, Limit, Limiter, LimiterSpec,
+    Rounding, SlidingLogSpec, SlotCounterSpec, WeightedWindowSpec, WindowAlign,
 };
 use ratesim::time::Nanos;
 use ratesim::trace::{Arrival, ArrivalResult};
@@ -294,7 +294,7 @@ proptest! {
     }
 }
 
-// ---- production limiters: leaky bucket (nginx) and weighted window ----------
+// ---- production limiters: leaky bucket (nginx), weighted window, Guava, leaky queue ----
 
 const MS: u64 = 1_000_000;
 
@@ -347,27 +347,54 @@ fn production_specs(window: u64) -> Vec<LimiterSpec> {
     let weighted = |rounding, offset, count_rejected| {
         LimiterSpec::from(WeightedWindowSpec { rounding, offset: Nanos::new(offset), count_rejected })
     };
+    let leaky = |burst, delay| LimiterSpec::from(LeakyBucketSpec { burst, delay });
+    let guava = |permits_per_second, max_burst_seconds, timeout: u64| {
+        LimiterSpec::from(GuavaSpec {
+            permits_per_second,
+            max_burst_seconds,
+            timeout: Some(Nanos::new(timeout)),
+        })
+    };
     vec![
-        LimiterSpec::from(LeakyBucketSpec { burst: 0, delay: None }),
-        LimiterSpec::from(LeakyBucketSpec { burst: 1, delay: None }),
-        LimiterSpec::from(LeakyBucketSpec { burst: 5, delay: None }),
+        leaky(0, None),
+        leaky(1, None),
+        leaky(5, None),
+        // nginx without nodelay (delay 0) and with delay=N: the same
+        // lookup, so the same admissions and retry times.
+        leaky(0, Some(0)),
+        leaky(1, Some(0)),
+        leaky(5, Some(2)),
+        leaky(5, Some(5)),
         weighted(Rounding::Exact, 0, false),
         weighted(Rounding::Floor, 0, false),
         weighted(Rounding::Exact, window / 3, false),
         weighted(Rounding::Floor, window / 7, true),
         weighted(Rounding::Exact, 0, true),
+        // Guava's tryAcquire(timeout), on its microsecond stopwatch.
+        guava(None, 1.0, 0),
+        guava(None, 1.0, window / 3),
+        guava(None, 1.0, window),
+        guava(Some(7.3), 2.5, window / 2 + 1),
+        guava(Some(1000.0), 0.0, 999),
+        LimiterSpec::from(LeakyQueueSpec { queue: 1 }),
+        LimiterSpec::from(LeakyQueueSpec { queue: 3 }),
     ]
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
-    /// The advertised retry time of the leaky bucket and the weighted window,
-    /// every variant: with no other traffic, a request at exactly that time
-    /// is admitted and one 1 ns earlier is not. For the leaky bucket the
-    /// time is a whole millisecond, and 1 ns earlier is the millisecond
-    /// before, which has leaked less. With `count_rejected` this holds for
-    /// one retry: each refused attempt before it counts and moves it later.
+    /// The advertised retry time of the leaky bucket (nodelay, without
+    /// it and with `delay`), the weighted window, Guava's
+    /// `tryAcquire(timeout)` and the leaky queue, every variant: with no
+    /// other traffic, a request at exactly that time is admitted (to pass
+    /// or to wait) and one 1 ns earlier is not (docs/semantics.md,
+    /// "Advertised retry time", and "With reacting clients" for the
+    /// shaping ones). For the leaky bucket the time is a whole millisecond,
+    /// and 1 ns earlier is the millisecond before, which has leaked less;
+    /// for Guava a whole microsecond of its stopwatch; for the leaky queue
+    /// the next departure. With `count_rejected` this holds for one retry:
+    /// each refused attempt before it counts and moves it later.
     #[test]
     fn production_retry_at_is_admitted_and_not_a_nanosecond_before(
         (requests, window, times) in ms_limited(1..6, vec![10, 100, 250, 1000, 1001, 60_000]),
@@ -382,9 +409,11 @@ proptest! {
                     continue;
                 }
                 let Some(at) = l.retry_at(now, cost) else {
-                    // Never: a cost above L (weighted) or above burst + 1 (leaky).
+                    // Never: a cost above L (weighted) or above burst + 1
+                    // (leaky); Guava and the queue admit any cost.
                     let never = match &spec.algorithm {
                         AlgorithmSpec::LeakyBucket(s) => u64::from(cost) > s.burst + 1,
+                        AlgorithmSpec::Guava(_) | AlgorithmSpec::LeakyQueue(_) => false,
                         _ => u64::from(cost) > requests,
                     };
                     prop_assert!(never, "{}: no retry time at {}", spec.label(), t);
