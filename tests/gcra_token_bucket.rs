@@ -12,35 +12,41 @@ use ratesim::limiter::{
 use ratesim::time::Nanos;
 use ratesim::trace::{Arrival, ArrivalResult};
 
-/// Sorted arrival times with clusters and exact-W gaps (the edge cases).
-fn trace(window: u64, len: usize) -> impl Strategy<Value = Vec<u64>> {
-    prop::collection::vec(
-        prop_oneof![
-            4 => 0..window / 4,       // dense
-            2 => Just(0u64),          // same instant
-            1 => Just(window),        // exactly W later
-            1 => 0..3 * window,       // sparse
-        ],
-        0..len,
-    )
-    .prop_map(|gaps| {
-        let mut t = 0u64;
-        gaps.into_iter()
-            .map(|g| {
-                t += g;
-                t
-            })
-            .collect()
-    })
+#[path = "common/edges.rs"]
+mod edges;
+
+use edges::{around, costed, parts, trace};
+
+/// The GCRA's edges for `L` per `W` and burst `b`: the emission interval
+/// `T = floor(W / L)` (and the exact `W / L`), the tolerance `tau = T (b - 1)`
+/// and `T b`, the time a fresh limiter's burst takes to drain.
+fn gcra_edges(requests: u64, window: u64, burst: u64) -> Vec<u64> {
+    let t = (window / requests).max(1);
+    let mut v = parts(window, requests);
+    v.extend(around(t * (burst - 1)));
+    v.extend(around(t * burst));
+    v
 }
 
-/// A trace with a cost per arrival: mostly 1, sometimes up to `max_cost`.
-fn costed(window: u64, len: usize, max_cost: u32) -> impl Strategy<Value = Vec<(u64, u32)>> {
-    trace(window, len).prop_flat_map(move |ts| {
-        let n = ts.len();
-        let costs = prop::collection::vec(prop_oneof![3 => Just(1u32), 1 => 1..=max_cost], n);
-        (Just(ts), costs).prop_map(|(ts, cs)| ts.into_iter().zip(cs).collect::<Vec<_>>())
-    })
+/// The edges of every limiter of [`variants`]: refill and emission
+/// intervals (`W / L`), the timer buckets' fill intervals (`W / 3`, `W / 7`)
+/// and the shaping ones' `max_wait` (`W / 3`).
+fn variant_edges(requests: u64, window: u64) -> Vec<u64> {
+    let mut v = parts(window, requests);
+    v.extend(parts(window, 3));
+    v.extend(parts(window, 7));
+    v
+}
+
+/// `L`, `W` and a costed trace whose gaps hit `edges(L, W)`.
+fn limited<E: Fn(u64, u64) -> Vec<u64> + Clone + 'static>(
+    requests: std::ops::Range<u64>,
+    window: std::ops::Range<u64>,
+    len: usize,
+    max_cost: u32,
+    edges: E,
+) -> impl Strategy<Value = (u64, u64, Vec<(u64, u32)>)> {
+    (requests, window).prop_flat_map(move |(l, w)| (Just(l), Just(w), costed(w, edges(l, w), len, max_cost)))
 }
 
 /// Up to `len` requests anywhere in u64 time, sorted, many of them in the
@@ -171,7 +177,9 @@ proptest! {
 
     #[test]
     fn gcra_matches_its_oracle(
-        requests in 1u64..8, window in 1u64..1000, burst in 1u64..10, reqs in costed(1000, 150, 12),
+        (requests, window, burst, reqs) in (1u64..8, 1u64..1000, 1u64..10).prop_flat_map(|(l, w, b)| {
+            (Just(l), Just(w), Just(b), costed(w, gcra_edges(l, w, b), 150, 12))
+        }),
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let spec = GcraSpec { burst: Some(burst), max_wait: None };
@@ -180,8 +188,13 @@ proptest! {
 
     #[test]
     fn continuous_bucket_matches_its_oracle(
-        requests in 1u64..8, window in 1u64..1000, capacity in 1u64..10, empty in any::<bool>(),
-        reqs in costed(1000, 120, 12),
+        (requests, window, capacity, reqs) in (1u64..8, 1u64..1000, 1u64..10).prop_flat_map(|(l, w, b)| {
+            // A token refills in W / L, a full bucket in b W / L.
+            let mut edges = parts(w, l);
+            edges.extend(parts(b * w, l));
+            (Just(l), Just(w), Just(b), costed(w, edges, 120, 12))
+        }),
+        empty in any::<bool>(),
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let initial = if empty { Initial::Empty } else { Initial::Full };
@@ -191,8 +204,11 @@ proptest! {
 
     #[test]
     fn timer_bucket_matches_its_oracle(
-        requests in 1u64..8, window in 10u64..200, max in 1u64..8, per_fill in 1u64..8, divide in 1u64..6,
-        reqs in costed(200, 80, 9),
+        max in 1u64..8, per_fill in 1u64..8,
+        (requests, window, divide, reqs) in (1u64..8, 10u64..200, 1u64..6).prop_flat_map(|(l, w, d)| {
+            // Fills every W / d: requests on both sides of a fill.
+            (Just(l), Just(w), Just(d), costed(w, parts(w, d), 80, 9))
+        }),
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let per_fill = per_fill.min(max);
@@ -229,7 +245,7 @@ proptest! {
     /// The defaults of the timer bucket, resolved against the limit.
     #[test]
     fn default_timer_bucket_matches_its_oracle(
-        requests in 1u64..8, window in 10u64..200, reqs in costed(200, 80, 4),
+        (requests, window, reqs) in limited(1..8, 10..200, 80, 4, |_, _| Vec::new()),
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let ours = decide_all(TokenBucketSpec::TIMER.build(limit), &reqs);
@@ -241,7 +257,9 @@ proptest! {
     /// whatever the costs (a cost above `b` is refused by both).
     #[test]
     fn full_token_bucket_is_gcra_when_l_divides_w(
-        requests in 1u64..8, per in 1u64..150, burst in 1u64..10, reqs in costed(1000, 200, 12),
+        (requests, per, burst, reqs) in (1u64..8, 1u64..150, 1u64..10).prop_flat_map(|(l, per, b)| {
+            (Just(l), Just(per), Just(b), costed(l * per, gcra_edges(l, l * per, b), 200, 12))
+        }),
     ) {
         let limit = Limit { requests, window: Nanos::new(requests * per) };
         let bucket = decide_all(continuous(burst, Initial::Full).build(limit), &reqs);
@@ -302,7 +320,7 @@ proptest! {
     /// cost is more than the limiter can ever hold.
     #[test]
     fn retry_at_the_advertised_time_is_admitted_and_not_a_nanosecond_before(
-        requests in 1u64..6, window in 10u64..1000, reqs in costed(1000, 200, 6),
+        (requests, window, reqs) in limited(1..6, 10..1000, 200, 6, variant_edges),
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         for (spec, most) in variants(limit) {
@@ -346,7 +364,9 @@ proptest! {
     /// the timer bucket ("Admission curve": `b + L` at most).
     #[test]
     fn engine_counts_state_and_admission_bound(
-        requests in 1u64..8, window in 10u64..1000, times in trace(1000, 300),
+        (requests, window, times) in (1u64..8, 10u64..1000).prop_flat_map(|(l, w)| {
+            (Just(l), Just(w), trace(w, variant_edges(l, w), 300))
+        }),
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let (specs, bounds): (Vec<LimiterSpec>, Vec<u64>) = variants(limit)
@@ -596,8 +616,10 @@ proptest! {
     /// never a delay.
     #[test]
     fn max_wait_zero_is_policing(
-        requests in 1u64..8, window in 10u64..1000, burst in 1u64..6, empty in any::<bool>(),
-        reqs in costed(1000, 200, 6),
+        (requests, window, burst, reqs) in (1u64..8, 10u64..1000, 1u64..6).prop_flat_map(|(l, w, b)| {
+            (Just(l), Just(w), Just(b), costed(w, gcra_edges(l, w, b), 200, 6))
+        }),
+        empty in any::<bool>(),
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let initial = if empty { Initial::Empty } else { Initial::Full };
@@ -620,8 +642,14 @@ proptest! {
     /// waits takes the room of later requests.)
     #[test]
     fn shaped_output_conforms_to_the_policing_limiter(
-        requests in 1u64..8, window in 10u64..1000, burst in 1u64..6, wait in 0u64..3000,
-        empty in any::<bool>(), reqs in costed(1000, 200, 4),
+        (requests, window, burst, wait, reqs) in (1u64..8, 10u64..1000, 1u64..6, 0u64..3000)
+            .prop_flat_map(|(l, w, b, wait)| {
+                // A request that would wait exactly max_wait, and 1 ns more.
+                let mut edges = gcra_edges(l, w, b);
+                edges.extend(around(wait));
+                (Just(l), Just(w), Just(b), Just(wait), costed(w, edges, 200, 4))
+            }),
+        empty in any::<bool>(),
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let initial = if empty { Initial::Empty } else { Initial::Full };
@@ -648,8 +676,12 @@ proptest! {
     /// the same decisions and the same delays.
     #[test]
     fn shaping_token_bucket_is_shaping_gcra_when_l_divides_w(
-        requests in 1u64..8, per in 1u64..150, burst in 1u64..10, wait in 0u64..2000,
-        reqs in costed(1000, 200, 12),
+        (requests, per, burst, wait, reqs) in (1u64..8, 1u64..150, 1u64..10, 0u64..2000)
+            .prop_flat_map(|(l, per, b, wait)| {
+                let mut edges = gcra_edges(l, l * per, b);
+                edges.extend(around(wait));
+                (Just(l), Just(per), Just(b), Just(wait), costed(l * per, edges, 200, 12))
+            }),
     ) {
         let limit = Limit { requests, window: Nanos::new(requests * per) };
         let bucket = decisions(bucket_wait(burst, Initial::Full, Some(wait)).build(limit), &reqs);

@@ -4,32 +4,36 @@ use proptest::prelude::*;
 
 use ratesim::engine::{self, RunConfig};
 use ratesim::limiter::{
-    AlgorithmSpec, FixedWindowSpec, LeakyBucketSpec, Limit, Limiter, LimiterSpec, Rounding, SlidingLogSpec,
-    SlotCounterSpec, WeightedWindowSpec, WindowAlign,
+    AlgorithmSpec, FixedWindowSpec, GuavaSpec, LeakyBucketSpec, LeakyQueueSpec, Limit, Limiter, LimiterSpec,
+    Rounding, SlidingLogSpec, SlotCounterSpec, WeightedWindowSpec, WindowAlign,
 };
 use ratesim::time::Nanos;
 use ratesim::trace::{Arrival, ArrivalResult};
 
-/// Sorted arrival times with clusters and exact-W gaps (the edge cases).
-fn trace(window: u64) -> impl Strategy<Value = Vec<u64>> {
-    prop::collection::vec(
-        prop_oneof![
-            4 => 0..window / 4,       // dense
-            1 => Just(0u64),          // same instant
-            1 => Just(window),        // exactly W later
-            1 => 0..3 * window,       // sparse
-        ],
-        0..300,
-    )
-    .prop_map(|gaps| {
-        let mut t = 0u64;
-        gaps.into_iter()
-            .map(|g| {
-                t += g;
-                t
-            })
-            .collect()
-    })
+#[path = "common/edges.rs"]
+mod edges;
+
+use edges::{has_pair_exactly, parts, trace};
+
+/// A limit of `L` in `requests` per `W` in `window`, and a trace for it
+/// whose gaps hit `W`, `W +- 1` and the lengths `edges(W)` returns.
+fn limited<E: Fn(u64) -> Vec<u64> + Clone + 'static>(
+    requests: std::ops::Range<u64>,
+    window: std::ops::Range<u64>,
+    edges: E,
+) -> impl Strategy<Value = (u64, u64, Vec<u64>)> {
+    (requests, window).prop_flat_map(move |(l, w)| (Just(l), Just(w), trace(w, edges(w), 300)))
+}
+
+/// The edges of every limiter of [`all_specs`]: its slot widths (`W / N`
+/// for N = 2, 7, 10) and the fixed window's offset `W / 3`, each rounded
+/// both ways, with their neighbours.
+fn all_edges(window: u64) -> Vec<u64> {
+    let mut v = Vec::new();
+    for n in [2, 3, 7, 10] {
+        v.extend(parts(window, n));
+    }
+    v
 }
 
 fn run(limit: Limit, specs: &[LimiterSpec], times: &[u64]) -> Vec<ratesim::metrics::LimiterReport> {
@@ -62,7 +66,9 @@ proptest! {
     /// definitions. The log is exact: peak <= L, no excess, no false rejects.
     #[test]
     fn figures_match_a_brute_force(
-        requests in 1u64..8, window in 10u64..1000, slots in 1u64..8, times in trace(1000)
+        (requests, window, slots, times) in (1u64..8, 10u64..1000, 1u64..8).prop_flat_map(|(l, w, n)| {
+            (Just(l), Just(w), Just(n), trace(w, parts(w, n), 300))
+        }),
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let r = run(limit, &[LimiterSpec::from(SlotCounterSpec { slots })], &times);
@@ -90,7 +96,7 @@ proptest! {
     /// 2L; every limiter conserves requests.
     #[test]
     fn counters_never_false_reject_and_counts_add_up(
-        requests in 1u64..8, window in 10u64..1000, times in trace(1000)
+        (requests, window, times) in limited(1..8, 10..1000, all_edges),
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let specs = all_specs(window);
@@ -107,7 +113,7 @@ proptest! {
     /// The sliding log decides by the exact rule, checked against a brute-force
     /// scan of every admitted timestamp (independent of the engine's metrics).
     #[test]
-    fn sliding_log_matches_a_brute_force_scan(requests in 1u64..8, window in 1u64..1000, times in trace(1000)) {
+    fn sliding_log_matches_a_brute_force_scan((requests, window, times) in limited(1..8, 1..1000, |_| Vec::new())) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let mut log = LimiterSpec::from(SlidingLogSpec { count_rejected: false }).build(limit);
         let mut admitted: Vec<u64> = Vec::new();
@@ -128,15 +134,12 @@ proptest! {
     /// today; the log keeps running totals, and this checks they stay right.)
     #[test]
     fn weighted_sliding_log_matches_a_brute_force_scan(
-        requests in 1u64..12,
-        window in 1u64..1000,
         count_rejected in any::<bool>(),
-        arrivals in trace(1000).prop_flat_map(|ts| {
+        (requests, window, times, costs) in limited(1..12, 1..1000, |_| Vec::new()).prop_flat_map(|(l, w, ts)| {
             let n = ts.len();
-            (Just(ts), prop::collection::vec(1u32..5, n))
+            (Just(l), Just(w), Just(ts), prop::collection::vec(1u32..5, n))
         }),
     ) {
-        let (times, costs) = arrivals;
         let limit = Limit { requests, window: Nanos::new(window) };
         let mut log = LimiterSpec::from(SlidingLogSpec { count_rejected }).build(limit);
         let mut logged: Vec<(u64, u64)> = Vec::new();
@@ -152,7 +155,7 @@ proptest! {
 
     /// `slot_counter` with N = 1 decides exactly like the aligned fixed window.
     #[test]
-    fn one_slot_is_the_aligned_fixed_window(requests in 1u64..8, window in 1u64..1000, times in trace(1000)) {
+    fn one_slot_is_the_aligned_fixed_window((requests, window, times) in limited(1..8, 1..1000, |_| Vec::new())) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let mut fixed = LimiterSpec::from(FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(0) } }).build(limit);
         let mut slot = LimiterSpec::from(SlotCounterSpec { slots: 1 }).build(limit);
@@ -164,7 +167,9 @@ proptest! {
     /// The O(1) slot counter agrees with a naive ring that sums all N slots.
     #[test]
     fn slot_counter_matches_naive_sum(
-        requests in 1u64..8, window in 12u64..1000, slots in 1u64..12, times in trace(1000)
+        (requests, window, slots, times) in (1u64..8, 12u64..1000, 1u64..12).prop_flat_map(|(l, w, n)| {
+            (Just(l), Just(w), Just(n), trace(w, parts(w, n), 300))
+        }),
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let mut fast = LimiterSpec::from(SlotCounterSpec { slots }).build(limit);
@@ -180,6 +185,29 @@ proptest! {
             }
             prop_assert_eq!(fast.decide(Nanos::new(t), 1).admitted(), admit, "t = {}", t);
         }
+    }
+}
+
+/// The traces above are drawn for the window drawn with them, so most cases
+/// hold two requests exactly `W` apart: the exact window's edge, where a
+/// request no longer sees the one before. (Traces drawn for a constant
+/// 1000 ns while `W` was drawn separately did in about 22 % of cases.)
+#[test]
+fn most_traces_hold_a_pair_exactly_w_apart() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let n = 500;
+    for strategy in
+        [limited(1..8, 1..1000, all_edges).boxed(), limited(1..8, 1..1000, |_| Vec::new()).boxed()]
+    {
+        let hits = (0..n)
+            .filter(|_| {
+                let (_, w, times) = strategy.new_tree(&mut runner).unwrap().current();
+                has_pair_exactly(&times, w)
+            })
+            .count();
+        assert!(hits * 100 >= n * 85, "{hits} of {n} cases hold a pair exactly W apart");
     }
 }
 
@@ -243,7 +271,7 @@ proptest! {
     /// earlier is not (docs/semantics.md, "Advertised retry time").
     #[test]
     fn retry_at_the_advertised_time_is_admitted_and_not_a_nanosecond_before(
-        requests in 1u64..6, window in 10u64..1000, times in trace(1000), cost in 1u32..3,
+        (requests, window, times) in limited(1..6, 10..1000, all_edges), cost in 1u32..3,
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         for spec in all_specs(window) {
@@ -266,18 +294,29 @@ proptest! {
     }
 }
 
-// ---- production limiters: leaky bucket (nginx) and weighted window ----------
+// ---- production limiters: leaky bucket (nginx), weighted window, Guava, leaky queue ----
 
-/// Sorted times in whole and part milliseconds: nginx's clock ticks every
-/// millisecond, so the leaky bucket needs gaps around 1 ms and around its
-/// emission interval (W / L, 10 ms to 1 s here), and bursts at one instant.
-fn ms_trace() -> impl Strategy<Value = Vec<u64>> {
+const MS: u64 = 1_000_000;
+
+/// Sorted times in whole and part milliseconds for `L` = `requests` per `W`
+/// = `window` ns: nginx's clock ticks every millisecond, so the leaky bucket
+/// needs gaps around 1 ms and around its emission interval (`W / L`, also
+/// rounded up to whole milliseconds), every limiter gaps of exactly `W` and
+/// `W +- 1`, and bursts at one instant.
+fn ms_trace(window: u64, requests: u64) -> impl Strategy<Value = Vec<u64>> {
+    let mut edges = vec![MS - 1, MS, MS + 1];
+    edges.extend(edges::around(window));
+    edges.extend(parts(window, requests));
+    edges.extend(edges::around((window / requests).div_ceil(MS) * MS));
+    edges.sort_unstable();
+    edges.dedup();
     prop::collection::vec(
         prop_oneof![
             3 => Just(0u64),
-            3 => 0u64..3_000_000,
-            2 => 0u64..400_000_000,
-            1 => prop::sample::select(vec![999_999u64, 1_000_000, 1_000_001]),
+            3 => 0u64..3 * MS,
+            2 => 0u64..400 * MS,
+            1 => Just(window),
+            1 => prop::sample::select(edges),
         ],
         0..200,
     )
@@ -292,39 +331,75 @@ fn ms_trace() -> impl Strategy<Value = Vec<u64>> {
     })
 }
 
+/// `L` from `requests`, `W` from `windows_ms` (in milliseconds), and an
+/// [`ms_trace`] for them.
+fn ms_limited(
+    requests: std::ops::Range<u64>,
+    windows_ms: Vec<u64>,
+) -> impl Strategy<Value = (u64, u64, Vec<u64>)> {
+    (requests, prop::sample::select(windows_ms)).prop_flat_map(|(l, w_ms)| {
+        let w = w_ms * MS;
+        (Just(l), Just(w), ms_trace(w, l))
+    })
+}
+
 fn production_specs(window: u64) -> Vec<LimiterSpec> {
     let weighted = |rounding, offset, count_rejected| {
         LimiterSpec::from(WeightedWindowSpec { rounding, offset: Nanos::new(offset), count_rejected })
     };
+    let leaky = |burst, delay| LimiterSpec::from(LeakyBucketSpec { burst, delay });
+    let guava = |permits_per_second, max_burst_seconds, timeout: u64| {
+        LimiterSpec::from(GuavaSpec {
+            permits_per_second,
+            max_burst_seconds,
+            timeout: Some(Nanos::new(timeout)),
+        })
+    };
     vec![
-        LimiterSpec::from(LeakyBucketSpec { burst: 0, delay: None }),
-        LimiterSpec::from(LeakyBucketSpec { burst: 1, delay: None }),
-        LimiterSpec::from(LeakyBucketSpec { burst: 5, delay: None }),
+        leaky(0, None),
+        leaky(1, None),
+        leaky(5, None),
+        // nginx without nodelay (delay 0) and with delay=N: the same
+        // lookup, so the same admissions and retry times.
+        leaky(0, Some(0)),
+        leaky(1, Some(0)),
+        leaky(5, Some(2)),
+        leaky(5, Some(5)),
         weighted(Rounding::Exact, 0, false),
         weighted(Rounding::Floor, 0, false),
         weighted(Rounding::Exact, window / 3, false),
         weighted(Rounding::Floor, window / 7, true),
         weighted(Rounding::Exact, 0, true),
+        // Guava's tryAcquire(timeout), on its microsecond stopwatch.
+        guava(None, 1.0, 0),
+        guava(None, 1.0, window / 3),
+        guava(None, 1.0, window),
+        guava(Some(7.3), 2.5, window / 2 + 1),
+        guava(Some(1000.0), 0.0, 999),
+        LimiterSpec::from(LeakyQueueSpec { queue: 1 }),
+        LimiterSpec::from(LeakyQueueSpec { queue: 3 }),
     ]
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
-    /// The advertised retry time of the leaky bucket and the weighted window,
-    /// every variant: with no other traffic, a request at exactly that time
-    /// is admitted and one 1 ns earlier is not. For the leaky bucket the
-    /// time is a whole millisecond, and 1 ns earlier is the millisecond
-    /// before, which has leaked less. With `count_rejected` this holds for
-    /// one retry: each refused attempt before it counts and moves it later.
+    /// The advertised retry time of the leaky bucket (nodelay, without
+    /// it and with `delay`), the weighted window, Guava's
+    /// `tryAcquire(timeout)` and the leaky queue, every variant: with no
+    /// other traffic, a request at exactly that time is admitted (to pass
+    /// or to wait) and one 1 ns earlier is not (docs/semantics.md,
+    /// "Advertised retry time", and "With reacting clients" for the
+    /// shaping ones). For the leaky bucket the time is a whole millisecond,
+    /// and 1 ns earlier is the millisecond before, which has leaked less;
+    /// for Guava a whole microsecond of its stopwatch; for the leaky queue
+    /// the next departure. With `count_rejected` this holds for one retry:
+    /// each refused attempt before it counts and moves it later.
     #[test]
     fn production_retry_at_is_admitted_and_not_a_nanosecond_before(
-        requests in 1u64..6,
-        window_ms in prop::sample::select(vec![10u64, 100, 250, 1000, 1001, 60_000]),
-        times in ms_trace(),
+        (requests, window, times) in ms_limited(1..6, vec![10, 100, 250, 1000, 1001, 60_000]),
         cost in 1u32..4,
     ) {
-        let window = window_ms * 1_000_000;
         let limit = Limit { requests, window: Nanos::new(window) };
         for spec in production_specs(window) {
             let mut l = spec.build(limit);
@@ -334,9 +409,11 @@ proptest! {
                     continue;
                 }
                 let Some(at) = l.retry_at(now, cost) else {
-                    // Never: a cost above L (weighted) or above burst + 1 (leaky).
+                    // Never: a cost above L (weighted) or above burst + 1
+                    // (leaky); Guava and the queue admit any cost.
                     let never = match &spec.algorithm {
                         AlgorithmSpec::LeakyBucket(s) => u64::from(cost) > s.burst + 1,
+                        AlgorithmSpec::Guava(_) | AlgorithmSpec::LeakyQueue(_) => false,
                         _ => u64::from(cost) > requests,
                     };
                     prop_assert!(never, "{}: no retry time at {}", spec.label(), t);
@@ -355,12 +432,8 @@ proptest! {
     /// interval in whole milliseconds, and the weighted window (counting
     /// admitted requests, exact rounding) never has more than 2L in a window.
     #[test]
-    fn production_limiters_in_the_engine(
-        requests in 1u64..6,
-        window_ms in prop::sample::select(vec![10u64, 100, 1000]),
-        times in ms_trace(),
-    ) {
-        let window = window_ms * 1_000_000;
+    fn production_limiters_in_the_engine((requests, window, times) in ms_limited(1..6, vec![10, 100, 1000])) {
+        let window_ms = window / MS;
         let limit = Limit { requests, window: Nanos::new(window) };
         for r in run(limit, &production_specs(window), &times) {
             prop_assert_eq!(r.counts.admitted + r.counts.rejected, r.counts.offered);

@@ -288,4 +288,172 @@ mod tests {
             assert!(w >= ms(1000) && w < ms(1050));
         }
     }
+
+    // ---- the draws themselves ------------------------------------------------
+
+    /// A uniform draw in `[low, high]` from `rng`'s next 64-bit words, as
+    /// docs/semantics.md says waits are drawn ("`rand`'s `random_range`
+    /// over the integers"): rand 0.10 (without its `unbiased` feature)
+    /// multiplies one word by the range's size and keeps the high 64 bits;
+    /// when the low bits fall in the biased zone it draws a second word and
+    /// carries 1 if the two low parts overflow. Written from that
+    /// description with plain `u128` arithmetic, on words read straight
+    /// from the generator.
+    fn uniform(words: &mut ChaCha8Rng, low: u64, high: u64) -> u64 {
+        use rand::Rng;
+        let range = (high - low).wrapping_add(1);
+        if range == 0 {
+            return words.next_u64(); // the whole of u64
+        }
+        let wide = u128::from(words.next_u64()) * u128::from(range);
+        let (mut hi, lo) = ((wide >> 64) as u64, wide as u64);
+        if lo > range.wrapping_neg() {
+            let next = ((u128::from(words.next_u64()) * u128::from(range)) >> 64) as u64;
+            hi += u64::from(lo.checked_add(next).is_none());
+        }
+        low + hi
+    }
+
+    /// Every jittered policy's waits for a fixed seed equal the documented
+    /// formula applied to draws taken independently from a second ChaCha8
+    /// generator seeded the same way: full jitter uniform in `[0, E(a)]`,
+    /// equal jitter `floor(E / 2) + uniform in [0, E - floor(E / 2)]`,
+    /// decorrelated `min(cap, uniform in [base, max(base, 3 * previous)])`,
+    /// `retry_after` the header's wait plus uniform in `[0, jitter)`
+    /// (docs/semantics.md, "Retry policies"). A policy that ignored its
+    /// draws, or took them from another range, would not match.
+    #[test]
+    fn jittered_waits_are_the_documented_draws() {
+        let now = Nanos::from_secs(3);
+        for seed in [0u64, 1, 42, u64::MAX] {
+            for stream in [0u64, 1 << 32, (1 << 32) + 5] {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                rng.set_stream(stream);
+                let mut words = ChaCha8Rng::seed_from_u64(seed);
+                words.set_stream(stream);
+                let mut previous = Nanos::from_millis(100);
+                for step in 0..300u32 {
+                    let a = step % 7 + 1;
+                    let e = (100_000_000u64 << (a - 1)).min(1_000_000_000); // E(a), base 100 ms, cap 1 s
+                    let (backoff, expected) = match step % 4 {
+                        0 => (Backoff::FullJitter, uniform(&mut words, 0, e)),
+                        1 => (Backoff::EqualJitter, e / 2 + uniform(&mut words, 0, e - e / 2)),
+                        2 => {
+                            let hi = (3 * previous.get()).max(100_000_000);
+                            (Backoff::Decorrelated, uniform(&mut words, 100_000_000, hi).min(1_000_000_000))
+                        }
+                        _ => (Backoff::RetryAfter, 250_000_000 + uniform(&mut words, 0, 50_000_000 - 1)),
+                    };
+                    let mut p = policy(backoff);
+                    p.max_attempts = 8;
+                    p.jitter = Nanos::from_millis(50);
+                    let header = Some(now + Nanos::from_millis(250));
+                    let got = p.wait(&mut rng, now, a, previous, header).unwrap();
+                    assert_eq!(got.get(), expected, "seed {seed}, stream {stream}, step {step}: {backoff:?}");
+                    if backoff == Backoff::Decorrelated {
+                        previous = got;
+                    }
+                }
+                // Both generators took the same words, no more.
+                use rand::Rng;
+                assert_eq!(rng.next_u64(), words.next_u64());
+            }
+        }
+    }
+
+    /// The first full-jitter waits of a lane's stream (seed 42, lane 0:
+    /// stream 2^32) at attempt 3 (E = 400 ms), as [`uniform`] computes them
+    /// from the generator's words, and as a separate implementation
+    /// computed them (ChaCha8 written from its specification, seeded as
+    /// rand_core's `seed_from_u64` documents, with the same range method):
+    /// pinned, so that a change of generator, stream or range method (which
+    /// would change every jittered run's output) shows here.
+    #[test]
+    fn full_jitter_waits_for_a_fixed_seed() {
+        let mut rng = ChaCha8Rng::seed_from_u64(42);
+        rng.set_stream(1 << 32);
+        let mut words = ChaCha8Rng::seed_from_u64(42);
+        words.set_stream(1 << 32);
+        let p = policy(Backoff::FullJitter);
+        let got: Vec<u64> =
+            (0..4).map(|_| p.wait(&mut rng, Nanos::ZERO, 3, Nanos::ZERO, None).unwrap().get()).collect();
+        let expected: Vec<u64> = (0..4).map(|_| uniform(&mut words, 0, 400_000_000)).collect();
+        assert_eq!(got, expected);
+        assert_eq!(got, PINNED_FULL_JITTER);
+    }
+
+    const PINNED_FULL_JITTER: [u64; 4] = [228_070_704, 113_757_893, 52_325_955, 310_218_064];
+
+    /// Over many draws each policy's mean wait is the mean of its
+    /// distribution (within 6 standard errors): full jitter `E / 2`, equal
+    /// jitter `floor(E / 2) + (E - floor(E / 2)) / 2`, decorrelated (cap
+    /// above `3 * previous`) `(base + 3 * previous) / 2`, `retry_after` the
+    /// header's wait plus `(jitter - 1) / 2`. A stub that returned the top
+    /// (or the bottom) of each range would be off by half a range.
+    #[test]
+    fn jittered_waits_have_the_documented_mean() {
+        let mut rng = ChaCha8Rng::seed_from_u64(2024);
+        let now = Nanos::from_secs(1);
+        let n = 200_000u32;
+        let mean = |p: RetryPolicy, rng: &mut ChaCha8Rng, a: u32, previous: u64, header: Option<Nanos>| {
+            let sum: u128 = (0..n)
+                .map(|_| u128::from(p.wait(rng, now, a, Nanos::new(previous), header).unwrap().get()))
+                .sum();
+            sum as f64 / f64::from(n)
+        };
+        // (mean, expected mean, width of the uniform range)
+        let e = 400_000_000.0; // E(3) with base 100 ms
+        let mut rows = vec![
+            (mean(policy(Backoff::FullJitter), &mut rng, 3, 0, None), e / 2.0, e),
+            (mean(policy(Backoff::EqualJitter), &mut rng, 3, 0, None), e / 2.0 + e / 4.0, e / 2.0),
+        ];
+        let mut decorrelated = policy(Backoff::Decorrelated);
+        decorrelated.cap = Nanos::from_secs(10);
+        rows.push((mean(decorrelated, &mut rng, 3, 300_000_000, None), 500_000_000.0, 800_000_000.0));
+        let mut after = policy(Backoff::RetryAfter);
+        after.jitter = Nanos::from_millis(50);
+        let header = Some(now + Nanos::from_millis(250));
+        rows.push((
+            mean(after, &mut rng, 1, 0, header),
+            250_000_000.0 + (50_000_000.0 - 1.0) / 2.0,
+            50_000_000.0,
+        ));
+        for (got, want, width) in rows {
+            // A uniform range's standard deviation is width / sqrt(12).
+            let error = width / 12f64.sqrt() / f64::from(n).sqrt();
+            assert!((got - want).abs() < 6.0 * error, "mean {got}, expected {want} (+- {})", 6.0 * error);
+        }
+    }
+
+    /// Both ends of each range are drawn, and nothing outside them: with a
+    /// range of 3 values each comes up about a third of the time (full
+    /// jitter `[0, 2]`, equal jitter `[1, 3]`); `retry_after`'s jitter of
+    /// 3 ns adds 0, 1 or 2, never 3.
+    #[test]
+    fn small_ranges_draw_every_value_evenly() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let ns = Nanos::new;
+        let mut full = policy(Backoff::FullJitter);
+        (full.base, full.cap) = (ns(1), ns(1000));
+        let mut equal = full;
+        equal.backoff = Backoff::EqualJitter;
+        equal.base = ns(3);
+        let mut after = policy(Backoff::RetryAfter);
+        after.jitter = ns(3);
+        let cases: [(RetryPolicy, u32, Option<Nanos>, [u64; 3]); 3] =
+            [(full, 2, None, [0, 1, 2]), (equal, 1, None, [1, 2, 3]), (after, 1, Some(ns(10)), [0, 1, 2])];
+        for (p, a, header, values) in cases {
+            let mut seen = [0u32; 3];
+            for _ in 0..30_000 {
+                let w = p.wait(&mut rng, Nanos::ZERO, a, ns(0), header).unwrap().get();
+                let w = if header.is_some() { w - 10 } else { w };
+                let k = values
+                    .iter()
+                    .position(|&v| v == w)
+                    .unwrap_or_else(|| panic!("{:?}: wait {w}", p.backoff));
+                seen[k] += 1;
+            }
+            assert!(seen.iter().all(|&c| (9_000..11_000).contains(&c)), "{:?}: {seen:?}", p.backoff);
+        }
+    }
 }

@@ -459,16 +459,20 @@ mod tests {
 
     // ---- properties ----------------------------------------------------------
 
-    /// Sorted times with same-instant bursts, gaps around the window, and
-    /// exact window edges.
-    fn times(window: u64) -> impl Strategy<Value = Vec<u64>> {
+    /// Sorted times for a window of `window` ns, drawn after it: same-instant
+    /// bursts, gaps of exactly `W`, `W - 1` and `W + 1` (and `edges`, such as
+    /// the distance from 0 to the first window edge of an offset grid), and
+    /// long gaps.
+    fn times(window: u64, edges: Vec<u64>) -> impl Strategy<Value = Vec<u64>> {
+        let mut edges = edges;
+        edges.extend([window - 1, window, window + 1]);
         prop::collection::vec(
             prop_oneof![
-                3 => 0..window / 3,
+                3 => 0..=window / 3,
                 2 => Just(0u64),
                 1 => Just(window),
-                1 => Just(window - 1),
-                1 => 0..3 * window,
+                1 => prop::sample::select(edges),
+                1 => 0..=3 * window,
             ],
             0..250,
         )
@@ -480,6 +484,16 @@ mod tests {
                     t
                 })
                 .collect()
+        })
+    }
+
+    /// `W` in `w`, an offset below `2000`, and [`times`] for them whose gaps
+    /// also reach the offset grid's first edge (`offset % W`, and 1 ns on
+    /// either side).
+    fn window_and_times(w: std::ops::Range<u64>) -> impl Strategy<Value = (u64, u64, Vec<u64>)> {
+        (w, 0u64..2000).prop_flat_map(|(w, offset)| {
+            let phase = offset % w;
+            (Just(w), Just(offset), times(w, vec![phase.saturating_sub(1), phase, phase + 1]))
         })
     }
 
@@ -523,11 +537,9 @@ mod tests {
         #[test]
         fn matches_the_brute_force_oracle(
             limit in 1u64..8,
-            w in 1u64..1000,
-            offset in 0u64..2000,
+            (w, offset, ts) in window_and_times(1..1000),
             floor in any::<bool>(),
             count_rejected in any::<bool>(),
-            ts in times(1000),
             costs in prop::collection::vec(prop_oneof![6 => Just(1u32), 1 => 2u32..5], 250),
         ) {
             let rounding = if floor { Rounding::Floor } else { Rounding::Exact };
@@ -552,11 +564,9 @@ mod tests {
         #[test]
         fn with_no_previous_window_it_is_the_fixed_window(
             limit in 1u64..8,
-            w in 2u64..1000,
-            offset in 0u64..1000,
+            (w, offset, ts) in window_and_times(2..1000),
             floor in any::<bool>(),
             count_rejected in any::<bool>(),
-            ts in times(1000),
         ) {
             let phase = offset % w;
             let rounding = if floor { Rounding::Floor } else { Rounding::Exact };
@@ -578,11 +588,9 @@ mod tests {
         #[test]
         fn retry_at_is_the_first_admitted_instant(
             limit in 1u64..6,
-            w in 2u64..1000,
-            offset in 0u64..1000,
+            (w, offset, ts) in window_and_times(2..1000),
             floor in any::<bool>(),
             count_rejected in any::<bool>(),
-            ts in times(1000),
             cost in 1u32..4,
         ) {
             let rounding = if floor { Rounding::Floor } else { Rounding::Exact };
