@@ -64,23 +64,6 @@ fn run(
 
 // ---- the brute force -----------------------------------------------------------
 
-/// The order, at one instant, of a delayed request reaching the backend and
-/// an arrival being decided. docs/semantics.md counts in a request's window
-/// what "had reached the backend in `(t - W, t]`", which reads as counting a
-/// release at `t` itself (`ReleasesFirst`); the engine decides an instant's
-/// arrivals before the releases due then (`ArrivalsFirst`), and a change
-/// under way in `src/engine/lane.rs` makes the release count. Until it
-/// lands, this file encodes neither side: what depends on that order (a
-/// refusal's false reject, a request's window count) is computed both ways
-/// and the engine's must be one of the two; what does not (peak and excess:
-/// the counts at one instant are c, c + 1, ... whatever the order) must be
-/// exact. Once the engine settles, the tolerance should go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Tie {
-    ReleasesFirst,
-    ArrivalsFirst,
-}
-
 /// One limiter's figures for one key, from the definitions.
 #[derive(Clone, Debug, Default)]
 struct Judged {
@@ -97,7 +80,11 @@ struct Judged {
 
 /// Judges one key's decided requests. `times` in arrival order (never
 /// decreasing), `end` the run's end if it has one.
-fn judge(limit: Limit, times: &[u64], decisions: &[Decision], end: Option<u64>, tie: Tie) -> Judged {
+/// A delayed request reaching the backend at `t` was decided before `t`,
+/// so it counts in the window of every request decided at `t`
+/// (docs/semantics.md, Shaping: "What is measured"): releases come first at
+/// an instant.
+fn judge(limit: Limit, times: &[u64], decisions: &[Decision], end: Option<u64>) -> Judged {
     #[derive(Clone, Copy)]
     enum Item {
         /// Request `i` decided: passes now, waits, or is refused.
@@ -105,8 +92,8 @@ fn judge(limit: Limit, times: &[u64], decisions: &[Decision], end: Option<u64>, 
         /// A delayed request reaches the backend.
         Release,
     }
-    let release_phase = if tie == Tie::ReleasesFirst { 0 } else { 2 };
-    // (instant, phase, order, item): arrivals in trace order at phase 1.
+    // (instant, phase, order, item): releases at phase 0, before the
+    // arrivals (in trace order) at phase 1.
     let mut items: Vec<(u64, u8, usize, Item)> = Vec::new();
     for (i, (&t, d)) in times.iter().zip(decisions).enumerate() {
         items.push((t, 1, i, Item::Decided(i)));
@@ -115,7 +102,7 @@ fn judge(limit: Limit, times: &[u64], decisions: &[Decision], end: Option<u64>, 
         {
             let at = t + d.get();
             if end.is_none_or(|e| at < e) {
-                items.push((at, release_phase, i, Item::Release));
+                items.push((at, 0, i, Item::Release));
             }
         }
     }
@@ -214,7 +201,7 @@ fn check_run(
         let mine: Vec<&DecisionRecord> = records.iter().filter(|d| d.limiter == li).collect();
         prop_assert_eq!(mine.len(), n);
         let mut decisions = vec![Decision::Reject; n];
-        let (mut peak, mut excess, mut false_rejects) = (0, [0u64; 2], [0u64; 2]);
+        let (mut peak, mut excess, mut false_rejects) = (0, 0u64, 0u64);
         let mut curve = [0u64; 10];
         for idx in &of_key {
             let mut l = r.spec.build(limit);
@@ -223,16 +210,10 @@ fn check_run(
             }
             let times: Vec<u64> = idx.iter().map(|&i| arrivals[i].0).collect();
             let ds: Vec<Decision> = times.iter().map(|&t| l.decide(Nanos::new(t), 1)).collect();
-            let judged =
-                [Tie::ReleasesFirst, Tie::ArrivalsFirst].map(|tie| judge(limit, &times, &ds, end, tie));
-            let [a, b] = &judged;
-            prop_assert_eq!(a.peak, b.peak, "{}: the peak cannot depend on the order at an instant", label);
-            prop_assert_eq!(a.excess, b.excess, "{}: nor can the excess", label);
+            let a = judge(limit, &times, &ds, end);
             peak = peak.max(a.peak);
-            for v in 0..2 {
-                excess[v] += judged[v].excess;
-                false_rejects[v] += judged[v].false_rejects;
-            }
+            excess += a.excess;
+            false_rejects += a.false_rejects;
             for (k, &i) in idx.iter().enumerate() {
                 decisions[i] = ds[k];
                 let rec = mine[i];
@@ -246,16 +227,13 @@ fn check_run(
                     arrivals[i].0,
                     arrivals[i].1
                 );
-                let (x, y) = (a.window_counts[k], b.window_counts[k]);
-                prop_assert!(
-                    rec.window_count == x || rec.window_count == y,
-                    "{}: window count {} of request {} at {}, expected {} (or {} with the release after it)",
-                    label,
+                prop_assert_eq!(
                     rec.window_count,
+                    a.window_counts[k],
+                    "{}: window count of request {} at {}",
+                    label,
                     i,
-                    arrivals[i].0,
-                    x,
-                    y
+                    arrivals[i].0
                 );
             }
             let mut backend = a.backend.clone();
@@ -272,25 +250,8 @@ fn check_run(
             "{}",
             label
         );
-        prop_assert_eq!((c.peak, c.excess), (peak, excess[0]), "{}: peak, excess", label);
-        if false_rejects[0] == false_rejects[1] {
-            prop_assert_eq!(c.false_rejects, false_rejects[0], "{}: false rejects", label);
-        } else {
-            // Only the order at an instant of a release and a refusal
-            // differs: either is taken (see `Tie`).
-            prop_assert!(
-                c.false_rejects == false_rejects[0] || c.false_rejects == false_rejects[1],
-                "{}: {} false rejects, expected {} (or {} with releases after arrivals)",
-                label,
-                c.false_rejects,
-                false_rejects[0],
-                false_rejects[1]
-            );
-            eprintln!(
-                "{label}: false rejects {} depend on the order at an instant: {:?}",
-                c.false_rejects, false_rejects
-            );
-        }
+        prop_assert_eq!((c.peak, c.excess), (peak, excess), "{}: peak, excess", label);
+        prop_assert_eq!(c.false_rejects, false_rejects, "{}: false rejects", label);
         let differ = decisions.iter().zip(&reference).filter(|(d, e)| d.admitted() != **e).count() as u64;
         prop_assert_eq!(c.disagreements, differ, "{}: disagreements", label);
         // The admission curve, and A(W) = peak (a run without arrivals has
