@@ -373,7 +373,9 @@ pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<
         }
         ChartKind::BurstPairMap(_) => {
             let result = outputs.burst_pair_map.as_ref().ok_or_else(missing)?;
-            write(staged, set, chart.name, &burst_pair_map::BurstPairMap { palette, result })
+            let own = bp.map_or(&[][..], |b| &b.rows[..]);
+            let reference = result.rows.iter().map(|r| !own.iter().any(|o| o.spec == r.spec)).collect();
+            write(staged, set, chart.name, &burst_pair_map::BurstPairMap { palette, result, reference })
         }
         ChartKind::WhichLimiter(i) => {
             let point = load.and_then(|l| l.get(*i)).ok_or_else(missing)?;

@@ -147,6 +147,13 @@ its peak, the most it admitted in one exact window (all client keys together), o
         let _ = writeln!(out, "{}\n", burst_pair_method(bp));
         out.push_str(&render_table(&error_vs_slots_table(bp)));
         out.push('\n');
+        if !bp.on_n_axis() {
+            let _ = writeln!(
+                out,
+                "No error-versus-N chart: none of these limiters is a fixed window or a slot counter measured \
+here, so none sits on its N axis; the table above has their figures.\n"
+            );
+        }
         charts(&mut out, input.charts, &["error_vs_slots", "burst_pair_map"]);
         if input.run.is_none() {
             charts(&mut out, input.charts, &["windows_diagram"]);

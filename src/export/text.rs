@@ -86,7 +86,7 @@ pub fn run_summary(
         );
         let _ = writeln!(out);
         out.push_str(&render_table(&super::markdown::error_vs_slots_table(bp)));
-        if let Some(note) = super::markdown::unresolved_note(bp) {
+        for note in super::markdown::burst_pair_notes(bp) {
             let _ = writeln!(out, "\n{}", note.replace("**", ""));
         }
     }
