@@ -34,6 +34,9 @@ pub struct ReportInput<'a> {
     /// Who the clients are and how they retry (`Scenario::clients_sentence`).
     pub clients: Option<String>,
     pub burst_pair: Option<&'a BurstPairResult>,
+    /// What the burst-pair and load sweeps leave out of the scenario
+    /// ([`crate::sweep::window_sweeps_scope`]).
+    pub sweep_scope: Option<String>,
     pub load: Option<&'a [LoadPoint]>,
     pub retry_policies: Option<&'a [RetryPolicyPoint]>,
     /// The nodes the limiters ran on, if many.
@@ -85,6 +88,9 @@ the sliding log is the exact reference.\n",
         format_duration(input.limit.window)
     );
     let _ = writeln!(out, "Regenerate with `{}`.\n", input.command);
+    if let Some(scope) = &input.sweep_scope {
+        let _ = writeln!(out, "**Sweeps.** {scope}\n");
+    }
     if let Some(run) = input.run {
         let _ = writeln!(out, "## Run\n");
         let _ = writeln!(out, "{}\n", super::markdown::trace_sentence(run));

@@ -79,6 +79,9 @@ pub fn run_summary(
     }
     if let Some(bp) = burst_pair {
         let _ = writeln!(out);
+        if let Some(scope) = crate::sweep::window_sweeps_scope(scenario) {
+            let _ = writeln!(out, "{scope}\n");
+        }
         let _ = writeln!(
             out,
             "burst pairs: {} x {} (gap, offset) grid, two bursts of {} at single instants",
