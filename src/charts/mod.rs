@@ -586,7 +586,11 @@ pub enum Mark {
     Line,
     Dashed,
     Dot,
+    /// A light swatch (35 % of the colour), for shaded areas.
     Area,
+    /// A swatch at this percentage of the colour with a 1 px border in
+    /// it, for bars drawn so (the timeline's admitted bars, 75 %).
+    Fill(u8),
     /// A solid swatch, for bars and areas drawn at full colour.
     Solid,
     Cross,
@@ -799,6 +803,9 @@ pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &
             }
             Mark::Dot => area.draw(&Circle::new((26, y), 6, c.filled())),
             Mark::Area => area.draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.mix(0.35).filled())),
+            Mark::Fill(p) => area
+                .draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.mix(f64::from(p) / 100.0).filled()))
+                .and_then(|_| area.draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.stroke_width(1)))),
             Mark::Solid => area.draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.filled())),
             Mark::Cross => area.draw(&Cross::new((26, y), 7, c.stroke_width(3))),
             Mark::Ring => area.draw(&Circle::new((26, y), 9, c.stroke_width(3))),
