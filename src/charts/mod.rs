@@ -646,6 +646,11 @@ pub fn with_legend_for<DB: DrawingBackend>(
     area.split_horizontally(w.saturating_sub(need))
 }
 
+/// The room a legend keeps right of its longest label, clear of the
+/// chart's edge, about the title's margin on the left (6 px let
+/// `weighted window, floor: 1.07, 1` end at the very edge).
+const LEGEND_RIGHT_MARGIN: u32 = 24;
+
 /// Where an entry's label starts.
 fn label_x(mark: Mark) -> i32 {
     if mark == Mark::Heading { 8 } else { 54 }
@@ -663,7 +668,7 @@ fn legend_width<DB: DrawingBackend>(
         .iter()
         .map(|e| {
             let w = area.estimate_text_size(&e.label, &style).map_or(0, |(w, _)| w);
-            label_x(e.mark) as u32 + w + 6
+            label_x(e.mark) as u32 + w + LEGEND_RIGHT_MARGIN
         })
         .max()
         .unwrap_or(0)
@@ -707,7 +712,7 @@ fn legend_layout(
     measure: &dyn Fn(&str, f64) -> u32,
 ) -> LegendLayout {
     let room = height as i32 - LEGEND_TOP - 12;
-    let avail = |e: &LegendEntry| width.saturating_sub(label_x(e.mark) as u32 + 6);
+    let avail = |e: &LegendEntry| width.saturating_sub(label_x(e.mark) as u32 + LEGEND_RIGHT_MARGIN);
     // At `size`, each label on at most `most` lines.
     let fit = |size: f64, most: usize| -> Option<LegendLayout> {
         let mut lines = Vec::with_capacity(entries.len());

@@ -392,7 +392,7 @@ pub fn load_sweep_table(points: &[LoadPoint]) -> Table {
                 l.label.clone(),
                 l.counts.offered.to_string(),
                 l.counts.admitted.to_string(),
-                fmt_ratio(l.peak_ratio()),
+                fmt_ratio_fixed(l.peak_ratio(), 2),
                 l.counts.excess.to_string(),
                 excess_share(l).map_or("n/a".into(), fmt_percent2),
                 l.over_admission().map_or("n/a".into(), |v| {
