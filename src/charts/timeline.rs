@@ -20,11 +20,12 @@ pub struct Timeline<'a> {
 const LOG_FLOOR: f64 = 0.5;
 
 /// Whether the strips need a log scale: when the tallest admitted bin would
-/// be under a quarter of a linear scale set by the tallest offered bin
+/// be under a tenth of a linear scale set by the tallest offered bin
 /// (clients retrying against 10 per second offer ~270 a bin), so that what
-/// got through stays visible beside what was offered.
+/// got through stays visible beside what was offered. Above that a linear
+/// scale shows both, and shows a herd of retries as the spike it is.
 pub fn log_scale(offered_max: u64, admitted_max: u64) -> bool {
-    admitted_max.saturating_mul(4) < offered_max
+    admitted_max.saturating_mul(10) < offered_max
 }
 
 impl Chart for Timeline<'_> {
@@ -91,8 +92,15 @@ impl Chart for Timeline<'_> {
         for (i, strip) in rows.iter().enumerate() {
             let last = i + 1 == n;
             let l = &r.limiters[i];
-            let mut chart =
-                strip_chart_in(strip, last, 0f64..x_end, y.clone(), if compact { 2 } else { 3 }, label)?;
+            // A label at every power of ten, where a linear strip has 2 or 3.
+            let labels = if log {
+                y.end.floor() as usize + 1
+            } else if compact {
+                2
+            } else {
+                3
+            };
+            let mut chart = strip_chart_in(strip, last, 0f64..x_end, y.clone(), labels, label)?;
             let c = self.palette.colour(&l.spec);
             chart
                 .draw_series(AreaSeries::new(series(i, &|b| b.offered), y.start, grey.filled()))
@@ -127,13 +135,14 @@ mod tests {
     use super::*;
 
     /// backoff: 270 offered in the first 200 ms bin, at most 10 admitted in
-    /// any: a log scale. The boundary burst, 200 offered and 100 admitted:
-    /// linear.
+    /// any: a log scale. The boundary burst, 200 offered and 100 admitted,
+    /// and retry_storm's herds of ~600 against 100: linear.
     #[test]
     fn a_log_scale_only_where_admitted_would_be_a_sliver() {
         assert!(log_scale(270, 10));
         assert!(!log_scale(200, 100));
-        assert!(!log_scale(40, 10));
-        assert!(log_scale(41, 10));
+        assert!(!log_scale(600, 100));
+        assert!(!log_scale(100, 10));
+        assert!(log_scale(101, 10));
     }
 }
