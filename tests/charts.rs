@@ -452,11 +452,7 @@ of their own, leaving out this scenario's [nodes] (3 nodes, local, 100 per node,
         "{csv}"
     );
     assert!(read(&out, "error_vs_slots.md").contains("| fixed_window(first-request) |    not measured |"));
-    assert_svg(
-        &out,
-        "error_vs_slots.svg",
-        &["first-request window not measured (a lone pair"],
-    );
+    assert_svg(&out, "error_vs_slots.svg", &["first-request window not measured (a lone pair"]);
     let svg = read(&out, "error_vs_slots.svg");
     assert!(!svg.contains("first-request window: 0 pairs broken"), "shown as unbreakable");
     assert!(!svg.contains("rule of thumb"), "no N = 10 or 100: no crosses, none in the legend");

@@ -197,13 +197,9 @@ impl Chart for NodesTimeline<'_> {
         if k <= NODE_LINES {
             let skews: Vec<i64> =
                 (0..k).map(|node| self.topology.skew.get(node).copied().unwrap_or(0)).collect();
-            let clocks = fmt_skews(&skews);
-            for node in 0..k {
-                let clock = if self.topology.skew.iter().any(|&s| s != 0) {
-                    format!(", clock {}", clocks[node])
-                } else {
-                    String::new()
-                };
+            let skewed = self.topology.skew.iter().any(|&s| s != 0);
+            for (node, clock) in fmt_skews(&skews).iter().enumerate() {
+                let clock = if skewed { format!(", clock {clock}") } else { String::new() };
                 entries.push(LegendEntry::new(format!("node {node}{clock}"), node_colour(node), Mark::Line));
             }
         } else {
