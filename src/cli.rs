@@ -42,6 +42,12 @@ pub enum Command {
     /// [sweep] table asks for (burst-pair and load sweeps, retry-policy
     /// comparison, topology sweeps over nodes, rtts or sync intervals); with
     /// no [sweep] table, the burst-pair and load sweeps at their defaults.
+    ///
+    /// The burst-pair and load sweeps make their own open-loop arrivals and
+    /// run each limiter alone on one node: a scenario's [nodes], retries and
+    /// closed clients play no part in them, and the output says so. The
+    /// topology sweeps and the retry-policy comparison rerun the scenario's
+    /// own traffic and keep them.
     #[command(after_help = EXAMPLES)]
     Sweep(SweepArgs),
     /// Print a shell completion script to stdout (bash, zsh, fish, powershell, elvish).

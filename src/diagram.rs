@@ -268,11 +268,8 @@ impl WindowsDiagram {
         let mut arrivals = vec![Nanos::new(t1); limit.requests as usize];
         arrivals.extend(vec![Nanos::new(t2); limit.requests as usize]);
         let view = (Nanos::new(w), Nanos::new(3 * w + w / 4));
-        Some(WindowsDiagram {
-            title: format!(
-                "Two bursts of {} that break the limit: how the algorithms cut time",
-                limit.requests
-            ),
+        let mut d = WindowsDiagram {
+            title: String::new(),
             limit,
             limiters: vec![
                 (FixedWindowSpec::ALIGNED.into(), Cutting::Windows),
@@ -282,9 +279,35 @@ impl WindowsDiagram {
             arrivals,
             instant: Nanos::new(t2),
             view,
-            unit_span: Nanos::new(view.1.get() - view.0.get()),
+            // In the unit of the run's charts where the scenario says how
+            // long its run is (the view's own otherwise).
+            unit_span: scenario.duration.unwrap_or(Nanos::new(view.1.get() - view.0.get())),
             client: None,
-        })
+        };
+        let reference = d.reference_lanes(scenario);
+        let cut = match reference.len() {
+            0 => "how the algorithms cut time".to_string(),
+            n if n + 1 == d.limiters.len() => {
+                "how reference window limiters cut time (not this scenario's)".to_string()
+            }
+            _ => format!(
+                "how the algorithms cut time ({}: reference, not this scenario's)",
+                reference.join(", ")
+            ),
+        };
+        d.title = format!("Two bursts of {} that break the limit: {cut}", limit.requests);
+        Some(d)
+    }
+
+    /// The names of the window lanes (not the exact window) whose limiter is
+    /// not among `scenario`'s: the reference limiters a sweep's diagram
+    /// draws in their place.
+    pub fn reference_lanes(&self, scenario: &Scenario) -> Vec<String> {
+        self.limiters
+            .iter()
+            .filter(|(s, c)| *c != Cutting::Exact && !scenario.limiters.contains(s))
+            .map(|(s, c)| lane_name(s, *c))
+            .collect()
     }
 
     /// The lanes, top to bottom, each limiter run over the arrivals.

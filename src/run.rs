@@ -452,18 +452,42 @@ against the exact rule's bound L * ceil(tau / W) (dashed), L = {} per {window}, 
             }
         }
         if let (Some(bp), Some(opts)) = (&self.burst_pair, &self.scenario.sweep) {
-            charts.push(Chart {
-                name: "error_vs_slots",
+            // Only where some limiter sits on the N axis (`report.md` says
+            // why there is none otherwise).
+            if bp.on_n_axis() {
+                charts.push(Chart {
+                    name: "error_vs_slots",
                 caption: format!(
                     "Burst pairs (2 × {} requests at single instants, {}×{} grid of gap and offset): measured vulnerable band \
 and violation probability against N, with the analytic 1/N and 1/(2N); the sliding log is 0 on both",
                     bp.limit.requests, bp.grid, bp.grid
                 ),
-                kind: ChartKind::ErrorVsSlots,
-            });
+                    kind: ChartKind::ErrorVsSlots,
+                });
+            }
+            let mut caption = "Where a burst pair breaks the limit: coloured (gap, offset) pairs admit 2L in one exact window, grey ones hold to L".to_string();
+            if let Some(map) = &self.burst_pair_map {
+                let reference: Vec<String> = map
+                    .rows
+                    .iter()
+                    .filter(|r| !bp.rows.iter().any(|o| o.spec == r.spec))
+                    .map(|r| r.label.clone())
+                    .collect();
+                if reference.len() == map.rows.len() {
+                    caption.push_str(&format!(
+                        ", for reference window limiters ({}), none of them among this scenario's limiters",
+                        reference.join(", ")
+                    ));
+                } else if !reference.is_empty() {
+                    caption.push_str(&format!(
+                        "; panels marked (reference) ({}) are not among this scenario's limiters",
+                        reference.join(", ")
+                    ));
+                }
+            }
             charts.push(Chart {
                 name: "burst_pair_map",
-                caption: "Where a burst pair breaks the limit: coloured (gap, offset) pairs admit 2L in one exact window, grey ones hold to L".into(),
+                caption,
                 kind: ChartKind::BurstPairMap(opts.map_slots.clone()),
             });
             charts.push(Chart {
@@ -486,7 +510,21 @@ each limiter holds per client key",
             if self.report.is_none()
                 && let Some(diagram) = WindowsDiagram::of_burst_pair(&self.scenario)
             {
-                charts.push(windows_diagram(diagram, false));
+                let reference = diagram.reference_lanes(&self.scenario);
+                let mut chart = windows_diagram(diagram, false);
+                if !reference.is_empty() {
+                    chart.caption.push_str(&match reference.len() {
+                        1 => format!(
+                            "; {} is a reference window limiter, not among this scenario's",
+                            reference[0]
+                        ),
+                        _ => format!(
+                            "; {} are reference window limiters, not among this scenario's",
+                            reference.join(" and ")
+                        ),
+                    });
+                }
+                charts.push(chart);
             }
         }
         if let Some(points) = &self.retry_policies
@@ -534,6 +572,7 @@ each limiter holds per client key",
             run: self.report.as_ref(),
             clients: self.scenario.clients_sentence(),
             burst_pair: self.burst_pair.as_ref(),
+            sweep_scope: sweep::window_sweeps_scope(&self.scenario),
             load: self.load.as_deref(),
             retry_policies: self.retry_policies.as_deref(),
             nodes: self.scenario.nodes.as_ref(),

@@ -74,7 +74,7 @@ fn sweep_scenario_writes_tables_charts_and_report() {
     // Every violating pair of a window limiter lets a whole burst through
     // against a full window: mean excess L = 100.
     assert!(
-        csv.contains("slot_counter(N=10),slot_counter,10,200,0.1,0.1,0.1,0.0525,0.05,200,2,100,true\n"),
+        csv.contains("slot_counter(N=10),slot_counter,10,200,0.1,0.1,0.1,0.0525,0.05,200,2,100,true,\n"),
         "{csv}"
     );
     let md = read(&out, "error_vs_slots.md");
@@ -336,12 +336,126 @@ fn sweep_command_runs_only_the_sweeps() {
     assert_eq!(csv.lines().count(), 1 + 5);
     assert!(
         csv.contains(
-            "slot_counter(N=100),slot_counter,100,2000,0.01,0.01,0.01,0.00525,0.005,200,2,100,true\n"
+            "slot_counter(N=100),slot_counter,100,2000,0.01,0.01,0.01,0.00525,0.005,200,2,100,true,\n"
         ),
         "{csv}"
     );
-    assert!(csv.contains("sliding_log,sliding_log,,2000,0,0,,0,0,100,1,,true\n"), "{csv}");
+    assert!(csv.contains("sliding_log,sliding_log,,2000,0,0,,0,0,100,1,,true,\n"), "{csv}");
     assert!(out.join("error_vs_slots.svg").is_file() && out.join("windows_diagram.svg").is_file());
+}
+
+/// `ratesim sweep` of limiters that delay: the burst pairs are judged on
+/// backend times (the FIFO of 20 drained at L / W never passes L; the GCRA
+/// of burst L reaches 19 = L + 9), no error-versus-N chart is drawn with no
+/// limiter on its N axis (the report says why), and the heat map and
+/// diagram say their window limiters are references, not the scenario's.
+#[test]
+fn a_sweep_of_shaping_limiters_judges_backend_times() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("shapers.toml");
+    fs::write(
+        &scenario,
+        r#"
+name = "shapers"
+[limit]
+requests = 10
+window = "1s"
+[[limiter]]
+kind = "leaky_queue"
+queue = 20
+[[limiter]]
+kind = "gcra"
+max_wait = "2s"
+[sweep]
+grid = 40
+loads = [1.0]
+load_duration = "10s"
+"#,
+    )
+    .unwrap();
+    let out = tmp.path().join("s");
+    ratesim()
+        .args(["sweep", scenario.to_str().unwrap(), "--format", "svg", "--out", out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "Judged on backend times: leaky_queue(queue=20), gcra(max_wait=2s).",
+        ));
+    let csv = read(&out, "error_vs_slots.csv");
+    assert!(csv.contains("\nleaky_queue(queue=20),leaky_queue,,40,0,,,0,,10,1,,true,\n"), "{csv}");
+    assert!(csv.contains("\ngcra(max_wait=2s),gcra,,40,1,,,1,,19,1.9,9,true,\n"), "{csv}");
+    assert!(!out.join("error_vs_slots.svg").exists(), "no limiter on the N axis: no error-versus-N chart");
+    let report = read(&out, "report.md");
+    assert!(report.contains("No error-versus-N chart: none of these limiters is a fixed window"), "{report}");
+    assert_svg(&out, "burst_pair_map.svg", &["Reference window limiters, not this scenario"]);
+    assert_svg(&out, "windows_diagram.svg", &["how reference window limiters cut time"]);
+    assert!(report.contains("none of them among this scenario"), "{report}");
+}
+
+/// The first-request fixed window is not measured by burst pairs (a lone
+/// pair opens its window), and says so, instead of band 0 and worst 1; a
+/// scenario on nodes says the burst-pair and load sweeps leave them out,
+/// on the terminal and at the top of the report.
+#[test]
+fn sweeps_say_what_they_do_not_measure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("nodes.toml");
+    fs::write(
+        &scenario,
+        r#"
+name = "nodes"
+duration = "10s"
+[limit]
+requests = 100
+window = "1s"
+[nodes]
+count = 3
+mode = "local"
+per_node = 100
+[[traffic]]
+kind = "constant"
+load = 5
+[[limiter]]
+kind = "fixed_window"
+[[limiter]]
+kind = "fixed_window"
+align = "first-request"
+[sweep]
+grid = 20
+loads = [1.0, 3.0]
+load_duration = "10s"
+map_slots = [1]
+"#,
+    )
+    .unwrap();
+    let out = tmp.path().join("s");
+    let left_out = "The burst-pair and load sweeps run each limiter alone on one node over open-loop arrivals \
+of their own, leaving out this scenario's [nodes] (3 nodes, local, 100 per node, round robin).";
+    ratesim()
+        .args(["sweep", scenario.to_str().unwrap(), "--format", "svg", "--out", out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(left_out).and(predicate::str::contains(
+            "Not measured: fixed_window(first-request). A lone pair opens its window",
+        )));
+    let report = read(&out, "report.md");
+    assert!(
+        report.contains(&format!(
+            "Regenerate with `ratesim sweep {}`.\n\n**Sweeps.** {left_out}",
+            scenario.display()
+        )),
+        "{report}"
+    );
+    let csv = read(&out, "error_vs_slots.csv");
+    assert!(
+        csv.contains("\nfixed_window(first-request),fixed_window,,20,,,,,,,,,true,pair_opens_window\n"),
+        "{csv}"
+    );
+    assert!(read(&out, "error_vs_slots.md").contains("| fixed_window(first-request) |    not measured |"));
+    assert_svg(&out, "error_vs_slots.svg", &["first-request window not measured (a lone pair"]);
+    let svg = read(&out, "error_vs_slots.svg");
+    assert!(!svg.contains("first-request window: 0 pairs broken"), "shown as unbreakable");
+    assert!(!svg.contains("rule of thumb"), "no N = 10 or 100: no crosses, none in the legend");
 }
 
 #[test]
@@ -394,7 +508,7 @@ fn retry_charts_show_what_the_clients_did() {
         &out,
         "time_to_success.svg",
         &[
-            "time to success x (log scale; 0 at the left edge)",
+            "time to success x (log scale from the first tick after 0)",
             "succeeded with time ≤ x (%)",
             "100 % at time 0, median 0 s",
         ],

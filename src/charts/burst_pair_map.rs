@@ -15,6 +15,9 @@ pub struct BurstPairMap<'a> {
     pub palette: &'a RunPalette,
     /// One row per panel, in order (`[sweep] map_slots`).
     pub result: &'a BurstPairResult,
+    /// For each panel, whether its limiter is a reference the sweep added
+    /// for the map, not one of the scenario's.
+    pub reference: Vec<bool>,
 }
 
 /// Most rows drawn per panel (runs of neighbouring offsets are merged).
@@ -30,10 +33,19 @@ impl Chart for BurstPairMap<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.result;
         let w = format_duration(r.limit.window);
-        let title = format!(
-            "Where two bursts of {} break the limit (coloured; grey: held to L), W = {w}",
-            r.limit.requests
-        );
+        let all_reference = !self.reference.is_empty() && self.reference.iter().all(|&x| x);
+        let title = if all_reference {
+            format!(
+                "Reference window limiters, not this scenario's: where two bursts of {} break the limit \
+(coloured; grey: held to L), W = {w}",
+                r.limit.requests
+            )
+        } else {
+            format!(
+                "Where two bursts of {} break the limit (coloured; grey: held to L), W = {w}",
+                r.limit.requests
+            )
+        };
         let area = titled(root, &title)?;
         let rows = self.rows();
         let (cols, lines) = match rows.len() {
@@ -44,17 +56,21 @@ impl Chart for BurstPairMap<'_> {
         let panels = area.split_evenly((lines, cols));
         let g = r.grid;
         let group = g.div_ceil(MAX_ROWS);
-        for (row, panel) in rows.iter().zip(&panels) {
+        for (k, (row, panel)) in rows.iter().zip(&panels).enumerate() {
             let c = self.palette.colour(&row.spec);
-            let caption = if row.resolved {
+            // Marked one by one where the scenario has some of the panels.
+            let name = match self.reference.get(k) {
+                Some(true) if !all_reference => format!("{} (reference)", short_label(&row.spec)),
+                _ => short_label(&row.spec),
+            };
+            let caption = if row.resolved() {
                 format!(
-                    "{}: band {}, {} of pairs",
-                    short_label(&row.spec),
+                    "{name}: band {}, {} of pairs",
                     fmt_percent2(row.band_width(g)),
                     fmt_percent2(row.violation_probability(g))
                 )
             } else {
-                format!("{}: not resolved (N > G = {g})", short_label(&row.spec))
+                format!("{name}: not resolved (N > G = {g})")
             };
             let mut chart = ChartBuilder::on(panel)
                 .margin(8)

@@ -7,6 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::*;
+use ratesim::sweep::burst_pair::Unmeasured;
 use ratesim::sweep::{BurstPairResult, rule_of_thumb};
 use ratesim::time::format_duration;
 
@@ -19,28 +20,44 @@ pub struct ErrorVsSlots<'a> {
 impl ErrorVsSlots<'_> {
     fn legend(&self, pts: &[(f64, f64, f64, RGBColor, String, bool)]) -> Vec<LegendEntry> {
         let r = self.result;
-        let mut entries = vec![
-            LegendEntry::new("analytic 1/N and 1/(2N)", BLACK, Mark::Dashed),
-            LegendEntry::new("rule of thumb (N=10, 100)", BLACK, Mark::Cross),
-        ];
-        entries.push(LegendEntry::new("measured:", BLACK, Mark::Heading));
+        let mut entries = vec![LegendEntry::new("analytic 1/N and 1/(2N)", BLACK, Mark::Dashed)];
+        // Only the crosses drawn: the claim is about N = 10 and 100.
+        let claims = rule_of_thumb_slots(r);
+        if !claims.is_empty() {
+            let ns: Vec<String> = claims.iter().map(|n| n.to_string()).collect();
+            entries.push(LegendEntry::new(
+                format!("rule of thumb (N = {})", ns.join(", ")),
+                BLACK,
+                Mark::Cross,
+            ));
+        }
+        if !pts.is_empty() {
+            entries.push(LegendEntry::new("measured:", BLACK, Mark::Heading));
+        }
         for (_, _, _, c, label, ringed) in pts {
             let mark = if *ringed { Mark::Ring } else { Mark::Dot };
             entries.push(LegendEntry::new(label.clone(), *c, mark));
         }
-        // Not drawn: a band finer than the grid, which it may miss.
-        for row in r.unresolved() {
-            entries.push(LegendEntry::new(
-                format!("{}: not resolved (N > G = {})", short_label(&row.spec), r.grid),
-                self.palette.colour(&row.spec),
-                Mark::Heading,
-            ));
+        // Not drawn: a band finer than the grid, which it may miss, and a
+        // limiter a lone pair cannot break.
+        for row in r.rows.iter().filter(|row| !row.measured()) {
+            let label = match row.unmeasured {
+                Some(Unmeasured::FinerThanGrid) => {
+                    format!("{}: not resolved (N > G = {})", short_label(&row.spec), r.grid)
+                }
+                _ => format!("{} not measured (a lone pair opens its window)", short_label(&row.spec)),
+            };
+            entries.push(LegendEntry::new(label, self.palette.colour(&row.spec), Mark::Heading));
         }
-        // Limiters off the N axis: how often pairs broke them. While none
-        // was broken (the sliding log), a count says so; otherwise their
-        // band and violation probability, as the axes measure them.
-        let off: Vec<_> =
-            r.rows.iter().filter(|r| r.spec.sweep_traits().equivalent_slots.is_none()).collect();
+        // Measured limiters off the N axis: how often pairs broke them.
+        // While none was broken (the sliding log), a count says so;
+        // otherwise their band and violation probability, as the axes
+        // measure them.
+        let off: Vec<_> = r
+            .rows
+            .iter()
+            .filter(|r| r.measured() && r.spec.sweep_traits().equivalent_slots.is_none())
+            .collect();
         if off.iter().all(|row| row.violations == 0) {
             for row in off {
                 entries.push(LegendEntry::new(
@@ -78,7 +95,7 @@ impl ErrorVsSlots<'_> {
         self.result
             .rows
             .iter()
-            .filter(|r| r.resolved)
+            .filter(|r| r.measured())
             .filter_map(|r| {
                 let n = r.spec.sweep_traits().equivalent_slots?;
                 Some((
@@ -92,6 +109,21 @@ impl ErrorVsSlots<'_> {
             })
             .collect()
     }
+}
+
+/// The slot counts of the sweep's slot counters that the rule of thumb
+/// speaks of (10 and 100), in increasing order, once each: where the chart
+/// draws its crosses.
+fn rule_of_thumb_slots(r: &BurstPairResult) -> Vec<u64> {
+    let mut ns: Vec<u64> = r
+        .rows
+        .iter()
+        .filter(|row| rule_of_thumb(&row.spec).is_some())
+        .filter_map(|row| row.spec.slots())
+        .collect();
+    ns.sort_unstable();
+    ns.dedup();
+    ns
 }
 
 fn pct(v: &f64) -> String {

@@ -373,7 +373,9 @@ pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<
         }
         ChartKind::BurstPairMap(_) => {
             let result = outputs.burst_pair_map.as_ref().ok_or_else(missing)?;
-            write(staged, set, chart.name, &burst_pair_map::BurstPairMap { palette, result })
+            let own = bp.map_or(&[][..], |b| &b.rows[..]);
+            let reference = result.rows.iter().map(|r| !own.iter().any(|o| o.spec == r.spec)).collect();
+            write(staged, set, chart.name, &burst_pair_map::BurstPairMap { palette, result, reference })
         }
         ChartKind::WhichLimiter(i) => {
             let point = load.and_then(|l| l.get(*i)).ok_or_else(missing)?;
@@ -584,7 +586,11 @@ pub enum Mark {
     Line,
     Dashed,
     Dot,
+    /// A light swatch (35 % of the colour), for shaded areas.
     Area,
+    /// A swatch at this percentage of the colour with a 1 px border in
+    /// it, for bars drawn so (the timeline's admitted bars, 75 %).
+    Fill(u8),
     /// A solid swatch, for bars and areas drawn at full colour.
     Solid,
     Cross,
@@ -640,6 +646,11 @@ pub fn with_legend_for<DB: DrawingBackend>(
     area.split_horizontally(w.saturating_sub(need))
 }
 
+/// The room a legend keeps right of its longest label, clear of the
+/// chart's edge, about the title's margin on the left (6 px let
+/// `weighted window, floor: 1.07, 1` end at the very edge).
+const LEGEND_RIGHT_MARGIN: u32 = 24;
+
 /// Where an entry's label starts.
 fn label_x(mark: Mark) -> i32 {
     if mark == Mark::Heading { 8 } else { 54 }
@@ -657,7 +668,7 @@ fn legend_width<DB: DrawingBackend>(
         .iter()
         .map(|e| {
             let w = area.estimate_text_size(&e.label, &style).map_or(0, |(w, _)| w);
-            label_x(e.mark) as u32 + w + 6
+            label_x(e.mark) as u32 + w + LEGEND_RIGHT_MARGIN
         })
         .max()
         .unwrap_or(0)
@@ -701,7 +712,7 @@ fn legend_layout(
     measure: &dyn Fn(&str, f64) -> u32,
 ) -> LegendLayout {
     let room = height as i32 - LEGEND_TOP - 12;
-    let avail = |e: &LegendEntry| width.saturating_sub(label_x(e.mark) as u32 + 6);
+    let avail = |e: &LegendEntry| width.saturating_sub(label_x(e.mark) as u32 + LEGEND_RIGHT_MARGIN);
     // At `size`, each label on at most `most` lines.
     let fit = |size: f64, most: usize| -> Option<LegendLayout> {
         let mut lines = Vec::with_capacity(entries.len());
@@ -797,6 +808,9 @@ pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &
             }
             Mark::Dot => area.draw(&Circle::new((26, y), 6, c.filled())),
             Mark::Area => area.draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.mix(0.35).filled())),
+            Mark::Fill(p) => area
+                .draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.mix(f64::from(p) / 100.0).filled()))
+                .and_then(|_| area.draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.stroke_width(1)))),
             Mark::Solid => area.draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.filled())),
             Mark::Cross => area.draw(&Cross::new((26, y), 7, c.stroke_width(3))),
             Mark::Ring => area.draw(&Circle::new((26, y), 9, c.stroke_width(3))),
@@ -822,14 +836,16 @@ pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &
 /// Line widths for lines drawn one over another, in drawing order: a line
 /// that a later one covers exactly (`same(a, b)`: limiters that decided
 /// alike, such as the GCRA and the token bucket when L divides W) is drawn
-/// at least 4 px wider than the widest line on it, so that it shows as a
-/// border around them. Lines nobody covers keep `widths`.
+/// 6 px wider than the widest line drawn on it, so that it shows as a
+/// 3 px border around them; several identical lines nest, each a border
+/// around the next (the sliding log, 2 and 10 slots around 100 slots, in
+/// the boundary burst). Lines nobody covers keep `widths`.
 pub fn covered_widths(widths: &[u32], same: impl Fn(usize, usize) -> bool) -> Vec<u32> {
-    (0..widths.len())
-        .map(|a| {
-            (a + 1..widths.len()).filter(|&b| same(a, b)).map(|b| widths[b] + 4).fold(widths[a], u32::max)
-        })
-        .collect()
+    let mut out = widths.to_vec();
+    for a in (0..widths.len()).rev() {
+        out[a] = (a + 1..widths.len()).filter(|&b| same(a, b)).map(|b| out[b] + 6).fold(widths[a], u32::max);
+    }
+    out
 }
 
 /// From this many limiters on, charts that draw one line per limiter in one
@@ -912,19 +928,39 @@ pub fn strip_chart<'a, DB: DrawingBackend>(
         Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
     >,
 > {
+    strip_chart_in(strip, last, x, 0.0..y_max, y_labels, y_label)
+}
+
+/// [`strip_chart`] with the value axis over `y`, which need not start at 0
+/// (a log scale drawn as the logarithms of the counts).
+pub fn strip_chart_in<'a, DB: DrawingBackend>(
+    strip: &'a DrawingArea<DB, Shift>,
+    last: bool,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+    y_labels: usize,
+    y_label: &dyn Fn(&f64) -> String,
+) -> Result<
+    ChartContext<
+        'a,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+> {
+    let labels = count_labels_in(y.clone(), y_labels);
     let mut chart = ChartBuilder::on(strip)
         .margin_right(10)
         .margin_top(4)
         .x_label_area_size(if last { 30 } else { 0 })
         .y_label_area_size(60)
-        .build_cartesian_2d(x, 0f64..y_max)
+        .build_cartesian_2d(x, y)
         .map_err(err)?;
     chart
         .configure_mesh()
         .label_style(font(TICK_SIZE - 2.0))
         .x_label_formatter(&tick)
         .y_label_formatter(y_label)
-        .y_labels(count_labels(y_max, y_labels))
+        .y_labels(labels)
         .light_line_style(WHITE.mix(0.0))
         .draw()
         .map_err(err)?;
@@ -985,15 +1021,15 @@ pub fn count(v: &f64) -> String {
     format!("{}{unit}", s.trim_end_matches('0').trim_end_matches('.'))
 }
 
-/// At most `most` labels on a count axis from 0 to `y_max`, as many as
-/// keeps every label on a whole number (from 0 to 1.3 three labels would
-/// put one at 0.5, which [`whole`] writes as a second `0`).
-pub fn count_labels(y_max: f64, most: usize) -> usize {
+/// At most `most` labels on a count axis over `range`, as many as keeps
+/// every label on a whole number (from 0 to 1.3 three labels would put one
+/// at 0.5, which [`whole`] writes as a second `0`).
+pub fn count_labels_in(range: std::ops::Range<f64>, most: usize) -> usize {
     use plotters::coord::ranged1d::Ranged;
     (2..=most.max(2))
         .rev()
         .find(|&n| {
-            plotters::coord::types::RangedCoordf64::from(0.0..y_max)
+            plotters::coord::types::RangedCoordf64::from(range.clone())
                 .key_points(n)
                 .iter()
                 .all(|v| v.fract() == 0.0)
@@ -1310,7 +1346,7 @@ burst = [5, 50]
         for (y_max, most) in
             [(1.0, 3), (1.3, 3), (1.3, 2), (2.6, 3), (6.5, 3), (135.0, 3), (1.35e6, 2), (0.5, 3)]
         {
-            let n = count_labels(y_max, most);
+            let n = count_labels_in(0.0..y_max, most);
             assert!((1..=most).contains(&n), "{y_max}: {n}");
             let points = plotters::coord::types::RangedCoordf64::from(0.0..y_max).key_points(n);
             let labels: Vec<String> = points.iter().map(whole).collect();
@@ -1320,7 +1356,19 @@ burst = [5, 50]
             assert!(points.iter().all(|v| v.fract() == 0.0), "{y_max}: {points:?}");
         }
         // Where whole numbers allow them, as many labels as asked.
-        assert_eq!(count_labels(135.0, 3), 3);
+        assert_eq!(count_labels_in(0.0..135.0, 3), 3);
+    }
+
+    /// Identical lines nest: each covered one 6 px wider than the widest
+    /// drawn on it (the boundary burst's sliding log, 2, 10 and 100 slots,
+    /// in drawing order, all one line: 20, 14, 8, 2); a line nobody covers
+    /// keeps its width. Before, all three covered lines were 6 px wide and
+    /// hid each other.
+    #[test]
+    fn identical_lines_nest() {
+        let widths = covered_widths(&[7, 4, 2, 2, 2], |a, b| a > 0 && b > 0);
+        assert_eq!(widths, [7, 20, 14, 8, 2]);
+        assert_eq!(covered_widths(&[3, 3, 2], |a, b| (a, b) == (0, 1)), [9, 3, 2]);
     }
 
     #[test]

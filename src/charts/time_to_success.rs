@@ -1,8 +1,10 @@
 //! `time_to_success`: for each limiter, the share of succeeded requests
 //! whose time to success (first attempt to admitted attempt) is at most x,
 //! x on a log scale. Requests admitted on their first attempt have time 0,
-//! which a log axis cannot place: each curve starts at the left edge at
-//! their share (a dot marks it), and the legend gives that share.
+//! which a log axis cannot place: the axis starts with a tick of its own
+//! for 0, set apart from the first decade (at least half a decade to its
+//! left), and each curve starts there at their share (a dot marks it);
+//! the legend gives that share.
 
 use anyhow::Result;
 use plotters::coord::Shift;
@@ -26,9 +28,74 @@ fn decades(lo: f64, hi: f64) -> (f64, f64) {
     if hi > lo { (lo, hi) } else { (lo, lo * 10.0) }
 }
 
-/// A time in seconds as a short tick label: `1 ms`, `100 ms`, `10 s`.
+/// The time axis: 0 at the left edge, then a log scale over whole decades
+/// from `10^lo` to `10^hi` seconds. 0 sits `gap` decades left of `10^lo`,
+/// so that neither the first positive time nor its tick label can merge
+/// into the time-0 dot and its label. Ticks are 0 and the powers of ten
+/// (thinned to as many as there is room for), light grid lines also at
+/// 2..9 times them.
+#[derive(Clone, Debug)]
+struct TimeAxis {
+    lo: i32,
+    hi: i32,
+    gap: f64,
+}
+
+impl TimeAxis {
+    fn new(lo: i32, hi: i32) -> TimeAxis {
+        let hi = hi.max(lo + 1);
+        TimeAxis { lo, hi, gap: (0.1 * f64::from(hi - lo)).max(0.5) }
+    }
+
+    /// Where `v` seconds sits, in decades from the left edge.
+    fn position(&self, v: f64) -> f64 {
+        let u = if v > 0.0 { v.log10() } else { f64::from(self.lo) - self.gap };
+        u - (f64::from(self.lo) - self.gap)
+    }
+
+    fn span(&self) -> f64 {
+        f64::from(self.hi - self.lo) + self.gap
+    }
+
+    /// The powers of ten labelled, every `step`-th, so that no more than
+    /// `most` labels (0 among them) share the axis.
+    fn decades(&self, most: usize) -> Vec<f64> {
+        let n = (self.hi - self.lo + 1) as usize;
+        let step = n.div_ceil(most.saturating_sub(1).max(1)).max(1);
+        (self.lo..=self.hi).step_by(step).map(|k| 10f64.powi(k)).collect()
+    }
+}
+
+impl plotters::coord::ranged1d::Ranged for TimeAxis {
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let f = self.position(*value) / self.span();
+        limit.0 + (f * f64::from(limit.1 - limit.0)).round() as i32
+    }
+
+    fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        let mut points = vec![0.0];
+        points.extend(self.decades(hint.max_num_points()));
+        if hint.weight().allow_light_points() {
+            for k in self.lo..self.hi {
+                points.extend((2..10).map(|m| f64::from(m) * 10f64.powi(k)));
+            }
+        }
+        points
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        0.0..10f64.powi(self.hi)
+    }
+}
+
+/// A time in seconds as a short tick label: `0`, `1 ms`, `100 ms`, `10 s`.
 fn time_tick(v: &f64) -> String {
-    if *v >= 1.0 {
+    if *v == 0.0 {
+        "0".to_string()
+    } else if *v >= 1.0 {
         format!("{} s", tick(v))
     } else if *v >= 1e-3 {
         format!("{} ms", tick(&(v * 1e3)))
@@ -56,6 +123,8 @@ impl Chart for TimeToSuccess<'_> {
             .fold((f64::INFINITY, 0f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
         // With no positive time at all, any decade will do: 1 ms to 1 s.
         let (x0, x1) = if hi > 0.0 { decades(lo, hi) } else { (1e-3, 1.0) };
+        let axis = TimeAxis::new(x0.log10().round() as i32, x1.log10().round() as i32);
+        let x1 = axis.range().end;
         let area = titled(root, &format!("{}: time to success, share of succeeded requests", self.scenario))?;
         let (plot, legend) = with_legend(&area);
         let mut chart = ChartBuilder::on(&plot)
@@ -63,11 +132,12 @@ impl Chart for TimeToSuccess<'_> {
             .margin_right(30)
             .x_label_area_size(60)
             .y_label_area_size(90)
-            .build_cartesian_2d((x0..x1).log_scale(), 0f64..105f64)
+            .build_cartesian_2d(axis, 0f64..105f64)
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc("time to success x (log scale; 0 at the left edge)")
+            .x_labels(8)
+            .x_desc("time to success x (log scale from the first tick after 0)")
             .y_desc("succeeded with time ≤ x (%)")
             .axis_desc_style(font(LABEL_SIZE))
             .label_style(font(TICK_SIZE))
@@ -83,7 +153,7 @@ impl Chart for TimeToSuccess<'_> {
             let c = self.palette.colour(&l.spec);
             // A step curve: flat at the first-attempt share from the left
             // edge, rising at each recorded time.
-            let mut pts = vec![(x0, at_once * 100.0)];
+            let mut pts = vec![(0.0, at_once * 100.0)];
             let mut y = at_once * 100.0;
             for (x, share) in points {
                 let x = x.as_secs_f64();
@@ -96,7 +166,7 @@ impl Chart for TimeToSuccess<'_> {
                 .draw_series(LineSeries::new(pts, c.stroke_width(line_width(&l.spec).min(4))))
                 .map_err(err)?;
             chart
-                .draw_series(std::iter::once(Circle::new((x0, at_once * 100.0), 6, c.filled())))
+                .draw_series(std::iter::once(Circle::new((0.0, at_once * 100.0), 6, c.filled())))
                 .map_err(err)?;
         }
         let mut entries = Vec::new();
@@ -124,5 +194,33 @@ mod tests {
         assert_eq!(decades(0.5, 0.5), (0.1, 1.0));
         assert_eq!(time_tick(&0.01), "10 ms");
         assert_eq!(time_tick(&10.0), "10 s");
+        assert_eq!(time_tick(&0.0), "0");
+    }
+
+    /// A fixed backoff of 100 ms: the smallest time is exactly the power of
+    /// ten the axis starts at. Time 0 has its own tick half a decade to the
+    /// left of 100 ms (the first time once sat on the edge that stood for
+    /// 0, unlabelled), and the ticks are 0 and the decades, never the
+    /// 90 ns and 100 ns that were written into one another.
+    #[test]
+    fn time_zero_has_a_tick_of_its_own() {
+        use plotters::coord::ranged1d::{BoldPoints, Ranged};
+        let (x0, x1) = decades(0.1, 4.4);
+        let axis = TimeAxis::new(x0.log10().round() as i32, x1.log10().round() as i32);
+        let px = |v: f64| axis.map(&v, (0, 700));
+        // 0 .. 100 ms is half a decade of 2.5: 140 px.
+        assert_eq!((px(0.0), px(0.1), px(10.0)), (0, 140, 700));
+        let ticks: Vec<String> = axis.key_points(BoldPoints(8)).iter().map(time_tick).collect();
+        assert_eq!(ticks, ["0", "100 ms", "1 s", "10 s"]);
+        // Nanoseconds over one decade: 0, 10 ns and 100 ns only.
+        let axis = TimeAxis::new(-8, -7);
+        let ticks: Vec<String> = axis.key_points(BoldPoints(8)).iter().map(time_tick).collect();
+        assert_eq!(ticks, ["0", "10 ns", "100 ns"]);
+        // Many decades: thinned, labels at least a label's width apart.
+        let axis = TimeAxis::new(-9, 3);
+        let points = axis.key_points(BoldPoints(8));
+        assert!(points.len() <= 8, "{points:?}");
+        let xs: Vec<i32> = points.iter().map(|v| axis.map(v, (0, 700))).collect();
+        assert!(xs.windows(2).all(|w| w[1] - w[0] >= 60), "{xs:?}");
     }
 }

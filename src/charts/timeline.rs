@@ -15,6 +15,19 @@ pub struct Timeline<'a> {
     pub report: &'a RunReport,
 }
 
+/// The smallest count a log-scale strip shows: empty bins sit on its
+/// floor, and a bin of 1 stands clear of it.
+const LOG_FLOOR: f64 = 0.5;
+
+/// Whether the strips need a log scale: when the tallest admitted bin would
+/// be under a tenth of a linear scale set by the tallest offered bin
+/// (clients retrying against 10 per second offer ~270 a bin), so that what
+/// got through stays visible beside what was offered. Above that a linear
+/// scale shows both, and shows a herd of retries as the spike it is.
+pub fn log_scale(offered_max: u64, admitted_max: u64) -> bool {
+    admitted_max.saturating_mul(10) < offered_max
+}
+
 impl Chart for Timeline<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.report;
@@ -24,8 +37,17 @@ impl Chart for Timeline<'_> {
         let bins = timeline.bins();
         let (div, unit) = time_unit(r.end.get());
         let x_end = r.end.get() as f64 / div;
-        let y_max =
-            bins.iter().flat_map(|row| row.iter().map(|b| b.offered)).max().unwrap_or(1).max(1) as f64;
+        let offered_max = bins.iter().flat_map(|row| row.iter().map(|b| b.offered)).max().unwrap_or(1).max(1);
+        let admitted_max = bins.iter().flat_map(|row| row.iter().map(|b| b.admitted)).max().unwrap_or(0);
+        let log = log_scale(offered_max, admitted_max);
+        // Linear: counts from 0, with room for the strip's title. Log: the
+        // logarithms of the counts, from the floor.
+        let y_top = offered_max as f64;
+        let (y, to_y): (std::ops::Range<f64>, fn(u64) -> f64) = if log {
+            (LOG_FLOOR.log10()..y_top.log10() + 0.45, |v| (v as f64).max(LOG_FLOOR).log10())
+        } else {
+            (0.0..y_top * 1.3, |v| v as f64)
+        };
         let area = titled(
             root,
             &format!("{}: offered and admitted per {} bin", self.scenario, format_duration(timeline.width())),
@@ -38,16 +60,17 @@ impl Chart for Timeline<'_> {
             entries.push(LegendEntry::new(
                 format!("admitted: {}", short_label(&l.spec)),
                 self.palette.colour(&l.spec),
-                Mark::Area,
+                Mark::Fill(ADMITTED_ALPHA),
             ));
         }
         let (plots, legend) = with_legend_for(&area, &entries);
         let n = r.limiters.len();
         // One strip per limiter, same axes; time labels on the last only.
+        let per_bin = format!("requests per {} bin", format_duration(timeline.width()));
         let strips = strip_frame(
             &plots,
             &format!("time ({unit})"),
-            &format!("requests per {} bin", format_duration(timeline.width())),
+            &if log { format!("{per_bin} (log scale)") } else { per_bin },
         )?;
         // Many strips are thin: the last one gets its own room for the time
         // labels, and fewer value labels.
@@ -57,28 +80,69 @@ impl Chart for Timeline<'_> {
             steps(bins.iter().enumerate().map(|(b, row)| {
                 let x0 = (b as u64 * width) as f64 / div;
                 let x1 = ((b as u64 + 1) * width) as f64 / div;
-                (x0, x1.min(x_end), f(&row[i]) as f64)
+                (x0, x1.min(x_end), to_y(f(&row[i])))
             }))
         };
+        // A log axis is labelled at the powers of ten (its values are their
+        // logarithms), a linear one as counts.
+        let log_label = |v: &f64| {
+            if *v >= 0.0 && v.fract() == 0.0 { count(&10f64.powi(*v as i32)) } else { String::new() }
+        };
+        let label: &dyn Fn(&f64) -> String = if log { &log_label } else { &whole };
         for (i, strip) in rows.iter().enumerate() {
             let last = i + 1 == n;
             let l = &r.limiters[i];
-            let mut chart =
-                strip_chart(strip, last, 0f64..x_end, y_max * 1.3, if compact { 2 } else { 3 }, &whole)?;
+            // A label at every power of ten, where a linear strip has 2 or 3.
+            let labels = if log {
+                y.end.floor() as usize + 1
+            } else if compact {
+                2
+            } else {
+                3
+            };
+            let mut chart = strip_chart_in(strip, last, 0f64..x_end, y.clone(), labels, label)?;
             let c = self.palette.colour(&l.spec);
-            chart.draw_series(AreaSeries::new(series(i, &|b| b.offered), 0.0, grey.filled())).map_err(err)?;
+            chart
+                .draw_series(AreaSeries::new(series(i, &|b| b.offered), y.start, grey.filled()))
+                .map_err(err)?;
             chart
                 .draw_series(
-                    AreaSeries::new(series(i, &|b| b.admitted), 0.0, c.mix(0.75))
-                        .border_style(c.stroke_width(1)),
+                    AreaSeries::new(
+                        series(i, &|b| b.admitted),
+                        y.start,
+                        c.mix(f64::from(ADMITTED_ALPHA) / 100.0),
+                    )
+                    .border_style(c.stroke_width(1)),
                 )
                 .map_err(err)?;
             let text =
                 format!("{}: admitted {} of {}", short_label(&l.spec), l.counts.admitted, l.counts.offered);
             let size = if compact { TICK_SIZE - 3.0 } else { TICK_SIZE - 1.0 };
-            strip_title(&mut chart, text, 0.0..x_end, y_max * 1.29, size, compact)?;
+            let top = y.end - (y.end - y.start) * 0.008;
+            strip_title(&mut chart, text, 0.0..x_end, top, size, compact)?;
         }
         draw_legend(&legend, &entries)?;
         Ok(())
+    }
+}
+
+/// How strongly the admitted bars are coloured (percent), in the strips
+/// and in the legend's swatches alike.
+const ADMITTED_ALPHA: u8 = 75;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// backoff: 270 offered in the first 200 ms bin, at most 10 admitted in
+    /// any: a log scale. The boundary burst, 200 offered and 100 admitted,
+    /// and retry_storm's herds of ~600 against 100: linear.
+    #[test]
+    fn a_log_scale_only_where_admitted_would_be_a_sliver() {
+        assert!(log_scale(270, 10));
+        assert!(!log_scale(200, 100));
+        assert!(!log_scale(600, 100));
+        assert!(!log_scale(100, 10));
+        assert!(log_scale(101, 10));
     }
 }

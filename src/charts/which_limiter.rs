@@ -8,7 +8,6 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::*;
-use ratesim::export::fmt_bytes;
 use ratesim::sweep::LoadPoint;
 use ratesim::time::format_duration;
 
@@ -30,6 +29,38 @@ fn points(p: &LoadPoint) -> Vec<(f64, f64, Option<f64>)> {
             (bytes, l.peak_ratio(), l.over_admission().map(|v| v * 100.0))
         })
         .collect()
+}
+
+/// Bytes in decimal units, the same on the axis and in the legend: `16 B`,
+/// `168 B`, `1 kB`, `16 kB`, three significant digits at most (a log axis
+/// ticks at powers of ten, which binary units wrote `1000 B`, `9.8 KiB`).
+pub fn fmt_si_bytes(v: f64) -> String {
+    const UNITS: [(f64, &str); 4] = [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")];
+    let Some((div, unit)) = UNITS.iter().copied().find(|(d, _)| v >= *d) else {
+        return format!("{v:.0} B");
+    };
+    let x = v / div;
+    let d = if x >= 100.0 {
+        0
+    } else if x >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let s = format!("{x:.d$}");
+    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    format!("{s} {unit}")
+}
+
+/// Over-admission in percent for the legend: one decimal, more where one
+/// would write a value that is not 0 as 0 (`+0.031%`, not `+0.0%`).
+pub fn fmt_over(v: f64) -> String {
+    if v == 0.0 {
+        return "0%".to_string();
+    }
+    // Two significant digits below 0.1 %.
+    let d = if v.abs() >= 0.1 { 1 } else { (1 - v.abs().log10().floor() as i32).max(1) as usize };
+    format!("{v:+.d$}%")
 }
 
 impl Chart for WhichLimiter<'_> {
@@ -61,9 +92,9 @@ impl Chart for WhichLimiter<'_> {
                 format!(
                     "{}: {}, {}, {}",
                     short_label(&l.spec),
-                    fmt_bytes(p.0 as u64),
+                    fmt_si_bytes(p.0),
                     ratesim::export::fmt_ratio_fixed(p.1, 2),
-                    p.2.map_or("n/a".to_string(), |v| format!("{v:+.1}%"))
+                    p.2.map_or("n/a".to_string(), fmt_over)
                 ),
                 self.palette.colour(&l.spec),
                 mark,
@@ -98,7 +129,7 @@ impl Chart for WhichLimiter<'_> {
                 .y_desc(if k == 0 { "peak / L" } else { "over-admission (%)" })
                 .axis_desc_style(font(LABEL_SIZE))
                 .label_style(font(TICK_SIZE))
-                .x_label_formatter(&|v| fmt_bytes(v.round() as u64))
+                .x_label_formatter(&|v| fmt_si_bytes(*v))
                 .light_line_style(WHITE.mix(0.0))
                 .draw()
                 .map_err(err)?;
@@ -118,5 +149,28 @@ impl Chart for WhichLimiter<'_> {
             }
         }
         draw_legend(&legend, &entries)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legend_numbers_show_what_is_not_zero_in_one_unit() {
+        // N = 1000 at load 1.5 over-admits 0.0306 %.
+        assert_eq!(fmt_over(0.0306), "+0.031%");
+        assert_eq!(fmt_over(1.916), "+1.9%");
+        assert_eq!(fmt_over(-39.2988), "-39.3%");
+        assert_eq!(fmt_over(0.0), "0%");
+        assert_eq!(fmt_over(0.1), "+0.1%");
+        assert_eq!(fmt_over(0.0004), "+0.00040%");
+        // The axis ticks of a log axis and the legend, in one unit.
+        let ticks: Vec<String> =
+            [10.0, 100.0, 1000.0, 10_000.0, 100_000.0].iter().map(|v| fmt_si_bytes(*v)).collect();
+        assert_eq!(ticks, ["10 B", "100 B", "1 kB", "10 kB", "100 kB"]);
+        assert_eq!(fmt_si_bytes(16_008.0), "16 kB");
+        assert_eq!(fmt_si_bytes(168.0), "168 B");
+        assert_eq!(fmt_si_bytes(1_536.0), "1.54 kB");
     }
 }

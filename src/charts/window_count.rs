@@ -16,19 +16,56 @@ pub struct WindowCount<'a> {
     pub report: &'a RunReport,
 }
 
+/// The y range of the window counts `lo ..= hi` against a limit `limit`:
+/// from 0, with room above, unless every count drawn stays above half of
+/// the top, where an axis from 0 would squeeze them into a line (102
+/// against a limit of 100 on an axis to 115): then from just under the
+/// lowest, whole numbers at both ends.
+pub fn count_range(lo: u64, hi: u64, limit: u64) -> std::ops::Range<f64> {
+    let top = hi.max(limit) as f64;
+    if (lo as f64) <= top / 2.0 {
+        return 0.0..top * 1.12;
+    }
+    let pad = ((top - lo as f64) * 0.25).max(1.0);
+    (lo as f64 - pad).floor()..(top + pad).ceil()
+}
+
+impl WindowCount<'_> {
+    /// The bins drawn: merged to at most [`ratesim::timeline::CHART_MAX_BINS`]
+    /// (each the highest count of the bins it merges), with the x axis
+    /// title that says so when they are.
+    fn drawn(&self, unit: &str) -> (ratesim::timeline::Timeline, String) {
+        let r = self.report;
+        let timeline = chart_bins(&r.timeline, None);
+        let title = if timeline.width() == r.timeline.width() {
+            format!("time t ({unit})")
+        } else {
+            format!(
+                "time t ({unit}); each step the highest count in its {}",
+                format_duration(timeline.width())
+            )
+        };
+        (timeline, title)
+    }
+}
+
 impl Chart for WindowCount<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         if self.report.limiters.len() >= STRIPS_FROM {
             return self.draw_strips(root);
         }
         let r = self.report;
-        let width = r.timeline.width().get();
-        let bins = r.timeline.bins();
         let (div, unit) = time_unit(r.end.get());
+        // Thousands of steps of thick lines draw, in a PNG, as hollow
+        // outlines and wedges: the bins are merged for drawing.
+        let (timeline, x_title) = self.drawn(unit);
+        let width = timeline.width().get();
+        let bins = timeline.bins();
         let x_end = r.end.get() as f64 / div;
         let limit = r.limit.requests as f64;
-        let peak = r.limiters.iter().map(|l| l.counts.peak).max().unwrap_or(0) as f64;
-        let y_max = peak.max(limit) * 1.12;
+        let peak = r.limiters.iter().map(|l| l.counts.peak).max().unwrap_or(0);
+        let lowest = bins.iter().flat_map(|row| row.iter().map(|b| b.window_peak)).min().unwrap_or(0);
+        let y = count_range(lowest, peak, r.limit.requests);
         let title = format!(
             "{}: requests in the exact window of {}{} (limit {})",
             self.scenario,
@@ -38,36 +75,60 @@ impl Chart for WindowCount<'_> {
         );
         let area = titled(root, &title)?;
         let limit_colour = RGBColor(200, 0, 0);
-        let entries = self.legend(limit_colour);
+        let mut entries = self.legend(limit_colour);
+        let n = r.limiters.len();
+        let equal = |a: usize, b: usize| bins.iter().all(|row| row[a].window_peak == row[b].window_peak);
+        if (0..n).any(|a| (a + 1..n).any(|b| equal(a, b))) {
+            entries.push(LegendEntry::new("equal counts: lines nested", BLACK, Mark::Heading));
+        }
         let (plot, legend) = with_legend_for(&area, &entries);
         let mut chart = ChartBuilder::on(&plot)
             .margin(10)
             .x_label_area_size(60)
             .y_label_area_size(90)
-            .build_cartesian_2d(0f64..x_end, 0f64..y_max)
+            .build_cartesian_2d(0f64..x_end, y.clone())
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc(format!("time t ({unit})"))
+            .x_desc(x_title)
             .y_desc(format!("admitted in (t - {}, t]{}", format_duration(r.limit.window), worst_client(r)))
             .axis_desc_style(font(LABEL_SIZE))
             .label_style(font(TICK_SIZE))
             .x_label_formatter(&tick)
             .y_label_formatter(&count)
+            .y_labels(count_labels_in(y, 10))
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(err)?;
-        let mut order: Vec<usize> = (0..r.limiters.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(line_width(&r.limiters[i].spec)));
-        for &i in &order {
-            let pts = steps(bins.iter().enumerate().map(|(b, row)| {
+        let series = |i: usize| -> Vec<(f64, f64)> {
+            steps(bins.iter().enumerate().map(|(b, row)| {
                 let x0 = (b as u64 * width) as f64 / div;
                 let x1 = ((b as u64 + 1) * width) as f64 / div;
                 (x0, x1.min(x_end), row[i].window_peak as f64)
-            }));
+            }))
+        };
+        // Wider lines first; a line that a later one covers exactly (the
+        // same count in every bin) is drawn wider still, as a border
+        // around it.
+        let mut order: Vec<usize> = (0..r.limiters.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(line_width(&r.limiters[i].spec)));
+        let same = |a: usize, b: usize| equal(order[a], order[b]);
+        // A line whose count changes every few times its width draws its
+        // steps into blocks and hollow outlines: such a line is thin
+        // (identical lines still nest).
+        let plot_px = plot.dim_in_pixel().0 as usize;
+        let width_of = |i: usize| {
             let w = line_width(&r.limiters[i].spec);
+            let steps = runs(bins.iter().map(|row| row[i].window_peak));
+            if steps * 3 * w as usize > plot_px { w.min(2) } else { w }
+        };
+        let widths = covered_widths(&order.iter().map(|&i| width_of(i)).collect::<Vec<_>>(), same);
+        for (&i, &w) in order.iter().zip(&widths) {
             chart
-                .draw_series(LineSeries::new(pts, self.palette.colour(&r.limiters[i].spec).stroke_width(w)))
+                .draw_series(LineSeries::new(
+                    series(i),
+                    self.palette.colour(&r.limiters[i].spec).stroke_width(w),
+                ))
                 .map_err(err)?;
         }
         chart
@@ -105,9 +166,10 @@ impl WindowCount<'_> {
     /// same line).
     fn draw_strips<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.report;
-        let width = r.timeline.width().get();
-        let bins = r.timeline.bins();
         let (div, unit) = time_unit(r.end.get());
+        let (timeline, x_title) = self.drawn(unit);
+        let width = timeline.width().get();
+        let bins = timeline.bins();
         let x_end = r.end.get() as f64 / div;
         let limit = r.limit.requests as f64;
         let peak = r.limiters.iter().map(|l| l.counts.peak).max().unwrap_or(0) as f64;
@@ -123,11 +185,8 @@ impl WindowCount<'_> {
         let limit_colour = RGBColor(200, 0, 0);
         let entries = self.legend(limit_colour);
         let (plots, legend) = with_legend_for(&area, &entries);
-        let strips = strip_frame(
-            &plots,
-            &format!("time t ({unit})"),
-            &format!("admitted in (t - {window}, t]{}", worst_client(r)),
-        )?;
+        let strips =
+            strip_frame(&plots, &x_title, &format!("admitted in (t - {window}, t]{}", worst_client(r)))?;
         let n = r.limiters.len();
         let rows = super::strips(&strips, n, 30);
         for (i, strip) in rows.iter().enumerate() {
@@ -158,6 +217,19 @@ impl WindowCount<'_> {
     }
 }
 
+/// How many runs of one value `values` make: the steps a line draws.
+fn runs(values: impl Iterator<Item = u64>) -> usize {
+    let mut n = 0;
+    let mut last = None;
+    for v in values {
+        if last != Some(v) {
+            n += 1;
+        }
+        last = Some(v);
+    }
+    n
+}
+
 /// With many clients each has its own window, and a bin shows the largest
 /// count of any client at an arrival in it (`docs/semantics.md`, "The
 /// timeline"): not one client's, but the worst client of each bin.
@@ -168,4 +240,27 @@ fn worst_client(r: &RunReport) -> &'static str {
 /// `2×L`, `1.37×L`, `1.002×L` (never `1×L` for a peak above L).
 pub fn fmt_ratio_x(v: f64) -> String {
     format!("{}×L", ratesim::export::fmt_ratio_short(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// nodes_ceil: the nodes admit 102 against L = 100, the sliding log
+    /// 100, in every bin: an axis from 99 to 103 (on one from 0 to 115 the
+    /// two lines were one). The boundary burst, from 0 to 200: from 0.
+    #[test]
+    fn counts_near_the_limit_get_an_axis_of_their_own() {
+        assert_eq!(count_range(100, 102, 100), 99.0..103.0);
+        let from_zero = count_range(0, 200, 100);
+        assert!(from_zero.start == 0.0 && (from_zero.end - 224.0).abs() < 1e-9, "{from_zero:?}");
+        assert_eq!(count_range(60, 100, 100), 50.0..110.0);
+        // Half the top or less: from 0.
+        assert_eq!(count_range(50, 100, 100).start, 0.0);
+        assert_eq!(runs([0, 0, 5, 5, 5, 0].into_iter()), 3);
+        assert_eq!(runs([0, 0, 0].into_iter()), 1);
+        // Whole-number labels on the zoomed axis.
+        let y = count_range(100, 102, 100);
+        assert!(count_labels_in(y, 10) >= 4);
+    }
 }

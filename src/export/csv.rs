@@ -7,6 +7,7 @@ use std::io::Write;
 
 use super::{excess_share, fmt_ratio};
 use crate::engine::{DecisionRecord, DecisionSink, RunReport};
+use crate::sweep::burst_pair::Unmeasured;
 use crate::sweep::{BurstPairResult, LoadPoint, RetryPolicyPoint, analytic_burst_pair, rule_of_thumb};
 use crate::time::Nanos;
 
@@ -16,7 +17,7 @@ pub const DECISIONS_HEADER: &str = "seq,time,limiter,admitted,window_count";
 /// The columns `summary.csv` gains when clients react.
 pub const CLIENT_COLUMNS: &str = "logical,attempts,amplification,succeeded,gave_up,unfinished,early_retries,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max";
 pub const ADMISSION_CURVE_HEADER: &str = "limiter,tau,max_admitted,exact_bound";
-pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,rule_of_thumb,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio,mean_violation_excess,resolved";
+pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,rule_of_thumb,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio,mean_violation_excess,resolved,not_measured";
 pub const LOAD_SWEEP_HEADER: &str = "load,limiter,algorithm,slots,offered,admitted,peak,peak_ratio,excess,excess_share,over_admission,disagreement,false_rejects";
 pub const RETRY_POLICIES_HEADER: &str = "policy,backoff,base,cap,max_attempts,jitter,budget,limiter,logical,attempts,amplification,succeeded,gave_up,unfinished,early_retries,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max,peak_ratio";
 
@@ -268,8 +269,9 @@ pub fn error_vs_slots(result: &BurstPairResult) -> String {
     table(ERROR_VS_SLOTS_HEADER, |w| {
         for r in &result.rows {
             let analytic = analytic_burst_pair(&r.spec);
-            // A row the grid does not resolve has no measured figures.
-            let measured = |v: String| if r.resolved { v } else { String::new() };
+            // A row the sweep does not measure (N > G, or a limiter a lone
+            // pair cannot break) has no measured figures.
+            let measured = |v: String| if r.measured() { v } else { String::new() };
             w.write_record([
                 r.label.clone(),
                 r.spec.algorithm().to_string(),
@@ -283,7 +285,13 @@ pub fn error_vs_slots(result: &BurstPairResult) -> String {
                 measured(r.worst_peak.to_string()),
                 measured(fmt_ratio(r.worst_peak_ratio(result.limit.requests))),
                 measured(opt(r.mean_violation_excess())),
-                r.resolved.to_string(),
+                r.resolved().to_string(),
+                match r.unmeasured {
+                    None => "",
+                    Some(Unmeasured::FinerThanGrid) => "n_above_grid",
+                    Some(Unmeasured::PairOpensWindow) => "pair_opens_window",
+                }
+                .to_string(),
             ])?;
         }
         Ok(())

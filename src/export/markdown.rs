@@ -7,6 +7,7 @@ use super::{
     excess_share, fmt_bytes, fmt_percent, fmt_percent2, fmt_ratio, fmt_ratio_fixed, fmt_ratio_short,
 };
 use crate::engine::RunReport;
+use crate::sweep::burst_pair::Unmeasured;
 use crate::sweep::{BurstPairResult, LoadPoint, RetryPolicyPoint, analytic_burst_pair, rule_of_thumb};
 use crate::time::format_duration;
 
@@ -270,9 +271,12 @@ pub fn error_vs_slots_table(result: &BurstPairResult) -> Table {
     let dash = || "–".to_string();
     for r in &result.rows {
         let a = analytic_burst_pair(&r.spec);
-        if !r.resolved {
-            // The method paragraph says why (`unresolved_note`).
-            let no = || "not resolved".to_string();
+        if let Some(why) = r.unmeasured {
+            // The method paragraph says why (`unresolved_note`, `opens_window_note`).
+            let no = || match why {
+                Unmeasured::FinerThanGrid => "not resolved".to_string(),
+                Unmeasured::PairOpensWindow => "not measured".to_string(),
+            };
             t.push(vec![
                 r.label.clone(),
                 no(),
@@ -319,8 +323,42 @@ so N up to {g} is resolved, coarsely near that end.{unresolved}",
         g = result.grid,
         pairs = u64::from(result.grid) * u64::from(result.grid),
         gs = fmt_percent2(1.0 / f64::from(result.grid)),
-        unresolved = unresolved_note(result).map_or_else(String::new, |n| format!(" {n}")),
+        unresolved = burst_pair_notes(result).iter().fold(String::new(), |all, n| format!("{all} {n}")),
     )
+}
+
+/// What the burst-pair table's reader must know beyond the method: the
+/// rows not measured and why, and the rows judged on backend times.
+pub fn burst_pair_notes(result: &BurstPairResult) -> Vec<String> {
+    [unresolved_note(result), opens_window_note(result), backend_note(result)].into_iter().flatten().collect()
+}
+
+/// The limiters a lone pair cannot break because it opens their window,
+/// if any: why the sweep does not measure them.
+pub fn opens_window_note(result: &BurstPairResult) -> Option<String> {
+    let names: Vec<&str> = result.opening_own_window().map(|r| r.label.as_str()).collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "**Not measured: {}.** A lone pair opens its window at the first burst, so no pair breaks it \
+(it would show band 0 and worst peak/L 1); only earlier traffic that placed its window edge can, as a run \
+over the scenario's own traffic shows.",
+            names.join(", ")
+        )
+    })
+}
+
+/// The limiters that may delay, if any: their pairs are judged where the
+/// backend sees them.
+pub fn backend_note(result: &BurstPairResult) -> Option<String> {
+    let names: Vec<&str> = result.rows.iter().filter(|r| r.spec.delays()).map(|r| r.label.as_str()).collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "**Judged on backend times: {}.** These may delay a request instead of refusing it; a delayed \
+request counts in the exact windows at the time it reaches the backend, as in a run, so a pair breaks \
+such a limiter when more than L reach the backend in one exact window.",
+            names.join(", ")
+        )
+    })
 }
 
 /// What the sweep could not measure, if anything: the limiters with more
@@ -374,7 +412,7 @@ pub fn load_sweep_table(points: &[LoadPoint]) -> Table {
                 l.label.clone(),
                 l.counts.offered.to_string(),
                 l.counts.admitted.to_string(),
-                fmt_ratio(l.peak_ratio()),
+                fmt_ratio_fixed(l.peak_ratio(), 2),
                 l.counts.excess.to_string(),
                 excess_share(l).map_or("n/a".into(), fmt_percent2),
                 l.over_admission().map_or("n/a".into(), |v| {

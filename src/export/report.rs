@@ -34,6 +34,9 @@ pub struct ReportInput<'a> {
     /// Who the clients are and how they retry (`Scenario::clients_sentence`).
     pub clients: Option<String>,
     pub burst_pair: Option<&'a BurstPairResult>,
+    /// What the burst-pair and load sweeps leave out of the scenario
+    /// ([`crate::sweep::window_sweeps_scope`]).
+    pub sweep_scope: Option<String>,
     pub load: Option<&'a [LoadPoint]>,
     pub retry_policies: Option<&'a [RetryPolicyPoint]>,
     /// The nodes the limiters ran on, if many.
@@ -85,6 +88,9 @@ the sliding log is the exact reference.\n",
         format_duration(input.limit.window)
     );
     let _ = writeln!(out, "Regenerate with `{}`.\n", input.command);
+    if let Some(scope) = &input.sweep_scope {
+        let _ = writeln!(out, "**Sweeps.** {scope}\n");
+    }
     if let Some(run) = input.run {
         let _ = writeln!(out, "## Run\n");
         let _ = writeln!(out, "{}\n", super::markdown::trace_sentence(run));
@@ -147,6 +153,13 @@ its peak, the most it admitted in one exact window (all client keys together), o
         let _ = writeln!(out, "{}\n", burst_pair_method(bp));
         out.push_str(&render_table(&error_vs_slots_table(bp)));
         out.push('\n');
+        if !bp.on_n_axis() {
+            let _ = writeln!(
+                out,
+                "No error-versus-N chart: none of these limiters is a fixed window or a slot counter measured \
+here, so none sits on its N axis; the table above has their figures.\n"
+            );
+        }
         charts(&mut out, input.charts, &["error_vs_slots", "burst_pair_map"]);
         if input.run.is_none() {
             charts(&mut out, input.charts, &["windows_diagram"]);

@@ -82,6 +82,9 @@ pub fn run_summary(
     }
     if let Some(bp) = burst_pair {
         let _ = writeln!(out);
+        if let Some(scope) = crate::sweep::window_sweeps_scope(scenario) {
+            let _ = writeln!(out, "{scope}\n");
+        }
         let _ = writeln!(
             out,
             "burst pairs: {} x {} (gap, offset) grid, two bursts of {} at single instants",
@@ -89,7 +92,7 @@ pub fn run_summary(
         );
         let _ = writeln!(out);
         out.push_str(&render_table(&super::markdown::error_vs_slots_table(bp)));
-        if let Some(note) = super::markdown::unresolved_note(bp) {
+        for note in super::markdown::burst_pair_notes(bp) {
             let _ = writeln!(out, "\n{}", note.replace("**", ""));
         }
     }

@@ -109,11 +109,13 @@ impl Algorithm for FixedWindowSpec {
                 bursts_scale_with_limit: true,
                 equivalent_slots: Some(1),
                 analytic_burst_pair: Some((1.0, 0.5)),
+                pair_opens_window: false,
             },
             WindowAlign::FirstRequest => SweepTraits {
                 bursts_scale_with_limit: true,
                 equivalent_slots: None,
                 analytic_burst_pair: None,
+                pair_opens_window: true,
             },
         }
     }

@@ -154,6 +154,11 @@ pub struct SweepTraits {
     /// The analysis' (vulnerable band, violation probability) of the burst
     /// pair, as fractions, where there is one.
     pub analytic_burst_pair: Option<(f64, f64)>,
+    /// A lone burst pair opens this limiter's window at its first burst
+    /// (the first-request fixed window), so the burst-pair sweep can never
+    /// break it and reports it as not measured: only earlier traffic that
+    /// placed the window's edge can break it.
+    pub pair_opens_window: bool,
 }
 
 /// One algorithm: the validated parameters of a `[[limiter]]` entry (the

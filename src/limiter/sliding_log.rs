@@ -63,6 +63,7 @@ impl Algorithm for SlidingLogSpec {
             bursts_scale_with_limit: true,
             equivalent_slots: None,
             analytic_burst_pair: Some((0.0, 0.0)),
+            pair_opens_window: false,
         }
     }
 }

@@ -94,6 +94,7 @@ impl Algorithm for SlotCounterSpec {
             bursts_scale_with_limit: true,
             equivalent_slots: Some(self.slots),
             analytic_burst_pair: Some((1.0 / n, 1.0 / (2.0 * n))),
+            pair_opens_window: false,
         }
     }
 

@@ -17,19 +17,32 @@
 //! - The vulnerable band is the share of gaps `g_i` for which some offset
 //!   breaks the limit; the violation probability is the share of `(g, p)`
 //!   pairs that do. A pair breaks the limit when more than `L` admitted
-//!   requests lie in one exact window `(t - W, t]`: since `g < W`, that is when
-//!   any request of the second burst is admitted.
+//!   requests lie in one exact window `(t - W, t]`, judged, as in a run, on
+//!   the times the requests reach the backend (`t + d` for a request a
+//!   shaping limiter delays by `d`). For a limiter that never delays, and
+//!   since `g < W`, that is when any request of the second burst is
+//!   admitted.
 //!
 //! How a point is computed: a fresh limiter decides the `L` requests of the
 //! first burst at `t1`; for each gap, a copy of that state decides the `L`
-//! requests of the second burst at `t2`. With `a1` and `a2` admitted, the
-//! exact window ending at `t2` holds `a1 + a2` (since `g < W`), and the
-//! excess follows from the order of admission. A limiter whose
+//! requests of the second burst at `t2`. For a limiter that never delays,
+//! with `a1` and `a2` admitted, the exact window ending at `t2` holds
+//! `a1 + a2` (since `g < W`), and the excess follows from the order of
+//! admission. A limiter that may delay ([`LimiterSpec::delays`]) sends its
+//! requests to the backend at times spread over up to its longest wait, so
+//! the peak and excess are counted over those backend times, every exact
+//! window of both bursts ([`backend_windows`]), as the engine counts them
+//! for a run of the same pair. A limiter whose
 //! [`SweepTraits::bursts_scale_with_limit`] holds (every window limiter:
 //! a burst at one instant is admitted whole or not at all) is run instead
 //! on one request per burst at `L = 1`, its outcome scaled by `L`: the
-//! same answer at `1/L` of the cost. A test checks both ways against the
-//! full engine on every point of a coarse grid.
+//! same answer at `1/L` of the cost. Tests check all three ways against
+//! the full engine on every point of a coarse grid.
+//!
+//! A limiter whose [`SweepTraits::pair_opens_window`] holds (the
+//! first-request fixed window) is not measured: a lone pair opens its
+//! window at the first burst and can never break it, whatever earlier
+//! traffic could do ([`Unmeasured`]).
 //!
 //! Cost: `G^2` points times the limiters, two decisions each (`2L` for a
 //! limiter that may admit part of a burst). The default
@@ -69,7 +82,8 @@ pub struct BurstPairRow {
     pub vulnerable_gaps: u64,
     /// `(g, p)` pairs that break the limit.
     pub violations: u64,
-    /// The largest exact-window count over all pairs, in requests.
+    /// The largest exact-window count over all pairs, in requests (on
+    /// backend times for a limiter that delays).
     pub worst_peak: u64,
     /// Excess (requests admitted although `L` or more were already in their
     /// exact window) summed over the violating pairs (u128: a grid of
@@ -78,15 +92,35 @@ pub struct BurstPairRow {
     /// For each offset index `j`, the violating gap indices as half-open runs
     /// `[from, to)`, in increasing order: the heat map.
     pub runs: Vec<Vec<(u32, u32)>>,
-    /// Whether the grid resolves this limiter's band: false for a limiter
-    /// of `N` slots with `N > G`, whose band (`W/N`) is narrower than one
-    /// grid step, so that the grid may miss it entirely and measure a
-    /// breakable limiter as unbreakable. Its measured figures are then
-    /// not reported.
-    pub resolved: bool,
+    /// Why the sweep's figures do not measure this limiter, if they do
+    /// not: they are then not reported (tables say so, charts leave them
+    /// out).
+    pub unmeasured: Option<Unmeasured>,
+}
+
+/// Why a burst-pair row is not measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unmeasured {
+    /// A limiter of `N` slots with `N > G`: its band (`W/N`) is narrower
+    /// than one grid step, so that the grid may miss it entirely and
+    /// measure a breakable limiter as unbreakable.
+    FinerThanGrid,
+    /// A lone pair opens this limiter's window at its first burst (the
+    /// first-request fixed window), so no pair can break it; only earlier
+    /// traffic that placed its window edge can (the run of
+    /// `scenarios/sliding_minute.toml` reaches 1.54 L).
+    PairOpensWindow,
 }
 
 impl BurstPairRow {
+    /// Whether the sweep's figures measure this limiter.
+    pub fn measured(&self) -> bool {
+        self.unmeasured.is_none()
+    }
+    /// Whether the grid resolves this limiter's band (false for `N > G`).
+    pub fn resolved(&self) -> bool {
+        self.unmeasured != Some(Unmeasured::FinerThanGrid)
+    }
     /// Vulnerable band width, as a fraction of `W` (grid steps times `1/G`).
     pub fn band_width(&self, grid: u32) -> f64 {
         self.vulnerable_gaps as f64 / f64::from(grid)
@@ -114,7 +148,18 @@ pub struct BurstPairResult {
 impl BurstPairResult {
     /// The rows whose band the grid does not resolve ([`BurstPairRow::resolved`]).
     pub fn unresolved(&self) -> impl Iterator<Item = &BurstPairRow> {
-        self.rows.iter().filter(|r| !r.resolved)
+        self.rows.iter().filter(|r| !r.resolved())
+    }
+    /// Whether some measured row sits on the N axis (a fixed window or a
+    /// slot counter): else an error-versus-N chart would show the analytic
+    /// curves alone, and none is drawn.
+    pub fn on_n_axis(&self) -> bool {
+        self.rows.iter().any(|r| r.measured() && r.spec.sweep_traits().equivalent_slots.is_some())
+    }
+    /// The rows a lone pair cannot break because it opens their window
+    /// ([`Unmeasured::PairOpensWindow`]).
+    pub fn opening_own_window(&self) -> impl Iterator<Item = &BurstPairRow> {
+        self.rows.iter().filter(|r| r.unmeasured == Some(Unmeasured::PairOpensWindow))
     }
 }
 
@@ -170,6 +215,40 @@ fn burst(limiter: &mut AnyLimiter, t: Nanos, count: u64) -> u64 {
     (0..count).map(|_| u64::from(limiter.decide(t, 1).admitted())).sum()
 }
 
+/// A burst of `count` requests at one instant through a limiter that may
+/// delay: the backend time (`t + d`) of each admitted request, appended
+/// to `out` and sorted there.
+fn burst_released(limiter: &mut AnyLimiter, t: Nanos, count: u64, out: &mut Vec<u64>) {
+    for _ in 0..count {
+        let d = limiter.decide(t, 1);
+        if d.admitted() {
+            // As the engine schedules a release (`src/engine/lane.rs`).
+            out.push(t.get().saturating_add(d.delay().get()));
+        }
+    }
+    out.sort_unstable();
+}
+
+/// `(peak, excess)` of admitted requests that reach the backend at `times`
+/// (sorted): the most of them in one exact window `(t - W, t]`, and how
+/// many found `limit` or more already in theirs (requests at one instant
+/// count those before them, as the engine counts them one by one).
+pub fn backend_windows(times: &[u64], window: Nanos, limit: u64) -> (u64, u64) {
+    let (mut peak, mut excess, mut lo) = (0, 0, 0);
+    for (k, &t) in times.iter().enumerate() {
+        // The first request still in (t - W, t].
+        while t - times[lo] >= window.get() {
+            lo += 1;
+        }
+        let before = (k - lo) as u64;
+        excess += u64::from(before >= limit);
+        // With the others at t (after k), the window ending at t holds
+        // more; the last of them sees them all.
+        peak = peak.max(before + 1);
+    }
+    (peak, excess)
+}
+
 /// How a limiter is run on the pairs of one offset: the bursts' size and the
 /// factor that scales what it admits to bursts of `L`.
 fn burst_size(traits: SweepTraits, limit: Limit) -> (Limit, u64, u64) {
@@ -207,6 +286,9 @@ struct Row {
 }
 
 fn sweep_row(spec: &LimiterSpec, limit: Limit, grid: u32, j: u32) -> Row {
+    if spec.delays() {
+        return sweep_row_backend(spec, limit, grid, j);
+    }
     let (run_limit, size, scale) = burst_size(spec.sweep_traits(), limit);
     let mut row = Row { runs: Vec::new(), worst: 0, excess: 0 };
     // The state after the first burst is the same for every gap of this
@@ -222,6 +304,36 @@ fn sweep_row(spec: &LimiterSpec, limit: Limit, grid: u32, j: u32) -> Row {
         row.worst = row.worst.max(peak);
         if peak > limit.requests {
             row.excess += u128::from(pair_excess(limit.requests, a1, a2));
+            match row.runs.last_mut() {
+                Some((_, to)) if *to == i => *to = i + 1,
+                _ => row.runs.push((i, i + 1)),
+            }
+        }
+    }
+    row
+}
+
+/// [`sweep_row`] for a limiter that may delay: each pair judged on the
+/// backend times of both bursts.
+fn sweep_row_backend(spec: &LimiterSpec, limit: Limit, grid: u32, j: u32) -> Row {
+    let mut row = Row { runs: Vec::new(), worst: 0, excess: 0 };
+    let (t1, _) = burst_times(limit, grid, 0, j);
+    let mut after_first = spec.build(limit);
+    let mut first = Vec::with_capacity(limit.requests as usize);
+    burst_released(&mut after_first, t1, limit.requests, &mut first);
+    let (mut second, mut both) = (Vec::new(), Vec::new());
+    for i in 0..grid {
+        let (_, t2) = burst_times(limit, grid, i, j);
+        second.clear();
+        burst_released(&mut after_first.clone(), t2, limit.requests, &mut second);
+        both.clear();
+        both.extend_from_slice(&first);
+        both.extend_from_slice(&second);
+        both.sort_unstable();
+        let (peak, excess) = backend_windows(&both, limit.window, limit.requests);
+        row.worst = row.worst.max(peak);
+        if peak > limit.requests {
+            row.excess += u128::from(excess);
             match row.runs.last_mut() {
                 Some((_, to)) if *to == i => *to = i + 1,
                 _ => row.runs.push((i, i + 1)),
@@ -276,10 +388,23 @@ pub fn run(
             worst_peak: mine.iter().map(|r| r.worst).max().unwrap_or(0),
             violation_excess: mine.iter().map(|r| r.excess).sum(),
             runs: mine.iter().map(|r| r.runs.clone()).collect(),
-            resolved: spec.sweep_traits().equivalent_slots.is_none_or(|n| n <= u64::from(grid)),
+            unmeasured: unmeasured(spec, grid),
         });
     }
     Ok(BurstPairResult { limit, grid, rows })
+}
+
+/// Why the sweep on a grid of `grid` points does not measure `spec`, if
+/// it does not.
+fn unmeasured(spec: &LimiterSpec, grid: u32) -> Option<Unmeasured> {
+    let traits = spec.sweep_traits();
+    if traits.pair_opens_window {
+        Some(Unmeasured::PairOpensWindow)
+    } else if traits.equivalent_slots.is_some_and(|n| n > u64::from(grid)) {
+        Some(Unmeasured::FinerThanGrid)
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -396,7 +521,7 @@ mod tests {
     #[test]
     fn n_above_the_grid_is_not_resolved() {
         let r = sweep(&[2000, 10_000], 2000);
-        let resolved: Vec<bool> = r.rows.iter().map(|row| row.resolved).collect();
+        let resolved: Vec<bool> = r.rows.iter().map(BurstPairRow::resolved).collect();
         assert_eq!(resolved, [true, true, false, true]);
         let missed = &r.rows[2];
         assert_eq!((missed.vulnerable_gaps, missed.worst_peak), (0, 100), "the grid misses N = 10 000");
@@ -514,6 +639,103 @@ mod tests {
         let mut scaled = example.build(Limit { requests: 1, window: limit.window });
         let claimed = (burst(&mut scaled, t1, 1) + burst(&mut scaled, t2, 1)) * limit.requests;
         assert_eq!(claimed, 20);
+    }
+
+    /// The shaping limiters of `scenarios/shaping.toml` (L = 10 per 1 s),
+    /// with the sliding log.
+    fn shaping_limiters() -> (Limit, Vec<LimiterSpec>) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/shaping.toml");
+        let scenario = crate::scenario::Scenario::load(&path).unwrap();
+        (scenario.limit, crate::engine::with_reference(&scenario.limiters).0)
+    }
+
+    /// A limiter that delays is judged where the backend sees its requests,
+    /// at `t + d`, as a run judges it: every cell of a 16 x 16 grid gives
+    /// the peak and excess of the full engine on that one pair, and the
+    /// worst peaks are the hand-calculated ones. Before, a delayed request
+    /// counted at its arrival, and every shaping limiter showed band 100 %,
+    /// violation 100 % and worst peak 2 × L.
+    #[test]
+    fn delaying_limiters_are_judged_on_backend_times() {
+        let (limit, limiters) = shaping_limiters();
+        assert_eq!(limit, Limit { requests: 10, window: Nanos::from_secs(1) });
+        let grid = 16;
+        let r = run(&BurstPairConfig { limit, limiters: limiters.clone(), grid }, &|_| {}).unwrap();
+        let mut worst = vec![0; limiters.len()];
+        let mut violations = vec![0; limiters.len()];
+        let mut excess = vec![0u128; limiters.len()];
+        for j in 0..grid {
+            for i in 0..grid {
+                for (k, (peak, ex)) in engine_pair(&limiters, limit, grid, i, j).into_iter().enumerate() {
+                    let row = &r.rows[k];
+                    let broken = row.runs[j as usize].iter().any(|&(a, b)| (a..b).contains(&i));
+                    assert_eq!(peak > limit.requests, broken, "{} at g={i}, p={j}: peak {peak}", row.label);
+                    worst[k] = worst[k].max(peak);
+                    if broken {
+                        violations[k] += 1;
+                        excess[k] += u128::from(ex);
+                    }
+                }
+            }
+        }
+        for (k, row) in r.rows.iter().enumerate() {
+            assert_eq!(
+                (row.worst_peak, row.violations, row.violation_excess),
+                (worst[k], violations[k], excess[k]),
+                "{}",
+                row.label
+            );
+        }
+        let get = |label: &str| r.rows.iter().find(|row| row.label == label).unwrap();
+        // The FIFO of 20 drained at L / W sends one request every 100 ms:
+        // never more than 10 in a second.
+        let queue = get("leaky_queue(queue=20)");
+        assert_eq!((queue.worst_peak, queue.violations, queue.vulnerable_gaps), (10, 0, 0));
+        // The GCRA of burst 10 passes the first burst at once and the
+        // second one every 100 ms from 100 ms after the first: 10 + 9 in
+        // the second ending at 900 ms after it, in every pair.
+        let gcra = get("gcra(max_wait=2s)");
+        assert_eq!((gcra.worst_peak, gcra.violations), (19, 256));
+        // nginx without nodelay: the first request passes at its own
+        // nanosecond, the leak counts from the start of its millisecond, so
+        // the 10th one queued behind it (from the second burst) reaches the
+        // backend less than 1 s after it: 11 in one exact second. (At
+        // whole-millisecond instants, 1.25 s and 1.75 s, it is 10.)
+        let nginx = get("leaky_bucket(burst=20;delay=0)");
+        assert_eq!((nginx.worst_peak, nginx.violations, nginx.mean_violation_excess()), (11, 256, Some(1.0)));
+        // Without delays the bucket of 20 passes both bursts at once.
+        assert_eq!(get("leaky_bucket(burst=20)").worst_peak, 20);
+    }
+
+    /// The exact-window peak and excess of backend times, by hand: W = 1 s,
+    /// L = 2, requests at 0, 0, 0.5 s, 0.999 s and 1 s. The window ending
+    /// at 0.999 s holds 4; the second request at 0 finds 1, the one at
+    /// 0.5 s finds 2 (excess), at 0.999 s 3 (excess), at 1 s the two at 0
+    /// have left and it finds 2 (excess).
+    #[test]
+    fn backend_windows_by_hand() {
+        let ms = |m: u64| m * 1_000_000;
+        let times = [0, 0, ms(500), ms(999), ms(1000)];
+        assert_eq!(backend_windows(&times, Nanos::from_secs(1), 2), (4, 3));
+        assert_eq!(backend_windows(&[], Nanos::from_secs(1), 2), (0, 0));
+        // Many at one instant: the last sees them all.
+        assert_eq!(backend_windows(&[7; 5], Nanos::new(1), 5), (5, 0));
+        assert_eq!(backend_windows(&[7; 5], Nanos::new(1), 4), (5, 1));
+    }
+
+    /// The first-request fixed window opens its window at the first burst
+    /// of a lone pair, so no pair breaks it: the sweep says it does not
+    /// measure it instead of reporting band 0 and worst peak 1.
+    #[test]
+    fn the_first_request_window_is_not_measured() {
+        let first: LimiterSpec = FixedWindowSpec { align: crate::limiter::WindowAlign::FirstRequest }.into();
+        let limiters = vec![first, FixedWindowSpec::ALIGNED.into(), LimiterSpec::reference()];
+        let r = run(&BurstPairConfig { limit: SEC, limiters, grid: 20 }, &|_| {}).unwrap();
+        let unmeasured: Vec<_> = r.rows.iter().map(|row| row.unmeasured).collect();
+        assert_eq!(unmeasured, [Some(Unmeasured::PairOpensWindow), None, None]);
+        assert!(!r.rows[0].measured() && r.rows[0].resolved());
+        assert_eq!(r.opening_own_window().count(), 1);
+        assert_eq!(r.unresolved().count(), 0);
     }
 
     #[test]
