@@ -323,21 +323,23 @@ pub fn parse_decimal_seconds(text: &str) -> Result<Nanos, TimeParseError> {
     }
 }
 
+/// The units durations are written in, largest first, with their length in ns.
+pub const DURATION_UNITS: [(u64, &str); 6] = [
+    (3_600_000_000_000, "h"),
+    (60_000_000_000, "m"),
+    (1_000_000_000, "s"),
+    (1_000_000, "ms"),
+    (1_000, "us"),
+    (1, "ns"),
+];
+
 /// Formats a duration the way people write it: `1s`, `10ms`, `1.5s`, `250us`.
 pub fn format_duration(d: Nanos) -> String {
     let n = d.0;
-    const UNITS: [(u64, &str); 6] = [
-        (3_600_000_000_000, "h"),
-        (60_000_000_000, "m"),
-        (1_000_000_000, "s"),
-        (1_000_000, "ms"),
-        (1_000, "us"),
-        (1, "ns"),
-    ];
     if n == 0 {
         return "0s".to_string();
     }
-    for (scale, unit) in UNITS {
+    for (scale, unit) in DURATION_UNITS {
         if n.is_multiple_of(scale) {
             return format!("{}{}", n / scale, unit);
         }

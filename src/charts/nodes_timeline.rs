@@ -228,18 +228,10 @@ impl Chart for NodesTimeline<'_> {
 /// in which each is a whole number (`-40ms`, `0ms`, `+40ms`, where each on
 /// its own would be `-40ms`, `0s`, `40ms`), a sign on every one but 0.
 pub fn fmt_skews(skews: &[i64]) -> Vec<String> {
-    const UNITS: [(u64, &str); 6] = [
-        (3_600_000_000_000, "h"),
-        (60_000_000_000, "m"),
-        (1_000_000_000, "s"),
-        (1_000_000, "ms"),
-        (1_000, "us"),
-        (1, "ns"),
-    ];
     if skews.iter().all(|&s| s == 0) {
         return vec!["0s".to_string(); skews.len()];
     }
-    let (scale, unit) = UNITS
+    let (scale, unit) = ratesim::time::DURATION_UNITS
         .into_iter()
         .find(|(u, _)| skews.iter().all(|s| s.unsigned_abs().is_multiple_of(*u)))
         .unwrap_or((1, "ns"));
