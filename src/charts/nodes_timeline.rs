@@ -106,6 +106,7 @@ impl Chart for NodesTimeline<'_> {
             strip_frame(&plots, &format!("time ({unit})"), &format!("admitted per {bin} bin, per node"))?;
         let rows = super::strips(&strips, on_nodes.len(), 30);
         let limit_colour = RGBColor(200, 0, 0);
+        let mut nested = false;
         for (s, (strip, l)) in rows.iter().zip(&on_nodes).enumerate() {
             let last = s + 1 == on_nodes.len();
             let bins = merged[s].bins();
@@ -121,14 +122,21 @@ impl Chart for NodesTimeline<'_> {
             }));
             chart.draw_series(AreaSeries::new(total, 0.0, total_colour().mix(0.35))).map_err(err)?;
             if k <= NODE_LINES {
-                // Node 0 widest and first: nodes that admit the same (round
-                // robin) show as nested stripes, not one line.
-                for node in 0..k {
+                // Node 0 widest and first; a node whose line a later node's
+                // covers exactly (they admitted the same in every bin, as
+                // round robin or equal weights do) is drawn wider still, a
+                // border around it, so equal nodes show as nested stripes.
+                let equal = |a: usize, b: usize| {
+                    bins.iter().skip(first_bin).all(|row| row[a].admitted == row[b].admitted)
+                };
+                nested |= (0..k).any(|a| (a + 1..k).any(|b| equal(a, b)));
+                let widths =
+                    covered_widths(&(0..k).map(|node| node_width(node, k)).collect::<Vec<_>>(), equal);
+                for (node, &w) in widths.iter().enumerate() {
                     let pts = steps(bins.iter().enumerate().skip(first_bin).map(|(b, row)| {
                         let (x0, x1) = span(b);
                         (x0, x1, row[node].admitted as f64)
                     }));
-                    let w = node_width(node, k);
                     chart
                         .draw_series(LineSeries::new(pts, node_colour(node).stroke_width(w)))
                         .map_err(err)?;
@@ -201,6 +209,9 @@ impl Chart for NodesTimeline<'_> {
             for (node, clock) in fmt_skews(&skews).iter().enumerate() {
                 let clock = if skewed { format!(", clock {clock}") } else { String::new() };
                 entries.push(LegendEntry::new(format!("node {node}{clock}"), node_colour(node), Mark::Line));
+            }
+            if nested {
+                entries.push(LegendEntry::new("equal counts: lines nested", BLACK, Mark::Heading));
             }
         } else {
             entries.push(LegendEntry::new(format!("least to most of {k} nodes"), node_colour(0), Mark::Area));
