@@ -66,6 +66,7 @@ impl Chart for WindowCount<'_> {
         let peak = r.limiters.iter().map(|l| l.counts.peak).max().unwrap_or(0);
         let lowest = bins.iter().flat_map(|row| row.iter().map(|b| b.window_peak)).min().unwrap_or(0);
         let y = count_range(lowest, peak, r.limit.requests);
+        let zoomed = y.start > 0.0;
         let title = format!(
             "{}: requests in the exact window of {}{} (limit {})",
             self.scenario,
@@ -139,9 +140,31 @@ impl Chart for WindowCount<'_> {
                 limit_colour.stroke_width(2),
             ))
             .map_err(err)?;
+        if zoomed {
+            axis_break(&plot, &chart.plotting_area().get_pixel_range())?;
+        }
         draw_legend(&legend, &entries)?;
         Ok(())
     }
+}
+
+/// The mark of a count axis that does not start at 0: two short slanted
+/// strokes across the foot of the axis with the axis blanked between them,
+/// so that a zoomed axis (102 against a limit of 100) is not read as a
+/// tall bar over 0. `pixels` is the plotting area's, in `area`'s backend.
+fn axis_break<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    pixels: &(std::ops::Range<i32>, std::ops::Range<i32>),
+) -> Result<()> {
+    let (base_x, base_y) = area.get_base_pixel();
+    let x = pixels.0.start - base_x;
+    let y = pixels.1.end - base_y - 14;
+    area.draw(&Rectangle::new([(x - 7, y - 3), (x + 7, y + 3)], WHITE.filled())).map_err(err)?;
+    for dy in [-3, 3] {
+        area.draw(&PathElement::new(vec![(x - 8, y + dy + 3), (x + 8, y + dy - 3)], BLACK.stroke_width(2)))
+            .map_err(err)?;
+    }
+    Ok(())
 }
 
 impl WindowCount<'_> {
