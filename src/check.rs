@@ -176,29 +176,39 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
         let _ = writeln!(s, "duration  {}", format_duration(d));
     }
     let mut csv = traces.iter();
+    // A source that would go on past `duration` is cut there by a run.
+    let cut = |end: Nanos| match scenario.duration {
+        Some(d) if end > d => format!(" (a run stops it at `duration`, {d} s)"),
+        _ => String::new(),
+    };
     for (i, t) in scenario.traffic.iter().enumerate() {
         let head = if i == 0 { "traffic  " } else { "         " };
         let line = match t {
             Traffic::Burst { start, span, count } => {
                 format!(
-                    "burst: {} from {start} s over {}",
+                    "burst: {} from {start} s over {}{}",
                     crate::export::count_of(*count, "request"),
-                    format_duration(*span)
+                    format_duration(*span),
+                    cut(start.saturating_add(*span))
                 )
             }
             Traffic::Constant { start, end, rate } => {
-                format!("constant: {rate} requests/s from {start} s to {end} s")
+                format!("constant: {rate} requests/s from {start} s to {end} s{}", cut(*end))
             }
             Traffic::Poisson { start, end, rate, clients } => {
                 let clients = match clients {
                     Some((n, skew)) => format!(", {n} Zipf clients (skew {skew})"),
                     None => String::new(),
                 };
-                format!("poisson: {rate} requests/s on average from {start} s to {end} s{clients}")
+                format!(
+                    "poisson: {rate} requests/s on average from {start} s to {end} s{}{clients}",
+                    cut(*end)
+                )
             }
             Traffic::Closed { clients, think, start, end } => format!(
-                "closed: {clients} clients, each with one request in flight, thinking {} on average, from {start} s to {end} s",
-                format_duration(*think)
+                "closed: {clients} clients, each with one request in flight, thinking {} on average, from {start} s to {end} s{}",
+                format_duration(*think),
+                cut(*end)
             ),
             Traffic::Csv(opts) => {
                 let Some(c) = csv.next() else { continue };

@@ -21,6 +21,19 @@ Examples:
       and limiters (it has no [sweep] table), SVG charts only; writes
       output/boundary_burst-sweeps/, beside the run's results.";
 
+const SWEEP_EXAMPLES: &str = "\
+Examples:
+  ratesim sweep scenarios/error_vs_slots.toml
+      Only the sweeps of its [sweep] table (burst-pair grid and load sweep
+      over slot counts), not its own run; writes output/error_vs_slots-sweeps/.
+  ratesim sweep scenarios/boundary_burst.toml --format svg
+      The default burst-pair and load sweeps over another scenario's limit
+      and limiters (it has no [sweep] table), SVG charts only; writes
+      output/boundary_burst-sweeps/, beside the run's results.
+  ratesim sweep scenarios/nodes_central.toml
+      Its topology sweep: the same traffic through one central store at each
+      round trip of [sweep] rtts.";
+
 /// Traffic simulator and rate-limiter comparator: replays arrival traces
 /// through limiters on a virtual clock and measures, exactly, what each lets
 /// through.
@@ -48,7 +61,7 @@ pub enum Command {
     /// closed clients play no part in them, and the output says so. The
     /// topology sweeps and the retry-policy comparison rerun the scenario's
     /// own traffic and keep them.
-    #[command(after_help = EXAMPLES)]
+    #[command(after_help = SWEEP_EXAMPLES)]
     Sweep(SweepArgs),
     /// Print a shell completion script to stdout (bash, zsh, fish, powershell, elvish).
     ///

@@ -413,11 +413,19 @@ impl RunOutputs {
         let name = self.scenario.name.as_str();
         if let Some(r) = &self.report {
             let window = format_duration(r.limit.window);
-            let bin = format_duration(r.timeline.width());
+            // The chart merges bins for drawing as the timeline does; each
+            // step is then the highest of the bins it merges.
+            let (step, _) = drawn_bins(r, None);
+            let f = r.timeline.chart_factor(None);
+            let merged = if f > 1 {
+                format!(", the highest of {f} {} bins of timeline.csv", format_duration(r.timeline.width()))
+            } else {
+                String::new()
+            };
             charts.push(Chart {
                 name: "window_count",
                 caption: format!(
-                    "Admitted requests in the exact window (t - {window}, t] (highest in each {bin} bin{k}) against the limit L = {l}, {name}",
+                    "Admitted requests in the exact window (t - {window}, t] (highest in each {step} step{merged}{k}) against the limit L = {l}, {name}",
                     l = r.limit.requests,
                     k = if r.keys > 1 { " over all clients: the worst client of each bin" } else { "" }
                 ),

@@ -396,6 +396,30 @@ fn out_through_a_symlink_writes_into_its_target() {
     assert_eq!(names.len(), 2, "nothing left beside them: {names:?}");
 }
 
+/// `check` says where a run stops a source that would go on past
+/// `duration`, and says nothing for one that ends before it.
+#[test]
+fn check_says_a_source_is_cut_at_the_duration() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.toml");
+    fs::write(
+        &path,
+        "name = \"cut\"\nduration = \"5s\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n\
+         [[traffic]]\nkind = \"poisson\"\nload = 1.5\nend = \"60s\"\n\
+         [[traffic]]\nkind = \"constant\"\nload = 1\nend = \"4s\"\n\
+         [[limiter]]\nkind = \"fixed_window\"\n",
+    )
+    .unwrap();
+    let out = ratesim().args(["check", path.to_str().unwrap()]).output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("from 0 s to 60 s (a run stops it at `duration`, 5 s)"),
+        "the poisson source: {stdout}"
+    );
+    assert!(stdout.contains("from 0 s to 4 s\n"), "the constant source ends first: {stdout}");
+}
+
 /// The scenario-format example of the README is valid as written: `check`
 /// reads it (and its trace, beside it as in `scenarios/`) without error.
 #[test]

@@ -592,3 +592,37 @@ fn a_retry_at_the_end_of_time_runs_and_one_past_it_is_unfinished() {
     assert_eq!(row(&rows, "sliding_log").counts.offered, 2);
     assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished), (2, 1, 0, 1));
 }
+
+/// A `Retry-After` rounded up to whole seconds can point past the end of
+/// time when the exact time does not: a fixed window of 18 446 744 073 s
+/// (just under u64::MAX ns, 18 446 744 073.709551615 s), L = 1, two
+/// requests at 0.9 s. The second is refused until the next window, at
+/// 18 446 744 073 s: the exact header sends it there and it is admitted.
+/// `ceil_seconds` rounds the 18 446 744 072.1 s wait up to 18 446 744 073 s,
+/// past u64::MAX: the retry is never sent (it was once clamped to u64::MAX
+/// and admitted there) and the request is unfinished, not given up.
+#[test]
+fn a_header_rounded_up_past_the_end_of_time_sends_no_retry() {
+    let text = |rounding: &str| {
+        format!(
+            "name = \"end\"\n[limit]\nrequests = 1\nwindow = \"18446744073s\"\n\
+             [retry]\npolicy = \"retry_after\"\nmax_attempts = 2\n\
+             [[traffic]]\nkind = \"burst\"\nstart = \"900ms\"\ncount = 2\n\
+             [[limiter]]\nkind = \"fixed_window\"\nretry_after = \"{rounding}\"\n"
+        )
+    };
+    let label = |rounding: &str| format!("fixed_window(retry_after={rounding})");
+    let rows = run(&text("exact"));
+    let c = clients(&rows, "fixed_window");
+    assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished), (2, 2, 0, 0));
+    let rows = run(&text("ceil_seconds"));
+    let c = clients(&rows, &label("ceil_seconds"));
+    assert_eq!(row(&rows, &label("ceil_seconds")).counts.offered, 2);
+    assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished), (2, 1, 0, 1));
+    // Rounded down, the header is 0.9 s + 18 446 744 072 s: the retry is
+    // sent, early, and refused; with no attempts left the request gives up.
+    let rows = run(&text("floor_seconds"));
+    let c = clients(&rows, &label("floor_seconds"));
+    assert_eq!(row(&rows, &label("floor_seconds")).counts.offered, 3);
+    assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished, c.early_retries), (2, 1, 1, 0, 1));
+}

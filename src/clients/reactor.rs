@@ -296,7 +296,17 @@ impl Reactor for ClientReactor {
             self.report.record_success(done - first);
             return self.end(logical, client, true, done, queue);
         }
-        let header = d.retry_at.map(|at| self.header.header(now, at));
+        let header = d.retry_at.and_then(|at| self.header.header(now, at));
+        if d.retry_at.is_some()
+            && header.is_none()
+            && p.backoff == super::policy::Backoff::RetryAfter
+            && attempt < p.max_attempts
+        {
+            // The header, rounded up, points past the end of time: the retry
+            // it asks for is never sent, and the request stays unfinished
+            // (as below for a wait that would pass the end of time).
+            return;
+        }
         let mut wait = p.wait(&mut self.rng, now, attempt, previous, header);
         if wait.is_some() && p.budget.is_some() {
             // A retry spends a token; without one the client gives up.

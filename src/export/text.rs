@@ -103,7 +103,8 @@ pub fn run_summary(
         out.push_str(&render_table(&super::markdown::retry_policies_table(points)));
     }
     let _ = writeln!(out);
-    let charts = if charts > 0 { format!(" and {charts} charts") } else { String::new() };
+    let charts =
+        if charts > 0 { format!(" and {}", super::count_of(charts as u64, "chart")) } else { String::new() };
     let _ = writeln!(out, "wrote {}/ ({}{charts})", target.display(), files.join(", "));
     out
 }

@@ -430,15 +430,16 @@ impl RetryAfter {
     }
 
     /// The instant a client reads from the header sent at `now` for a
-    /// retry time `at`.
-    pub fn header(self, now: Nanos, at: Nanos) -> Nanos {
+    /// retry time `at`; `None` when rounding up carries it past the end of
+    /// time (`u64::MAX` ns), where no retry can be sent.
+    pub fn header(self, now: Nanos, at: Nanos) -> Option<Nanos> {
         let wait = at.get().saturating_sub(now.get());
         let secs = match self {
-            RetryAfter::Exact => return at,
+            RetryAfter::Exact => return Some(at),
             RetryAfter::CeilSeconds => wait.div_ceil(Nanos::PER_SECOND),
             RetryAfter::FloorSeconds => wait / Nanos::PER_SECOND,
         };
-        Nanos::new(now.get().saturating_add(secs.saturating_mul(Nanos::PER_SECOND)))
+        secs.checked_mul(Nanos::PER_SECOND).and_then(|w| now.get().checked_add(w)).map(Nanos::new)
     }
 }
 
@@ -531,13 +532,21 @@ mod tests {
     #[test]
     fn header_rounding() {
         let (now, at) = (Nanos::from_millis(500), Nanos::from_millis(2_300));
-        assert_eq!(RetryAfter::Exact.header(now, at), at);
+        assert_eq!(RetryAfter::Exact.header(now, at), Some(at));
         // 1.8 s to wait: 2 s rounded up, 1 s rounded down.
-        assert_eq!(RetryAfter::CeilSeconds.header(now, at), Nanos::from_millis(2_500));
-        assert_eq!(RetryAfter::FloorSeconds.header(now, at), Nanos::from_millis(1_500));
+        assert_eq!(RetryAfter::CeilSeconds.header(now, at), Some(Nanos::from_millis(2_500)));
+        assert_eq!(RetryAfter::FloorSeconds.header(now, at), Some(Nanos::from_millis(1_500)));
         // A true ceiling: 1.0005 s to wait is 2 s (redis-cell 0.4 sends 1).
         let at = now + Nanos::new(1_000_500_000);
-        assert_eq!(RetryAfter::CeilSeconds.header(now, at), Nanos::from_millis(2_500));
+        assert_eq!(RetryAfter::CeilSeconds.header(now, at), Some(Nanos::from_millis(2_500)));
+        // Near the end of time: u64::MAX ns is 18 446 744 073.709551615 s.
+        // From 0.9 s, a wait to 18 446 744 073 s rounds up to 18 446 744 073 s
+        // more, past the end of time: no header; rounded down it is 0.9 s
+        // + 18 446 744 072 s; the exact time itself is always a time.
+        let (now, at) = (Nanos::from_millis(900), Nanos::new(18_446_744_073_000_000_000));
+        assert_eq!(RetryAfter::CeilSeconds.header(now, at), None);
+        assert_eq!(RetryAfter::FloorSeconds.header(now, at), Some(Nanos::new(18_446_744_072_900_000_000)));
+        assert_eq!(RetryAfter::Exact.header(now, Nanos::MAX), Some(Nanos::MAX));
         let spec =
             LimiterSpec { retry_after: RetryAfter::FloorSeconds, ..SlotCounterSpec { slots: 10 }.into() };
         assert_eq!(spec.label(), "slot_counter(N=10;retry_after=floor_seconds)");
