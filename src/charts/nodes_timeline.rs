@@ -206,7 +206,7 @@ impl Chart for NodesTimeline<'_> {
             let skews: Vec<i64> =
                 (0..k).map(|node| self.topology.skew.get(node).copied().unwrap_or(0)).collect();
             let skewed = self.topology.skew.iter().any(|&s| s != 0);
-            for (node, clock) in fmt_skews(&skews).iter().enumerate() {
+            for (node, clock) in ratesim::nodes::fmt_skews(&skews).iter().enumerate() {
                 let clock = if skewed { format!(", clock {clock}") } else { String::new() };
                 entries.push(LegendEntry::new(format!("node {node}{clock}"), node_colour(node), Mark::Line));
             }
@@ -232,41 +232,5 @@ impl Chart for NodesTimeline<'_> {
         }
         draw_legend(&legend, &entries)?;
         Ok(())
-    }
-}
-
-/// The nodes' clock offsets for one legend, all in one unit: the largest
-/// in which each is a whole number (`-40ms`, `0ms`, `+40ms`, where each on
-/// its own would be `-40ms`, `0s`, `40ms`), a sign on every one but 0.
-pub fn fmt_skews(skews: &[i64]) -> Vec<String> {
-    if skews.iter().all(|&s| s == 0) {
-        return vec!["0s".to_string(); skews.len()];
-    }
-    let (scale, unit) = ratesim::time::DURATION_UNITS
-        .into_iter()
-        .find(|(u, _)| skews.iter().all(|s| s.unsigned_abs().is_multiple_of(*u)))
-        .unwrap_or((1, "ns"));
-    skews
-        .iter()
-        .map(|&s| {
-            let v = s.unsigned_abs() / scale;
-            match s.signum() {
-                -1 => format!("-{v}{unit}"),
-                1 => format!("+{v}{unit}"),
-                _ => format!("0{unit}"),
-            }
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn clocks_share_one_unit() {
-        assert_eq!(fmt_skews(&[-40_000_000, 0, 40_000_000]), ["-40ms", "0ms", "+40ms"]);
-        assert_eq!(fmt_skews(&[-1_500_000, 2_000_000_000]), ["-1500us", "+2000000us"]);
-        assert_eq!(fmt_skews(&[0, 0]), ["0s", "0s"]);
     }
 }

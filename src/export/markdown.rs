@@ -492,23 +492,10 @@ pub fn retry_policies_table(points: &[RetryPolicyPoint]) -> Table {
 // ---- many nodes ---------------------------------------------------------------
 
 /// One sentence on the nodes a run's limiters ran on: the topology
-/// (`Topology::describe`), the clock offsets and store outages if any, and
-/// how they are judged.
+/// (`Topology::describe`, with the clock offsets and store outages if
+/// any), and how they are judged.
 pub fn topology_sentence(t: &crate::nodes::Topology) -> String {
     let mut s = format!("Nodes: {}", t.describe());
-    if t.skew.iter().any(|&k| k != 0) {
-        let skews: Vec<String> = t.skew.iter().map(|&k| fmt_skew(k)).collect();
-        let _ = write!(s, "; node clocks offset by {}", skews.join(", "));
-    }
-    for o in &t.outages {
-        let _ = write!(
-            s,
-            "; store down over [{} s, {} s), failing {}",
-            o.start,
-            o.end,
-            if o.fail_open { "open" } else { "closed" }
-        );
-    }
     s.push_str(
         ". Every limiter but the sliding-log reference runs on them and is judged on what all nodes admitted together.",
     );

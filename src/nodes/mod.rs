@@ -104,8 +104,40 @@ impl Topology {
             Balance::Weights(w) => format!("weights {w:?}"),
         };
         let nodes = if self.count == 1 { "node" } else { "nodes" };
-        format!("{} {nodes}, {mode}, {balance}", self.count)
+        let mut s = format!("{} {nodes}, {mode}, {balance}", self.count);
+        if self.skew.iter().any(|&k| k != 0) {
+            s.push_str(&format!(", clocks {}", fmt_skews(&self.skew).join(" / ")));
+        }
+        for o in &self.outages {
+            let fail = if o.fail_open { "open" } else { "closed" };
+            s.push_str(&format!("; store down [{} s, {} s), failing {fail}", o.start, o.end));
+        }
+        s
     }
+}
+
+/// The nodes' clock offsets for one legend, all in one unit: the largest
+/// in which each is a whole number (`-40ms`, `0ms`, `+40ms`, where each on
+/// its own would be `-40ms`, `0s`, `40ms`), a sign on every one but 0.
+pub fn fmt_skews(skews: &[i64]) -> Vec<String> {
+    if skews.iter().all(|&s| s == 0) {
+        return vec!["0s".to_string(); skews.len()];
+    }
+    let (scale, unit) = crate::time::DURATION_UNITS
+        .into_iter()
+        .find(|(u, _)| skews.iter().all(|s| s.unsigned_abs().is_multiple_of(*u)))
+        .unwrap_or((1, "ns"));
+    skews
+        .iter()
+        .map(|&s| {
+            let v = s.unsigned_abs() / scale;
+            match s.signum() {
+                -1 => format!("-{v}{unit}"),
+                1 => format!("+{v}{unit}"),
+                _ => format!("0{unit}"),
+            }
+        })
+        .collect()
 }
 
 /// The lane's load balancer.
@@ -572,4 +604,42 @@ pub struct NodeReport {
     pub admitted: u64,
     pub rejected: u64,
     pub peak: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clocks_share_one_unit() {
+        assert_eq!(fmt_skews(&[-40_000_000, 0, 40_000_000]), ["-40ms", "0ms", "+40ms"]);
+        assert_eq!(fmt_skews(&[-1_500_000, 2_000_000_000]), ["-1500us", "+2000000us"]);
+        assert_eq!(fmt_skews(&[0, 0]), ["0s", "0s"]);
+    }
+
+    /// The topology line of a run's header and report names clock offsets
+    /// and outages, which change what the nodes admit.
+    #[test]
+    fn a_topology_describes_its_clocks_and_outages() {
+        let mut t = Topology {
+            count: 3,
+            balance: Balance::RoundRobin,
+            mode: Mode::Local,
+            per_node: 30,
+            skew: vec![-40_000_000, 0, 40_000_000],
+            outages: vec![],
+        };
+        assert_eq!(t.describe(), "3 nodes, local, 30 per node, round robin, clocks -40ms / 0ms / +40ms");
+        t.skew = vec![0; 3];
+        t.mode = Mode::Central { rtt: Nanos::from_millis(2), atomic: true };
+        t.outages = vec![
+            Outage { start: Nanos::from_millis(5_000), end: Nanos::from_millis(6_000), fail_open: false },
+            Outage { start: Nanos::from_millis(8_000), end: Nanos::from_millis(8_500), fail_open: true },
+        ];
+        assert_eq!(
+            t.describe(),
+            "3 nodes, central store, rtt 2ms, atomic, round robin; store down [5 s, 6 s), failing closed; \
+             store down [8 s, 8.5 s), failing open"
+        );
+    }
 }
