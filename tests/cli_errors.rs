@@ -436,8 +436,7 @@ fn s25_rate_infinite() {
 fn s26_load_too_high() {
     Case::new(&with_traffic("kind = \"poisson\"\nload = 1e300")).refused(&[
         "s.toml:10:8:",
-        "`traffic[0].load` gives 1e301 requests/s",
-        "at most 1000000000 requests",
+        "`traffic[0].load` gives 1e301 requests/s, about 2e301 requests over [0 s, 2 s): a generated source may produce at most 1000000000 requests",
     ]);
 }
 
@@ -979,6 +978,83 @@ fn s45_load_sweep_too_many_requests() {
         "s.toml:19:15:",
         "`sweep.loads` = 1000000000 over `sweep.load_duration` (100 s) is about 1e12 requests: a load-sweep run may generate at most 1000000000",
     ]);
+    // `ratesim sweep` with no [sweep] table runs the default loads, 0.5 to
+    // 3 x L / W for 100 windows: the same guard.
+    let c = Case::new(&with("requests = 10", "requests = 1000000000"));
+    c.fails(
+        &["sweep", "s.toml", "--out", "out"],
+        1,
+        &[
+            "error: s.toml:6:10: the default load sweep runs load 0.5 for 100s (100 windows) with L = 1000000000, about 5e10 requests, but a load-sweep run may generate at most 1000000000: give [sweep] a shorter `load_duration` or smaller `loads`",
+        ],
+    );
+    assert!(!c.path("out").exists());
+}
+
+/// A load of the load sweep gets the guards of a `[[traffic]]` source's
+/// `load` (`s67`): its rate, load x L / W, once underflowed to 0 here
+/// (5e-324 x 10 per 100 h) and tripped an assertion in `run` and `sweep`
+/// after `check` had passed it. Loads are shown compactly, in `check`'s
+/// summary too (a 5e-324 was 320 digits).
+#[test]
+fn s74_sweep_load_whose_rate_is_not_finite() {
+    let text = with("window = \"1s\"", "window = \"100h\"") + "\n[sweep]\nloads = [5e-324]\n";
+    let c = Case::new(&text);
+    let err = c.refused_with(&[
+        "s.toml:19:10: `sweep.loads` = 5e-324 gives a rate of 0 requests/s (load x L / W, with L = 10 per 100h): it must be finite and above 0",
+    ]);
+    assert!(err.len() < 300, "{err}");
+    c.fails(
+        &["sweep", "s.toml", "--out", "out"],
+        1,
+        &["s.toml:19:10: `sweep.loads` = 5e-324 gives a rate of 0"],
+    );
+    assert!(!c.path("out").exists());
+    // Or overflows to infinity.
+    Case::new(&format!("{BASE}\n[sweep]\nloads = [0.5, 1e308]\n")).refused(&[
+        "s.toml:19:15: `sweep.loads` = 1e308 gives a rate of inf requests/s (load x L / W, with L = 10 per 1s): it must be finite and above 0",
+    ]);
+    let out =
+        Case::new(&format!("{BASE}\n[sweep]\ngrid = 10\nloads = [1e-300, 0.5]\n")).run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("loads [1e-300, 0.5] x L/W, 100s each"), "{}", out.stdout);
+}
+
+/// Each generated source is within the 1e9 cap (`s26`-`s28`, `r30`); all
+/// of them together must be too: 1000 sources of 999 999 requests/s for
+/// 1000 s once passed `check` and ran for hours.
+#[test]
+fn s75_generated_sources_too_many_requests_together() {
+    let source = "\n[[traffic]]\nkind = \"constant\"\nrate = 3e8\n";
+    assert_eq!(Case::new(&format!("{BASE}{source}")).run(&["check", "s.toml"]).code, 0);
+    Case::new(&format!("{BASE}{source}{source}")).refused(&[
+        "s.toml:22:1: the generated sources send about 1.2e9 requests in all up to `traffic[2]`: a scenario's generated sources may produce at most 1000000000 requests together (use a CSV trace, or several runs, for more)",
+    ]);
+}
+
+/// The name names the output folder and its staging folder beside it; a
+/// name too long for a file name once passed `check`, then failed `run`
+/// with "File name too long (os error 36)", unlocated, leaving an empty
+/// `output/`.
+#[test]
+fn s79_name_too_long_for_a_folder() {
+    let name = "a".repeat(250);
+    let c = Case::new(&with("name = \"t\"", &format!("name = \"{name}\"")));
+    c.refused(&[&format!(
+        "s.toml:1:8: `name` = \"{}...\" (250 bytes) is too long: it names the output folder (output/<name>, and a staging folder .<name>.tmp-<pid>-<random> beside it), which must fit in the 255 bytes a file name may have, so a name may have at most 200 bytes: give a shorter `name`",
+        "a".repeat(40)
+    )]);
+    let out = c.run(&["run", "s.toml"]);
+    assert_eq!(out.code, 1);
+    assert!(!c.path("output").exists(), "a refused run left output/");
+    // Bytes, not characters: 67 three-byte characters are 201 bytes.
+    Case::new(&with("name = \"t\"", &format!("name = \"{}\"", "边".repeat(67))))
+        .refused(&["s.toml:1:8: `name` = \"", "(201 bytes) is too long"]);
+    // 200 bytes fit, with the `-sweeps` of `ratesim sweep`.
+    let c = Case::new(&with("name = \"t\"", &format!("name = \"{}\"", "a".repeat(200))));
+    let out = c.run(&["run", "s.toml", "--no-charts", "--quiet"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(c.path("output").join("a".repeat(200)).join("summary.csv").is_file());
 }
 
 #[test]
@@ -2315,6 +2391,11 @@ fn r30_closed_population_too_busy() {
     Case::new(&closed("clients = 10\nthink = \"1ns\"")).refused(&[
         "s.toml:11:9:",
         "`traffic[0].think` = \"1ns\" with 10 clients over [0 s, 2 s) is about 2e10 requests: a closed population may send at most 1000000000",
+    ]);
+    // An estimate is given to 3 digits (it was 1.8446744073709553e14).
+    Case::new(&closed("clients = 1\nthink = \"100us\"\nend = \"18446744073.709551615s\"")).refused(&[
+        "s.toml:11:9:",
+        "with 1 clients over [0 s, 18446744073.709551615 s) is about 1.84e14 requests",
     ]);
 }
 
