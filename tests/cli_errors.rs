@@ -1057,6 +1057,22 @@ fn s79_name_too_long_for_a_folder() {
     assert!(c.path("output").join("a".repeat(200)).join("summary.csv").is_file());
 }
 
+/// A character in a duration that is part of no number and no unit is
+/// named, with what to write: it was called part of an unknown unit
+/// (`h-`, `_`).
+#[test]
+fn s81_duration_with_a_stray_character() {
+    Case::new(&with("window = \"1s\"", "window = \"1h-1s\"")).refused(&[
+        "s.toml:6:10: `limit.window`: `1h-1s` has `-` after `1h`: a duration cannot subtract: write the total, in parts that add up, like \"59m59s\" for an hour less a second",
+    ]);
+    Case::new(&with("window = \"1s\"", "window = \"1_000ms\"")).refused(&[
+        "s.toml:6:10: `limit.window`: `1_000ms` has `_` after `1`: write numbers without separators, like \"1000ms\"",
+    ]);
+    Case::new(&with("window = \"1s\"", "window = \"1s+500ms\"")).refused(&[
+        "s.toml:6:10: `limit.window`: `1s+500ms` has `+` after `1s`: the parts of a duration add up with nothing between them: write them together, like \"1m30s\"",
+    ]);
+}
+
 #[test]
 fn s42_check_ok_summary() {
     let c = Case::new(BASE);
