@@ -268,7 +268,7 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
     let mut sweeps = Vec::new();
     if let Some(opts) = &scenario.sweep {
         if opts.window_sweeps {
-            let loads: Vec<String> = opts.loads.iter().map(|l| l.to_string()).collect();
+            let loads: Vec<String> = opts.loads.iter().map(|&l| crate::shown::number(l)).collect();
             sweeps.push(format!(
                 "burst pairs on a {g} x {g} grid; loads [{}] x L/W, {} each",
                 loads.join(", "),

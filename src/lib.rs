@@ -18,6 +18,7 @@ pub mod nodes;
 pub mod ring;
 pub mod run;
 pub mod scenario;
+pub mod shown;
 pub mod simulate;
 pub mod sweep;
 pub mod time;

@@ -180,7 +180,7 @@ pub fn run(
 ) -> Result<RunOutputs, JobError> {
     let mut scenario = scenario.clone();
     if options.sweep_only && scenario.sweep.is_none() && scenario.topology_sweep.is_none() {
-        if let Some(problem) = crate::scenario::default_grid_problem(scenario.limit) {
+        if let Some(problem) = crate::scenario::default_sweep_problem(scenario.limit) {
             return Err(JobError::SweepDefaults { at: scenario.window_at.clone(), problem });
         }
         scenario.sweep = Some(SweepOptions::defaults(scenario.limit));

@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::shown::code;
+
 /// An instant or a span of virtual time, in nanoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Nanos(u64);
@@ -96,37 +98,63 @@ impl fmt::Display for Nanos {
     }
 }
 
-/// Why a duration or timestamp text was refused.
+/// Why a duration or timestamp text was refused. The text is quoted as
+/// [`crate::shown::code`] quotes it: escaped, and cut when long.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TimeParseError {
     #[error("empty value")]
     Empty,
     #[error(
-        "`{0}` is not a duration: expected a number and a unit, like \"10ms\", \"1s\", \"250us\", \"1m\" or \"1m30s\" (units: ns, us, ms, s, m, h)"
+        "{} is not a duration: expected a number and a unit, like \"10ms\", \"1s\", \"250us\", \"1m\" or \"1m30s\" (units: ns, us, ms, s, m, h)",
+        code(.0)
     )]
     BadDuration(String),
-    #[error("`{text}` has an unknown unit `{unit}` (units: ns, us, ms, s, m, h)")]
+    #[error("{} has an unknown unit {} (units: ns, us, ms, s, m, h)", code(.text), code(.unit))]
     UnknownUnit { text: String, unit: String },
+    /// A character that is neither part of a number nor of a unit, such
+    /// as the `-` of `"1h-1s"` or the `_` of `"1_000ms"`: `before` is the
+    /// text before it.
+    #[error("{} has {} after {}: {}", code(.text), code(&.found.to_string()), code(.before), stray_advice(*.found, .text))]
+    Stray { text: String, found: char, before: String },
     #[error(
-        "`{text}` has `{unit}` after `{before}`: write each unit once, from the largest down, like \"1m30s\" or \"1s500ms\""
+        "{} has {} after {}: write each unit once, from the largest down, like \"1m30s\" or \"1s500ms\"",
+        code(.text),
+        code(.unit),
+        code(.before)
     )]
     UnitOrder { text: String, unit: String, before: String },
-    #[error("`{0}` has a fraction finer than one nanosecond")]
+    #[error("{} has a fraction finer than one nanosecond", code(.0))]
     SubNanosecond(String),
-    #[error("`{0}` is too large (the limit is about 584 years of nanoseconds)")]
+    #[error("{} is too large (the limit is about 584 years of nanoseconds)", code(.0))]
     Overflow(String),
-    #[error("`{0}` is negative: times and durations start at 0")]
+    #[error("{} is negative: times and durations start at 0", code(.0))]
     Negative(String),
     #[error(
-        "`{0}` is not a decimal number of seconds (expected digits with an optional fraction, like 0.995 or 12)"
+        "{} is not a decimal number of seconds (expected digits with an optional fraction, like 0.995 or 12)",
+        code(.0)
     )]
     BadDecimal(String),
-    #[error("`{0}` is not a whole number")]
+    #[error("{} is not a whole number", code(.0))]
     BadInteger(String),
     #[error(
-        "`{0}` is written with an exponent: write the number out in digits (times are read exactly, to the nanosecond)"
+        "{} is written with an exponent: write the number out in digits (times are read exactly, to the nanosecond)",
+        code(.0)
     )]
     Exponent(String),
+}
+
+/// What to write instead of the stray character `found` in the duration
+/// `text`, with an example.
+fn stray_advice(found: char, text: &str) -> String {
+    match found {
+        '_' | ',' | '\'' => {
+            let without: String = text.chars().filter(|&c| c != found).collect();
+            format!("write numbers without separators, like {}", crate::shown::string(&without))
+        }
+        '-' => "a duration cannot subtract: write the total, in parts that add up, like \"59m59s\" for an hour less a second".to_string(),
+        '+' => "the parts of a duration add up with nothing between them: write them together, like \"1m30s\"".to_string(),
+        _ => "a duration is one or more parts, each a number and a unit, written together, like \"10ms\", \"1s\" or \"1m30s\" (units: ns, us, ms, s, m, h)".to_string(),
+    }
 }
 
 /// Whether `t` starts with a number in exponent notation (`1e30`,
@@ -287,6 +315,15 @@ pub fn parse_duration(text: &str) -> Result<Nanos, TimeParseError> {
         if unit.is_empty() {
             return Err(TimeParseError::BadDuration(t.to_string()));
         }
+        // A unit is letters: a sign, a separator or a symbol in it is the
+        // problem, not an unknown unit.
+        if let Some((i, found)) =
+            after[..unit_end].char_indices().find(|&(_, c)| !c.is_alphabetic() && !c.is_whitespace())
+        {
+            // `after` is a suffix of `t`.
+            let at = t.len() - after.len() + i;
+            return Err(TimeParseError::Stray { text: t.to_string(), found, before: t[..at].to_string() });
+        }
         let scale = unit_nanos(unit)
             .ok_or_else(|| TimeParseError::UnknownUnit { text: t.to_string(), unit: unit.to_string() })?;
         if let Some((before, before_unit)) = previous
@@ -397,6 +434,34 @@ mod tests {
                 TimeParseError::UnitOrder { text: text.into(), unit: unit.into(), before: before.into() };
             assert_eq!(parse_duration(text), Err(want), "{text}");
         }
+        // A character that is no part of a number or a unit is named.
+        for (text, found, before) in [
+            ("1h-1s", '-', "1h"),
+            ("1_000ms", '_', "1"),
+            ("1\u{1b}[2Js", '\u{1b}', "1"),
+            ("1s+2ms", '+', "1s"),
+        ] {
+            let want = TimeParseError::Stray { text: text.into(), found, before: before.into() };
+            assert_eq!(parse_duration(text), Err(want), "{text}");
+        }
+        assert_eq!(
+            parse_duration("1_000ms").unwrap_err().to_string(),
+            "`1_000ms` has `_` after `1`: write numbers without separators, like \"1000ms\""
+        );
+        // Quoted escaped, and by their start when long.
+        assert_eq!(
+            parse_duration("1\u{200b}s").unwrap_err().to_string(),
+            "`1\\u{200b}s` has `\\u{200b}` after `1`: a duration is one or more parts, each a number and a unit, written together, like \"10ms\", \"1s\" or \"1m30s\" (units: ns, us, ms, s, m, h)"
+        );
+        let long = format!("1{}", "x".repeat(100));
+        assert_eq!(
+            parse_duration(&long).unwrap_err().to_string(),
+            format!(
+                "`1{}...` (101 bytes) has an unknown unit `{}...` (100 bytes) (units: ns, us, ms, s, m, h)",
+                "x".repeat(39),
+                "x".repeat(40)
+            )
+        );
         assert_eq!(parse_duration("1h2m3s4ms5us6ns"), Ok(Nanos(3_723_004_005_006)));
         assert!(matches!(parse_duration("99999999999h"), Err(TimeParseError::Overflow(_))));
         assert!(matches!(parse_duration("18446744073709551616ns"), Err(TimeParseError::Overflow(_))));

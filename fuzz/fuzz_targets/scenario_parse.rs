@@ -91,6 +91,9 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
+    // All the generated sources together within the cap, as each is.
+    let generated: f64 = s.traffic.iter().filter_map(Traffic::expected_requests).sum();
+    assert!(generated <= MAX_GENERATED as f64, "{generated:e} generated requests in all");
     // Many nodes: a topology that makes sense, and sweeps that can run.
     if let Some(t) = &s.nodes {
         check_topology(t, &s);
@@ -107,11 +110,15 @@ fuzz_target!(|data: &[u8]| {
     // Every retry table holds what validation promises.
     assert_eq!(s.source_retry.len(), s.traffic.len());
     // Window sweeps that can run: a grid of at most 100 000 per axis, and
-    // load runs of at most 1e9 requests each.
+    // load runs at a rate finite and above 0 (what the Poisson source
+    // asserts) of at most 1e9 requests each.
     if let Some(w) = &s.sweep {
         assert!(w.grid >= 2 && u64::from(w.grid) <= 100_000);
-        let per_load = s.limit.requests as f64 * w.load_duration.get() as f64 / s.limit.window.get() as f64;
-        assert!(w.loads.iter().all(|&l| l > 0.0 && l * per_load <= 1e9));
+        for &l in &w.loads {
+            let rate = ratesim::sweep::load::rate(s.limit, l);
+            assert!(rate.is_finite() && rate > 0.0, "load {l:e}: rate {rate:e}");
+            assert!(rate * w.load_duration.as_secs_f64() <= 1e9);
+        }
     }
     let swept = s.sweep.as_ref().map_or(&[][..], |w| &w.retry_policies[..]);
     for p in s.retry.iter().chain(s.source_retry.iter().flatten()).chain(swept) {

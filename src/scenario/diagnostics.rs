@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 
-use crate::time::{Nanos, parse_duration};
+use crate::shown::{code, number, string};
+use crate::time::{Nanos, TimeParseError, parse_duration};
 
 /// What is wrong with a file a scenario names (a trace, a font), if
 /// anything: its errors say "<kind> file <path> <problem>".
@@ -60,9 +61,11 @@ pub enum ScenarioError {
     },
     #[error("scenario {path} is larger than {} MiB: a scenario is a few kilobytes (give a large trace as a CSV file)", MAX_SCENARIO_BYTES >> 20)]
     TooLarge { path: PathBuf },
-    #[error("{path}:{line}:{column}: {message}")]
+    /// The message may quote the scenario's text: what would not print as
+    /// itself is escaped where it is shown (`crate::shown::escape`).
+    #[error("{path}:{line}:{column}: {}", crate::shown::escape(.message))]
     At { path: PathBuf, line: usize, column: usize, message: String },
-    #[error("{path}: {message}")]
+    #[error("{path}: {}", crate::shown::escape(.message))]
     File { path: PathBuf, message: String },
 }
 
@@ -104,15 +107,20 @@ impl Ctx<'_> {
     /// A TOML parser or type error: located at its span, with the key it is
     /// about and in plain words.
     pub fn toml(&self, e: &toml::de::Error) -> ScenarioError {
-        let message = suggest(&plain_types(e.message()));
+        let message = serde_message(e.message());
         match e.span() {
             Some(span) => {
+                let message = date_time(&message, self.text.get(span.clone()).unwrap_or(""));
                 // serde names unknown keys itself; for the rest, say which key.
                 let message = match key_path_at(self.text, span.start) {
                     Some(key) if !message.starts_with("unknown field") => {
-                        format!("`{key}`: {}", array_of_tables(&key, &message))
+                        let hint = misplaced_key(self.text, &key, &message).unwrap_or_default();
+                        format!("{}: {}{hint}", code(&key), array_of_tables(&key, &message))
                     }
-                    _ => message,
+                    _ => {
+                        let hint = top_level_key_of_a_table(self.text, span.start, e.message());
+                        format!("{message}{}", hint.unwrap_or_default())
+                    }
                 };
                 self.at(span, message)
             }
@@ -127,27 +135,35 @@ impl Ctx<'_> {
         let Some(span) = e.span() else { return self.file(e.message()) };
         let message = plain_syntax(e.message(), self.text, span.clone());
         if let Some(table) = duplicate_table(e.message(), self.text, span.start) {
-            return self.at(
-                span,
+            let message = if code(&table) == format!("`{table}`") {
                 format!(
                     "`{table}`: duplicate key: the table [{table}] is written a second time here; give all its keys under one [{table}] header"
-                ),
-            );
+                )
+            } else {
+                // Named once, escaped and cut.
+                format!(
+                    "{}: duplicate key: the table is written a second time here; give all its keys under one header",
+                    code(&table)
+                )
+            };
+            return self.at(span, message);
         }
         match key_of_line(self.text, span.start) {
-            Some(key) => self.at(span, format!("`{key}`: {message}")),
+            Some(key) => self.at(span, format!("{}: {message}", code(&key))),
             None => self.at(span, message),
         }
     }
 
     pub fn duration(&self, key: &str, v: &Spanned<String>) -> Result<Nanos, ScenarioError> {
-        parse_duration(v.get_ref()).map_err(|e| self.at(v.span(), format!("`{key}`: {e}")))
+        parse_duration(v.get_ref()).map_err(|e| self.at(v.span(), duration_message(key, &e)))
     }
 
     pub fn positive_duration(&self, key: &str, v: &Spanned<String>) -> Result<Nanos, ScenarioError> {
         let d = self.duration(key, v)?;
         if d == Nanos::ZERO {
-            return Err(self.at(v.span(), format!("`{key}` must be longer than 0, got \"{}\"", v.get_ref())));
+            return Err(
+                self.at(v.span(), format!("`{key}` must be longer than 0, got {}", string(v.get_ref())))
+            );
         }
         Ok(d)
     }
@@ -170,7 +186,9 @@ impl Ctx<'_> {
     pub fn rate(&self, key: &str, v: &Spanned<f64>) -> Result<f64, ScenarioError> {
         let r = *v.get_ref();
         if !r.is_finite() || r <= 0.0 {
-            return Err(self.at(v.span(), format!("`{key}` must be a finite number above 0, got {r}")));
+            return Err(
+                self.at(v.span(), format!("`{key}` must be a finite number above 0, got {}", number(r)))
+            );
         }
         Ok(r)
     }
@@ -180,7 +198,18 @@ impl Ctx<'_> {
         let got = v.get_ref();
         let near = nearest(got, allowed, 3).map(|a| format!("; did you mean \"{a}\"?")).unwrap_or_default();
         let list = allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ");
-        self.at(v.span(), format!("`{key}` = \"{got}\" is not known: expected one of {list}{near}"))
+        self.at(v.span(), format!("`{key}` = {} is not known: expected one of {list}{near}", string(got)))
+    }
+}
+
+/// What is wrong with the duration of `key`: the parser's words, or for
+/// an empty one what to give.
+pub fn duration_message(key: &str, e: &TimeParseError) -> String {
+    match e {
+        TimeParseError::Empty => format!(
+            "`{key}` is empty: expected a duration, a number and a unit, like \"10ms\", \"1s\" or \"1m30s\" (units: ns, us, ms, s, m, h)"
+        ),
+        e => format!("`{key}`: {e}"),
     }
 }
 
@@ -305,9 +334,9 @@ impl std::fmt::Display for Loose {
             Loose::Int(n) => write!(f, "{n}"),
             Loose::Float(x) if x.is_nan() => write!(f, "nan"),
             Loose::Float(x) => write!(f, "{x:?}"),
-            Loose::Str(s) => write!(f, "{s:?}"),
+            Loose::Str(s) => write!(f, "{}", string(s)),
             Loose::Bool(b) => write!(f, "{b}"),
-            Loose::Date(d) => write!(f, "{d}"),
+            Loose::Date(d) => write!(f, "{}", crate::shown::plain(d)),
             Loose::List(items) => {
                 let items: Vec<String> = items.iter().map(|i| i.get_ref().to_string()).collect();
                 write!(f, "[{}]", items.join(", "))
@@ -429,11 +458,113 @@ fn array_of_tables(key: &str, message: &str) -> String {
 }
 
 /// The unknown key and the keys serde expected, from its message
-/// "unknown field `x`, expected one of `a`, `b`" (or "expected `a` or `b`").
+/// "unknown field `x`, expected one of `a`, `b`" (or "expected `a` or `b`",
+/// or "there are no fields"). The key ends at the "`, " before the list,
+/// so a key with a backtick in it is read whole.
 pub fn unknown_field(message: &str) -> Option<(&str, Vec<&str>)> {
     let rest = message.strip_prefix("unknown field `")?;
-    let (unknown, expected) = rest.split_once('`')?;
+    let (unknown, expected) = rest.split_once("`, ")?;
     Some((unknown, expected.split('`').skip(1).step_by(2).collect()))
+}
+
+/// A message of serde or the TOML reader in plain words ([`plain_types`]),
+/// with a "did you mean" for an unknown key ([`suggest`]), and the
+/// scenario text it quotes (an unknown key, a string of the wrong type)
+/// cut when long ([`crate::shown`]).
+pub fn serde_message(raw: &str) -> String {
+    let message = suggest(&plain_types(raw));
+    if let Some((unknown, _)) = unknown_field(&message) {
+        let rest = &message["unknown field `".len() + unknown.len() + 1..];
+        return format!("unknown field {}{rest}", code(unknown));
+    }
+    // serde quotes a string as Rust's Debug does: `string "..."`.
+    if let Some(start) = message.find("invalid type: string \"").map(|i| i + "invalid type: string ".len())
+        && let Some(end) = message.rfind("\", expected").map(|i| i + 1)
+        && end > start + 1
+        && end - start > 66
+    {
+        let quoted = &message[start + 1..end - 1];
+        let cut = (0..=40).rev().find(|&i| quoted.is_char_boundary(i)).unwrap_or(0);
+        // Not in the middle of an escape such as `\u{1b}`.
+        let cut = quoted[..cut].rfind('\\').filter(|&b| !quoted[b..cut].contains('}')).unwrap_or(cut);
+        return format!(
+            "{}\"{}...\" ({} bytes){}",
+            &message[..start],
+            &quoted[..cut],
+            quoted.len(),
+            &message[end..]
+        );
+    }
+    message
+}
+
+/// A TOML date or time where another type was expected: the reader hands
+/// it over as a table, which serde calls a "map"; said as a date-time.
+fn date_time(message: &str, value: &str) -> String {
+    match message.strip_prefix("invalid type: map") {
+        Some(rest) if value.trim().parse::<toml::value::Datetime>().is_ok() => {
+            format!("invalid type: date-time {}{rest}", code(value.trim()))
+        }
+        _ => message.to_string(),
+    }
+}
+
+/// The keys of the single tables, for a key written above every table
+/// header, where it is a top-level key: each is a key of one table only
+/// (`count`, `skew`, `start` are keys of several, and left out).
+const TABLE_KEYS: [(&str, &[&str]); 5] = [
+    ("limit", &["requests", "window"]),
+    ("output", &["bin", "decisions", "font", "admission_curve"]),
+    ("sweep", &["grid", "loads", "load_duration", "map_slots", "retry_policies", "rtts", "sync_intervals"]),
+    ("retry", &["policy", "base", "cap", "max_attempts", "jitter", "budget"]),
+    ("nodes", &["balance", "mode", "per_node", "rtt", "atomic", "sync_interval"]),
+];
+
+/// The line (from 1) where `key = ...` is written above the first table
+/// header, as a top-level key, if it is.
+fn top_level_line(text: &str, key: &str) -> Option<usize> {
+    for (n, line) in text.lines().enumerate() {
+        let l = line.trim_start();
+        if l.starts_with('[') {
+            return None;
+        }
+        if let Some((k, _)) = l.split_once('=')
+            && !l.starts_with('#')
+            && k.trim() == key
+        {
+            return Some(n + 1);
+        }
+    }
+    None
+}
+
+/// For "missing field `window`" in [limit] when `window` is written above
+/// the first table header: says where it is and where it belongs.
+fn misplaced_key(text: &str, table: &str, message: &str) -> Option<String> {
+    let missing = message.strip_prefix("missing field `")?.strip_suffix('`')?;
+    if table.contains(['[', '.']) {
+        return None;
+    }
+    let line = top_level_line(text, missing)?;
+    Some(format!(
+        " (line {line} sets `{missing}` above the first table header, which makes it a top-level key: move it below the [{table}] header)"
+    ))
+}
+
+/// For an unknown top-level key that is a key of a table (`requests`
+/// written above `[limit]`): which table it belongs under.
+fn top_level_key_of_a_table(text: &str, offset: usize, raw: &str) -> Option<String> {
+    let (unknown, _) = unknown_field(raw)?;
+    let (table, _) = TABLE_KEYS.iter().find(|(_, keys)| keys.contains(&unknown))?;
+    let header = text
+        .lines()
+        .position(|l| l.trim_start().starts_with('['))
+        .map_or(usize::MAX, |n| text.lines().take(n).map(|l| l.len() + 1).sum::<usize>());
+    (offset < header).then(|| {
+        format!(
+            "; `{unknown}` is a key of [{table}]: a key belongs to the table whose header is above it, so write it below the [{table}] header"
+        )
+    })
 }
 
 /// The key nearest to a misspelt `unknown` one, if it is near enough:
@@ -513,15 +644,19 @@ pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
             "no value after `=`: give one, like 20, \"1s\" or [2, 10]".to_string()
         } else if value.contains(char::is_whitespace) {
             format!(
-                "`{value}` is not one value: quote a string (\"{value}\"), separate the items of a list with commas in brackets ([a, b]), or give each key = value a line of its own"
+                "{} is not one value: quote a string ({}), separate the items of a list with commas in brackets ([a, b]), or give each key = value a line of its own",
+                code(value),
+                string(value)
             )
         } else {
-            format!("`{value}` is not a value: a string must be quoted, like \"{value}\"")
+            format!("{} is not a value: a string must be quoted, like {}", code(value), string(value))
         };
     }
     if message.starts_with("invalid boolean") && bare(value) {
         return format!(
-            "`{value}` is not a value: a string must be quoted, like \"{value}\" (true and false are written in full, in lowercase)"
+            "{} is not a value: a string must be quoted, like {} (true and false are written in full, in lowercase)",
+            code(value),
+            string(value)
         );
     }
     if message.starts_with("key with no value") {
@@ -529,18 +664,55 @@ pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
         return if key.is_empty() {
             "expected a key and `=`, like count = 20".to_string()
         } else {
-            format!("expected `=` after the key `{key}`: write key = value, like count = 20")
+            format!("expected `=` after the key {}: write key = value, like count = 20", code(key))
         };
     }
     if message.starts_with("unclosed array table") || message.starts_with("unclosed table") {
         let header = line.trim();
         let name = header.trim_start_matches('[').trim_end_matches(']').trim();
         let fixed = if header.starts_with("[[") { format!("[[{name}]]") } else { format!("[{name}]") };
-        return format!("the table header `{header}` is not closed: write `{fixed}`");
+        return format!("the table header {} is not closed: write {}", code(header), code(&fixed));
     }
     // The parser ends some messages with what it expected, even when
     // that is nothing.
     message.trim_end_matches(", expected nothing").to_string()
+}
+
+/// When `column` (a byte offset into `line`) is in the key of a
+/// `key = value` line: the key up to the part it is in (`burst` for
+/// `burst.x = 1` at `burst`), each part trimmed.
+fn key_part_at(line: &str, column: usize) -> Option<String> {
+    let l = line.trim_start();
+    if l.starts_with(['[', '#']) {
+        return None;
+    }
+    // The `=` after the key: outside quotes.
+    let mut parts = Vec::new();
+    let (mut start, mut quote) = (0, None);
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '.') => {
+                parts.push(start..i);
+                start = i + 1;
+            }
+            (None, '=') => {
+                parts.push(start..i);
+                if column >= i {
+                    return None;
+                }
+                let at = parts.iter().position(|p| column < p.end).unwrap_or(parts.len() - 1);
+                let key: Vec<&str> = parts[..=at].iter().map(|p| line[p.clone()].trim()).collect();
+                let bare = |k: &str| k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                let ok = key.iter().all(|k| !k.is_empty() && (k.starts_with(['"', '\'']) || bare(k)));
+                return ok.then(|| key.join("."));
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The dotted key (`limit.window`, `traffic[1].rate`) whose value sits at
@@ -576,6 +748,10 @@ pub fn key_path_at(text: &str, offset: usize) -> Option<String> {
         } else if let Some(name) = l.strip_prefix('[').and_then(|r| r.split(']').next()) {
             table = Some(name.trim().to_string());
             key = None;
+        } else if let Some(k) = last.then(|| key_part_at(line, offset - line_start)).flatten() {
+            // At a key itself: a dotted key (`burst.x = 1`) is about the
+            // part the offset is at, not about the key before it.
+            key = Some(k);
         } else {
             let upto = if last { &line[..offset - line_start] } else { line };
             if let Some((k, _)) = upto.split_once('=') {
@@ -604,8 +780,49 @@ mod tests {
         assert_eq!(key_path_at(t, 4).as_deref(), Some("a"));
         assert_eq!(key_path_at(t, t.find("3]").unwrap()).as_deref(), Some("x[1].k"));
         assert_eq!(key_path_at(t, t.find("4").unwrap()).as_deref(), Some("y.z"));
-        assert_eq!(key_path_at(t, 0), None);
+        // At a key itself: that key.
+        assert_eq!(key_path_at(t, 0).as_deref(), Some("a"));
+        assert_eq!(key_path_at("", 0), None);
         assert_eq!(key_path_at("é = 1", 1).as_deref(), None);
+        // At a part of a dotted key: the key up to that part, not the key
+        // before it (`burst.x = 1` where `burst` takes a number).
+        let t = "[[limiter]]\nkind = \"gcra\"\nburst.x = 1\n[limit]\n  window . \"x.y\".z = 2\n";
+        assert_eq!(key_path_at(t, t.find("burst").unwrap()).as_deref(), Some("limiter[0].burst"));
+        assert_eq!(key_path_at(t, t.find("x = 1").unwrap()).as_deref(), Some("limiter[0].burst.x"));
+        assert_eq!(key_path_at(t, t.find("1\n").unwrap()).as_deref(), Some("limiter[0].burst.x"));
+        assert_eq!(key_path_at(t, t.find("window").unwrap()).as_deref(), Some("limit.window"));
+        assert_eq!(key_path_at(t, t.find("\"x.y\"").unwrap()).as_deref(), Some("limit.window.\"x.y\""));
+    }
+
+    /// A date-time where another type is expected is called one, not a
+    /// "map"; a long string or unknown key is quoted by its start.
+    #[test]
+    fn type_errors_in_plain_words() {
+        let m = "invalid type: map, expected a whole number";
+        assert_eq!(
+            date_time(m, "1979-05-27"),
+            "invalid type: date-time `1979-05-27`, expected a whole number"
+        );
+        assert_eq!(date_time(m, "{ x = 1 }"), m);
+        let long = "x".repeat(1000);
+        assert_eq!(
+            serde_message(&format!("invalid type: string \"{long}\", expected a whole number")),
+            format!("invalid type: string \"{}...\" (1000 bytes), expected a whole number", "x".repeat(40))
+        );
+        // Not in the middle of an escape.
+        let escaped = format!("{}\\u{{1b}}{long}", "x".repeat(36));
+        assert_eq!(
+            serde_message(&format!("invalid type: string \"{escaped}\", expected a whole number")),
+            format!("invalid type: string \"{}...\" (1042 bytes), expected a whole number", "x".repeat(36))
+        );
+        assert_eq!(
+            serde_message(&format!("unknown field `{long}`, expected `requests` or `window`")),
+            format!("unknown field `{}...` (1000 bytes), expected `requests` or `window`", "x".repeat(40))
+        );
+        assert_eq!(
+            serde_message("unknown field `a`b`, expected `requests` or `window`"),
+            "unknown field `a`b`, expected `requests` or `window`"
+        );
     }
 
     /// A syntax error is said in plain words, named by a key only when it

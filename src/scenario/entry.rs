@@ -89,8 +89,8 @@ impl<'a> Entry<'a> {
                     self.ctx.at(
                         span,
                         format!(
-                            "`{}` is not a key of kind \"{}\" (it takes: {takes}){near}",
-                            self.key(unknown),
+                            "{} is not a key of kind \"{}\" (it takes: {takes}){near}",
+                            crate::shown::code(&self.key(unknown)),
                             self.kind
                         ),
                     )

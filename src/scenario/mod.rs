@@ -15,7 +15,7 @@ mod traffic;
 pub use diagnostics::{Counts, Loose, ScenarioError, Whole};
 pub use entry::Entry;
 pub use nodes::MAX_NODES;
-pub use sweep::{SweepOptions, default_grid_problem};
+pub use sweep::{SweepOptions, default_sweep_problem};
 pub use traffic::Traffic;
 
 use std::path::{Path, PathBuf};
@@ -28,6 +28,7 @@ use toml::de::{DeTable, DeValue};
 use crate::clients::{Backoff, RetryPolicy};
 use crate::limiter::{AlgorithmSpec, FixedWindowSpec, Limit, LimiterSpec, RetryAfter, SlotCounterSpec};
 use crate::nodes::Topology;
+use crate::shown::{about, string};
 use crate::time::{Nanos, format_duration};
 use diagnostics::Ctx;
 
@@ -77,10 +78,19 @@ pub struct OutputOptions {
     pub admission_curve: bool,
 }
 
-/// The most requests one generated source (burst, constant, poisson) may
-/// produce: a guard against typos such as `count = 1000000000000` that would
-/// run for hours. Recorded traces have no such limit.
+/// The most requests one generated source (burst, constant, poisson,
+/// closed) may produce, and all of a scenario's generated sources
+/// together: a guard against typos such as `count = 1000000000000`, or a
+/// thousand sources, that would run for hours. Recorded traces have no
+/// such limit.
 pub const MAX_GENERATED: u64 = 1_000_000_000;
+
+/// The longest scenario `name`, in bytes (UTF-8). The name names the
+/// output folder, `<name>` or `<name>-sweeps`, and its staging folder
+/// beside it, `.<name>-sweeps.tmp-<pid>-<random>.old` at the longest (a
+/// pid of up to 10 digits, 6 random characters): 200 bytes leave that
+/// within the 255 bytes a file name may have on common file systems.
+pub const MAX_NAME_BYTES: usize = 200;
 
 /// The most `[[traffic]]` entries a scenario may have: each request
 /// carries its source's index in 16 bits (`trace::Arrival::source`), which
@@ -178,6 +188,8 @@ impl Scenario {
         let mut traffic = Vec::new();
         let mut source_retry = Vec::new();
         let mut closed_clients = 0u64;
+        // About how many requests the generated sources send, all together.
+        let mut generated = 0f64;
         // Every retry table's place, for errors about the policies they hold.
         let mut retry_spans = vec![raw.retry.as_ref().map_or(0..0, |r| r.span())];
         for (i, (mut entry, kind)) in
@@ -205,6 +217,17 @@ impl Scenario {
                         ),
                     ));
                 }
+            }
+            // Each source is within the guard; so must all of them be.
+            generated += source.expected_requests().unwrap_or(0.0);
+            if generated > MAX_GENERATED as f64 {
+                return Err(entry.at(
+                    entry.span(),
+                    format!(
+                        "the generated sources send about {} requests in all up to `traffic[{i}]`: a scenario's generated sources may produce at most {MAX_GENERATED} requests together (use a CSV trace, or several runs, for more)",
+                        about(generated)
+                    ),
+                ));
             }
             traffic.push(source);
         }
@@ -458,8 +481,17 @@ fn header(ctx: &Ctx, raw: &RawScenario) -> Result<(String, u64, Option<Nanos>, L
         return Err(ctx.at(
             raw.name.span(),
             format!(
-                "`name` = {:?} cannot name an output folder: use letters, digits, `-` or `_`",
-                raw.name.get_ref()
+                "`name` = {} cannot name an output folder: use letters, digits, `-` or `_`",
+                string(raw.name.get_ref())
+            ),
+        ));
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Err(ctx.at(
+            raw.name.span(),
+            format!(
+                "`name` = {} is too long: it names the output folder (output/<name>, and a staging folder .<name>.tmp-<pid>-<random> beside it), which must fit in the 255 bytes a file name may have, so a name may have at most {MAX_NAME_BYTES} bytes: give a shorter `name`",
+                string(&name)
             ),
         ));
     }
@@ -549,7 +581,9 @@ fn output(
         Some(f) => {
             let p = base.join(f.get_ref());
             let problem = diagnostics::FileProblem::of(&p)
-                .map(|problem| format!("font file {} {problem}", p.display()))
+                .map(|problem| {
+                    format!("font file {} {problem}", crate::shown::plain(&p.display().to_string()))
+                })
                 .or_else(|| font_problem(&p));
             if let Some(problem) = problem {
                 return Err(ctx.at(
@@ -568,8 +602,8 @@ fn output(
             return Err(ctx.at(
                 b.span(),
                 format!(
-                    "`output.bin` = \"{}\" cuts the {} run into {bins} bins; the most is {}: choose a wider `bin`",
-                    b.get_ref(),
+                    "`output.bin` = {} cuts the {} run into {bins} bins; the most is {}: choose a wider `bin`",
+                    string(b.get_ref()),
                     format_duration(d),
                     crate::timeline::MAX_BINS
                 ),
@@ -600,8 +634,8 @@ fn output(
                 return Err(ctx.at(
                     b.span(),
                     format!(
-                        "`output.bin` = \"{}\" needs more than {max} bins to cover {reaches} (with no `duration` the run lasts until its last request); choose a wider `bin` (at least \"{}\" to reach it)",
-                        b.get_ref(),
+                        "`output.bin` = {} needs more than {max} bins to cover {reaches} (with no `duration` the run lasts until its last request); choose a wider `bin` (at least \"{}\" to reach it)",
+                        string(b.get_ref()),
                         format_duration(fits.fitting_bin())
                     ),
                 ));
@@ -624,18 +658,24 @@ fn font_problem(path: &Path) -> Option<String> {
     let mut bytes = Vec::new();
     let read = std::fs::File::open(path).and_then(|f| f.take(MAX_FONT_BYTES + 1).read_to_end(&mut bytes));
     if let Err(e) = read {
-        return Some(format!("font file {} cannot be read ({e})", path.display()));
+        return Some(format!(
+            "font file {} cannot be read ({e})",
+            crate::shown::plain(&path.display().to_string())
+        ));
     }
     if bytes.len() as u64 > MAX_FONT_BYTES {
         return Some(format!(
             "font file {} is larger than {} MiB, more than any font",
-            path.display(),
+            crate::shown::plain(&path.display().to_string()),
             MAX_FONT_BYTES >> 20
         ));
     }
     match ab_glyph::FontRef::try_from_slice(&bytes) {
         Ok(_) => None,
-        Err(_) => Some(format!("{} is not a usable TrueType/OpenType font", path.display())),
+        Err(_) => Some(format!(
+            "{} is not a usable TrueType/OpenType font",
+            crate::shown::plain(&path.display().to_string())
+        )),
     }
 }
 

@@ -215,7 +215,7 @@ fn balance(ctx: &Ctx, r: &RawNodes, count: u16, traffic: &[Traffic]) -> Result<B
                 "`nodes.balance` = \"key_hash\" sends all the requests of a client key to one node, but no source gives client keys (a poisson source with `clients`, or a csv source with `key_column`): every request would go to node 0. Use \"round_robin\" or \"random\" to spread them, or give the traffic client keys",
             )),
             "key_hash" => Ok(Balance::KeyHash),
-            other => Err(ctx.at(v.span(), format!("{expected}, got \"{other}\""))),
+            other => Err(ctx.at(v.span(), format!("{expected}, got {}", crate::shown::string(other)))),
         },
         Loose::Table(t) => {
             // The key that is not `weights` is named and pointed at (its
@@ -342,13 +342,15 @@ fn skew(
                 Some(rest) => (true, rest),
                 None => (false, text),
             };
-            let d = parse_duration(magnitude).map_err(|e| ctx.at(s.span(), format!("`nodes.skew`: {e}")))?;
+            let d = parse_duration(magnitude)
+                .map_err(|e| ctx.at(s.span(), super::diagnostics::duration_message("nodes.skew", &e)))?;
             let ns = i64::try_from(d.get())
                 .map_err(|_| {
                     ctx.at(
                         s.span(),
                         format!(
-                            "`nodes.skew` = \"{text}\" is too large: a clock offset is kept in signed 64-bit nanoseconds, so it may be at most {} ns (about 292 years) either way",
+                            "`nodes.skew` = {} is too large: a clock offset is kept in signed 64-bit nanoseconds, so it may be at most {} ns (about 292 years) either way",
+                            crate::shown::string(text),
                             i64::MAX
                         ),
                     )
@@ -357,7 +359,8 @@ fn skew(
                 return Err(ctx.at(
                     s.span(),
                     format!(
-                        "`nodes.skew` = \"{text}\" puts a node's clock {} behind, but requests may come from {earliest} s: its time would be negative; start the traffic at least that late",
+                        "`nodes.skew` = {} puts a node's clock {} behind, but requests may come from {earliest} s: its time would be negative; start the traffic at least that late",
+                        crate::shown::string(text),
                         crate::time::format_duration(d)
                     ),
                 ));

@@ -15,6 +15,7 @@ use super::retry::{self, RawRetry};
 use crate::clients::RetryPolicy;
 use crate::limiter::Limit;
 use crate::nodes::{Balance, Mode, Topology};
+use crate::shown::{about, number};
 use crate::sweep::topology::{PerNode, TopologySweep};
 use crate::time::{Nanos, format_duration};
 
@@ -118,6 +119,52 @@ pub fn default_grid_problem(limit: Limit) -> Option<String> {
     })
 }
 
+/// Why load factor `load` cannot run for `duration` in the load sweep.
+enum LoadProblem {
+    /// The rate, `load * L / W`, underflows to 0 or overflows to
+    /// infinity (the Poisson source needs a finite rate above 0).
+    Rate(f64),
+    /// About this many requests, more than a generated source may produce.
+    Requests(f64),
+}
+
+/// The generated sources' guards, for one run of the load sweep: the same
+/// as a `[[traffic]]` source's `load` gets (its rate finite and above 0,
+/// at most `MAX_GENERATED` requests).
+fn load_problem(limit: Limit, load: f64, duration: Nanos) -> Option<LoadProblem> {
+    let rate = crate::sweep::load::rate(limit, load);
+    if !(rate.is_finite() && rate > 0.0) {
+        return Some(LoadProblem::Rate(rate));
+    }
+    let expected = rate * duration.as_secs_f64();
+    (expected > MAX_GENERATED as f64).then_some(LoadProblem::Requests(expected))
+}
+
+/// Why the default sweeps (`ratesim sweep` on a scenario with no `[sweep]`
+/// table) cannot run over `limit`, if they cannot: the default grid, or a
+/// default load that would generate too many requests.
+pub fn default_sweep_problem(limit: Limit) -> Option<String> {
+    default_grid_problem(limit).or_else(|| {
+        let defaults = SweepOptions::defaults(limit);
+        defaults.loads.iter().find_map(|&load| {
+            Some(match load_problem(limit, load, defaults.load_duration)? {
+                LoadProblem::Rate(rate) => format!(
+                    "the default load sweep's load {} gives a rate of {} requests/s (load x L / W): it must be finite and above 0; give [sweep] `loads` that are",
+                    number(load),
+                    number(rate)
+                ),
+                LoadProblem::Requests(expected) => format!(
+                    "the default load sweep runs load {} for {} (100 windows) with L = {}, about {} requests, but a load-sweep run may generate at most {MAX_GENERATED}: give [sweep] a shorter `load_duration` or smaller `loads`",
+                    number(load),
+                    format_duration(defaults.load_duration),
+                    limit.requests,
+                    about(expected)
+                ),
+            })
+        })
+    })
+}
+
 /// The `[sweep]` table at `span`, validated; `window_span` is where
 /// `limit.window` is, for errors about what the window is too short for.
 pub(super) fn validate(
@@ -157,23 +204,38 @@ pub(super) fn validate(
         out.load_duration = ctx.positive_duration("sweep.load_duration", d)?;
     }
     // Each load runs a Poisson source for `load_duration`: the generated
-    // sources' guard applies to each run.
+    // sources' guards apply to each run.
     for (i, &load) in out.loads.iter().enumerate() {
-        let expected =
-            load * limit.requests as f64 * out.load_duration.get() as f64 / limit.window.get() as f64;
-        if expected > MAX_GENERATED as f64 {
-            let span = match (&r.loads, &r.load_duration) {
-                (Some(l), _) => l.get_ref()[i].span(),
-                (None, Some(d)) => d.span(),
-                (None, None) => 0..0,
-            };
-            return Err(ctx.at(
-                span,
-                format!(
-                    "`sweep.loads` = {load} over `sweep.load_duration` ({} s) is about {expected:e} requests: a load-sweep run may generate at most {MAX_GENERATED}",
-                    out.load_duration
-                ),
-            ));
+        let at = match (&r.loads, &r.load_duration) {
+            (Some(l), _) => l.get_ref()[i].span(),
+            (None, Some(d)) => d.span(),
+            (None, None) => span.clone(),
+        };
+        match load_problem(limit, load, out.load_duration) {
+            None => {}
+            Some(LoadProblem::Rate(rate)) => {
+                return Err(ctx.at(
+                    at,
+                    format!(
+                        "`sweep.loads` = {} gives a rate of {} requests/s (load x L / W, with L = {} per {}): it must be finite and above 0",
+                        number(load),
+                        number(rate),
+                        limit.requests,
+                        format_duration(limit.window)
+                    ),
+                ));
+            }
+            Some(LoadProblem::Requests(expected)) => {
+                return Err(ctx.at(
+                    at,
+                    format!(
+                        "`sweep.loads` = {} over `sweep.load_duration` ({} s) is about {} requests: a load-sweep run may generate at most {MAX_GENERATED}",
+                        number(load),
+                        out.load_duration,
+                        about(expected)
+                    ),
+                ));
+            }
         }
     }
     // Swept in increasing order, each value once: the load-sweep chart's

@@ -8,6 +8,7 @@ use toml::Spanned;
 use super::diagnostics::{FileProblem, Whole};
 use super::entry::Entry;
 use super::{MAX_GENERATED, ScenarioError};
+use crate::shown::{about, number, plain, string};
 use crate::time::{Nanos, TimeUnit};
 use crate::trace::CsvOptions;
 
@@ -52,6 +53,24 @@ impl Traffic {
             Traffic::Poisson { .. } => "poisson",
             Traffic::Csv(_) => "csv",
             Traffic::Closed { .. } => "closed",
+        }
+    }
+
+    /// About how many requests a generated source sends over its span (a
+    /// burst exactly; a closed population about one per client per think
+    /// time), the measure of the guard on what generated sources produce
+    /// ([`MAX_GENERATED`]); `None` for a trace, which streams.
+    pub fn expected_requests(&self) -> Option<f64> {
+        let secs = |start: Nanos, end: Nanos| end.saturating_sub(start).as_secs_f64();
+        match *self {
+            Traffic::Burst { count, .. } => Some(count as f64),
+            Traffic::Constant { start, end, rate } | Traffic::Poisson { start, end, rate, .. } => {
+                Some(rate * secs(start, end))
+            }
+            Traffic::Closed { clients, think, start, end } => {
+                Some(clients as f64 * end.saturating_sub(start).get() as f64 / think.get() as f64)
+            }
+            Traffic::Csv(_) => None,
         }
     }
 }
@@ -186,7 +205,11 @@ fn rate_source(entry: &Entry<'_>, poisson: bool) -> Result<Traffic, ScenarioErro
         Some(v) => {
             return Err(entry.at(
                 v.span(),
-                format!("`{}` must be a finite number of at least 0, got {}", entry.key("skew"), v.get_ref()),
+                format!(
+                    "`{}` must be a finite number of at least 0, got {}",
+                    entry.key("skew"),
+                    number(*v.get_ref())
+                ),
             ));
         }
     };
@@ -207,7 +230,7 @@ fn rate(entry: &Entry<'_>, keys: &ConstantKeys, start: Nanos, end: Nanos) -> Res
         (Some(v), None) => (entry.rate("rate", v)?, v.span(), entry.key("rate")),
         (None, Some(l)) => {
             let load = entry.rate("load", l)?;
-            (load * limit.requests as f64 / limit.window.as_secs_f64(), l.span(), entry.key("load"))
+            (crate::sweep::load::rate(limit, load), l.span(), entry.key("load"))
         }
         (None, None) => {
             return Err(entry.at(
@@ -222,18 +245,22 @@ fn rate(entry: &Entry<'_>, keys: &ConstantKeys, start: Nanos, end: Nanos) -> Res
     };
     // Expected requests over [start, end); also catches a load whose rate
     // overflows to infinity or underflows to 0.
-    let expected = rate * (end - start).get() as f64 / 1e9;
+    let expected = rate * (end - start).as_secs_f64();
     if !(rate.is_finite() && rate > 0.0) {
         return Err(entry.at(
             rate_span,
-            format!("`{rate_key}` gives a rate of {rate} requests/s: it must be finite and above 0"),
+            format!(
+                "`{rate_key}` gives a rate of {} requests/s: it must be finite and above 0",
+                number(rate)
+            ),
         ));
     }
     if expected > MAX_GENERATED as f64 {
         return Err(entry.at(
             rate_span,
             format!(
-                "`{rate_key}` gives {rate:e} requests/s, about {expected:e} requests over [{start} s, {end} s): a generated source may produce at most {MAX_GENERATED} requests"
+                "`{rate_key}` gives {rate:e} requests/s, about {} requests over [{start} s, {end} s): a generated source may produce at most {MAX_GENERATED} requests",
+                about(expected)
             ),
         ));
     }
@@ -299,7 +326,7 @@ fn csv(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
             format!(
                 "`{}`: trace file {} {what} (paths are relative to the scenario file)",
                 entry.key("path"),
-                path.display()
+                plain(&path.display().to_string())
             ),
         ));
     }
@@ -384,9 +411,10 @@ fn closed(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
         return Err(entry.at(
             think_raw.span(),
             format!(
-                "`{}` = \"{}\" with {clients} clients over [{start} s, {end} s) is about {expected:e} requests: a closed population may send at most {MAX_GENERATED} (think longer, or use fewer clients or a shorter span)",
+                "`{}` = {} with {clients} clients over [{start} s, {end} s) is about {} requests: a closed population may send at most {MAX_GENERATED} (think longer, or use fewer clients or a shorter span)",
                 entry.key("think"),
-                think_raw.get_ref()
+                string(think_raw.get_ref()),
+                about(expected)
             ),
         ));
     }

@@ -31,6 +31,13 @@ pub struct LoadPoint {
     pub report: RunReport,
 }
 
+/// The Poisson rate of load factor `load`, in requests per second:
+/// `load * L / W`. May underflow to 0 or overflow to infinity; the
+/// scenario's `[sweep]` validation refuses such loads.
+pub fn rate(limit: Limit, load: f64) -> f64 {
+    load * limit.requests as f64 / limit.window.as_secs_f64()
+}
+
 /// Runs every load factor (in parallel; results in the order of `loads`).
 /// `progress` is called with the number of finished loads.
 pub fn run(config: &LoadSweepConfig, progress: &(dyn Fn(u64) + Sync)) -> Result<Vec<LoadPoint>, RunError> {
@@ -39,7 +46,7 @@ pub fn run(config: &LoadSweepConfig, progress: &(dyn Fn(u64) + Sync)) -> Result<
         .loads
         .par_iter()
         .map(|&load| {
-            let rate = load * config.limit.requests as f64 / config.limit.window.as_secs_f64();
+            let rate = rate(config.limit, load);
             let source = Source::Poisson(Poisson::new(config.seed, 0, Nanos::ZERO, config.duration, rate));
             let run_config = crate::simulate::share_memory(
                 RunConfig {
