@@ -117,8 +117,8 @@ pub enum ChartKind {
     /// Attempts per bin, first attempts and retries stacked, a strip per
     /// limiter (when clients react).
     RetryTimeline,
-    /// The share of succeeded requests whose time to success is at most x,
-    /// per limiter (when clients react).
+    /// The share of all logical requests that succeeded with a time to
+    /// success of at most x, per limiter (when clients react).
     TimeToSuccess,
     /// How the algorithms cut time at one instant.
     WindowsDiagram(WindowsDiagram),
@@ -730,9 +730,10 @@ colour) stacked; retries sent back together stand out as spikes, {name}{coarse}"
         Chart {
             name: "time_to_success",
             caption: format!(
-                "Time to success (first attempt to admitted attempt) of the requests that succeeded: the share \
-that took at most x, per limiter; the requests admitted on their first attempt (time 0) are where each curve \
-starts at the left edge, {name}"
+                "Time to success (first attempt to admitted attempt): the share of all logical requests that \
+succeeded within x, per limiter, each curve level at its succeeded share (requests that gave up or were \
+unfinished never succeed); the requests admitted on their first attempt (time 0) are where each curve starts \
+at the left edge, {name}"
             ),
             kind: ChartKind::TimeToSuccess,
         },
