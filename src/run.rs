@@ -133,7 +133,7 @@ pub enum ChartKind {
     LoadSweep,
     /// Accuracy against state per key, at load point `i` of the load sweep.
     WhichLimiter(usize),
-    /// Attempts per request and time to success per retry table.
+    /// Attempts per success, give-ups and time to success per retry table.
     RetryPolicies,
     /// Admitted per bin on each node, a strip per limiter on nodes.
     NodesTimeline,
@@ -541,8 +541,11 @@ each limiter holds per client key",
             charts.push(Chart {
                 name: "retry_policies",
                 caption: format!(
-                    "Retry policies compared on the same traffic, limit {} per {}: attempts per logical request \
-(top) and time to success (bottom: the bar is the longest, the ring the median) for each retry table and limiter",
+                    "Retry policies compared on the same traffic, limit {} per {}, for each retry table and \
+limiter, taller always worse: attempts per success (top: every attempt, those of requests that gave up included, \
+over the requests that succeeded), the share of requests that gave up (middle) and time to success of the \
+successes (bottom: the bar is the longest, the ring the median; a pale bar goes on up to \"never\" where requests \
+gave up)",
                     first.report.limit.requests,
                     format_duration(first.report.limit.window)
                 ),
