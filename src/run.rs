@@ -117,8 +117,8 @@ pub enum ChartKind {
     /// Attempts per bin, first attempts and retries stacked, a strip per
     /// limiter (when clients react).
     RetryTimeline,
-    /// The share of succeeded requests whose time to success is at most x,
-    /// per limiter (when clients react).
+    /// The share of all logical requests that succeeded with a time to
+    /// success of at most x, per limiter (when clients react).
     TimeToSuccess,
     /// How the algorithms cut time at one instant.
     WindowsDiagram(WindowsDiagram),
@@ -133,7 +133,7 @@ pub enum ChartKind {
     LoadSweep,
     /// Accuracy against state per key, at load point `i` of the load sweep.
     WhichLimiter(usize),
-    /// Attempts per request and time to success per retry table.
+    /// Attempts per success, give-ups and time to success per retry table.
     RetryPolicies,
     /// Admitted per bin on each node, a strip per limiter on nodes.
     NodesTimeline,
@@ -541,8 +541,11 @@ each limiter holds per client key",
             charts.push(Chart {
                 name: "retry_policies",
                 caption: format!(
-                    "Retry policies compared on the same traffic, limit {} per {}: attempts per logical request \
-(top) and time to success (bottom: the bar is the longest, the ring the median) for each retry table and limiter",
+                    "Retry policies compared on the same traffic, limit {} per {}, for each retry table and \
+limiter, taller always worse: attempts per success (top: every attempt, those of requests that gave up included, \
+over the requests that succeeded), the share of requests that gave up (middle) and time to success of the \
+successes (bottom: the bar is the longest, the ring the median; a pale bar goes on up to \"never\" where requests \
+gave up)",
                     first.report.limit.requests,
                     format_duration(first.report.limit.window)
                 ),
@@ -730,9 +733,10 @@ colour) stacked; retries sent back together stand out as spikes, {name}{coarse}"
         Chart {
             name: "time_to_success",
             caption: format!(
-                "Time to success (first attempt to admitted attempt) of the requests that succeeded: the share \
-that took at most x, per limiter; the requests admitted on their first attempt (time 0) are where each curve \
-starts at the left edge, {name}"
+                "Time to success (first attempt to admitted attempt): the share of all logical requests that \
+succeeded within x, per limiter, each curve level at its succeeded share (requests that gave up or were \
+unfinished never succeed); the requests admitted on their first attempt (time 0) are where each curve starts \
+at the left edge, {name}"
             ),
             kind: ChartKind::TimeToSuccess,
         },

@@ -1,7 +1,11 @@
 //! `retry_policies`: the retry-policy comparison as grouped bars, a group
-//! per retry table and a bar per limiter (in its colour): attempts per
-//! logical request on top, time to success below (the bar is the longest,
-//! the ring the median).
+//! per retry table and a bar per limiter (in its colour), taller always
+//! worse: attempts per success on top (every attempt, those of requests
+//! that gave up included, over the requests that succeeded), the share of
+//! requests that gave up in the middle, time to success of the successes
+//! below (the bar is the longest, the ring the median). A policy that gives
+//! up costs many attempts per success and shows its give-ups, instead of
+//! looking cheap and fast on the few requests that got through.
 
 use anyhow::Result;
 use plotters::coord::Shift;
@@ -62,6 +66,11 @@ fn draw_bars<DB: DrawingBackend, Y: Ranged<ValueType = f64>>(
     Ok(())
 }
 
+/// A percentage over a bar: `90 %`, `0.5 %`, `100 %`.
+fn share_label(p: f64) -> String {
+    if p < 1.0 { format!("{p:.1} %") } else { format!("{p:.0} %") }
+}
+
 impl Chart for RetryPolicies<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let points = self.points;
@@ -81,7 +90,10 @@ impl Chart for RetryPolicies<'_> {
         );
         let area = titled(root, &title)?;
         let (plots, legend) = with_legend(&area);
-        let (top, bottom) = plots.split_vertically(plots.dim_in_pixel().1 / 2 - 10);
+        // Cost per success, give-ups, time to success of the successes.
+        let h = plots.dim_in_pixel().1;
+        let (top, rest) = plots.split_vertically(h * 37 / 100);
+        let (middle, bottom) = rest.split_vertically(h * 25 / 100);
         let n = points.len();
         let m = lanes.len().max(1);
         let find = |p: &'_ RetryPolicyPoint, label: &str| {
@@ -117,20 +129,22 @@ impl Chart for RetryPolicies<'_> {
         };
         let x_range = -0.5f64..n as f64 - 0.5;
 
-        // Top: attempts per logical request, linear, with each value written.
-        let amp = bars(&|l| l.clients.as_ref().and_then(|k| k.amplification()).map(|a| (a, None)));
-        let y_max = amp.iter().map(|(b, _)| b.value).fold(1.0, f64::max);
+        // Top: attempts per success, linear, with each value written: what
+        // a success cost, the calls of the requests that gave up included,
+        // so that a policy that gives up does not look cheap.
+        let cost = bars(&|l| l.clients.as_ref().and_then(|k| k.attempts_per_success()).map(|a| (a, None)));
+        let y_max = cost.iter().map(|(b, _)| b.value).fold(1.0, f64::max);
         let mut chart = ChartBuilder::on(&top)
             .margin(8)
             .margin_right(20)
-            .x_label_area_size(34)
+            .x_label_area_size(30)
             .y_label_area_size(80)
             .build_cartesian_2d(x_range.clone(), 0f64..y_max * 1.2)
             .map_err(err)?;
         chart
             .configure_mesh()
-            .y_desc("attempts per request")
-            .axis_desc_style(font(LABEL_SIZE - 2.0))
+            .y_desc("attempts per success")
+            .axis_desc_style(font(LABEL_SIZE - 4.0))
             .label_style(font(TICK_SIZE - 2.0))
             .x_labels(2 * n + 1)
             .x_label_formatter(&x_fmt)
@@ -140,10 +154,10 @@ impl Chart for RetryPolicies<'_> {
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(err)?;
-        draw_bars(&mut chart, &amp, 0.0)?;
+        draw_bars(&mut chart, &cost, 0.0)?;
         // One precision for every bar (6.98 beside 6.90, not 6.9).
-        let values: Vec<f64> = amp.iter().map(|(b, _)| b.value).collect();
-        for ((b, _), label) in amp.iter().zip(ratesim::export::fmt_ratios_fixed(&values, 1)) {
+        let values: Vec<f64> = cost.iter().map(|(b, _)| b.value).collect();
+        for ((b, _), label) in cost.iter().zip(ratesim::export::fmt_ratios_fixed(&values, 1)) {
             chart
                 .draw_series(std::iter::once(Text::new(
                     label,
@@ -152,10 +166,57 @@ impl Chart for RetryPolicies<'_> {
                 )))
                 .map_err(err)?;
         }
+        // A lane where nothing succeeded has no cost per success: it says so.
+        let nothing = bars(&|l| l.clients.as_ref().filter(|k| k.succeeded == 0).map(|_| (0.0, None)));
+        for (b, _) in &nothing {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    "∞",
+                    ((b.x0 + b.x1) / 2.0, y_max * 0.02),
+                    font(TICK_SIZE).pos(Pos::new(HPos::Center, VPos::Bottom)),
+                )))
+                .map_err(err)?;
+        }
 
-        // Bottom: the longest time to success (bar) and the median (ring),
-        // on a log scale; 0 (every success on its first attempt) sits on
-        // the floor.
+        // Middle: the share of requests that gave up (out of attempts or
+        // budget: they never succeed), written over every bar that is not 0.
+        let lost = bars(&|l| l.clients.as_ref().and_then(|k| k.gave_up_share()).map(|s| (s * 100.0, None)));
+        let mut chart = ChartBuilder::on(&middle)
+            .margin(8)
+            .margin_right(20)
+            .x_label_area_size(30)
+            .y_label_area_size(80)
+            .build_cartesian_2d(x_range.clone(), 0f64..125.0)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .y_desc("gave up (%)")
+            .axis_desc_style(font(LABEL_SIZE - 4.0))
+            .label_style(font(TICK_SIZE - 2.0))
+            .x_labels(2 * n + 1)
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&tick)
+            .y_labels(3)
+            .disable_x_mesh()
+            .light_line_style(WHITE.mix(0.0))
+            .draw()
+            .map_err(err)?;
+        draw_bars(&mut chart, &lost, 0.0)?;
+        for (b, _) in &lost {
+            let label = if b.value > 0.0 { share_label(b.value) } else { "0".to_string() };
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    label,
+                    ((b.x0 + b.x1) / 2.0, b.value + 3.0),
+                    font(TICK_SIZE - 6.0).pos(Pos::new(HPos::Center, VPos::Bottom)),
+                )))
+                .map_err(err)?;
+        }
+
+        // Bottom: the longest time to success (bar) and the median (ring)
+        // of the requests that succeeded, on a log scale; 0 (every success
+        // on its first attempt) sits on the floor. Where requests gave up,
+        // a pale bar goes on up to "never".
         let secs = |q: f64, l: &LimiterReport| {
             l.clients.as_ref().and_then(|k| k.tts_quantile(q)).map(|t| t.as_secs_f64())
         };
@@ -168,17 +229,26 @@ impl Chart for RetryPolicies<'_> {
         } else {
             (1e-3, 1.0)
         };
+        // Requests that gave up never succeed: a lane with any draws a pale
+        // bar on from its longest time into a band "never" above the times.
+        let never = bars(&|l| {
+            l.clients
+                .as_ref()
+                .filter(|k| k.gave_up > 0)
+                .map(|k| (k.tts_quantile(1.0).map_or(0.0, |t| t.as_secs_f64()), None))
+        });
+        let y_top = if never.is_empty() { y1 } else { y1 * 10f64.powf(0.8) };
         let mut chart = ChartBuilder::on(&bottom)
             .margin(8)
             .margin_right(20)
-            .x_label_area_size(40)
+            .x_label_area_size(30)
             .y_label_area_size(80)
-            .build_cartesian_2d(x_range, (y0..y1).log_scale())
+            .build_cartesian_2d(x_range.clone(), (y0..y_top).log_scale())
             .map_err(err)?;
         chart
             .configure_mesh()
             .y_desc("time to success (s, log)")
-            .axis_desc_style(font(LABEL_SIZE - 2.0))
+            .axis_desc_style(font(LABEL_SIZE - 4.0))
             .label_style(font(TICK_SIZE - 2.0))
             .x_labels(2 * n + 1)
             .x_label_formatter(&x_fmt)
@@ -187,16 +257,51 @@ impl Chart for RetryPolicies<'_> {
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(err)?;
+        if !never.is_empty() {
+            let band = (y1 * y_top).sqrt();
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(x_range.start, y1), (x_range.end, y1)],
+                    6,
+                    4,
+                    BLACK.stroke_width(1),
+                ))
+                .map_err(err)?;
+            // "never" stands as a tick label on the axis, at the band's middle.
+            let (px, py) = chart.backend_coord(&(x_range.start, band));
+            let (bx, by) = bottom.get_base_pixel();
+            bottom
+                .draw(&Text::new(
+                    "never",
+                    (px - bx - 8, py - by),
+                    font(TICK_SIZE - 2.0).pos(Pos::new(HPos::Right, VPos::Center)),
+                ))
+                .map_err(err)?;
+            for (b, _) in &never {
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(b.x0, b.value.max(y0)), (b.x1, y_top)],
+                        b.colour.mix(0.3).filled(),
+                    )))
+                    .map_err(err)?;
+            }
+        }
         draw_bars(&mut chart, &tts, y0)?;
 
         let mut entries: Vec<LegendEntry> = lanes
             .iter()
             .map(|l| LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), Mark::Solid))
             .collect();
-        entries.push(LegendEntry::new("time to success:", BLACK, Mark::Heading));
+        entries.push(LegendEntry::new("attempts per success =", BLACK, Mark::Heading));
+        entries.push(LegendEntry::new("  all attempts / successes", BLACK, Mark::Heading));
+        entries.push(LegendEntry::new("time to success (log):", BLACK, Mark::Heading));
         entries.push(LegendEntry::new("bar = longest", RGBColor(120, 120, 120), Mark::Solid));
         entries.push(LegendEntry::new("ring = median", BLACK, Mark::Ring));
         entries.push(LegendEntry::new("on the floor: 0 s", BLACK, Mark::Heading));
+        if !never.is_empty() {
+            entries.push(LegendEntry::new("pale, to \"never\": some", RGBColor(120, 120, 120), Mark::Area));
+            entries.push(LegendEntry::new("  requests gave up", BLACK, Mark::Heading));
+        }
         draw_legend(&legend, &entries)
     }
 }

@@ -1,10 +1,13 @@
-//! `time_to_success`: for each limiter, the share of succeeded requests
-//! whose time to success (first attempt to admitted attempt) is at most x,
-//! x on a log scale. Requests admitted on their first attempt have time 0,
-//! which a log axis cannot place: the axis starts with a tick of its own
-//! for 0, set apart from the first decade (at least half a decade to its
-//! left), and each curve starts there at their share (a dot marks it);
-//! the legend gives that share.
+//! `time_to_success`: for each limiter, the share of **all** its logical
+//! requests that succeeded with a time to success (first attempt to
+//! admitted attempt) of at most x, x on a log scale. A request that gave up,
+//! or was still waiting when the run ended, never succeeds: each curve
+//! levels off at its succeeded share, which the legend gives, so a limiter
+//! that loses requests cannot draw the best curve on the few that got
+//! through. Requests admitted on their first attempt have time 0, which a
+//! log axis cannot place: the axis starts with a tick of its own for 0, set
+//! apart from the first decade (at least half a decade to its left), and
+//! each curve starts there at its share (a dot marks it).
 
 use anyhow::Result;
 use plotters::coord::Shift;
@@ -12,7 +15,9 @@ use plotters::prelude::*;
 
 use super::*;
 use ratesim::RunReport;
+use ratesim::clients::ClientReport;
 use ratesim::export::markdown::fmt_seconds;
+use ratesim::time::Nanos;
 
 pub struct TimeToSuccess<'a> {
     /// The run's colours.
@@ -125,8 +130,15 @@ impl Chart for TimeToSuccess<'_> {
         let (x0, x1) = if hi > 0.0 { decades(lo, hi) } else { (1e-3, 1.0) };
         let axis = TimeAxis::new(x0.log10().round() as i32, x1.log10().round() as i32);
         let x1 = axis.range().end;
-        let area = titled(root, &format!("{}: time to success, share of succeeded requests", self.scenario))?;
-        let (plot, legend) = with_legend(&area);
+        let area = titled(root, &format!("{}: time to success, share of all requests", self.scenario))?;
+        let mut entries = Vec::new();
+        for (l, _) in &cdfs {
+            entries.push(LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), Mark::Line));
+            for line in legend_lines(l.clients.as_ref()) {
+                entries.push(LegendEntry::new(format!("      {line}"), BLACK, Mark::Heading));
+            }
+        }
+        let (plot, legend) = with_legend_for(&area, &entries);
         let mut chart = ChartBuilder::on(&plot)
             .margin(10)
             .margin_right(30)
@@ -138,7 +150,7 @@ impl Chart for TimeToSuccess<'_> {
             .configure_mesh()
             .x_labels(8)
             .x_desc("time to success x (log scale from the first tick after 0)")
-            .y_desc("succeeded with time ≤ x (%)")
+            .y_desc("succeeded with time ≤ x (% of all)")
             .axis_desc_style(font(LABEL_SIZE))
             .label_style(font(TICK_SIZE))
             .x_label_formatter(&time_tick)
@@ -150,15 +162,17 @@ impl Chart for TimeToSuccess<'_> {
         order.sort_by_key(|(l, _)| std::cmp::Reverse(line_width(&l.spec)));
         for (l, cdf) in order {
             let Some((at_once, points)) = cdf else { continue };
+            let scale = l.clients.as_ref().and_then(succeeded_share).unwrap_or(0.0) * 100.0;
             let c = self.palette.colour(&l.spec);
-            // A step curve: flat at the first-attempt share from the left
-            // edge, rising at each recorded time.
-            let mut pts = vec![(0.0, at_once * 100.0)];
-            let mut y = at_once * 100.0;
+            // A step curve over all logical requests: flat at the
+            // first-attempt share from the left edge, rising at each
+            // recorded time, level at the succeeded share to the right edge.
+            let mut pts = vec![(0.0, at_once * scale)];
+            let mut y = at_once * scale;
             for (x, share) in points {
                 let x = x.as_secs_f64();
                 pts.push((x, y));
-                y = share * 100.0;
+                y = share * scale;
                 pts.push((x, y));
             }
             pts.push((x1, y));
@@ -166,22 +180,47 @@ impl Chart for TimeToSuccess<'_> {
                 .draw_series(LineSeries::new(pts, c.stroke_width(line_width(&l.spec).min(4))))
                 .map_err(err)?;
             chart
-                .draw_series(std::iter::once(Circle::new((0.0, at_once * 100.0), 6, c.filled())))
+                .draw_series(std::iter::once(Circle::new((0.0, at_once * scale), 6, c.filled())))
                 .map_err(err)?;
-        }
-        let mut entries = Vec::new();
-        for (l, cdf) in &cdfs {
-            entries.push(LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), Mark::Line));
-            let stats = match (cdf, l.clients.as_ref().and_then(|k| k.tts_quantile(0.5))) {
-                (Some((at_once, _)), Some(p50)) => {
-                    format!("      {} at time 0, median {}", fmt_share(*at_once), fmt_seconds(p50))
-                }
-                _ => "      no request succeeded".to_string(),
-            };
-            entries.push(LegendEntry::new(stats, BLACK, Mark::Heading));
         }
         draw_legend(&legend, &entries)
     }
+}
+
+/// The share of a lane's logical requests that succeeded.
+fn succeeded_share(k: &ClientReport) -> Option<f64> {
+    (k.logical > 0).then(|| k.succeeded as f64 / k.logical as f64)
+}
+
+/// The median time to success over all logical requests: `None` when
+/// fewer than half succeeded (the median request did not, within the run).
+fn median_of_all(k: &ClientReport) -> Option<Nanos> {
+    let share = succeeded_share(k)?;
+    if share < 0.5 {
+        return None;
+    }
+    k.tts_quantile(0.5 / share)
+}
+
+/// A lane's legend lines under its name: the share that succeeded and the
+/// median request's time to success, then what became of the others.
+fn legend_lines(k: Option<&ClientReport>) -> Vec<String> {
+    let Some(k) = k.filter(|k| k.succeeded > 0) else { return vec!["no request succeeded".to_string()] };
+    let share = succeeded_share(k).unwrap_or(0.0);
+    let median = median_of_all(k).map_or("not reached".to_string(), fmt_seconds);
+    let mut lines = vec![format!("{} succeeded, median {median}", fmt_share(share))];
+    let of_all = |n: u64| fmt_share(n as f64 / k.logical as f64);
+    let mut rest = Vec::new();
+    if k.gave_up > 0 {
+        rest.push(format!("{} gave up", of_all(k.gave_up)));
+    }
+    if k.unfinished > 0 {
+        rest.push(format!("{} unfinished", of_all(k.unfinished)));
+    }
+    if !rest.is_empty() {
+        lines.push(rest.join(", "));
+    }
+    lines
 }
 
 #[cfg(test)]
@@ -195,6 +234,49 @@ mod tests {
         assert_eq!(time_tick(&0.01), "10 ms");
         assert_eq!(time_tick(&10.0), "10 s");
         assert_eq!(time_tick(&0.0), "0");
+    }
+
+    /// retry_after_rounding's `floor_seconds` lane: 1000 of 1434 succeeded,
+    /// all on their first attempt, 434 gave up. The legend says 70 %, and
+    /// the median request (the 717th) is one of the successes: 0 s. Under
+    /// half succeeded: the median is not reached.
+    #[test]
+    fn the_legend_gives_the_succeeded_share() {
+        // The library records successes itself; here, by hand.
+        let record = |k: &mut ClientReport, t: Nanos| {
+            k.succeeded += 1;
+            k.time_to_success.record(t.get()).unwrap();
+            k.tts_max = k.tts_max.max(t);
+        };
+        let mut k = ClientReport::new();
+        k.logical = 1434;
+        k.gave_up = 434;
+        for _ in 0..1000 {
+            record(&mut k, Nanos::ZERO);
+        }
+        assert_eq!(legend_lines(Some(&k)), ["70 % succeeded, median 0 s", "30 % gave up"]);
+        let mut k = ClientReport::new();
+        k.logical = 100;
+        k.gave_up = 60;
+        k.unfinished = 10;
+        for ms in 0..30 {
+            record(&mut k, Nanos::from_millis(ms));
+        }
+        assert_eq!(median_of_all(&k), None);
+        assert_eq!(
+            legend_lines(Some(&k)),
+            ["30 % succeeded, median not reached", "60 % gave up, 10 % unfinished"]
+        );
+        // 80 of 100 within 0..79 ms: the 50th request of all took 49 ms.
+        let mut k = ClientReport::new();
+        k.logical = 100;
+        k.unfinished = 20;
+        for ms in 0..80 {
+            record(&mut k, Nanos::from_millis(ms));
+        }
+        let m = median_of_all(&k).unwrap();
+        assert!(m >= Nanos::from_millis(49) && m.get() <= 49_100_000, "{m}");
+        assert_eq!(legend_lines(None), ["no request succeeded"]);
     }
 
     /// A fixed backoff of 100 ms: the smallest time is exactly the power of

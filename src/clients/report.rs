@@ -75,6 +75,18 @@ impl ClientReport {
         (self.logical > 0).then(|| (self.logical + self.retries) as f64 / self.logical as f64)
     }
 
+    /// Attempts per succeeded logical request: what a success cost, the
+    /// calls of the requests that gave up or are unfinished included. `None`
+    /// when nothing succeeded.
+    pub fn attempts_per_success(&self) -> Option<f64> {
+        (self.succeeded > 0).then(|| (self.logical + self.retries) as f64 / self.succeeded as f64)
+    }
+
+    /// The share of logical requests that gave up.
+    pub fn gave_up_share(&self) -> Option<f64> {
+        (self.logical > 0).then(|| self.gave_up as f64 / self.logical as f64)
+    }
+
     /// The time to success below which a share `q` of successes fall,
     /// within 0.1 % (`q = 1` is the exact maximum).
     pub fn tts_quantile(&self, q: f64) -> Option<Nanos> {
@@ -147,5 +159,25 @@ mod tests {
         assert!(x >= Nanos::from_millis(500) && x.get() <= 500_500_000, "{x}");
         assert_eq!(share, 0.8);
         assert_eq!(points[1], (Nanos::from_millis(1500), 1.0));
+    }
+
+    /// backoff.toml's `none` against the fixed window: 100 requests, one
+    /// attempt each, 10 admitted. One attempt per request, but 10 per
+    /// success: the 90 that gave up were paid for too.
+    #[test]
+    fn a_policy_that_gives_up_pays_per_success() {
+        let mut r = ClientReport::new();
+        assert_eq!((r.attempts_per_success(), r.gave_up_share()), (None, None));
+        r.logical = 100;
+        r.gave_up = 90;
+        for _ in 0..10 {
+            r.record_success(Nanos::ZERO);
+        }
+        assert_eq!(r.amplification(), Some(1.0));
+        assert_eq!(r.attempts_per_success(), Some(10.0));
+        assert_eq!(r.gave_up_share(), Some(0.9));
+        // Nothing succeeded: no cost per success.
+        r.succeeded = 0;
+        assert_eq!(r.attempts_per_success(), None);
     }
 }

@@ -19,7 +19,7 @@ pub const CLIENT_COLUMNS: &str = "logical,attempts,amplification,succeeded,gave_
 pub const ADMISSION_CURVE_HEADER: &str = "limiter,tau,max_admitted,exact_bound";
 pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,rule_of_thumb,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio,mean_violation_excess,resolved,not_measured";
 pub const LOAD_SWEEP_HEADER: &str = "load,limiter,algorithm,slots,offered,admitted,peak,peak_ratio,excess,excess_share,over_admission,disagreement,false_rejects";
-pub const RETRY_POLICIES_HEADER: &str = "policy,backoff,base,cap,max_attempts,jitter,budget,limiter,logical,attempts,amplification,succeeded,gave_up,unfinished,early_retries,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max,peak_ratio";
+pub const RETRY_POLICIES_HEADER: &str = "policy,backoff,base,cap,max_attempts,jitter,budget,limiter,logical,attempts,amplification,attempts_per_success,succeeded,gave_up,unfinished,early_retries,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max,peak_ratio";
 
 /// A CSV table written in memory: a header, then rows.
 fn table(header: &str, rows: impl FnOnce(&mut csv::Writer<Vec<u8>>) -> csv::Result<()>) -> String {
@@ -353,6 +353,7 @@ pub fn retry_policies(points: &[RetryPolicyPoint]) -> String {
                     k.logical.to_string(),
                     l.counts.offered.to_string(),
                     opt(k.amplification()),
+                    opt(k.attempts_per_success()),
                     k.succeeded.to_string(),
                     k.gave_up.to_string(),
                     k.unfinished.to_string(),

@@ -460,6 +460,7 @@ pub fn retry_policies_table(points: &[RetryPolicyPoint]) -> Table {
         ("logical", Right),
         ("attempts", Right),
         ("attempts/logical", Right),
+        ("attempts/success", Right),
         ("succeeded", Right),
         ("gave up", Right),
         ("unfinished", Right),
@@ -477,8 +478,12 @@ pub fn retry_policies_table(points: &[RetryPolicyPoint]) -> Table {
                 k.logical.to_string(),
                 l.counts.offered.to_string(),
                 k.amplification().map_or("n/a".into(), |a| fmt_ratio_fixed(a, 2)),
+                k.attempts_per_success().map_or("n/a".into(), |a| fmt_ratio_fixed(a, 2)),
                 k.succeeded.to_string(),
-                k.gave_up.to_string(),
+                match k.gave_up_share() {
+                    Some(share) if k.gave_up > 0 => format!("{} ({})", k.gave_up, fmt_percent(share, false)),
+                    _ => k.gave_up.to_string(),
+                },
                 k.unfinished.to_string(),
                 q(0.5),
                 q(0.99),
@@ -563,9 +568,11 @@ pub fn retry_policies_method(points: &[RetryPolicyPoint], seed: u64) -> String {
         "The scenario's traffic, limit ({} per {}) and limiters, run once per retry table in place of \
 [retry], seed {seed}: the open-loop arrivals are the same in every run, and each limiter's clients draw \
 their random waits from the same stream in every run. **attempts/logical**: attempts per logical request \
-(the calls AWS's article counts, per request); **time to success**: from a request's first attempt to its \
-admitted one, over the requests that succeeded; **gave up**: out of attempts (or budget); **unfinished**: \
-still waiting for a retry when the run ended.",
+(the calls AWS's article counts, per request); **attempts/success**: all attempts, those of requests that \
+gave up included, per request that succeeded (what the chart draws: a policy that gives up pays for its \
+lost requests); **time to success**: from a request's first attempt to its admitted one, over the \
+requests that succeeded; **gave up**: out of attempts (or budget), never to succeed, and their share of \
+the logical requests; **unfinished**: still waiting for a retry when the run ended.",
         r.limit.requests,
         format_duration(r.limit.window),
     )
