@@ -169,7 +169,9 @@ fn every_row_of_errors_md_is_a_test_and_back() {
     let doc = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/errors.md")).unwrap();
     let rows = ids(&doc, "\n| `", '`');
     let named = ids(&doc, "`", '`');
-    let tests = ids(include_str!("cli_errors.rs"), "\nfn ", '_');
+    // Output, trace and run errors of the output module's own tests too.
+    let tests =
+        ids(concat!(include_str!("cli_errors.rs"), include_str!("cli_output_errors.rs")), "\nfn ", '_');
     assert!(rows.len() > 200 && tests.len() > 200, "{} rows, {} tests", rows.len(), tests.len());
     let untested: Vec<_> = rows.difference(&tests).collect();
     assert!(untested.is_empty(), "rows of docs/errors.md with no test here: {untested:?}");

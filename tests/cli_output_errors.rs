@@ -1,0 +1,254 @@
+//! The output, trace and run rows of docs/errors.md whose tests live here
+//! rather than in `tests/cli_errors.rs` (its consistency test reads both
+//! files): where a run's results go and what is left when that fails, a
+//! runaway trace record, FIFOs given as inputs, Ctrl-C before anything is
+//! staged, and the memory budget of delayed requests.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tempfile::TempDir;
+
+const BASE: &str = r#"name = "t"
+duration = "2s"
+
+[limit]
+requests = 10
+window = "1s"
+
+[[traffic]]
+kind = "burst"
+start = "100ms"
+span = "10ms"
+count = 20
+
+[[limiter]]
+kind = "slot_counter"
+slots = [2, 10]
+"#;
+
+/// A temporary folder holding `s.toml` and any other files.
+struct Case {
+    dir: TempDir,
+}
+
+impl Case {
+    fn new(scenario: &str) -> Case {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("s.toml"), scenario).unwrap();
+        Case { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The names in the folder, hidden ones (staging) included, sorted.
+    fn names(&self, name: &str) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(self.path(name))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn command(&self, args: &[&str], dir: &str) -> Command {
+        let mut c = Command::new(common::ratesim_path());
+        c.current_dir(self.path(dir)).args(args).env_remove("RUST_BACKTRACE");
+        c
+    }
+
+    /// Runs ratesim in `dir` (relative to the case's folder).
+    fn run_in(&self, dir: &str, args: &[&str]) -> Output {
+        self.command(args, dir).output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) {
+        let out = self.run_in("", args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// Asserts a readable failure of `out`: exit 1, `error:` first, the
+    /// words, no panic, nothing on stdout; returns stderr.
+    fn failed(out: Output, args: &[&str], words: &[&str]) -> String {
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stdout));
+        assert!(stderr.starts_with("error: "), "{stderr}");
+        assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
+        for w in words {
+            assert!(stderr.contains(w), "{args:?}: missing {w:?} in:\n{stderr}");
+        }
+        stderr
+    }
+
+    fn fails_in(&self, dir: &str, args: &[&str], words: &[&str]) -> String {
+        Case::failed(self.run_in(dir, args), args, words)
+    }
+
+    fn fails(&self, args: &[&str], words: &[&str]) -> String {
+        self.fails_in("", args, words)
+    }
+
+}
+
+/// The folder's files and their bytes.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    common::snapshot(dir)
+}
+
+// ---- output errors ---------------------------------------------------------
+
+/// `--out` naming the target through itself: `../real` from inside `real`,
+/// or `real/../real`. The commit moved `real` aside first, after which the
+/// staging path, made through `real`, led nowhere: the run failed with
+/// "cannot move results into ../real", `real` was gone, its contents sat in
+/// a hidden `.real.tmp-*.old` and the staging folder was left. Both now
+/// replace `real`, and leave nothing beside it.
+#[test]
+fn o13_out_through_the_target_itself() {
+    let c = Case::new(BASE);
+    c.ok(&["run", "s.toml", "--out", "real", "-q", "--no-charts", "--seed", "1"]);
+    let out = c.run_in("real", &["run", "../s.toml", "--out", "../real", "-q", "--no-charts", "--seed", "2"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(c.names(""), ["real", "s.toml"], "nothing left beside it");
+    assert!(common::read(&c.path("real"), "report.md").contains("--seed 2"));
+    c.ok(&["run", "s.toml", "--out", "real/../real", "-q", "--no-charts", "--seed", "3"]);
+    assert_eq!(c.names(""), ["real", "s.toml"]);
+    assert!(common::read(&c.path("real"), "report.md").contains("--seed 3"));
+    // With no `real` yet: `real/..` (and `new/..`) name where they would
+    // be; nothing is created for them, by a failed run or a good one.
+    fs::remove_dir_all(c.path("real")).unwrap();
+    fs::write(c.path("trace.csv"), "time\n0.1\nx\n").unwrap();
+    fs::write(c.path("bad.toml"), "name = \"b\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[[traffic]]\nkind = \"csv\"\npath = \"trace.csv\"\n").unwrap();
+    c.fails(
+        &["run", "bad.toml", "--out", "real/../real"],
+        &["error: scenario bad.toml failed; nothing was written"],
+    );
+    assert_eq!(c.names(""), ["bad.toml", "s.toml", "trace.csv"], "a failed run created something");
+    c.ok(&["run", "s.toml", "--out", "new/../real", "-q", "--no-charts"]);
+    assert_eq!(c.names(""), ["bad.toml", "real", "s.toml", "trace.csv"]);
+    // A failed run through the target keeps the previous results.
+    let before = snapshot(&c.path("real"));
+    c.fails_in("real", &["run", "../bad.toml", "--out", "../real"], &["previous results were kept"]);
+    assert_eq!(snapshot(&c.path("real")), before);
+    assert_eq!(c.names(""), ["bad.toml", "real", "s.toml", "trace.csv"]);
+}
+
+/// A folder that holds the scenario deeper down (`--out /tmp` with the
+/// scenario in `/tmp/rw/o/`) named it as given, as if it lay in the
+/// folder itself: `output folder /tmp holds s.toml`.
+#[test]
+fn o14_out_holds_an_input_deeper_down() {
+    let c = Case::new(BASE);
+    fs::create_dir_all(c.path("rw/o")).unwrap();
+    fs::rename(c.path("s.toml"), c.path("rw/o/s.toml")).unwrap();
+    let top = c.dir.path().to_str().unwrap().to_string();
+    let inside = format!("{top}/rw/o/s.toml");
+    c.fails_in(
+        "rw/o",
+        &["run", "s.toml", "--out", &top],
+        &[&format!("error: output folder {top} holds {inside}, the scenario file: a run replaces its output folder whole")],
+    );
+    c.fails_in(
+        "rw/o",
+        &["run", "s.toml", "--out", "../../rw"],
+        &["output folder ../../rw holds ../../rw/o/s.toml, the scenario file"],
+    );
+    assert!(c.path("rw/o/s.toml").is_file());
+}
+
+/// Sets the child's largest file size (`RLIMIT_FSIZE`) and ignores the
+/// signal past it, so that writing past it fails with EFBIG ("File too
+/// large"), as a full disk fails with ENOSPC: no root, no small filesystem.
+#[cfg(target_os = "linux")]
+fn with_file_size_limit(c: &mut Command, bytes: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        c.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// A file that cannot be written (a full disk) once said only `cannot
+/// write decisions` / `No space left on device`, or named the hidden
+/// staging folder, gone by the time the message is read. It names the
+/// file where it would have been, and what became of the output folder.
+#[cfg(target_os = "linux")]
+#[test]
+fn o15_a_file_that_cannot_be_written_is_named() {
+    let c =
+        Case::new(&BASE.replace("count = 20", "count = 20000").replace("span = \"10ms\"", "span = \"1s\""));
+    let run = |args: &[&str], limit: u64| {
+        let mut cmd = c.command(args, "");
+        with_file_size_limit(&mut cmd, limit);
+        cmd.output().unwrap()
+    };
+    // decisions.csv, streamed as the run goes: 20 000 requests, 3 limiters.
+    let args = ["run", "s.toml", "--out", "out", "--decisions", "--no-charts"];
+    let err = Case::failed(
+        run(&args, 256 << 10),
+        &args,
+        &[
+            "error: cannot write out/decisions.csv; nothing was written\n",
+            "caused by: File too large (os error 27)",
+        ],
+    );
+    assert!(!err.contains(".tmp-"), "the staging folder is no use to the reader: {err}");
+    assert_eq!(c.names(""), ["s.toml"], "nothing written, nothing staged left");
+    // A table, with an earlier run's results in place: they stay.
+    c.ok(&["run", "s.toml", "--out", "out", "-q", "--no-charts"]);
+    let before = snapshot(&c.path("out"));
+    let args = ["run", "s.toml", "--out", "out", "--no-charts", "--seed", "2"];
+    Case::failed(
+        run(&args, 4 << 10),
+        &args,
+        &["error: cannot write out/", "; previous results were kept\n", "File too large"],
+    );
+    assert_eq!(snapshot(&c.path("out")), before);
+    assert_eq!(c.names(""), ["out", "s.toml"]);
+    // A chart (PNG charts are written by the drawing library, by path).
+    fs::write(c.path("s.toml"), format!("{BASE}\n[output]\nbin = \"1s\"\n")).unwrap();
+    let args = ["run", "s.toml", "--out", "png"];
+    Case::failed(run(&args, 24 << 10), &args, &["error: cannot write png/", ".png\n"]);
+    assert!(!c.path("png").exists());
+}
+
+/// A mount point as `--out` ran the whole simulation, then failed with
+/// `cannot move results into small: Device or resource busy`: a mount
+/// point cannot be renamed. It is refused before any work. `/proc` is one
+/// everywhere; as root, a bind mount of a folder of the same filesystem
+/// (same device) is found in /proc/self/mountinfo.
+#[cfg(target_os = "linux")]
+#[test]
+fn o16_out_is_a_mount_point() {
+    let c = Case::new(BASE);
+    c.fails(
+        &["run", "s.toml", "--out", "/proc"],
+        &["error: output folder /proc is a mount point (a filesystem or a folder is mounted there): a run replaces its \
+output folder by renaming a new one into its place, which cannot be done to a mount point; give a folder inside it, \
+like /proc/run1"],
+    );
+    fs::create_dir(c.path("src")).unwrap();
+    fs::create_dir(c.path("small")).unwrap();
+    let bound = Command::new("mount").args(["--bind", "src", "small"]).current_dir(c.dir.path()).output();
+    if !bound.is_ok_and(|o| o.status.success()) {
+        eprintln!("o16: no bind mount (not root?): only /proc checked");
+        return;
+    }
+    let out = c.run_in("", &["run", "s.toml", "--out", "small"]);
+    let _ = Command::new("umount").arg(c.path("small")).status();
+    Case::failed(out, &[], &["error: output folder small is a mount point", "like small/run1"]);
+    assert_eq!(c.names(""), ["s.toml", "small", "src"], "nothing staged");
+}
