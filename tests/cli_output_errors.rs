@@ -8,7 +8,8 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
@@ -94,6 +95,21 @@ impl Case {
         self.fails_in("", args, words)
     }
 
+    /// Like `fails`, but kills a run that has not ended within 20 s and
+    /// fails the test: for inputs that once made ratesim wait forever.
+    fn fails_soon(&self, args: &[&str], words: &[&str]) -> String {
+        let mut child = self.command(args, "").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let started = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > Duration::from_secs(20) {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!("{args:?} hung");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Case::failed(child.wait_with_output().unwrap(), args, words)
+    }
 }
 
 /// The folder's files and their bytes.
@@ -251,4 +267,72 @@ like /proc/run1"],
     let _ = Command::new("umount").arg(c.path("small")).status();
     Case::failed(out, &[], &["error: output folder small is a mount point", "like small/run1"]);
     assert_eq!(c.names(""), ["s.toml", "small", "src"], "nothing staged");
+}
+
+/// `--font FIFO` waited forever for a writer (`[output] font` refuses
+/// anything but a regular file); so did a FIFO as the scenario, for
+/// `check` and `run`. Both are refused before they are opened.
+#[cfg(unix)]
+#[test]
+fn o17_a_fifo_as_font_or_scenario() {
+    let c = Case::new(BASE);
+    let fifo = c.path("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    c.fails_soon(
+        &["run", "s.toml", "--out", "out", "--font", "fifo"],
+        &[
+            "error: cannot load the chart font\n",
+            "caused by: font file fifo is not a regular file (a device, pipe or socket): give a TrueType or OpenType font file",
+        ],
+    );
+    // A device too, as for `[output] font`.
+    c.fails_soon(
+        &["run", "s.toml", "--out", "out", "--font", "/dev/null"],
+        &["font file /dev/null is not a regular file"],
+    );
+    for command in ["check", "run"] {
+        c.fails_soon(
+            &[command, "fifo"],
+            &["error: scenario fifo is not a regular file (a pipe): reading it would wait for whatever writes into it; save the scenario to a file"],
+        );
+    }
+    assert!(!c.path("out").exists());
+}
+
+// ---- Ctrl-C ----------------------------------------------------------------
+
+/// Ctrl-C before anything is staged (here `check` reading a large trace)
+/// printed a bare `interrupted`, none of the lines docs/errors.md lists.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_before_anything_is_staged_says_nothing_was_written() {
+    use std::io::Write;
+    let c = Case::new(
+        "name = \"big\"\n[limit]\nrequests = 100\nwindow = \"10ms\"\n[[traffic]]\nkind = \"csv\"\npath = \"big.csv\"\n",
+    );
+    let mut rows = 4_000_000u64;
+    for _ in 0..3 {
+        let mut w = std::io::BufWriter::new(fs::File::create(c.path("big.csv")).unwrap());
+        writeln!(w, "time").unwrap();
+        for i in 0..rows {
+            writeln!(w, "{}.{:06}", i / 1_000_000, i % 1_000_000).unwrap();
+        }
+        drop(w);
+        let child =
+            c.command(&["check", "s.toml"], "").stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        // The handler is installed first thing; the trace takes seconds.
+        std::thread::sleep(Duration::from_millis(400));
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+        let out = child.wait_with_output().unwrap();
+        if out.status.code() == Some(0) {
+            rows *= 4; // done before the signal: a machine this fast needs more
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(130));
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "interrupted; nothing was written\n");
+        return;
+    }
+    panic!("check always finished before the signal");
 }
