@@ -300,6 +300,37 @@ fn o17_a_fifo_as_font_or_scenario() {
     assert!(!c.path("out").exists());
 }
 
+// ---- trace errors ----------------------------------------------------------
+
+/// A stray quote read the rest of the file into one field: `check` and
+/// `run --memory 64MiB` reached 2.1 GB on a 1.5 GB trace. A record is
+/// bounded (4 MiB) and past it the trace is refused, naming the line the
+/// record began on and where the quote opened. Here 6 MB of rows after
+/// the quote; also a line of 6 MB with no quote at all.
+#[test]
+fn t37_a_stray_quote_runs_on_past_the_record_bound() {
+    let c = Case::new(
+        "name = \"q\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[[traffic]]\nkind = \"csv\"\npath = \"trace.csv\"\n",
+    );
+    let row = format!("0.2,{}\n", "x".repeat(90));
+    fs::write(c.path("trace.csv"), format!("time,ua\n0.1,ok\n0.15,\"abc\n{}", row.repeat(64_000))).unwrap();
+    let message = "`traffic[0]`, trace.csv, line 3: a quoted field ran on for more than 4.0 MiB: a stray quote? A quote \
+`\"` opened in field `ua` (column 2) on line 3 is not closed by line ";
+    let e = c.fails(&["check", "s.toml"], &[&format!("error: {message}")]);
+    assert!(e.contains(", so every line after it is read as part of that field; ratesim reads at most 4.0 MiB into one row"), "{e}");
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "64MiB"],
+        &["error: scenario s.toml failed; nothing was written\n", &format!("caused by: {message}")],
+    );
+    assert!(!c.path("out").exists());
+    fs::write(c.path("trace.csv"), format!("time,ua\n0.1,{}\n", "y".repeat(6_000_000))).unwrap();
+    c.fails(
+        &["check", "s.toml"],
+        &["error: `traffic[0]`, trace.csv, line 2: the row is longer than 4.0 MiB, in field `ua` (column 2): a trace \
+row holds a time and a few short fields; is this a CSV trace?"],
+    );
+}
+
 // ---- Ctrl-C ----------------------------------------------------------------
 
 /// Ctrl-C before anything is staged (here `check` reading a large trace)
