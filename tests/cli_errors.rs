@@ -2410,7 +2410,7 @@ fn r29_retries_past_the_memory_budget() {
         1,
         &[
             "error: scenario s.toml failed; nothing was written",
-            "caused by: the clients of `fixed_window` keep 262134 requests waiting to retry: they hold 17.6 MiB",
+            "caused by: the clients of `fixed_window` keep 262134 requests waiting to retry: they hold 17.2 MiB",
             "passes the 8.0 MiB the run may use (--memory)",
             "shorten the waits (`base`, `cap`), lower `max_attempts`, add a retry `budget`",
         ],
@@ -2439,7 +2439,7 @@ fn r35_sweep_runs_share_the_memory_budget() {
         1,
         &[
             "error: retry-policy comparison (4 runs that may run side by side, so each may use 1/4 of --memory)",
-            "caused by: the clients of `fixed_window` keep 199900 requests waiting to retry: they hold 17.6 MiB",
+            "caused by: the clients of `fixed_window` keep 199900 requests waiting to retry: they hold 17.2 MiB",
             "passes the 10.0 MiB the run may use (--memory)",
         ],
     );
@@ -2460,7 +2460,7 @@ fn r36_a_closed_population_past_the_memory_budget() {
         1,
         &[
             "error: scenario s.toml failed; nothing was written",
-            "caused by: the run holds 16.0 MiB of admitted timestamps inside exact windows and 76.2 KiB of waiting requests, more than the 16.0 MiB it may use (--memory)",
+            "caused by: the run holds 16.0 MiB of admitted timestamps inside exact windows and 71.9 KiB of waiting requests, more than the 16.0 MiB it may use (--memory)",
         ],
     );
     assert!(!c.path("out").exists());
@@ -3036,7 +3036,7 @@ fn sh01_delayed_requests_past_the_memory_budget() {
         &[
             "error: scenario s.toml failed; nothing was written",
             "caused by: `guava` keeps ",
-            " delayed requests waiting for the backend: its queue holds 4.7 MiB",
+            " delayed requests waiting for the backend: its queue holds 5.0 MiB",
             "passes the 1.0 MiB the run may use (--memory)",
             "`guava` without `timeout` is Guava's acquire(), which never refuses",
             "Give it a `timeout`",
