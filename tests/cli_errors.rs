@@ -3022,11 +3022,12 @@ kind = "guava"
 "#;
 
 /// The queue of delayed requests counts against the run's memory budget:
-/// past it the run stops at the next chunk (262 144 arrivals, about 875 s
-/// here: some 175 000 waiting, 24 bytes each in a queue of 262 144 places,
-/// 6.0 MiB) with an error that names the limiter and what to change, and
-/// the previous results stay. With a `timeout`, as the error advises, the
-/// same traffic runs within the same budget (at most 101 wait).
+/// past it the run stops at the next check, every 13 107 arrivals under
+/// 1 MiB (a chunk adds at most a quarter of the budget), with its queue
+/// within twice the budget (it once ran a whole chunk of 262 144 arrivals
+/// and stopped at 4.7 MiB) and an error that names the limiter and what to
+/// change. With a `timeout`, as the error advises, the same traffic runs
+/// within the same budget (at most 101 wait).
 #[test]
 fn sh01_delayed_requests_past_the_memory_budget() {
     let c = Case::new(ACQUIRE_OVERLOAD);
@@ -3035,18 +3036,18 @@ fn sh01_delayed_requests_past_the_memory_budget() {
         1,
         &[
             "error: scenario s.toml failed; nothing was written",
-            "caused by: `guava` keeps ",
-            " delayed requests waiting for the backend: its queue holds 5.0 MiB",
+            "caused by: `guava` had up to ",
+            " delayed requests waiting for the backend at once: its queue holds 1.2 MiB for them",
             "passes the 1.0 MiB the run may use (--memory)",
             "`guava` without `timeout` is Guava's acquire(), which never refuses",
             "Give it a `timeout`",
             "shorten the scenario's `duration`",
         ],
     );
-    // Two thirds of a chunk are waiting when it is checked.
-    let pending: u64 =
-        err.split("`guava` keeps ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
-    assert!((170_000..180_000).contains(&pending), "{pending}");
+    // Two thirds of four checks' arrivals are waiting.
+    let peak: u64 =
+        err.split("`guava` had up to ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!((34_000..36_000).contains(&peak), "{peak}");
     assert!(!c.path("out").exists());
     fs::write(c.path("s.toml"), format!("{ACQUIRE_OVERLOAD}timeout = \"1s\"\n")).unwrap();
     let out = c.run(&["run", "s.toml", "--out", "out", "--memory", "1MiB", "-q", "--no-charts"]);

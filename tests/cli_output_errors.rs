@@ -331,6 +331,41 @@ row holds a time and a few short fields; is this a CSV trace?"],
     );
 }
 
+// ---- the memory budget of delayed requests ---------------------------------
+
+/// Guava's `acquire()` at 3 x L for 1000 s under `--memory 64KiB` once
+/// stopped with its queue at 597.4 KiB, 9 times the budget: the budget was
+/// checked every 262 144 arrivals. Runs with a shaping limiter and a small
+/// budget are checked every quarter budget's worth of delayed requests,
+/// so the queue stops within twice the budget. And `--memory 100B` on the
+/// shipped shaping scenario said "keeps 0 delayed requests waiting … its
+/// queue holds 3.3 KiB": the count was of those waiting at the check, the
+/// bytes of the most that ever waited (plus 2.8 KiB of links the first
+/// request allocated). The message gives the most that waited.
+#[test]
+fn mb01_a_delay_queue_stops_within_twice_the_budget() {
+    let c = Case::new(
+        "name = \"t\"\nduration = \"1000s\"\n\n[limit]\nrequests = 100\nwindow = \"1s\"\n\n[[traffic]]\nkind = \
+         \"poisson\"\nload = 3.0\n\n[[limiter]]\nkind = \"guava\"\n",
+    );
+    let err = c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "64KiB"],
+        &[
+            "error: scenario s.toml failed; nothing was written\n",
+            "caused by: `guava` had up to ",
+            " delayed requests waiting for the backend at once: its queue holds 80.0 KiB for them",
+            "that passes the 64.0 KiB the run may use (--memory)",
+        ],
+    );
+    let peak: u64 = err.split("had up to ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!((2048..=4096).contains(&peak), "80 KiB at 20 bytes a place: {peak}");
+    let shaping = common::scenario("shaping.toml");
+    c.fails(
+        &["run", shaping.to_str().unwrap(), "--out", "out", "--memory", "100B"],
+        &["caused by: `leaky_bucket(burst=20;delay=0)` had up to 20 delayed requests waiting for the backend at once (14 wait now): its queue holds 640 B for them"],
+    );
+}
+
 // ---- Ctrl-C ----------------------------------------------------------------
 
 /// Ctrl-C before anything is staged (here `check` reading a large trace)
