@@ -25,12 +25,7 @@ fn main() -> ExitCode {
     // Ctrl-C: remove the staging folder, keep the previous results, exit 130.
     let _ = ctrlc::set_handler(|| {
         let held = ratesim::export::abandon_all_staging(); // held until exit
-        let said = match (held.removed(), held.kept()) {
-            (0, _) => "",
-            (_, 0) => "; nothing was written",
-            _ => "; previous results kept",
-        };
-        eprintln!("interrupted{said}");
+        eprintln!("{}", interrupted(held.removed(), held.kept(), held.committed()));
         std::process::exit(130);
     });
     let cli = Cli::parse();
@@ -45,6 +40,18 @@ fn main() -> ExitCode {
             let _ = writeln!(io::stderr(), "{msg}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// What Ctrl-C says: one of the three lines docs/errors.md lists, whatever
+/// was going on. Nothing staged yet (reading the scenario, `check`) wrote
+/// nothing; a staging folder removed kept what its target held; after the
+/// commit (printing the summary) the results are in place.
+fn interrupted(removed: usize, kept: usize, committed: bool) -> &'static str {
+    match (removed, kept, committed) {
+        (0, _, true) => "interrupted; the results were written",
+        (0, _, false) | (_, 0, _) => "interrupted; nothing was written",
+        _ => "interrupted; previous results kept",
     }
 }
 
@@ -67,7 +74,7 @@ fn dispatch(cli: Cli) -> Result<()> {
 
 /// `ratesim check`: see [`ratesim::check`].
 fn check(path: &Path) -> Result<()> {
-    let scenario = Scenario::load(path)?;
+    let scenario = load(path)?;
     let traces = ratesim::check::check_traces(&scenario)?;
     let mut out = io::stdout().lock();
     out.write_all(ratesim::check::summary(&scenario, &traces).as_bytes())?;
@@ -163,8 +170,41 @@ fn overrides(args: &CommonArgs, decisions: bool) -> Vec<String> {
     words
 }
 
+/// The scenario file, refused unopened when it is a pipe or a socket:
+/// opening a FIFO waits for a writer, forever if none comes. (A device is
+/// read like a file, up to the scenario size limit: `/dev/zero` stops
+/// there.)
+fn load(path: &Path) -> Result<Scenario> {
+    if let Some(kind) = pipe_or_socket(path) {
+        anyhow::bail!(
+            "scenario {} is not a regular file ({kind}): reading it would wait for whatever writes into it; save the \
+scenario to a file",
+            path.display()
+        );
+    }
+    Ok(Scenario::load(path)?)
+}
+
+/// "a pipe" or "a socket" when `path` is one (links followed).
+fn pipe_or_socket(path: &Path) -> Option<&'static str> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = std::fs::metadata(path).ok()?.file_type();
+        if kind.is_fifo() {
+            return Some("a pipe");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    None
+}
+
 fn run(args: &CommonArgs, decisions: bool, sweep_only: bool) -> Result<()> {
-    let mut scenario = Scenario::load(&args.scenario)?;
+    let mut scenario = load(&args.scenario)?;
     if let Some(slots) = &args.slots {
         scenario.set_slots(slots).map_err(anyhow::Error::msg).context("--slots")?;
     }
@@ -226,6 +266,19 @@ fn chart_set(args: &CommonArgs, scenario: &Scenario) -> Result<ChartSet> {
         })
         .collect();
     formats.dedup();
+    // `--font` is held to what `[output] font` is: a regular file (a FIFO
+    // would block the run forever, a device may never end).
+    if let Some(path) = &args.font
+        && let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+        && !meta.is_dir()
+    {
+        return Err(anyhow::anyhow!(
+            "font file {} is not a regular file (a device, pipe or socket): give a TrueType or OpenType font file",
+            path.display()
+        ))
+        .context("cannot load the chart font");
+    }
     let font = args.font.as_deref().or(scenario.output.font.as_deref());
     charts::init_fonts(font).context("cannot load the chart font")?;
     // Chart titles carry the scenario name; warn when the embedded font
@@ -241,4 +294,26 @@ scenario name; PNG titles will show boxes. Pass --font FILE.ttf (or [output] fon
         }
     }
     Ok(ChartSet { formats })
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every way a Ctrl-C can end says one of the lines docs/errors.md
+    /// lists (a bare `interrupted` once came out when nothing was staged).
+    #[test]
+    fn every_interrupt_message_is_documented() {
+        let doc = include_str!("../docs/errors.md");
+        for removed in 0..3 {
+            for kept in 0..=removed {
+                for committed in [false, true] {
+                    let said = super::interrupted(removed, kept, committed);
+                    assert!(doc.contains(&format!("`{said}`")), "{said} is not in docs/errors.md");
+                }
+            }
+        }
+        assert_eq!(super::interrupted(0, 0, false), "interrupted; nothing was written");
+        assert_eq!(super::interrupted(1, 1, false), "interrupted; previous results kept");
+        assert_eq!(super::interrupted(1, 0, true), "interrupted; nothing was written");
+        assert_eq!(super::interrupted(0, 0, true), "interrupted; the results were written");
+    }
 }

@@ -60,12 +60,6 @@ pub enum Step {
 pub enum JobError {
     #[error(transparent)]
     Output(#[from] OutputError),
-    #[error("cannot create {}", path.display())]
-    Create {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
     #[error(
         "scenario {} failed; {}",
         path.display(),
@@ -78,8 +72,6 @@ pub enum JobError {
         #[source]
         source: RunError,
     },
-    #[error("cannot write decisions.csv")]
-    Decisions(#[source] std::io::Error),
     #[error("cannot read the trace for the windows diagram")]
     Diagram(#[source] crate::trace::TraceError),
     /// `ratesim sweep` on a scenario with no `[sweep]` table runs the
@@ -244,9 +236,9 @@ impl RunOutputs {
         let scenario = &self.scenario;
         let mut decisions = if record {
             let (specs, _) = engine::with_reference(&scenario.limiters);
-            let path = self.staged.path("decisions.csv");
-            let file =
-                File::create(&path).map_err(|source| JobError::Create { path: path.clone(), source })?;
+            // Errors name the file where it would be once committed.
+            let failed = |source| JobError::Output(self.staged.write_error("decisions.csv", source));
+            let file = File::create(self.staged.path("decisions.csv")).map_err(failed)?;
             let columns = export::csv::DecisionColumns {
                 attempts: simulate::clients(scenario).is_some(),
                 delays: specs.iter().any(|s| s.delays()),
@@ -257,7 +249,7 @@ impl RunOutputs {
                 &engine::labels(&specs),
                 columns,
             )
-            .map_err(JobError::Decisions)?;
+            .map_err(failed)?;
             Some(writer)
         } else {
             None
@@ -267,13 +259,17 @@ impl RunOutputs {
             decisions.as_mut().map(|d| d as &mut dyn DecisionSink),
             &mut |p| step(Step::Simulate(p)),
         )
-        .map_err(|source| JobError::Simulation {
-            path: scenario.path.clone(),
-            kept: self.staged.has_previous(),
-            source: located(source, scenario),
+        .map_err(|source| match source {
+            // A full disk, say: an output error, naming the file.
+            RunError::Decisions(e) => JobError::Output(self.staged.write_error("decisions.csv", e)),
+            source => JobError::Simulation {
+                path: scenario.path.clone(),
+                kept: self.staged.has_previous(),
+                source: located(source, scenario),
+            },
         })?;
         if let Some(d) = decisions {
-            d.finish().map_err(JobError::Decisions)?;
+            d.finish().map_err(|e| JobError::Output(self.staged.write_error("decisions.csv", e)))?;
         }
         let title = self.title();
         self.write("summary.csv", export::csv::summary(&report))?;

@@ -435,7 +435,9 @@ pub fn write(staged: &OutputDir, set: &ChartSet, name: &str, chart: &impl Chart)
                 let root = BitMapBackend::new(&path, (WIDTH, HEIGHT)).into_drawing_area();
                 root.fill(&WHITE).map_err(err)?;
                 chart.draw(&root)?;
-                root.present().map_err(err).with_context(|| format!("cannot write {}", path.display()))?;
+                root.present()
+                    .map_err(err)
+                    .with_context(|| format!("cannot write {}", staged.final_path(&file).display()))?;
             }
         }
         files.push(file);

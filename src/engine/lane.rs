@@ -79,6 +79,11 @@ pub struct Scheduled<E> {
     pub event: E,
 }
 
+/// Bytes a lane's queue of delayed requests holds per place: a slot (its
+/// time and [`Release`]) and a link. The queue's buffers double, so it
+/// holds up to twice this per request waiting at its peak.
+pub const RELEASE_BYTES: u64 = (std::mem::size_of::<(u64, Release)>() + std::mem::size_of::<u32>()) as u64;
+
 /// A delayed request of key `key` reaching the backend, from `node` (0 when
 /// the limiter is not on nodes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -257,6 +262,9 @@ pub struct LaneOut {
     /// this chunk (the run checks them against its memory budget).
     pub pending_delays: u64,
     pub delay_queue_bytes: u64,
+    /// The most delayed requests that waited at once so far: what the
+    /// queue's bytes were sized for.
+    pub peak_delays: u64,
     /// When clients react and the limiter does not shape: the requests
     /// waiting to retry and the bytes the lane holds for its clients (the
     /// event queue and the reactor's tables), after this chunk.
@@ -278,6 +286,7 @@ impl LaneOut {
             nodes: Vec::new(),
             pending_delays: 0,
             delay_queue_bytes: 0,
+            peak_delays: 0,
             pending_retries: 0,
             client_bytes: 0,
             key_bytes: 0,
@@ -742,15 +751,20 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
     fn report_queue(&self, out: &mut LaneOut) {
         out.key_bytes = (self.keys.capacity() * std::mem::size_of::<KeyState<L>>()
             + self.curves.capacity() * std::mem::size_of::<CurveTracker>()) as u64;
-        if self.shapes {
-            out.pending_delays = self.delays.pending;
-            out.delay_queue_bytes = self.releases.bytes();
-        }
-        if R::WANTS_RETRY_AT {
+        // Every field is set, to 0 when it does not apply: the pooled
+        // schedule hands a lane whichever spare `LaneOut` it finds, perhaps
+        // one a shaping lane filled (whose queue was then counted twice).
+        (out.pending_delays, out.delay_queue_bytes, out.peak_delays) = if self.shapes {
+            (self.delays.pending, self.releases.bytes(), self.releases.slots() as u64)
+        } else {
+            (0, 0, 0)
+        };
+        (out.pending_retries, out.client_bytes) = if R::WANTS_RETRY_AT {
             let (pending, bytes) = self.reactor.held();
-            out.pending_retries = pending;
-            out.client_bytes = self.events.bytes() + bytes;
-        }
+            (pending, self.events.bytes() + bytes)
+        } else {
+            (0, 0)
+        };
     }
 
     /// Sum over keys of each key's peak state.
@@ -905,6 +919,23 @@ mod tests {
             key_values: Vec::new(),
             sources: Vec::new(),
         }
+    }
+
+    /// A lane that does not delay or retry says so in every `LaneOut` it
+    /// fills, whatever a lane before it left there: the pooled schedule
+    /// hands out spare ones, and a shaping lane's queue once got counted
+    /// again in the reference lane's out, doubling "the rest of the run".
+    #[test]
+    fn a_lane_out_says_only_what_its_lane_holds() {
+        let limit = Limit { requests: 1, window: Nanos::new(10) };
+        let mut lane =
+            Lane::new(FixedWindowSpec::ALIGNED.build(limit), limit, Some(Nanos::new(10)), OpenLoop);
+        let mut out = LaneOut::new(false);
+        (out.pending_delays, out.delay_queue_bytes, out.peak_delays) = (7, 655_360, 9);
+        (out.pending_retries, out.client_bytes) = (3, 1000);
+        lane.process(&chunk(&[(0, 0), (1, 0)]), &mut out).unwrap();
+        assert_eq!((out.pending_delays, out.delay_queue_bytes, out.peak_delays), (0, 0, 0));
+        assert_eq!((out.pending_retries, out.client_bytes), (0, 0));
     }
 
     /// Events scheduled from decisions come back in (time, sequence) order,

@@ -82,6 +82,12 @@ impl<I: Iterator<Item = ArrivalResult>> Reader<I> {
         }
     }
 
+    /// Cuts chunks at `len` arrivals when they are longer (a run whose
+    /// queues must be checked against a small memory budget more often).
+    pub fn limit_chunk(&mut self, len: usize) {
+        self.chunk_len = self.chunk_len.min(len.max(1));
+    }
+
     /// Gives key value 0 the dense id 0 before any arrival: closed clients
     /// send with id 0, so they share the limiter of key 0 (every request of
     /// a source without keys), whatever key an open-loop source sends first.

@@ -38,6 +38,12 @@ it; give another --out, or move the file out of {target}"
     HoldsInput { target: PathBuf, input: PathBuf, what: String },
     #[error("cannot write output to {target}: {file} is a file, not a directory")]
     UnderAFile { target: PathBuf, file: PathBuf },
+    #[error(
+        "output folder {target} is a mount point (a filesystem or a folder is mounted there): a run replaces its output \
+folder by renaming a new one into its place, which cannot be done to a mount point; give a folder inside it, like {}",
+        target.join("run1").display()
+    )]
+    MountPoint { target: PathBuf },
     #[error("cannot write output to {target}: creating {staging} beside it failed")]
     Unwritable {
         target: PathBuf,
@@ -51,15 +57,37 @@ it; give another --out, or move the file out of {target}"
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot write {path}")]
+    /// A file of the run could not be written: `path` is where it would
+    /// have been once committed (it was being written to the staging folder
+    /// beside it, on the same filesystem).
+    #[error(
+        "cannot write {path}; {}",
+        if *kept { "previous results were kept" } else { "nothing was written" }
+    )]
     Write {
         path: PathBuf,
+        /// The target holds an earlier run's results, untouched.
+        kept: bool,
         #[source]
         source: std::io::Error,
     },
     #[error("cannot move results into {path}")]
     Commit {
         path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The commit moved the previous results aside, could not move the new
+    /// ones into place, and could not move the previous ones back either.
+    #[error(
+        "cannot move results into {path}, and the previous results could not be moved back ({restore}): they are \
+in {}; move that folder back to {path} by hand (the next run into {path} also does)",
+        aside.display()
+    )]
+    Stranded {
+        path: PathBuf,
+        aside: PathBuf,
+        restore: std::io::Error,
         #[source]
         source: std::io::Error,
     },
@@ -70,6 +98,10 @@ it; give another --out, or move the file out of {target}"
 /// writing, committing and dropping hold the lock while they touch the
 /// directory, so [`abandon_all_staging`] never runs in the middle of one.
 static STAGING: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
+
+/// Whether any output of this process was committed (for what a Ctrl-C
+/// after it says). Set under the registry lock.
+static COMMITTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 fn registry() -> MutexGuard<'static, Vec<(PathBuf, bool)>> {
     // A panic while the lock was held leaves the list itself valid.
@@ -86,6 +118,7 @@ pub struct Abandoned {
     _registry: MutexGuard<'static, Vec<(PathBuf, bool)>>,
     removed: usize,
     kept: usize,
+    committed: bool,
 }
 
 impl Abandoned {
@@ -98,6 +131,12 @@ impl Abandoned {
     /// stay as they were.
     pub fn kept(&self) -> usize {
         self.kept
+    }
+
+    /// Whether an output of this process was committed before: its results
+    /// are in place (a Ctrl-C while the summary is printed).
+    pub fn committed(&self) -> bool {
+        self.committed
     }
 }
 
@@ -121,7 +160,8 @@ pub fn abandon_all_staging() -> Abandoned {
         removed += 1;
         kept += usize::from(previous);
     }
-    Abandoned { _registry: registry, removed, kept }
+    let committed = COMMITTED.load(std::sync::atomic::Ordering::SeqCst);
+    Abandoned { _registry: registry, removed, kept, committed }
 }
 
 /// The error of an `OutputDir` used after [`abandon_all_staging`] removed it.
@@ -132,7 +172,14 @@ fn abandoned() -> io::Error {
 /// A staging directory for one run's outputs.
 #[derive(Debug)]
 pub struct OutputDir {
+    /// The target as given (a link in its last component followed): what
+    /// messages and the caller see.
     target: PathBuf,
+    /// The same folder as an absolute path with no `.` or `..`, its parent's
+    /// links resolved ([`real_path`]): what the commit renames. The staging
+    /// folder is beside it, so neither path goes through the target, which
+    /// the commit moves.
+    real: PathBuf,
     /// The target held an earlier run's results when staging began (a
     /// failed run keeps them).
     previous: bool,
@@ -174,18 +221,25 @@ impl OutputDir {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .ok_or_else(|| OutputError::NoName(target.to_path_buf()))?;
+        // `--out real/../real`, or `--out ../real` from inside `real`: the
+        // commit moves the target aside, after which a path through it no
+        // longer leads anywhere. Every path the commit uses is made from the
+        // real parent instead.
+        let real =
+            real_path(target).map_err(|source| OutputError::Create { path: target.to_path_buf(), source })?;
+        let parent =
+            real.parent().expect("an absolute path with a last component has a parent").to_path_buf();
+        if real.is_dir() && is_mount_point(&real) {
+            return Err(OutputError::MountPoint { target: target.to_path_buf() });
+        }
         refuse_inputs(target, inputs)?;
         if let Some(entry) = foreign_entry(target) {
             return Err(OutputError::NotOurs { target: target.to_path_buf(), entry });
         }
         // Anything in it is an earlier run's (foreign_entry would have said).
-        let previous = fs::read_dir(target).is_ok_and(|mut d| d.next().is_some());
-        let parent = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let previous = fs::read_dir(&real).is_ok_and(|mut d| d.next().is_some());
         fs::create_dir_all(&parent).map_err(|source| OutputError::Create { path: parent.clone(), source })?;
-        remove_stale_staging(&parent, &name, target);
+        remove_stale_staging(&parent, &name, &real);
         let prefix = format!(".{name}.tmp-{}-", std::process::id());
         let mut registry = registry();
         let staging = tempfile::Builder::new().prefix(&prefix).tempdir_in(&parent).map_err(|source| {
@@ -197,7 +251,7 @@ impl OutputDir {
             }
         })?;
         registry.push((staging.path().to_path_buf(), previous));
-        Ok(OutputDir { target: target.to_path_buf(), previous, staging: Some(staging) })
+        Ok(OutputDir { target: target.to_path_buf(), real, previous, staging: Some(staging) })
     }
 
     fn staging(&self) -> &Path {
@@ -213,6 +267,17 @@ impl OutputDir {
         &self.target
     }
 
+    /// Where a file of this run will be once committed: what errors about
+    /// it name (the staging folder is gone by the time the user reads them).
+    pub fn final_path(&self, file: &str) -> PathBuf {
+        self.target.join(file)
+    }
+
+    /// The error for a file of this run that could not be written.
+    pub fn write_error(&self, file: &str, source: io::Error) -> OutputError {
+        OutputError::Write { path: self.final_path(file), kept: self.previous, source }
+    }
+
     /// Whether the target held an earlier run's results when staging began.
     pub fn has_previous(&self) -> bool {
         self.previous
@@ -224,13 +289,12 @@ impl OutputDir {
         // directory that abandon_all_staging removed.
         let registry = registry();
         if !registry.iter().any(|(p, _)| p == self.staging()) {
-            return Err(OutputError::Write { path, source: abandoned() });
+            return Err(self.write_error(file, abandoned()));
         }
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir)
-                .map_err(|source| OutputError::Create { path: dir.to_path_buf(), source })?;
+            fs::create_dir_all(dir).map_err(|source| self.write_error(file, source))?;
         }
-        fs::write(&path, bytes).map_err(|source| OutputError::Write { path, source })
+        fs::write(&path, bytes).map_err(|source| self.write_error(file, source))
     }
 
     /// Replaces the target with the staged results: the old directory is
@@ -244,20 +308,23 @@ impl OutputDir {
         let Some(index) = registry.iter().position(|(p, _)| p == staging) else {
             return Err(err(abandoned()));
         };
+        // Both beside the real target, by paths that do not go through it.
         let aside = staging
             .with_file_name(format!("{}.old", staging.file_name().unwrap_or_default().to_string_lossy()));
-        let had_old = self.target.exists();
-        if had_old {
-            fs::rename(&self.target, &aside).map_err(err)?;
-        }
-        if let Err(e) = fs::rename(staging, &self.target) {
-            if had_old {
-                let _ = fs::rename(&aside, &self.target);
+        let had_old = self.real.symlink_metadata().is_ok();
+        swap_into_place(staging, &self.real, had_old.then_some(aside.as_path()), &|from, to| {
+            fs::rename(from, to)
+        })
+        .map_err(|e| match e {
+            (source, None) => err(source),
+            // Never silently: the previous results are only in `aside` now.
+            (source, Some(restore)) => {
+                OutputError::Stranded { path: self.target.clone(), aside: aside.clone(), restore, source }
             }
-            return Err(err(e));
-        }
+        })?;
         // The staging directory is the target now: tempfile must not remove it.
         registry.swap_remove(index);
+        COMMITTED.store(true, std::sync::atomic::Ordering::SeqCst);
         if let Some(dir) = self.staging.take() {
             let _ = dir.keep();
         }
@@ -266,6 +333,25 @@ impl OutputDir {
         }
         Ok(self.target.clone())
     }
+}
+
+/// Renames `staging` to `target`, moving the `target` there was aside to
+/// `aside` first (`None`: there is none). On failure the old target is
+/// moved back; the error is the failed rename's, with the error of moving
+/// it back when that failed too (the old target is then in `aside`).
+fn swap_into_place(
+    staging: &Path,
+    target: &Path,
+    aside: Option<&Path>,
+    rename: &dyn Fn(&Path, &Path) -> io::Result<()>,
+) -> Result<(), (io::Error, Option<io::Error>)> {
+    if let Some(aside) = aside {
+        rename(target, aside).map_err(|e| (e, None))?;
+    }
+    rename(staging, target).map_err(|e| match aside.map(|aside| rename(aside, target)) {
+        Some(Err(restore)) => (e, Some(restore)),
+        _ => (e, None),
+    })
 }
 
 impl Drop for OutputDir {
@@ -297,15 +383,114 @@ fn refuse_inputs(target: &Path, inputs: &[(PathBuf, String)]) -> Result<(), Outp
             _ => None,
         };
         let real = input.canonicalize().ok();
-        if [named, real].into_iter().flatten().any(|p| p.starts_with(&folder)) {
+        // An input directly in the target is named as given; one deeper
+        // down by where it lies in the target, under the target's own name
+        // (`--out /tmp` from `/tmp/rw/o` holds `/tmp/rw/o/s.toml`, not an
+        // `s.toml` that seems to be in /tmp).
+        let inside = [named, real]
+            .into_iter()
+            .flatten()
+            .find_map(|p| p.strip_prefix(&folder).ok().map(Path::to_path_buf));
+        if let Some(rest) = inside {
+            let shown = if rest.components().count() > 1 { target.join(rest) } else { input.clone() };
             return Err(OutputError::HoldsInput {
                 target: target.to_path_buf(),
-                input: input.clone(),
+                input: shown,
                 what: what.clone(),
             });
         }
     }
     Ok(())
+}
+
+/// `target` (not `.` or `..` at its end) as an absolute path with no `.` or
+/// `..` in it: its longest existing ancestor as the system resolves it
+/// (links included), then the rest of it, which does not exist yet and so
+/// holds no link, read lexically (`new/..` is the folder `new` is in, as
+/// it would be once `new` was created). The target's own last component
+/// is kept as it is: [`resolve_links`] has followed it if it was a link.
+fn real_path(target: &Path) -> io::Result<PathBuf> {
+    let name =
+        target.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no folder name"))?;
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let absolute = std::path::absolute(parent)?;
+    let parts: Vec<std::path::Component> = absolute.components().collect();
+    // The root always resolves, so some prefix does.
+    let (mut real, rest) = (0..=parts.len())
+        .rev()
+        .find_map(|k| {
+            let prefix: PathBuf = parts[..k].iter().collect();
+            let resolved = if prefix.as_os_str().is_empty() { None } else { prefix.canonicalize().ok() };
+            resolved.map(|r| (r, &parts[k..]))
+        })
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no folder above it exists"))?;
+    for part in rest {
+        match part {
+            std::path::Component::ParentDir => {
+                real.pop();
+            }
+            std::path::Component::Normal(n) => real.push(n),
+            _ => {}
+        }
+    }
+    real.push(name);
+    Ok(real)
+}
+
+/// Whether the folder `dir` (an absolute path, links resolved) is a mount
+/// point: on another device than its parent, or listed as one in
+/// `/proc/self/mountinfo` (a bind mount of a folder of the same
+/// filesystem). Renaming a mount point fails (`Device or resource busy`),
+/// and only after the whole run.
+fn is_mount_point(dir: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(here), Some(Ok(above))) = (fs::metadata(dir), dir.parent().map(fs::metadata))
+            && here.dev() != above.dev()
+        {
+            return true;
+        }
+    }
+    let Ok(table) = fs::read_to_string("/proc/self/mountinfo") else { return false };
+    mount_points(&table).any(|m| m == dir)
+}
+
+/// The mount points of a `/proc/self/mountinfo` table (its fifth field,
+/// with the octal escapes `\040` of spaces, tabs, newlines and
+/// backslashes undone).
+fn mount_points(table: &str) -> impl Iterator<Item = PathBuf> + '_ {
+    table.lines().filter_map(|line| {
+        let field = line.split(' ').nth(4)?;
+        let (bytes, mut out, mut i) = (field.as_bytes(), Vec::new(), 0);
+        while i < bytes.len() {
+            let code = bytes
+                .get(i + 1..i + 4)
+                .and_then(|d| u8::from_str_radix(std::str::from_utf8(d).ok()?, 8).ok());
+            match (bytes[i], code) {
+                (b'\\', Some(c)) => {
+                    out.push(c);
+                    i += 4;
+                }
+                (b, _) => {
+                    out.push(b);
+                    i += 1;
+                }
+            }
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStringExt;
+            Some(PathBuf::from(std::ffi::OsString::from_vec(out)))
+        }
+        #[cfg(not(unix))]
+        {
+            Some(PathBuf::from(String::from_utf8_lossy(&out).into_owned()))
+        }
+    })
 }
 
 /// `target` with its last component followed while it is a symbolic link
@@ -633,5 +818,160 @@ mod more_tests {
         assert!(!old.exists());
         drop(staged);
         assert_eq!(fs::read_to_string(target.join("summary.csv")).unwrap(), "previous");
+    }
+}
+
+#[cfg(test)]
+mod path_tests {
+    use super::*;
+
+    /// `--out real/../real` (or `../real` from inside `real`) once lost the
+    /// previous results: the commit moved `real` aside, after which the
+    /// staging path, made through `real`, led nowhere; the rename failed
+    /// and so did the silent restore. Every path is now made from the real
+    /// parent.
+    #[test]
+    fn a_target_named_through_itself_is_replaced() {
+        let root = tempfile::tempdir().unwrap();
+        let real = root.path().join("real");
+        fs::create_dir(&real).unwrap();
+        fs::write(real.join("report.md"), "old").unwrap();
+        let through = real.join("..").join("real");
+        let staged = OutputDir::stage(&through).unwrap();
+        assert_eq!(staged.staging().parent().unwrap(), root.path().canonicalize().unwrap());
+        assert_eq!(staged.target(), through, "messages name the folder as given");
+        staged.write("report.md", "new").unwrap();
+        assert_eq!(staged.commit().unwrap(), through);
+        assert_eq!(fs::read_to_string(real.join("report.md")).unwrap(), "new");
+        let names: Vec<_> = fs::read_dir(root.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["real"], "no staging or .old folder left");
+    }
+
+    /// With no `real` yet, `real/..` and `new/..` are where `real` and
+    /// `new` would be: nothing is created for them (`create_dir_all` of
+    /// `real/..` once created an empty `real`), before or after a failure.
+    #[test]
+    fn dots_through_folders_not_there_create_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        for via in ["real/../real", "new/../real", "new/./x/../../real"] {
+            let staged = OutputDir::stage(&root.path().join(via)).unwrap();
+            assert_eq!(staged.real, root.path().canonicalize().unwrap().join("real"), "{via}");
+            staged.write("report.md", "x").unwrap();
+            drop(staged); // a failed run
+            assert_eq!(fs::read_dir(root.path()).unwrap().count(), 0, "{via}: something was created");
+        }
+        let staged = OutputDir::stage(&root.path().join("new/../real")).unwrap();
+        staged.write("report.md", "x").unwrap();
+        staged.commit().unwrap();
+        assert!(root.path().join("real/report.md").is_file());
+        assert!(!root.path().join("new").exists());
+    }
+
+    #[test]
+    fn real_path_resolves_the_parent_and_keeps_the_name() {
+        let root = tempfile::tempdir().unwrap();
+        let canon = root.path().canonicalize().unwrap();
+        fs::create_dir(root.path().join("a")).unwrap();
+        assert_eq!(real_path(&root.path().join("a/../b")).unwrap(), canon.join("b"));
+        assert_eq!(real_path(&root.path().join("a/./b")).unwrap(), canon.join("a/b"));
+        assert_eq!(real_path(&root.path().join("x/y/../../b")).unwrap(), canon.join("b"));
+        #[cfg(unix)]
+        {
+            // A link in the parent is the system's to follow: `link/..` is
+            // the folder above where the link points, not the link's folder.
+            fs::create_dir_all(root.path().join("deep/er")).unwrap();
+            std::os::unix::fs::symlink(root.path().join("deep/er"), root.path().join("a/link")).unwrap();
+            assert_eq!(real_path(&root.path().join("a/link/../out")).unwrap(), canon.join("deep/out"));
+        }
+    }
+
+    /// A commit whose second rename fails and whose restore fails too says
+    /// where the previous results are; one whose restore works says only
+    /// what failed.
+    #[test]
+    fn a_failed_restore_is_reported_with_where_the_results_are() {
+        use std::cell::Cell;
+        let counter = Cell::new(0);
+        let calls = &counter;
+        let failing_after = |ok: usize| {
+            move |_: &Path, _: &Path| {
+                calls.set(calls.get() + 1);
+                if calls.get() <= ok { Ok(()) } else { Err(io::Error::from(io::ErrorKind::NotFound)) }
+            }
+        };
+        let (staging, target, aside) = (Path::new("s"), Path::new("t"), Path::new("t.old"));
+        let e = swap_into_place(staging, target, Some(aside), &failing_after(1)).unwrap_err();
+        assert!(e.1.is_some(), "the failed restore is kept");
+        calls.set(0);
+        let ok_restore = |from: &Path, _: &Path| {
+            calls.set(calls.get() + 1);
+            if from == staging { Err(io::Error::from(io::ErrorKind::NotFound)) } else { Ok(()) }
+        };
+        let e = swap_into_place(staging, target, Some(aside), &ok_restore).unwrap_err();
+        assert!(e.1.is_none());
+        assert_eq!(calls.get(), 3, "moved aside, failed, moved back");
+        let message = OutputError::Stranded {
+            path: "out".into(),
+            aside: "/x/.out.tmp-1-a.old".into(),
+            restore: io::Error::from(io::ErrorKind::NotFound),
+            source: io::Error::from(io::ErrorKind::NotFound),
+        }
+        .to_string();
+        assert!(
+            message.contains("they are in /x/.out.tmp-1-a.old; move that folder back to out"),
+            "{message}"
+        );
+    }
+
+    /// A folder that holds an input deeper down names it where it lies,
+    /// by the target's own name (it once named the input as given, as if
+    /// it were directly in the target).
+    #[test]
+    fn an_input_deep_in_the_target_is_named_where_it_lies() {
+        let root = tempfile::tempdir().unwrap();
+        fs::create_dir_all(root.path().join("rw/o")).unwrap();
+        fs::write(root.path().join("rw/o/s.toml"), "").unwrap();
+        let input = vec![(root.path().join("rw/o/s.toml"), "the scenario file".to_string())];
+        let e = refuse_inputs(root.path(), &input).unwrap_err().to_string();
+        let shown = root.path().join("rw/o/s.toml");
+        assert!(e.contains(&format!("holds {}, the scenario file", shown.display())), "{e}");
+    }
+
+    /// A file that cannot be written is named where it would be once
+    /// committed, not in the staging folder, which is gone by then.
+    #[test]
+    fn a_write_error_names_the_final_path() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out");
+        let staged = OutputDir::stage(&target).unwrap();
+        staged.write("sub", "a file where a folder is needed").unwrap();
+        let e = staged.write("sub/x.csv", "x").unwrap_err();
+        let message = e.to_string();
+        assert_eq!(
+            message,
+            format!("cannot write {}; nothing was written", target.join("sub/x.csv").display())
+        );
+        let e = staged.write_error("decisions.csv", io::Error::from(io::ErrorKind::StorageFull)).to_string();
+        assert!(e.starts_with(&format!("cannot write {}", target.join("decisions.csv").display())), "{e}");
+    }
+
+    #[test]
+    fn mount_points_are_read_with_their_escapes() {
+        let table = "22 1 0:21 / /proc rw,nosuid - proc proc rw\n\
+                     40 22 8:1 /x /mnt/my\\040disk rw - ext4 /dev/sda1 rw\n\
+                     41 22 8:1 /y /mnt/back\\134slash rw - ext4 /dev/sda1 rw\n";
+        let points: Vec<PathBuf> = mount_points(table).collect();
+        assert_eq!(points, [PathBuf::from("/proc"), "/mnt/my disk".into(), "/mnt/back\\slash".into()]);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_mount_point_is_refused_before_anything_is_staged() {
+        assert!(is_mount_point(Path::new("/proc")));
+        let root = tempfile::tempdir().unwrap();
+        assert!(!is_mount_point(&root.path().canonicalize().unwrap()));
+        let e = OutputDir::stage(Path::new("/proc")).unwrap_err();
+        assert!(matches!(e, OutputError::MountPoint { .. }), "{e}");
+        assert!(e.to_string().contains("give a folder inside it, like /proc/run1"), "{e}");
     }
 }

@@ -107,6 +107,9 @@ impl<R: Read> CsvTrace<R> {
             ReadError::OpenQuote { line, field } => {
                 open_quote(&options.path, line, format!("column {} of the header", field + 1))
             }
+            ReadError::TooLong(e) => {
+                too_long(&options.path, &e, format!("column {} of the header", e.field + 1))
+            }
         })?;
         let rules = RowRules::from_header(&headers, options)?;
         let mut trace = CsvTrace {
@@ -219,6 +222,7 @@ impl<R: Read> CsvTrace<R> {
                 }
                 Line::End => Ok(None),
                 Line::Failed(e) => Err(e.into()),
+                Line::TooLong(e) => Err(ReadError::TooLong(e)),
                 Line::Quote => {
                     self.input.start_general();
                     self.input.next_general()
@@ -259,6 +263,12 @@ impl<R: Read> CsvTrace<R> {
                 }
                 Some(Err(open_quote(&rules.path, line, rules.describe_field(field))))
             }
+            Err(ReadError::TooLong(e)) => {
+                if LOCATE {
+                    *line_of_row = e.line;
+                }
+                Some(Err(too_long(&rules.path, &e, rules.describe_field(e.field))))
+            }
         }
     }
 }
@@ -277,6 +287,31 @@ fn open_quote(path: &Path, line: u64, field: String) -> TraceError {
             "a quote `\"` opened in {field} is never closed: the file ends inside it (every line after it would be read as part of that field)"
         ),
     }
+}
+
+/// A record longer than a record may be ([`splitter::MAX_RECORD`]);
+/// `field` names the field `e.field`.
+#[cold]
+fn too_long(path: &Path, e: &splitter::TooLong, field: String) -> TraceError {
+    let size = crate::export::fmt_bytes(e.limit as u64);
+    let message = match e.quoted {
+        Some((opened, reached, closed)) => format!(
+            "a quoted field ran on for more than {size}: a stray quote? A quote `\"` opened in {field} on line \
+{opened} {}, so every line {} is read as part of that field; ratesim reads at most {size} into one row. Remove the \
+stray quote, or quote the field whole (a quote inside a quoted field is written `\"\"`)",
+            if closed {
+                format!("closes only on line {reached}")
+            } else {
+                format!("is not closed by line {reached}")
+            },
+            if closed { "between" } else { "after it" },
+        ),
+        None => format!(
+            "the row is longer than {size}, in {field}: a trace row holds a time and a few short fields; is this a \
+CSV trace?"
+        ),
+    };
+    TraceError::Row { path: path.to_path_buf(), line: e.line, message }
 }
 
 impl<R: Read> Iterator for CsvTrace<R> {
@@ -519,6 +554,72 @@ mod tests {
         ] {
             assert!(rows_or_error(ok, false).is_ok(), "{ok:?}: {:?}", rows_or_error(ok, false));
         }
+    }
+
+    /// The first error of `text` read with records of at most `max` bytes,
+    /// on both paths (the header may be as long: a test sets the cap before
+    /// the header is read).
+    fn capped_error(text: &str, max: usize) -> String {
+        let read = |mut input: Input<&[u8]>| {
+            input.set_max_record(max);
+            match CsvTrace::with_input(input, &CsvOptions::new("t.csv")) {
+                Err(e) => e.to_string(),
+                Ok(mut t) => t.find_map(Result::err).map(|e| e.to_string()).unwrap_or_default(),
+            }
+        };
+        let fast = read(Input::new(text.as_bytes()));
+        assert_eq!(fast, read(Input::general_only(text.as_bytes())), "{text:?}");
+        fast
+    }
+
+    /// A stray quote once read the whole rest of a 1.5 GB file into one
+    /// field, in memory (2.1 GB, whatever --memory said). A record is now
+    /// bounded: past the bound the reader stops, naming the line the record
+    /// began on and, for a field that runs over lines, where its quote
+    /// opened.
+    #[test]
+    fn a_record_past_the_bound_is_an_error_naming_where_it_began() {
+        let rows: String = (0..200).map(|i| format!("0.{i:03},{}\n", "x".repeat(40))).collect();
+        let stray = format!("time,ua\n0.001,ok\n0.002,\"abc\n{rows}");
+        let e = capped_error(&stray, 1000);
+        assert!(
+            e.starts_with(
+                "t.csv, line 3: a quoted field ran on for more than 1000 B: a stray quote? A quote `\"` opened in \
+field `ua` (column 2) on line 3 is not closed by line "
+            ),
+            "{e}"
+        );
+        assert!(e.contains("ratesim reads at most 1000 B into one row"), "{e}");
+        // Within the bound, the same file is the error it always was.
+        assert!(capped_error(&stray, 1 << 20).contains("is never closed: the file ends inside it"));
+        // A line that never ends, unquoted, on either path.
+        let long = format!("time,ua\n0.1,{}", "y".repeat(5000));
+        assert_eq!(
+            capped_error(&long, 1000),
+            "t.csv, line 2: the row is longer than 1000 B, in field `ua` (column 2): a trace row holds a time and a \
+few short fields; is this a CSV trace?"
+        );
+        // Wherever reads cut it, and on either path: one byte over is too long, at the bound is fine.
+        let row = |len: usize| format!("time,ua\n0.1,{}\n0.2,x\n", "y".repeat(len - 4));
+        assert!(capped_error(&row(1000), 1000).is_empty());
+        assert!(capped_error(&row(1001), 1000).starts_with("t.csv, line 2: the row is longer than 1000 B"));
+        let quoted = |len: usize| format!("time,ua\n0.1,\"{}\"\n0.2,x\n", "y\n".repeat((len - 4) / 2));
+        assert!(capped_error(&quoted(1000), 1000).is_empty());
+        let e = capped_error(&quoted(1002), 1000);
+        assert!(
+            e.contains(
+                "opened in field `ua` (column 2) on line 2 closes only on line 501, so every line between"
+            ),
+            "{e}"
+        );
+        // The header has its own, larger bound.
+        let e = capped_error(&format!("time,{}\n0.1\n", "h".repeat(5000)), 1000);
+        assert!(e.starts_with("t.csv, line 1: the row is longer than 1000 B"), "{e}");
+        assert!(e.contains("in column 2 of the header"), "{e}");
+        // The bounds fit what real files hold, and what other errors need
+        // to see whole: a time field of a million digits (`t19`), a header
+        // of a 20 MB line (`t27`).
+        const { assert!(splitter::MAX_RECORD > 1_000_001 + 64 && splitter::MAX_HEADER > 20_000_000 + 64) };
     }
 
     /// A time or key field that runs over several lines is refused, naming

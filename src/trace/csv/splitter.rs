@@ -13,6 +13,23 @@ use super::lf_lines::LfLines;
 /// line (or quoted record) longer than it.
 pub(super) const BLOCK: usize = 1 << 18;
 
+/// The most bytes one data record may hold: its fields' text and the
+/// commas between them (a line's length, without quotes). A trace row is a
+/// time and a few short fields; a stray quote makes one field of every
+/// line up to the next quote, which without a bound read a whole 1.5 GB
+/// file into memory. A longer record is refused ([`ReadError::TooLong`]),
+/// on either path and wherever reads cut the input: as soon as what was
+/// read of it passes the bound (so the reader holds at most about twice
+/// this, and 8 bytes per field more for a record parsed by csv_core), or
+/// at its end. (A time field of a million digits still fits, and is
+/// refused as such.)
+pub(super) const MAX_RECORD: usize = 4 << 20;
+
+/// The same for the header, which may name 200 000 columns, or be the
+/// whole of a 20 MB file of one line that is no trace: its error then
+/// lists the first columns it found.
+pub(super) const MAX_HEADER: usize = 32 << 20;
+
 /// The UTF-8 byte order mark, skipped at the start of the input.
 const BOM: &[u8] = b"\xef\xbb\xbf";
 
@@ -40,6 +57,9 @@ pub(super) struct Input<R> {
     lines: u64,
     /// The parser, once a quote has been seen.
     general: Option<Box<General>>,
+    /// The most bytes the next record may hold: [`MAX_HEADER`], then
+    /// [`MAX_RECORD`].
+    max_record: usize,
 }
 
 struct Buffer<R> {
@@ -85,6 +105,23 @@ pub(super) enum ReadError {
         line: u64,
         field: usize,
     },
+    TooLong(TooLong),
+}
+
+/// A record longer than a record may be.
+#[derive(Debug)]
+pub(super) struct TooLong {
+    /// The line it starts on.
+    pub(super) line: u64,
+    /// The field (from 0) it was reading when it passed the bound, or at
+    /// its end the longest.
+    pub(super) field: usize,
+    /// The bound passed.
+    pub(super) limit: usize,
+    /// When that field runs over lines (it is quoted: a stray quote, most
+    /// likely): the line its quote opened on, the line it reached, and
+    /// whether it closed there.
+    pub(super) quoted: Option<(u64, u64, bool)>,
 }
 
 impl From<std::io::Error> for ReadError {
@@ -104,6 +141,8 @@ pub(super) enum Line {
     /// The line at `pos` holds a quote: the general parser reads from here.
     Quote,
     Failed(std::io::Error),
+    /// The line is longer than a record may be.
+    TooLong(TooLong),
 }
 
 /// A record from the fast path: where its time and key fields are in the
@@ -174,6 +213,41 @@ impl<'a> Fields<'a> {
             }
         }
     }
+}
+
+/// The error for a record of csv_core that starts on `line`, with `data`
+/// (field `i` ending at `ends[i]`) past `limit` bytes: `ended`, the whole
+/// record (named by its longest field), else what was read of it (named
+/// by the field being read, after the last in `ends`).
+#[cold]
+fn too_long(line: u64, data: &[u8], ends: &[usize], limit: usize, ended: bool) -> ReadError {
+    let field = if ended {
+        let lengths = ends.iter().scan(0, |start, &end| Some(end - std::mem::replace(start, end)));
+        lengths.enumerate().max_by_key(|&(i, len)| (len, std::cmp::Reverse(i))).map_or(0, |(i, _)| i)
+    } else {
+        ends.len()
+    };
+    let start = if field == 0 { 0 } else { ends[field - 1] };
+    let end = ends.get(field).copied().unwrap_or(data.len());
+    let before = memchr::memchr_iter(b'\n', &data[..start]).count() as u64;
+    let inside = memchr::memchr_iter(b'\n', &data[start..end]).count() as u64;
+    // Line breaks in the field: it is quoted, and runs on over lines.
+    let quoted = (inside > 0).then(|| (line + before, line + before + inside, ended));
+    ReadError::TooLong(TooLong { line, field, limit, quoted })
+}
+
+/// The error for a line of the fast path (`line[..]`, without its LF) past
+/// `limit` bytes: `ended`, the whole line (named by its longest field),
+/// else what was read of it, `fields` fields (named by the last).
+#[cold]
+fn line_too_long(number: u64, line: &[u8], fields: usize, limit: usize, ended: bool) -> Line {
+    let field = if ended {
+        let lengths = line.split(|&b| b == b',').map(<[u8]>::len).enumerate();
+        lengths.max_by_key(|&(i, len)| (len, std::cmp::Reverse(i))).map_or(0, |(i, _)| i)
+    } else {
+        fields
+    };
+    Line::TooLong(TooLong { line: number, field, limit, quoted: None })
 }
 
 /// The high bit of each byte of `word` that equals `byte`.
@@ -298,7 +372,14 @@ impl<R: Read> Input<R> {
             },
             lines: 1,
             general: None,
+            max_record: MAX_HEADER,
         }
+    }
+
+    /// Sets the most bytes a record may hold (tests use a small one).
+    #[cfg(test)]
+    pub(super) fn set_max_record(&mut self, bytes: usize) {
+        self.max_record = bytes;
     }
 
     /// [`Input::new`] with every record read by csv_core, as if the input
@@ -323,10 +404,12 @@ impl<R: Read> Input<R> {
 
     /// The fields of the first record (the header), none for an empty input.
     pub(super) fn header(&mut self) -> Result<Vec<Vec<u8>>, ReadError> {
-        Ok(match self.next_record()? {
+        let header = match self.next_record()? {
             Some((_, fields, _)) => fields.to_vecs(),
             None => Vec::new(),
-        })
+        };
+        self.max_record = self.max_record.min(MAX_RECORD);
+        Ok(header)
     }
 
     /// The next record of the fast path, with the ranges of fields
@@ -345,6 +428,9 @@ impl<R: Read> Input<R> {
             let end = loop {
                 let Some(at) = b.next_separator() else {
                     if !b.eof {
+                        if b.end - start > self.max_record {
+                            return line_too_long(self.lines, &[], index, self.max_record, false);
+                        }
                         if let Err(e) = b.fill() {
                             return Line::Failed(e);
                         }
@@ -371,6 +457,9 @@ impl<R: Read> Input<R> {
                 b.pos = start;
                 b.rescan();
                 return Line::Quote;
+            }
+            if end - start > self.max_record {
+                return line_too_long(self.lines, &b.buf[start..end], index, self.max_record, true);
             }
             if end == b.end {
                 // The last line, without an LF: the field it ends.
@@ -403,6 +492,7 @@ impl<R: Read> Input<R> {
                 }
                 Line::End => return Ok(None),
                 Line::Failed(e) => return Err(e.into()),
+                Line::TooLong(e) => return Err(ReadError::TooLong(e)),
                 Line::Quote => self.start_general(),
             }
         }
@@ -471,6 +561,14 @@ impl<R: Read> Input<R> {
             }
             nout += o;
             nend += e;
+            // What was read of the record: its fields' text and a comma
+            // after each field ended (none after the last, at its end).
+            let ended = res == Record;
+            if (ended || matches!(res, OutputFull | OutputEndsFull))
+                && nout + nend - usize::from(ended && nend > 0) > self.max_record
+            {
+                return Err(too_long(line, &g.data[..nout], &g.ends[..nend], self.max_record, ended));
+            }
             match res {
                 InputEmpty => {}
                 OutputFull => {
