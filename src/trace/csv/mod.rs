@@ -222,7 +222,7 @@ impl<R: Read> CsvTrace<R> {
                 }
                 Line::End => Ok(None),
                 Line::Failed(e) => Err(e.into()),
-                Line::TooLong(e) => Err(ReadError::TooLong(e)),
+                Line::TooLong => Err(ReadError::TooLong(self.input.take_too_long())),
                 Line::Quote => {
                     self.input.start_general();
                     self.input.next_general()
