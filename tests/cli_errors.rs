@@ -13,23 +13,8 @@ use tempfile::TempDir;
 
 mod common;
 
-const BASE: &str = r#"name = "t"
-duration = "2s"
-
-[limit]
-requests = 10
-window = "1s"
-
-[[traffic]]
-kind = "burst"
-start = "100ms"
-span = "10ms"
-count = 20
-
-[[limiter]]
-kind = "slot_counter"
-slots = [2, 10]
-"#;
+/// The scenario every error row changes (docs/errors.md shows it).
+const BASE: &str = common::ERROR_BASE;
 
 const CSV_BASE: &str = r#"name = "t"
 

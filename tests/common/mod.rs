@@ -11,6 +11,26 @@ use assert_cmd::Command;
 /// The csv-crate trace reader the fast reader is compared with.
 pub mod csv_reference;
 
+/// The valid scenario that the rows of docs/errors.md change, one key at a
+/// time (the page shows it as its first TOML block).
+pub const ERROR_BASE: &str = r#"name = "t"
+duration = "2s"
+
+[limit]
+requests = 10
+window = "1s"
+
+[[traffic]]
+kind = "burst"
+start = "100ms"
+span = "10ms"
+count = 20
+
+[[limiter]]
+kind = "slot_counter"
+slots = [2, 10]
+"#;
+
 /// The project's root folder.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
