@@ -164,7 +164,11 @@ pub fn check_traces(scenario: &Scenario) -> Result<Vec<TraceCheck>, CheckError> 
 /// The short OK summary `ratesim check` prints.
 pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "ok: {} is valid (nothing was run)", scenario.path.display());
+    // Paths are shown escaped, as in error messages: no file name reaches
+    // the terminal as a control sequence (a `name` is letters, digits, `-`
+    // and `_`).
+    let shown = |text: String| crate::shown::escape(&text).into_owned();
+    let _ = writeln!(s, "ok: {} is valid (nothing was run)", shown(scenario.path.display().to_string()));
     let _ = writeln!(s, "scenario  {}", scenario.name);
     let _ = writeln!(
         s,
@@ -225,7 +229,8 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
                     None => "streamed, in time order".to_string(),
                 };
                 let rows = crate::export::count_of(c.rows, "row");
-                let mut line = format!("csv {}: {rows}{span}; read in full, {mode}", opts.path.display());
+                let path = shown(opts.path.display().to_string());
+                let mut line = format!("csv {path}: {rows}{span}; read in full, {mode}");
                 if let (Some(late), Some(d)) = (&c.late, scenario.duration) {
                     let them = if late.rows == 1 { "it" } else { "them" };
                     let what = if late.line.is_some() { "does not read" } else { "drops" };

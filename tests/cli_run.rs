@@ -420,6 +420,26 @@ fn check_says_a_source_is_cut_at_the_duration() {
     assert!(stdout.contains("from 0 s to 4 s\n"), "the constant source ends first: {stdout}");
 }
 
+/// `check`'s summary shows a trace path escaped, as error messages do: an
+/// escape sequence in a file name never reaches the terminal.
+#[test]
+fn check_escapes_what_the_scenario_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("t\u{1b}[2J.csv"), "time\n0.5\n").unwrap();
+    let path = dir.path().join("esc.toml");
+    fs::write(
+        &path,
+        "name = \"esc\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n\
+         [[traffic]]\nkind = \"csv\"\npath = \"t\\u001b[2J.csv\"\n[[limiter]]\nkind = \"fixed_window\"\n",
+    )
+    .unwrap();
+    let out = ratesim().args(["check", path.to_str().unwrap()]).output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!stdout.contains('\u{1b}'), "{stdout:?}");
+    assert!(stdout.contains("/t\\u{1b}[2J.csv: 1 row"), "{stdout}");
+}
+
 /// The scenario-format example of the README is valid as written: `check`
 /// reads it (and its trace, beside it as in `scenarios/`) without error.
 #[test]
