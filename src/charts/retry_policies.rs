@@ -66,6 +66,58 @@ fn draw_bars<DB: DrawingBackend, Y: Ranged<ValueType = f64>>(
     Ok(())
 }
 
+/// A panel of bars on a linear value axis from 0 to `y_top`, one group of
+/// bars per policy along `x`.
+fn bar_panel<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    x: std::ops::Range<f64>,
+    y_top: f64,
+    y_desc: &str,
+    y_labels: usize,
+    x_fmt: &dyn Fn(&f64) -> String,
+) -> Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
+    let groups = x.end - x.start;
+    let mut chart = ChartBuilder::on(area)
+        .margin(8)
+        .margin_right(20)
+        .x_label_area_size(30)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x, 0f64..y_top)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .y_desc(y_desc)
+        .axis_desc_style(font(LABEL_SIZE - 4.0))
+        .label_style(font(TICK_SIZE - 2.0))
+        .x_labels(2 * groups.round() as usize + 1)
+        .x_label_formatter(x_fmt)
+        .y_label_formatter(&tick)
+        .y_labels(y_labels)
+        .disable_x_mesh()
+        .light_line_style(WHITE.mix(0.0))
+        .draw()
+        .map_err(err)?;
+    Ok(chart)
+}
+
+/// Writes each label centred just over its bar, `dy` above its top.
+fn write_over<'b, DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    labelled: impl Iterator<Item = (&'b Bar, String)>,
+    dy: f64,
+) -> Result<()> {
+    for (b, label) in labelled {
+        chart
+            .draw_series(std::iter::once(Text::new(
+                label,
+                ((b.x0 + b.x1) / 2.0, b.value + dy),
+                font(TICK_SIZE - 6.0).pos(Pos::new(HPos::Center, VPos::Bottom)),
+            )))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
 /// A percentage over a bar: `90 %`, `0.5 %`, `100 %`.
 fn share_label(p: f64) -> String {
     if p < 1.0 { format!("{p:.1} %") } else { format!("{p:.0} %") }
@@ -134,38 +186,12 @@ impl Chart for RetryPolicies<'_> {
         // so that a policy that gives up does not look cheap.
         let cost = bars(&|l| l.clients.as_ref().and_then(|k| k.attempts_per_success()).map(|a| (a, None)));
         let y_max = cost.iter().map(|(b, _)| b.value).fold(1.0, f64::max);
-        let mut chart = ChartBuilder::on(&top)
-            .margin(8)
-            .margin_right(20)
-            .x_label_area_size(30)
-            .y_label_area_size(80)
-            .build_cartesian_2d(x_range.clone(), 0f64..y_max * 1.2)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .y_desc("attempts per success")
-            .axis_desc_style(font(LABEL_SIZE - 4.0))
-            .label_style(font(TICK_SIZE - 2.0))
-            .x_labels(2 * n + 1)
-            .x_label_formatter(&x_fmt)
-            .y_label_formatter(&tick)
-            .y_labels(5)
-            .disable_x_mesh()
-            .light_line_style(WHITE.mix(0.0))
-            .draw()
-            .map_err(err)?;
+        let mut chart = bar_panel(&top, x_range.clone(), y_max * 1.2, "attempts per success", 5, &x_fmt)?;
         draw_bars(&mut chart, &cost, 0.0)?;
         // One precision for every bar (6.98 beside 6.90, not 6.9).
         let values: Vec<f64> = cost.iter().map(|(b, _)| b.value).collect();
-        for ((b, _), label) in cost.iter().zip(ratesim::export::fmt_ratios_fixed(&values, 1)) {
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    label,
-                    ((b.x0 + b.x1) / 2.0, b.value + y_max * 0.02),
-                    font(TICK_SIZE - 6.0).pos(Pos::new(HPos::Center, VPos::Bottom)),
-                )))
-                .map_err(err)?;
-        }
+        let labels = ratesim::export::fmt_ratios_fixed(&values, 1);
+        write_over(&mut chart, cost.iter().map(|(b, _)| b).zip(labels), y_max * 0.02)?;
         // A lane where nothing succeeded has no cost per success: it says so.
         let nothing = bars(&|l| l.clients.as_ref().filter(|k| k.succeeded == 0).map(|_| (0.0, None)));
         for (b, _) in &nothing {
@@ -181,37 +207,11 @@ impl Chart for RetryPolicies<'_> {
         // Middle: the share of requests that gave up (out of attempts or
         // budget: they never succeed), written over every bar that is not 0.
         let lost = bars(&|l| l.clients.as_ref().and_then(|k| k.gave_up_share()).map(|s| (s * 100.0, None)));
-        let mut chart = ChartBuilder::on(&middle)
-            .margin(8)
-            .margin_right(20)
-            .x_label_area_size(30)
-            .y_label_area_size(80)
-            .build_cartesian_2d(x_range.clone(), 0f64..125.0)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .y_desc("gave up (%)")
-            .axis_desc_style(font(LABEL_SIZE - 4.0))
-            .label_style(font(TICK_SIZE - 2.0))
-            .x_labels(2 * n + 1)
-            .x_label_formatter(&x_fmt)
-            .y_label_formatter(&tick)
-            .y_labels(3)
-            .disable_x_mesh()
-            .light_line_style(WHITE.mix(0.0))
-            .draw()
-            .map_err(err)?;
+        let mut chart = bar_panel(&middle, x_range.clone(), 125.0, "gave up (%)", 3, &x_fmt)?;
         draw_bars(&mut chart, &lost, 0.0)?;
-        for (b, _) in &lost {
-            let label = if b.value > 0.0 { share_label(b.value) } else { "0".to_string() };
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    label,
-                    ((b.x0 + b.x1) / 2.0, b.value + 3.0),
-                    font(TICK_SIZE - 6.0).pos(Pos::new(HPos::Center, VPos::Bottom)),
-                )))
-                .map_err(err)?;
-        }
+        let labels =
+            lost.iter().map(|(b, _)| if b.value > 0.0 { share_label(b.value) } else { "0".to_string() });
+        write_over(&mut chart, lost.iter().map(|(b, _)| b).zip(labels), 3.0)?;
 
         // Bottom: the longest time to success (bar) and the median (ring)
         // of the requests that succeeded, on a log scale; 0 (every success
