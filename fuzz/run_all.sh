@@ -6,10 +6,10 @@
 set -u
 cd "$(dirname "$0")/.."
 secs=${1:-180}
-for t in scenario_parse csv_trace time_parse run_trace; do
+for t in scenario_parse csv_trace time_parse run_trace run_scenario; do
   dict=""
   case $t in
-    scenario_parse) dict="-dict=fuzz/dict/scenario.dict" ;;
+    scenario_parse|run_scenario) dict="-dict=fuzz/dict/scenario.dict" ;;
     csv_trace|run_trace) dict="-dict=fuzz/dict/trace.dict" ;;
   esac
   RUSTC_BOOTSTRAP=1 cargo fuzz run -O -a "$t" -- -max_total_time="$secs" -print_final_stats=1 $dict \

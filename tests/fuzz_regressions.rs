@@ -14,6 +14,10 @@ use ratesim::time::Nanos;
 #[path = "common/run_trace.rs"]
 mod run_trace;
 
+// The `run_scenario` fuzz target's bounds and checks, likewise.
+#[path = "common/run_scenario.rs"]
+mod run_scenario;
+
 /// The 4 bytes of a `run_trace` input that pick L, W (ns), the slots and
 /// the trace's unit (`run_trace.rs` says which bits do what).
 fn head(requests: u64, window: u64, slots: u64, seconds: bool) -> [u8; 4] {
@@ -125,6 +129,26 @@ fn run_trace_checks_hold_on_generated_traces() {
 /// every value of a key that takes names. The lists are the parser's own:
 /// the messages for a key or a value it does not know, so a key added to
 /// the parser and not to the dictionary fails here.
+/// The `run_scenario` target's seeds (the shipped scenarios made small by
+/// fuzz/seeds/README.md's recipe) and the inputs it saved that once
+/// failed: each passes, asks for little enough work to run, and keeps the
+/// target's checks. A seed that stopped running would leave the fuzzer
+/// starting from nothing.
+#[test]
+fn run_scenario_seeds_and_saved_inputs_run_and_keep_the_checks() {
+    let mut ran = 0;
+    for dir in ["fuzz/seeds/run_scenario", "tests/fuzz_inputs/run_scenario"] {
+        let Ok(entries) = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)) else { continue };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(run_scenario::run(&text).is_some(), "{} does not run", path.display());
+            ran += 1;
+        }
+    }
+    assert!(ran >= 17, "{ran} inputs");
+}
+
 #[test]
 fn scenario_dictionary_has_every_key_and_value() {
     let dict: BTreeSet<String> = include_str!("../fuzz/dict/scenario.dict")
