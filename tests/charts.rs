@@ -537,11 +537,11 @@ fn retry_charts_show_what_the_clients_did() {
             "attempts per success",
             "exponential",
             "full_jitter",
-            // One precision for every bar: 6.88 and 10.00, not 6.9 and 10
-            // beside 6.98.
+            // One precision for every bar: 50.50 and 7.02 beside 6.98, not
+            // 50.5 and 7.
             "\n50.50\n",
             "\n6.98\n",
-            "\n6.88\n",
+            "\n7.02\n",
             // No retry: 10 admitted of 100, 1 of 100 by the leaky bucket,
             // so 10 and 100 attempts per success, and the give-ups shown.
             "\n10.00\n",

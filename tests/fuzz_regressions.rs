@@ -138,7 +138,9 @@ fn run_trace_checks_hold_on_generated_traces() {
 fn run_scenario_seeds_and_saved_inputs_run_and_keep_the_checks() {
     let mut ran = 0;
     for dir in ["fuzz/seeds/run_scenario", "tests/fuzz_inputs/run_scenario"] {
-        let Ok(entries) = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)) else { continue };
+        let Ok(entries) = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)) else {
+            continue;
+        };
         for entry in entries {
             let path = entry.unwrap().path();
             let text = std::fs::read_to_string(&path).unwrap();

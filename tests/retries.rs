@@ -75,7 +75,7 @@ fn retry_after_exact_ceil_and_floor_by_hand() {
     assert_eq!((fw.counts.offered, fw.counts.admitted, fw.counts.rejected), (30, 20, 10));
     assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished), (20, 20, 0, 0));
     assert_eq!(c.amplification(), Some(1.5));
-    assert_eq!(c.early_retries, 0);
+    assert_eq!((c.early_retries, c.too_early), (0, 0));
     // Half the successes took 0, so the median is 0; the rest took 0.5 s.
     assert_eq!(c.tts_quantile(0.5), Some(Nanos::ZERO));
     assert_eq!(c.tts_quantile(0.95), Some(Nanos::new(500 * MS)));
@@ -86,17 +86,19 @@ fn retry_after_exact_ceil_and_floor_by_hand() {
 
     // Ceil: the 0.5 s wait rounds up to 1 s: back at 1.5 s, admitted.
     let c = clients(&rows, "fixed_window(retry_after=ceil_seconds)");
-    assert_eq!((c.succeeded, c.gave_up, c.early_retries), (20, 0, 0));
+    assert_eq!((c.succeeded, c.gave_up, c.early_retries, c.too_early), (20, 0, 0, 0));
     assert_eq!(c.tts_quantile(1.0), Some(Nanos::from_secs(1)));
 
     // Floor: 0.5 s rounds down to 0 ("Retry-After: 0"): each rejected
     // client retries at once, in the same window, and is rejected again
     // until it runs out of attempts. Every retry came at (not before) the
-    // header's time and failed: 10 x (3 - 1) early retries.
+    // header's time and failed: 10 x (3 - 1) early retries. And every one
+    // came before the window start the limiter itself advertised (1 s), so
+    // every one is also too early: the rounding, not other clients, lost it.
     let fl = row(&rows, "fixed_window(retry_after=floor_seconds)");
     let c = clients(&rows, "fixed_window(retry_after=floor_seconds)");
     assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished), (20, 10, 10, 0));
-    assert_eq!(c.early_retries, 10 * (3 - 1));
+    assert_eq!((c.early_retries, c.too_early), (10 * (3 - 1), 10 * (3 - 1)));
     assert_eq!(fl.counts.offered, 40);
     assert_eq!(c.amplification(), Some(2.0));
     assert_eq!(c.tts_quantile(1.0), Some(Nanos::ZERO));
@@ -104,7 +106,7 @@ fn retry_after_exact_ceil_and_floor_by_hand() {
     // The sliding log advertises its oldest entry + W = 1.5 s: all 10
     // admitted then (the entries at 0.5 s leave at exactly 1.5 s).
     let c = clients(&rows, "sliding_log");
-    assert_eq!((c.succeeded, c.early_retries), (20, 0));
+    assert_eq!((c.succeeded, c.early_retries, c.too_early), (20, 0, 0));
     assert_eq!(c.tts_quantile(1.0), Some(Nanos::from_secs(1)));
 
     // Over-admission and disagreement compare logical outcomes with the
@@ -625,4 +627,53 @@ fn a_header_rounded_up_past_the_end_of_time_sends_no_retry() {
     let c = clients(&rows, &label("floor_seconds"));
     assert_eq!(row(&rows, &label("floor_seconds")).counts.offered, 3);
     assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished, c.early_retries), (2, 1, 1, 0, 1));
+}
+
+/// `too_early` counts retries sent before the limiter's own advertised time
+/// whatever the policy: a fixed 100 ms backoff against a fixed window that
+/// advertises its next start at 1 s sends both retries (at 0.1 and 0.2 s)
+/// too early, and neither is an early retry (both came before the header's
+/// instant). With the exact header (`retry_after`) none is too early.
+#[test]
+fn too_early_counts_retries_before_the_limiters_own_time() {
+    let text = |policy: &str| {
+        format!(
+            "name = \"t\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n[retry]\n{policy}\nmax_attempts = 3\n\
+             [[traffic]]\nkind = \"burst\"\ncount = 2\n[[limiter]]\nkind = \"fixed_window\"\n"
+        )
+    };
+    let rows = run(&text("policy = \"fixed\"\nbase = \"100ms\""));
+    let c = clients(&rows, "fixed_window");
+    assert_eq!((c.succeeded, c.gave_up, c.retries), (1, 1, 2));
+    assert_eq!((c.early_retries, c.too_early), (0, 2));
+    let rows = run(&text("policy = \"retry_after\""));
+    let c = clients(&rows, "fixed_window");
+    assert_eq!((c.succeeded, c.gave_up, c.retries), (2, 0, 1));
+    assert_eq!((c.early_retries, c.too_early), (0, 0));
+}
+
+/// Common random numbers: every lane's clients draw from the same stream,
+/// so a one-slot counter, which decides exactly as the aligned fixed
+/// window, ends with the same figures under jittered retries and a closed
+/// population; and a lane's figures do not change when another limiter is
+/// listed before it (the reference sliding log's once did).
+#[test]
+fn lanes_that_decide_alike_draw_alike() {
+    let base = "name = \"t\"\nduration = \"20s\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[retry]\n\
+                policy = \"full_jitter\"\nbase = \"50ms\"\ncap = \"2s\"\nmax_attempts = 6\n\
+                [[traffic]]\nkind = \"poisson\"\nload = 2\n[[traffic]]\nkind = \"closed\"\nclients = 5\n\
+                think = \"500ms\"\n[[limiter]]\nkind = \"fixed_window\"\n[[limiter]]\nkind = \"slot_counter\"\n\
+                slots = 1\n";
+    let figures = |rows: &[LimiterReport], label: &str| {
+        let (r, c) = (row(rows, label), clients(rows, label));
+        (r.counts.clone(), c.logical, c.retries, c.succeeded, c.gave_up, c.unfinished, c.tts_max)
+    };
+    let rows = run(base);
+    let fixed = figures(&rows, "fixed_window");
+    assert!(fixed.2 > 100, "retries: {}", fixed.2);
+    assert_eq!(fixed, figures(&rows, "slot_counter(N=1)"));
+    let log = figures(&rows, "sliding_log");
+    let rows = run(&format!("{base}[[limiter]]\nkind = \"gcra\"\n"));
+    assert_eq!(log, figures(&rows, "sliding_log"));
+    assert_eq!(fixed, figures(&rows, "fixed_window"));
 }

@@ -33,7 +33,8 @@ pub struct Clients {
     /// The retry policy of each open-loop source, in the order they are merged.
     pub open: Vec<RetryPolicy>,
     pub closed: Vec<ClosedSource>,
-    /// The scenario seed: lane `i` draws from ChaCha8 stream `2^32 + i`.
+    /// The scenario seed: every lane's clients draw from ChaCha8 stream
+    /// `2^32` of it, each lane from its own generator.
     pub seed: u64,
 }
 

@@ -43,9 +43,16 @@ pub struct ClientEvent {
     /// Whose policy: open sources first, then closed ones.
     policy: u16,
     has_header: bool,
+    /// Sent before the time the limiter advertised at the reject (before
+    /// its header was rounded): it cannot be admitted unless other traffic
+    /// has freed room, which in a window or a bucket it never does.
+    too_early: bool,
 }
 
 const CLOSED: u64 = 1 << 63;
+/// The ChaCha8 stream every lane's clients draw from (sources draw from
+/// streams 0 to 2^32 - 1, the node balancer from 2^33).
+pub const STREAM: u64 = 1 << 32;
 /// `attempt` of a closed client's next request.
 const SEND: u32 = 0;
 
@@ -76,6 +83,7 @@ impl ClientEvent {
             client,
             policy: 0,
             has_header: false,
+            too_early: false,
         }
     }
 
@@ -151,10 +159,15 @@ pub struct ClientReactor {
 }
 
 impl ClientReactor {
-    /// The clients of lane `lane`, whose limiter rounds its header so.
-    pub fn new(clients: &Clients, lane: usize, header: RetryAfter) -> ClientReactor {
+    /// The clients of a lane whose limiter rounds its header so. Every
+    /// lane's clients draw from a generator of their own, all started at
+    /// the same point (ChaCha8 stream `2^32` of the scenario seed): common
+    /// random numbers, so that two lanes whose limiters decide alike make
+    /// the same draws and end with the same figures, and a lane's figures
+    /// do not depend on where its limiter is listed.
+    pub fn new(clients: &Clients, header: RetryAfter) -> ClientReactor {
         let mut rng = ChaCha8Rng::seed_from_u64(clients.seed);
-        rng.set_stream((1 << 32) + lane as u64);
+        rng.set_stream(STREAM);
         let mut policies = clients.open.clone();
         policies.extend(clients.closed.iter().map(|c| c.retry));
         let mut first_client = Vec::new();
@@ -265,6 +278,9 @@ impl Reactor for ClientReactor {
                 if !d.admitted && e.header().is_some_and(|h| now >= h) {
                     self.report.early_retries += 1;
                 }
+                if !d.admitted && e.too_early {
+                    self.report.too_early += 1;
+                }
                 (e.logical(), e.attempt, e.first, e.previous, e.policy as usize, e.client)
             }
             (Some(e), _) => {
@@ -332,6 +348,7 @@ impl Reactor for ClientReactor {
                     client,
                     policy: policy as u16,
                     has_header: header.is_some(),
+                    too_early: d.retry_at.is_some_and(|advertised| at < advertised.get()),
                 };
                 self.waiting_retries += 1;
                 self.schedule(Nanos::new(at), Scheduled { key: d.key, event: next }, queue);

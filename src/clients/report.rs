@@ -44,6 +44,11 @@ pub struct ClientReport {
     /// Retries sent at or after the time the limiter's Retry-After header
     /// gave, and rejected again.
     pub early_retries: u64,
+    /// Retries sent before the time the limiter advertised at the previous
+    /// rejection (its own time, before the header was rounded), and
+    /// rejected: a header rounded down sends them, as can a backoff
+    /// shorter than the limiter's wait.
+    pub too_early: u64,
     /// Time to success of succeeded requests, in ns (3 significant digits).
     pub time_to_success: Histogram<u64>,
     /// The exact longest time to success.
@@ -64,6 +69,7 @@ impl ClientReport {
             unfinished: 0,
             retries: 0,
             early_retries: 0,
+            too_early: 0,
             time_to_success: Histogram::new(3).expect("3 significant digits"),
             tts_max: Nanos::ZERO,
             peak_pending: 0,

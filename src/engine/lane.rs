@@ -173,8 +173,6 @@ pub struct MakeLane<'a> {
     pub bin: Option<Nanos>,
     /// Measure the admission curve.
     pub curve: bool,
-    /// The lane's index (its clients' random stream).
-    pub index: usize,
     pub clients: Option<&'a Clients>,
     /// How the limiter rounds its Retry-After header.
     pub header: RetryAfter,
@@ -201,7 +199,7 @@ impl MakeLane<'_> {
             .map(|t| (Balancer::new(t, self.seed), NodeStats::new(t.count, self.limit.window, self.bin)));
         match self.clients {
             Some(clients) => {
-                let reactor = ClientReactor::new(clients, self.index, self.header);
+                let reactor = ClientReactor::new(clients, self.header);
                 let mut lane = Lane::new(limiter, self.limit, self.bin, reactor);
                 (lane.curve, lane.nodes, lane.shapes) = (self.curve, nodes, self.shapes);
                 Box::new(lane)

@@ -356,18 +356,7 @@ pub fn run(
             let topology = config.topology.as_ref().filter(|_| index != reference);
             let (bin, curve, seed) = (config.bin, config.admission_curve, config.seed);
             let (shapes, client_keys) = (s.delays(), config.client_keys);
-            s.visit(MakeLane {
-                limit,
-                bin,
-                curve,
-                index,
-                clients,
-                header,
-                topology,
-                seed,
-                shapes,
-                client_keys,
-            })
+            s.visit(MakeLane { limit, bin, curve, clients, header, topology, seed, shapes, client_keys })
         })
         .collect();
     let names = labels(&specs);

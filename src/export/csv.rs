@@ -15,11 +15,11 @@ pub const SUMMARY_HEADER: &str = "limiter,algorithm,slots,offered,admitted,rejec
 pub const TIMELINE_HEADER: &str = "bin_start,limiter,offered,admitted,rejected,window_peak";
 pub const DECISIONS_HEADER: &str = "seq,time,limiter,admitted,window_count";
 /// The columns `summary.csv` gains when clients react.
-pub const CLIENT_COLUMNS: &str = "logical,attempts,amplification,succeeded,gave_up,unfinished,early_retries,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max";
+pub const CLIENT_COLUMNS: &str = "logical,attempts,amplification,succeeded,gave_up,unfinished,early_retries,too_early,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max";
 pub const ADMISSION_CURVE_HEADER: &str = "limiter,tau,max_admitted,exact_bound";
 pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,rule_of_thumb,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio,mean_violation_excess,resolved,not_measured";
 pub const LOAD_SWEEP_HEADER: &str = "load,limiter,algorithm,slots,offered,admitted,peak,peak_ratio,excess,excess_share,over_admission,disagreement,false_rejects";
-pub const RETRY_POLICIES_HEADER: &str = "policy,backoff,base,cap,max_attempts,jitter,budget,limiter,logical,attempts,amplification,attempts_per_success,succeeded,gave_up,unfinished,early_retries,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max,peak_ratio";
+pub const RETRY_POLICIES_HEADER: &str = "policy,backoff,base,cap,max_attempts,jitter,budget,limiter,logical,attempts,amplification,attempts_per_success,succeeded,gave_up,unfinished,early_retries,too_early,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max,peak_ratio";
 
 /// A CSV table written in memory: a header, then rows.
 fn table(header: &str, rows: impl FnOnce(&mut csv::Writer<Vec<u8>>) -> csv::Result<()>) -> String {
@@ -92,6 +92,7 @@ pub fn summary(report: &RunReport) -> String {
                     k.gave_up.to_string(),
                     k.unfinished.to_string(),
                     k.early_retries.to_string(),
+                    k.too_early.to_string(),
                     q(0.5),
                     q(0.95),
                     q(0.99),
@@ -358,6 +359,7 @@ pub fn retry_policies(points: &[RetryPolicyPoint]) -> String {
                     k.gave_up.to_string(),
                     k.unfinished.to_string(),
                     k.early_retries.to_string(),
+                    k.too_early.to_string(),
                     q(0.5),
                     q(0.95),
                     q(0.99),

@@ -43,7 +43,11 @@ pub fn run(text: &str) -> Option<RunReport> {
     match (&first, &again) {
         (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "two runs differ"),
         (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "two runs fail differently"),
-        _ => panic!("one run failed, the other did not: {:?} / {:?}", first.as_ref().err(), again.as_ref().err()),
+        _ => panic!(
+            "one run failed, the other did not: {:?} / {:?}",
+            first.as_ref().err(),
+            again.as_ref().err()
+        ),
     }
     let report = first.ok()?;
     check(&s, &report);
@@ -69,7 +73,7 @@ pub fn check(s: &Scenario, report: &RunReport) {
                 assert_eq!(c.offered, k.logical + k.retries, "{}", r.label);
                 assert_eq!(k.logical, k.succeeded + k.gave_up + k.unfinished, "{}", r.label);
                 assert_eq!(c.admitted, k.succeeded, "{}", r.label);
-                assert!(k.early_retries <= k.retries, "{}", r.label);
+                assert!(k.early_retries <= k.retries && k.too_early <= k.retries, "{}", r.label);
                 let most = u64::from(max_attempts.unwrap_or(1).max(1) - 1);
                 assert!(k.retries <= k.logical * most, "{}: {} retries of {}", r.label, k.retries, k.logical);
                 assert_eq!(k.time_to_success.len(), k.succeeded, "{}", r.label);
