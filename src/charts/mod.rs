@@ -849,9 +849,16 @@ pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &
 /// around the next (the sliding log, 2 and 10 slots around 100 slots, in
 /// the boundary burst). Lines nobody covers keep `widths`.
 pub fn covered_widths(widths: &[u32], same: impl Fn(usize, usize) -> bool) -> Vec<u32> {
+    covered_widths_by(widths, same, 6)
+}
+
+/// [`covered_widths`], each covered line `step` px wider than the widest
+/// drawn on it (a border of `step / 2` either side).
+pub fn covered_widths_by(widths: &[u32], same: impl Fn(usize, usize) -> bool, step: u32) -> Vec<u32> {
     let mut out = widths.to_vec();
     for a in (0..widths.len()).rev() {
-        out[a] = (a + 1..widths.len()).filter(|&b| same(a, b)).map(|b| out[b] + 6).fold(widths[a], u32::max);
+        out[a] =
+            (a + 1..widths.len()).filter(|&b| same(a, b)).map(|b| out[b] + step).fold(widths[a], u32::max);
     }
     out
 }
