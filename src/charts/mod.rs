@@ -5,6 +5,7 @@
 //! of a run, and no two limiters of a run look alike ([`RunPalette`]).
 
 pub mod admission_curve;
+pub mod broken_axis;
 pub mod burst_pair_map;
 pub mod delay_cdf;
 pub mod error_vs_slots;
