@@ -782,7 +782,8 @@ colour) stacked; retries sent back together stand out as spikes, {name}{coarse}"
                 "Time to success (first attempt to admitted attempt): the share of all logical requests that \
 succeeded within x, per limiter, each curve level at its succeeded share (requests that gave up or were \
 unfinished never succeed); the requests admitted on their first attempt (time 0) are where each curve starts \
-at the left edge, {name}"
+at the left edge. The legend's median is of all requests, those that never succeeded counted as never, not \
+the table's time to success p50, which is of the successes only, {name}"
             ),
             kind: ChartKind::TimeToSuccess,
         },
