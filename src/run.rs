@@ -427,10 +427,9 @@ impl RunOutputs {
                 ),
                 kind: ChartKind::WindowCount,
             });
-            let (drawn, merged) = drawn_bins(r, None);
             charts.push(Chart {
                 name: "timeline",
-                caption: format!("Offered and admitted requests per {drawn} bin{merged}, {name}"),
+                caption: timeline_caption(r, name),
                 kind: ChartKind::Timeline,
             });
             if r.limiters.iter().any(|l| l.clients.is_some()) {
@@ -700,6 +699,57 @@ fn drawn_bins(r: &RunReport, widest: Option<crate::time::Nanos>) -> (String, Str
     (drawn, note)
 }
 
+/// The bins the `timeline` chart zooms to, when the traffic occupies a
+/// small part of the run: every offered request in at most a tenth of it
+/// (the boundary burst: 20 ms of 3 s, its rejected requests a sliver 4 px
+/// wide), and that span with twice its length on either side in at most
+/// [`crate::timeline::CHART_MAX_BINS`] bins, each drawn as it is. `None`:
+/// the whole run.
+pub fn timeline_zoom(
+    timeline: &crate::timeline::Timeline,
+    end: crate::time::Nanos,
+) -> Option<std::ops::Range<usize>> {
+    let bins = timeline.bins();
+    let busy = |row: &[crate::timeline::Bin]| row.iter().any(|b| b.offered > 0);
+    let first = bins.iter().position(busy)?;
+    let last = bins.len() - 1 - bins.iter().rev().position(busy)?;
+    let span = last + 1 - first;
+    let width = timeline.width().get();
+    if (span as u64).saturating_mul(width).saturating_mul(10) > end.get() {
+        return None;
+    }
+    let zoom = first.saturating_sub(2 * span)..(last + 1 + 2 * span).min(bins.len());
+    (zoom.len() <= crate::timeline::CHART_MAX_BINS).then_some(zoom)
+}
+
+/// The `timeline` chart's caption: its bars, the part of the run it shows
+/// ([`timeline_zoom`]), and what it draws for a limiter that may delay.
+fn timeline_caption(r: &RunReport, name: &str) -> String {
+    let (drawn, merged, zoom) = match timeline_zoom(&r.timeline, r.end) {
+        Some(z) => {
+            let at = |b: usize| format_duration(crate::time::Nanos::new(b as u64 * r.timeline.width().get()));
+            let zoom = format!(
+                ", zoomed to {} to {}, where all the traffic is (the run is {} long)",
+                at(z.start),
+                at(z.end),
+                format_duration(r.end)
+            );
+            (format_duration(r.timeline.width()), String::new(), zoom)
+        }
+        None => {
+            let (drawn, merged) = drawn_bins(r, None);
+            (drawn, merged, String::new())
+        }
+    };
+    let delays = if r.limiters.iter().any(|l| l.delays.is_some()) {
+        "; a limiter that may delay is drawn where its requests reached the backend: admitted at once, plus \
+delayed ones whose wait ended in the bin"
+    } else {
+        ""
+    };
+    format!("Offered and admitted requests per {drawn} bin{merged}{zoom}{delays}, {name}")
+}
+
 /// The charts of a run whose clients react: the retry timeline and the
 /// time-to-success distribution.
 fn client_charts(r: &RunReport, name: &str) -> [Chart; 2] {
@@ -732,7 +782,8 @@ colour) stacked; retries sent back together stand out as spikes, {name}{coarse}"
                 "Time to success (first attempt to admitted attempt): the share of all logical requests that \
 succeeded within x, per limiter, each curve level at its succeeded share (requests that gave up or were \
 unfinished never succeed); the requests admitted on their first attempt (time 0) are where each curve starts \
-at the left edge, {name}"
+at the left edge. The legend's median is of all requests, those that never succeeded counted as never, not \
+the table's time to success p50, which is of the successes only, {name}"
             ),
             kind: ChartKind::TimeToSuccess,
         },
@@ -831,4 +882,38 @@ fn keyed_sources(scenario: &Scenario) -> Option<String> {
         })
         .collect();
     (!named.is_empty()).then(|| named.join(" and "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Nanos;
+    use crate::timeline::{Bin, Timeline};
+
+    /// A timeline of 10 ms bins to `end`, offered requests in `busy`.
+    fn timeline(end_ms: u64, busy: &[usize]) -> Timeline {
+        let mut tl = Timeline::new(Some(Nanos::from_millis(10)), 1);
+        tl.extend_to(Nanos::from_millis(end_ms), |_, _| 0).unwrap();
+        for &b in busy {
+            tl.add(b, 0, &Bin { offered: 100, ..Bin::default() });
+        }
+        tl
+    }
+
+    /// The boundary burst: all of it in bins 99 and 100 (990 to 1010 ms) of
+    /// a 3 s run: the chart shows 950 to 1050 ms. Traffic over the whole
+    /// run, over more than a tenth of it, or none: the whole run.
+    #[test]
+    fn the_timeline_zooms_to_traffic_in_a_small_part_of_the_run() {
+        let end = Nanos::from_secs(3);
+        assert_eq!(timeline_zoom(&timeline(3000, &[99, 100]), end), Some(95..105));
+        // At the very start: the zoom stops at 0.
+        assert_eq!(timeline_zoom(&timeline(3000, &[0, 1]), end), Some(0..6));
+        assert_eq!(timeline_zoom(&timeline(3000, &[0, 299]), end), None);
+        assert_eq!(timeline_zoom(&timeline(3000, &(100..131).collect::<Vec<_>>()), end), None);
+        assert_eq!(timeline_zoom(&timeline(3000, &[]), end), None);
+        // A tenth of a long run, but more bins than a chart draws: whole.
+        let long = Nanos::from_secs(100);
+        assert_eq!(timeline_zoom(&timeline(100_000, &[1000, 1099]), long), None);
+    }
 }

@@ -191,9 +191,10 @@ fn run_draws_the_trace_charts() {
         &out,
         "timeline.svg",
         &[
-            "time (s)",
-            // 300 bins of 10 ms drawn as 150 bars of 20 ms.
-            "requests per 20ms bin",
+            // All the traffic in 20 ms of a 3 s run: zoomed to 950 to
+            // 1050 ms, its 10 ms bins as they are.
+            "time (ms), zoomed to the traffic: none in the rest of the 3s run",
+            "requests per 10ms bin",
             "offered",
             "fixed window: admitted 200 of 200",
             "admitted: 100 slots",
@@ -211,6 +212,7 @@ fn run_draws_the_trace_charts() {
     assert!(
         report.contains("![") && report.contains("](window_count.svg)") && report.contains("| fixed_window")
     );
+    assert!(report.contains("zoomed to 950ms to 1050ms, where all the traffic is"), "{report}");
 }
 
 #[test]
@@ -512,15 +514,21 @@ fn retry_charts_show_what_the_clients_did() {
             // Over all 1434 requests: the rounded-down header's 1000
             // successes, all first attempts, are 70 %, not 100 %.
             "succeeded with time ≤ x (% of all)",
-            "70 % succeeded, median 0 s",
-            "30 % gave up",
+            "70 % succeeded, 30 % gave up",
+            // Of all requests, not the table's p50 of the successes.
+            "median of all requests: 0 s",
         ],
     );
     for png in ["retry_timeline.png", "time_to_success.png"] {
         assert_png(&out, png);
     }
     let report = read(&out, "report.md");
-    for link in ["](retry_timeline.svg)", "](time_to_success.svg)", "| early retries |"] {
+    for link in [
+        "](retry_timeline.svg)",
+        "](time_to_success.svg)",
+        "| early retries |",
+        "The legend's median is of all requests",
+    ] {
         assert!(report.contains(link), "report lacks {link}");
     }
 
@@ -595,6 +603,18 @@ fn shaping_charts_show_the_backend_and_the_waits() {
             "27 % at once, p99 1.98 s",
             "Guava acquire()",
             "≈ GCRA, waits ≤ 2s",
+        ],
+    );
+    // The timeline draws a limiter that delays where its requests reached
+    // the backend, and says so; one that refuses, what it admitted.
+    assert_svg(
+        &out,
+        "timeline.svg",
+        &[
+            "shaping: offered and reaching the backend per 500ms bin",
+            "at the backend: leaky bucket 20, delay 0",
+            "leaky bucket 20, delay 0: admitted 257 of 320, 188 delayed",
+            "admitted: sliding log",
         ],
     );
     // The policing limiters have no curve of their own.

@@ -70,16 +70,20 @@ impl Chart for AdmissionCurve<'_> {
                 Mark::Line,
             ));
         }
-        let (plots, legend) = with_legend_for(&area, &entries);
-        let panels = plots.split_evenly((1, 2));
         // Wider lines first, so that a limiter deciding exactly as another
         // (the same curve) shows as a thin line inside a wide one.
         let mut order: Vec<&&LimiterReport> = curves.iter().collect();
         order.sort_by_key(|l| std::cmp::Reverse(line_width(&l.spec)));
-        let widths =
-            covered_widths(&order.iter().map(|l| line_width(&l.spec)).collect::<Vec<_>>(), |a, b| {
-                order[a].admission_curve == order[b].admission_curve
-            });
+        let same = |a: usize, b: usize| order[a].admission_curve == order[b].admission_curve;
+        entries.extend(nested_note(
+            order.len(),
+            |a, b| same(a, b).then_some(0.0),
+            "curves",
+            |_| String::new(),
+        ));
+        let (plots, legend) = with_legend_for(&area, &entries);
+        let panels = plots.split_evenly((1, 2));
+        let widths = covered_widths(&order.iter().map(|l| line_width(&l.spec)).collect::<Vec<_>>(), same);
         let ratios = |l: &LimiterReport| -> Vec<(f64, f64)> {
             l.admission_curve
                 .iter()

@@ -5,6 +5,7 @@ use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::broken_axis::{Part, Pixels, broken_axis, draw_panel, fmt_axis_percent};
 use super::*;
 use ratesim::sweep::LoadPoint;
 use ratesim::time::format_duration;
@@ -26,23 +27,31 @@ impl Chart for LoadSweep<'_> {
             first.report.end
         );
         let area = titled(root, &title)?;
-        let entries: Vec<LegendEntry> = first
+        let n = first.report.limiters.len();
+        // Over-admission is n/a where the sliding log admitted nothing:
+        // no point there, rather than a 0 that was not measured.
+        let value = |k: usize, p: &LoadPoint, i: usize| -> Option<f64> {
+            let l = &p.report.limiters[i];
+            if k == 0 { l.over_admission().map(|v| v * 100.0) } else { Some(l.peak_ratio()) }
+        };
+        // Limiters that decide alike (the GCRA and the token bucket when L
+        // divides W) draw one line: the covered one is a border around the
+        // other, in each panel.
+        let same =
+            |k: usize, a: usize, b: usize| self.points.iter().all(|p| value(k, p, a) == value(k, p, b));
+        let mut entries: Vec<LegendEntry> = first
             .report
             .limiters
             .iter()
             .map(|l| LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), Mark::Line))
             .collect();
+        let equal = |a: usize, b: usize| (same(0, a, b) || same(1, a, b)).then_some(0.0);
+        entries.extend(nested_note(n, equal, "values", |_| String::new()));
         let (plots, legend) = with_legend_for(&area, &entries);
         let panels = plots.split_evenly((1, 2));
         let (x_min, x_max) = x_range(self.points.iter().map(|p| p.load));
-        let n = first.report.limiters.len();
         for (k, panel) in panels.iter().enumerate() {
-            // Over-admission is n/a where the sliding log admitted nothing:
-            // no point there, rather than a 0 that was not measured.
-            let value = |p: &LoadPoint, i: usize| -> Option<f64> {
-                let l = &p.report.limiters[i];
-                if k == 0 { l.over_admission().map(|v| v * 100.0) } else { Some(l.peak_ratio()) }
-            };
+            let value = |p: &LoadPoint, i: usize| value(k, p, i);
             let values = || self.points.iter().flat_map(|p| (0..n).filter_map(move |i| value(p, i)));
             let y_max = values().fold(0.0, f64::max);
             let y_min = values().fold(f64::MAX, f64::min);
@@ -54,37 +63,66 @@ impl Chart for LoadSweep<'_> {
             } else {
                 ((y_min - 0.1).max(0.0), (y_max * 1.05).max(1.2))
             };
-            let mut chart = ChartBuilder::on(panel)
-                .margin(12)
-                .caption(
-                    if k == 0 { "over-admission vs exact" } else { "peak in one exact window" },
-                    font(LABEL_SIZE),
-                )
-                .x_label_area_size(60)
-                .y_label_area_size(80)
-                .build_cartesian_2d(x_min..x_max, y0..y1)
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .x_desc("load factor (× L / W)")
-                .y_desc(if k == 0 { "over-admission (%)" } else { "peak / L" })
-                .axis_desc_style(font(LABEL_SIZE))
-                .label_style(font(TICK_SIZE))
-                .x_labels(X_LABELS)
-                .x_label_formatter(&tick)
-                .light_line_style(WHITE.mix(0.0))
-                .draw()
-                .map_err(err)?;
             let widths = covered_widths(
                 &first.report.limiters.iter().map(|l| line_width(&l.spec)).collect::<Vec<_>>(),
-                |a, b| self.points.iter().all(|p| value(p, a) == value(p, b)),
+                |a, b| same(k, a, b),
             );
-            for (i, (l, &w)) in first.report.limiters.iter().zip(&widths).enumerate() {
-                let c = self.palette.colour(&l.spec);
-                let pts = by_load(self.points.iter().map(|p| (p.load, value(p, i))));
-                chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(w))).map_err(err)?;
-                chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 5, c.filled()))).map_err(err)?;
-            }
+            let lines: Vec<Vec<(f64, f64)>> =
+                (0..n).map(|i| by_load(self.points.iter().map(|p| (p.load, value(p, i))))).collect();
+            // Over-admission: a few lines far from the rest (the pacers at
+            // -46 to -22 % against the others within -1 to +9 %) get a band
+            // of their own past a break, as in `which_limiter`.
+            let split = if k == 0 { broken_axis(&values().collect::<Vec<_>>()) } else { None };
+            let ys: Vec<Vec<f64>> = lines.iter().map(|l| l.iter().map(|p| p.1).collect()).collect();
+            let split = split.filter(|s| s.separates(ys.iter().map(|v| &v[..])));
+            let mut part = |area: &DrawingArea<DB, Shift>, part: &Part| -> Result<Pixels> {
+                let mut builder = ChartBuilder::on(area);
+                builder.margin(12).x_label_area_size(if part.bottom { 60 } else { 0 }).y_label_area_size(80);
+                if part.top {
+                    builder.caption(
+                        if k == 0 { "over-admission vs exact" } else { "peak in one exact window" },
+                        font(LABEL_SIZE),
+                    );
+                } else {
+                    builder.margin_top(14);
+                }
+                if !part.bottom {
+                    builder.margin_bottom(14);
+                }
+                let mut chart = builder.build_cartesian_2d(x_min..x_max, part.y.clone()).map_err(err)?;
+                let height = chart.plotting_area().dim_in_pixel().1;
+                // No tick label at a break mark.
+                let y_fmt = |v: &f64| {
+                    if part.clear_of_break(*v, height) { fmt_axis_percent(*v) } else { String::new() }
+                };
+                let mut mesh = chart.configure_mesh();
+                mesh.axis_desc_style(font(LABEL_SIZE))
+                    .label_style(font(TICK_SIZE))
+                    .x_labels(X_LABELS)
+                    .x_label_formatter(&tick)
+                    .y_labels(part.ticks)
+                    .light_line_style(WHITE.mix(0.0));
+                if split.is_some() {
+                    mesh.y_label_formatter(&y_fmt);
+                }
+                if part.bottom {
+                    mesh.x_desc("load factor (× L / W)");
+                }
+                if part.top {
+                    mesh.y_desc(if k == 0 { "over-admission (%)" } else { "peak / L" });
+                }
+                mesh.draw().map_err(err)?;
+                for ((l, &w), pts) in first.report.limiters.iter().zip(&widths).zip(&lines) {
+                    if split.is_some() && !pts.iter().all(|p| part.y.contains(&p.1)) {
+                        continue;
+                    }
+                    let c = self.palette.colour(&l.spec);
+                    chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(w))).map_err(err)?;
+                    chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled()))).map_err(err)?;
+                }
+                Ok(chart.plotting_area().get_pixel_range())
+            };
+            draw_panel(panel, y0..y1, split.as_ref(), &mut part)?;
         }
         draw_legend(&legend, &entries)?;
         Ok(())

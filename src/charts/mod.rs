@@ -5,6 +5,7 @@
 //! of a run, and no two limiters of a run look alike ([`RunPalette`]).
 
 pub mod admission_curve;
+pub mod broken_axis;
 pub mod burst_pair_map;
 pub mod delay_cdf;
 pub mod error_vs_slots;
@@ -155,9 +156,15 @@ pub fn colour_distance(a: (u8, u8, u8), b: (u8, u8, u8)) -> f64 {
 pub const MIN_COLOUR_DISTANCE: f64 = 100.0;
 
 /// Colours charts draw themselves beside the limiters' (the grey of
-/// offered requests, the red of a limit line): a limiter given another
-/// colour keeps away from them too.
-const RESERVED_COLOURS: [(u8, u8, u8); 2] = [(170, 170, 170), (200, 0, 0)];
+/// offered requests, the red of a node's limit, the dark grey of the limit
+/// line): a limiter given another colour keeps away from them too.
+const RESERVED_COLOURS: [(u8, u8, u8); 3] = [(170, 170, 170), (200, 0, 0), LIMIT_RGB];
+
+/// The limit line's colour in `window_count`: a dark grey no limiter is
+/// drawn in (its red dashes once merged into the fixed window's red where
+/// the fixed window sat at L).
+const LIMIT_RGB: (u8, u8, u8) = (90, 90, 90);
+pub const LIMIT_COLOUR: RGBColor = RGBColor(LIMIT_RGB.0, LIMIT_RGB.1, LIMIT_RGB.2);
 
 /// The colours a limiter may be given when its own is taken: hues every
 /// 15 degrees at four strengths, none too light to see on white.
@@ -843,11 +850,54 @@ pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &
 /// around the next (the sliding log, 2 and 10 slots around 100 slots, in
 /// the boundary burst). Lines nobody covers keep `widths`.
 pub fn covered_widths(widths: &[u32], same: impl Fn(usize, usize) -> bool) -> Vec<u32> {
+    covered_widths_by(widths, same, 6)
+}
+
+/// [`covered_widths`], each covered line `step` px wider than the widest
+/// drawn on it (a border of `step / 2` either side).
+pub fn covered_widths_by(widths: &[u32], same: impl Fn(usize, usize) -> bool, step: u32) -> Vec<u32> {
     let mut out = widths.to_vec();
     for a in (0..widths.len()).rev() {
-        out[a] = (a + 1..widths.len()).filter(|&b| same(a, b)).map(|b| out[b] + 6).fold(widths[a], u32::max);
+        out[a] =
+            (a + 1..widths.len()).filter(|&b| same(a, b)).map(|b| out[b] + step).fold(widths[a], u32::max);
     }
     out
+}
+
+/// How far apart (in pixels, at most) two lines may be at every point and
+/// still draw as one to the eye: a 2 px line 3 px from another hides most
+/// of it. Such lines nest ([`covered_widths`]) as equal ones do.
+pub const NEAR_PX: f64 = 4.0;
+
+/// The most two lines drawn over the same points part by, when they never
+/// part by more than `tol` (lines that close are one line to the eye, and
+/// nest); `None` when they do part by more.
+pub fn near_gap(pairs: impl IntoIterator<Item = (f64, f64)>, tol: f64) -> Option<f64> {
+    pairs.into_iter().try_fold(0.0, |most: f64, (a, b)| {
+        let d = (a - b).abs();
+        (d <= tol).then_some(most.max(d))
+    })
+}
+
+/// The legend's note on nested lines ([`covered_widths`]), when any pair of
+/// the `n` lines nests: `gap(a, b)` is the most lines `a` and `b` part by
+/// when they nest, `None` when they do not. "equal counts: lines nested"
+/// when every nested pair is equal; "counts equal or within 2: lines
+/// nested" when some pair is only near, `fmt` writing the largest gap.
+pub fn nested_note(
+    n: usize,
+    gap: impl Fn(usize, usize) -> Option<f64>,
+    what: &str,
+    fmt: impl Fn(f64) -> String,
+) -> Option<LegendEntry> {
+    let most = (0..n).flat_map(|a| (a + 1..n).map(move |b| (a, b))).filter_map(|(a, b)| gap(a, b));
+    let most = most.fold(None, |m: Option<f64>, g| Some(m.map_or(g, |m| m.max(g))))?;
+    let text = if most == 0.0 {
+        format!("equal {what}: lines nested")
+    } else {
+        format!("{what} equal or within {}: lines nested", fmt(most))
+    };
+    Some(LegendEntry::new(text, BLACK, Mark::Heading))
 }
 
 /// From this many limiters on, charts that draw one line per limiter in one
@@ -1371,6 +1421,29 @@ burst = [5, 50]
         let widths = covered_widths(&[7, 4, 2, 2, 2], |a, b| a > 0 && b > 0);
         assert_eq!(widths, [7, 20, 14, 8, 2]);
         assert_eq!(covered_widths(&[3, 3, 2], |a, b| (a, b) == (0, 1)), [9, 3, 2]);
+    }
+
+    /// sliding_minute: the fixed window 0 or 2 from its first-request
+    /// window in every step, on an axis of 2.3 requests a pixel: one line
+    /// to the eye, so they nest, and the note says by how much they part.
+    /// The 6 slots, 58 apart at worst, do not.
+    #[test]
+    fn near_lines_nest_and_the_note_says_how_near() {
+        let fixed = [600.0, 602.0, 900.0, 300.0];
+        let first = [600.0, 600.0, 898.0, 300.0];
+        let six = [600.0, 660.0, 900.0, 320.0];
+        let tol = NEAR_PX * 2.3;
+        assert_eq!(near_gap(fixed.iter().copied().zip(first), tol), Some(2.0));
+        assert_eq!(near_gap(fixed.iter().copied().zip(six), tol), None);
+        assert_eq!(near_gap(fixed.iter().copied().zip(fixed), 0.0), Some(0.0));
+        let lines = [&fixed, &first, &six];
+        let gap = |a: usize, b: usize| near_gap(lines[a].iter().copied().zip(lines[b].iter().copied()), tol);
+        let note = nested_note(3, gap, "counts", |g| format!("{g:.0}")).unwrap();
+        assert_eq!(note.label, "counts equal or within 2: lines nested");
+        assert_eq!(note.mark, Mark::Heading);
+        let equal = nested_note(3, |a, b| (a, b).eq(&(0, 2)).then_some(0.0), "curves", |_| String::new());
+        assert_eq!(equal.unwrap().label, "equal curves: lines nested");
+        assert!(nested_note(3, |_, _| None, "counts", |_| String::new()).is_none());
     }
 
     #[test]

@@ -12,8 +12,8 @@ use ratesim::nodes::{Mode, Topology};
 use ratesim::time::format_duration;
 
 /// Nodes drawn one line each; with more, a band from the least to the most
-/// any node admitted in the bin, and their mean (five or more lines, nested
-/// so that equal ones show, become a tangle).
+/// any node admitted in the bin, and their mean (five or more lines become
+/// a tangle).
 pub const NODE_LINES: usize = 4;
 
 /// A colour per node (Okabe-Ito and Tableau: told apart in colour-blind
@@ -35,10 +35,40 @@ pub fn node_colour(i: usize) -> RGBColor {
     rgb(NODE_COLOURS[i % NODE_LINES])
 }
 
-/// Line width of node `i` of `k`: 2 px for the last, 3 more for each
-/// node before it.
-fn node_width(i: usize, k: usize) -> u32 {
-    2 + 3 * (k - 1 - i) as u32
+/// The width of each node's line in one bin: 2 px, and for a node that
+/// admitted as many as a later node in the bin (or within `tol`, a few
+/// pixels: one line to the eye), a border of 1.5 px around its line
+/// ([`covered_widths_by`]; bins 4 px wide held 14 px of nested lines as
+/// blocks): nodes nest where they are equal, and the lines
+/// of nodes that differ stay thin, so that they do not tangle.
+fn bin_widths(row: &[ratesim::timeline::Bin], tol: f64) -> Vec<u32> {
+    covered_widths_by(&vec![2; row.len()], |a, b| admitted_gap(row, a, b) <= tol, 3)
+}
+
+/// How far apart nodes `a` and `b` are in a bin.
+fn admitted_gap(row: &[ratesim::timeline::Bin], a: usize, b: usize) -> f64 {
+    row[a].admitted.abs_diff(row[b].admitted) as f64
+}
+
+/// A piece of a node's line: the node, its points and its width.
+type Piece = (usize, Vec<(f64, f64)>, u32);
+
+/// A step line cut where its width changes: runs of `(x0, x1, value,
+/// width)` steps of one width, each run with the riser to the next step,
+/// so that the pieces join.
+fn runs_of_width(steps_in: &[(f64, f64, f64, u32)]) -> Vec<(Vec<(f64, f64)>, u32)> {
+    let mut out: Vec<(Vec<(f64, f64)>, u32)> = Vec::new();
+    for (i, &(x0, x1, v, w)) in steps_in.iter().enumerate() {
+        if i == 0 || steps_in[i - 1].3 != w {
+            if let Some((last, _)) = out.last_mut() {
+                last.push((x0, v));
+            }
+            out.push((Vec::new(), w));
+        }
+        let (pts, _) = out.last_mut().expect("a run");
+        pts.extend([(x0, v), (x1, v)]);
+    }
+    out
 }
 
 pub struct NodesTimeline<'a> {
@@ -106,7 +136,8 @@ impl Chart for NodesTimeline<'_> {
             strip_frame(&plots, &format!("time ({unit})"), &format!("admitted per {bin} bin, per node"))?;
         let rows = super::strips(&strips, on_nodes.len(), 30);
         let limit_colour = RGBColor(200, 0, 0);
-        let mut nested = false;
+        // The most nodes nested in one bin part by (0: only equal ones).
+        let mut nested: Option<f64> = None;
         for (s, (strip, l)) in rows.iter().zip(&on_nodes).enumerate() {
             let last = s + 1 == on_nodes.len();
             let bins = merged[s].bins();
@@ -122,21 +153,40 @@ impl Chart for NodesTimeline<'_> {
             }));
             chart.draw_series(AreaSeries::new(total, 0.0, total_colour().mix(0.35))).map_err(err)?;
             if k <= NODE_LINES {
-                // Node 0 widest and first; a node whose line a later node's
-                // covers exactly (they admitted the same in every bin, as
-                // round robin or equal weights do) is drawn wider still, a
-                // border around it, so equal nodes show as nested stripes.
-                let equal = |a: usize, b: usize| {
-                    bins.iter().skip(first_bin).all(|row| row[a].admitted == row[b].admitted)
-                };
-                nested |= (0..k).any(|a| (a + 1..k).any(|b| equal(a, b)));
-                let widths =
-                    covered_widths(&(0..k).map(|node| node_width(node, k)).collect::<Vec<_>>(), equal);
-                for (node, &w) in widths.iter().enumerate() {
-                    let pts = steps(bins.iter().enumerate().skip(first_bin).map(|(b, row)| {
-                        let (x0, x1) = span(b);
-                        (x0, x1, row[node].admitted as f64)
-                    }));
+                // Node 0 first; in a bin where a node admitted as many as a
+                // later node (round robin, equal weights) its line is wider,
+                // a border around the later one, so equal nodes show as
+                // nested stripes; where nodes differ, thin lines.
+                // Nodes a few pixels apart (1 request on a strip of 3.5 px
+                // a request) are one line to the eye: they nest too.
+                let plot_h = strip.dim_in_pixel().1.saturating_sub(if last { 34 } else { 4 }).max(1);
+                let tol = NEAR_PX * y_max / f64::from(plot_h);
+                let widths: Vec<Vec<u32>> = bins.iter().map(|row| bin_widths(row, tol)).collect();
+                for row in bins.iter().skip(first_bin) {
+                    for (a, b) in (0..k).flat_map(|a| (a + 1..k).map(move |b| (a, b))) {
+                        let gap = admitted_gap(row, a, b);
+                        if gap <= tol {
+                            nested = Some(nested.unwrap_or(0.0).max(gap));
+                        }
+                    }
+                }
+                // The wide pieces first, so that a thin line (a node apart
+                // from the others) is never under a border.
+                let mut pieces: Vec<Piece> = Vec::new();
+                for node in 0..k {
+                    let node_steps: Vec<(f64, f64, f64, u32)> = bins
+                        .iter()
+                        .enumerate()
+                        .skip(first_bin)
+                        .map(|(b, row)| {
+                            let (x0, x1) = span(b);
+                            (x0, x1, row[node].admitted as f64, widths[b][node])
+                        })
+                        .collect();
+                    pieces.extend(runs_of_width(&node_steps).into_iter().map(|(pts, w)| (node, pts, w)));
+                }
+                pieces.sort_by_key(|p| std::cmp::Reverse(p.2));
+                for (node, pts, w) in pieces {
                     chart
                         .draw_series(LineSeries::new(pts, node_colour(node).stroke_width(w)))
                         .map_err(err)?;
@@ -210,8 +260,13 @@ impl Chart for NodesTimeline<'_> {
                 let clock = if skewed { format!(", clock {clock}") } else { String::new() };
                 entries.push(LegendEntry::new(format!("node {node}{clock}"), node_colour(node), Mark::Line));
             }
-            if nested {
-                entries.push(LegendEntry::new("equal counts: lines nested", BLACK, Mark::Heading));
+            if let Some(gap) = nested {
+                let text = if gap == 0.0 {
+                    "where nodes are equal: lines nested".to_string()
+                } else {
+                    format!("where nodes are equal or within {gap:.0}: lines nested")
+                };
+                entries.push(LegendEntry::new(text, BLACK, Mark::Heading));
             }
         } else {
             entries.push(LegendEntry::new(format!("least to most of {k} nodes"), node_colour(0), Mark::Area));
@@ -232,5 +287,37 @@ impl Chart for NodesTimeline<'_> {
         }
         draw_legend(&legend, &entries)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratesim::timeline::Bin;
+
+    fn row(admitted: &[u64]) -> Vec<Bin> {
+        admitted.iter().map(|&a| Bin { admitted: a, ..Bin::default() }).collect()
+    }
+
+    /// Three nodes: all equal in a bin nest (8, 5, 2 px); two equal, the
+    /// third apart: those two nest and the other is thin; all apart: thin.
+    #[test]
+    fn node_lines_nest_only_where_nodes_are_equal() {
+        assert_eq!(bin_widths(&row(&[5, 5, 5]), 0.0), [8, 5, 2]);
+        assert_eq!(bin_widths(&row(&[5, 6, 5]), 0.0), [5, 2, 2]);
+        assert_eq!(bin_widths(&row(&[4, 5, 6]), 0.0), [2, 2, 2]);
+        // Within a few pixels: one line to the eye, nested too.
+        assert_eq!(bin_widths(&row(&[4, 5, 6]), 1.2), [8, 5, 2]);
+        assert_eq!(bin_widths(&row(&[4, 9, 9]), 1.2), [2, 5, 2]);
+        // A line cut where its width changes, each piece joined to the
+        // next by its riser.
+        let runs = runs_of_width(&[(0.0, 1.0, 5.0, 8), (1.0, 2.0, 5.0, 8), (2.0, 3.0, 7.0, 2)]);
+        assert_eq!(
+            runs,
+            vec![
+                (vec![(0.0, 5.0), (1.0, 5.0), (1.0, 5.0), (2.0, 5.0), (2.0, 7.0)], 8),
+                (vec![(2.0, 7.0), (3.0, 7.0)], 2),
+            ]
+        );
     }
 }

@@ -56,10 +56,15 @@ fn draw_bars<DB: DrawingBackend, Y: Ranged<ValueType = f64>>(
                 .map_err(err)?;
         }
         if let Some(r) = ring {
-            // White with a black ring: visible on any bar colour.
+            // White with a black ring: visible on any bar colour. A ring on
+            // the floor (0 s) stands on the axis line, not across it.
             let at = ((b.x0 + b.x1) / 2.0, r.max(floor));
+            let lift = if *r <= floor { -7 } else { 0 };
             chart
-                .draw_series([Circle::new(at, 5, WHITE.filled()), Circle::new(at, 5, BLACK.stroke_width(2))])
+                .draw_series([
+                    EmptyElement::at(at) + Circle::new((0, lift), 5, WHITE.filled()),
+                    EmptyElement::at(at) + Circle::new((0, lift), 5, BLACK.stroke_width(2)),
+                ])
                 .map_err(err)?;
         }
     }
@@ -100,19 +105,56 @@ fn bar_panel<'a, DB: DrawingBackend>(
     Ok(chart)
 }
 
-/// Writes each label centred just over its bar, `dy` above its top.
+/// Where labels over bars go, left to right: each at `bottom` (its bar's
+/// top, in pixels, y down) unless it would run into the label before it
+/// ("10.00 10.00" over bars 31 px apart, 4 px from each other, read as
+/// one run of digits), then just above that one. `labels` holds each
+/// label's centre x, bottom and width; `h` is a label's height. Returns
+/// each label's bottom.
+fn place_labels(labels: &[(i32, i32, u32)], h: i32) -> Vec<i32> {
+    const LABEL_GAP: i32 = 8;
+    let mut out: Vec<i32> = Vec::with_capacity(labels.len());
+    for (k, &(x, bottom, w)) in labels.iter().enumerate() {
+        let mut at = bottom;
+        if let Some(&(px, _, pw)) = k.checked_sub(1).map(|p| &labels[p]) {
+            let prev = out[k - 1];
+            // Closer than two spaces, two numbers read as one.
+            let apart = (x - px).abs() >= (w + pw) as i32 / 2 + LABEL_GAP;
+            if !apart && at > prev - h - 1 && at - h < prev {
+                at = prev - h - 1;
+            }
+        }
+        out.push(at);
+    }
+    out
+}
+
+/// Writes each label centred just over its bar, `dy` above its top; a
+/// label that would run into the one before it goes just above that one,
+/// so that labels stay apart at a size that reads.
 fn write_over<'b, DB: DrawingBackend>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     labelled: impl Iterator<Item = (&'b Bar, String)>,
     dy: f64,
 ) -> Result<()> {
-    for (b, label) in labelled {
+    let labelled: Vec<(&Bar, String)> = labelled.collect();
+    let style = font(TICK_SIZE - 6.0);
+    let at = |b: &Bar| ((b.x0 + b.x1) / 2.0, b.value + dy);
+    let area = chart.plotting_area();
+    let boxes: Vec<(i32, i32, u32)> = labelled
+        .iter()
+        .map(|(b, l)| {
+            let (x, y) = chart.backend_coord(&at(b));
+            (x, y, area.estimate_text_size(l, &style).map_or(0, |(w, _)| w))
+        })
+        .collect();
+    let bottoms = place_labels(&boxes, (TICK_SIZE - 6.0) as i32);
+    for (((b, label), (_, y, _)), bottom) in labelled.into_iter().zip(&boxes).zip(bottoms) {
         chart
-            .draw_series(std::iter::once(Text::new(
-                label,
-                ((b.x0 + b.x1) / 2.0, b.value + dy),
-                font(TICK_SIZE - 6.0).pos(Pos::new(HPos::Center, VPos::Bottom)),
-            )))
+            .draw_series(std::iter::once(
+                EmptyElement::at(at(b))
+                    + Text::new(label, (0, bottom - y), style.pos(Pos::new(HPos::Center, VPos::Bottom))),
+            ))
             .map_err(err)?;
     }
     Ok(())
@@ -238,6 +280,11 @@ impl Chart for RetryPolicies<'_> {
                 .map(|k| (k.tts_quantile(1.0).map_or(0.0, |t| t.as_secs_f64()), None))
         });
         let y_top = if never.is_empty() { y1 } else { y1 * 10f64.powf(0.8) };
+        // Under "never" the top time's label (its dashed line) would touch
+        // it: it is left out, the decade under it labelled.
+        let y_fmt = |v: &f64| {
+            if !never.is_empty() && (v / y1 - 1.0).abs() < 1e-6 { String::new() } else { tick(v) }
+        };
         let mut chart = ChartBuilder::on(&bottom)
             .margin(8)
             .margin_right(20)
@@ -252,7 +299,7 @@ impl Chart for RetryPolicies<'_> {
             .label_style(font(TICK_SIZE - 2.0))
             .x_labels(2 * n + 1)
             .x_label_formatter(&x_fmt)
-            .y_label_formatter(&tick)
+            .y_label_formatter(&y_fmt)
             .disable_x_mesh()
             .light_line_style(WHITE.mix(0.0))
             .draw()
@@ -303,5 +350,25 @@ impl Chart for RetryPolicies<'_> {
             entries.push(LegendEntry::new("  requests gave up", BLACK, Mark::Heading));
         }
         draw_legend(&legend, &entries)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// backoff's "none": "10.00" (28 px) over bars 31 px apart, the third
+    /// bar far taller: the second label goes above the first; the third
+    /// and the fourth, clear of the label before them, stay over their
+    /// bars. Labels far enough apart stay where they are.
+    #[test]
+    fn labels_that_would_touch_go_above_the_one_before() {
+        let h = 12;
+        let labels = [(100, 200, 28), (131, 200, 28), (162, 40, 40), (193, 200, 28)];
+        assert_eq!(place_labels(&labels, h), [200, 187, 40, 200]);
+        // backoff_closed: 10.06 then 10.88, 5 px higher: above it.
+        assert_eq!(place_labels(&[(100, 60, 30), (131, 55, 30)], h), [60, 47]);
+        // 60 px apart: as they are.
+        assert_eq!(place_labels(&[(100, 60, 28), (160, 60, 28)], h), [60, 60]);
     }
 }

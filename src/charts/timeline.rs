@@ -31,34 +31,61 @@ pub fn log_scale(offered_max: u64, admitted_max: u64) -> bool {
 impl Chart for Timeline<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.report;
-        // Bars wide enough to see: bins merged for drawing (the CSV keeps them).
-        let timeline = chart_bins(&r.timeline, None);
+        // When all the traffic falls in a small part of the run, the bins
+        // around it as they are; else the whole run, the bins merged for
+        // drawing into bars wide enough to see (the CSV keeps them).
+        let zoom = ratesim::run::timeline_zoom(&r.timeline, r.end);
+        let merged;
+        let timeline = if zoom.is_some() {
+            &r.timeline
+        } else {
+            merged = chart_bins(&r.timeline, None);
+            &merged
+        };
         let width = timeline.width().get();
         let bins = timeline.bins();
-        let (div, unit) = time_unit(r.end.get());
-        let x_end = r.end.get() as f64 / div;
-        let offered_max = bins.iter().flat_map(|row| row.iter().map(|b| b.offered)).max().unwrap_or(1).max(1);
-        let admitted_max = bins.iter().flat_map(|row| row.iter().map(|b| b.admitted)).max().unwrap_or(0);
+        let shown = zoom.clone().unwrap_or(0..bins.len());
+        let (t0, t1) = match &zoom {
+            Some(z) => (z.start as u64 * width, (z.end as u64 * width).min(r.end.get())),
+            None => (0, r.end.get()),
+        };
+        let (div, unit) = time_unit(t1 - t0);
+        let (x_start, x_end) = (t0 as f64 / div, t1 as f64 / div);
+        // A limiter that may delay is drawn where its requests reached the
+        // backend (admitted at once, plus delayed ones whose wait ended in
+        // the bin): a shaping limiter's bars are its shaping, not the
+        // burst it admitted to wait.
+        let waits: Vec<bool> = r.limiters.iter().map(|l| l.delays.is_some()).collect();
+        let drawn = |i: usize, b: &ratesim::timeline::Bin| if waits[i] { b.backend() } else { b.admitted };
+        let rows = || bins.iter().enumerate().skip(shown.start).take(shown.len());
+        let offered_max = rows().flat_map(|(_, row)| row.iter().map(|b| b.offered)).max().unwrap_or(1).max(1);
+        let admitted_max =
+            rows().flat_map(|(_, row)| row.iter().enumerate().map(|(i, b)| drawn(i, b))).max().unwrap_or(0);
         let log = log_scale(offered_max, admitted_max);
         // Linear: counts from 0, with room for the strip's title. Log: the
         // logarithms of the counts, from the floor.
-        let y_top = offered_max as f64;
+        let y_top = offered_max.max(admitted_max) as f64;
         let (y, to_y): (std::ops::Range<f64>, fn(u64) -> f64) = if log {
             (LOG_FLOOR.log10()..y_top.log10() + 0.45, |v| (v as f64).max(LOG_FLOOR).log10())
         } else {
             (0.0..y_top * 1.3, |v| v as f64)
         };
-        let area = titled(
-            root,
-            &format!("{}: offered and admitted per {} bin", self.scenario, format_duration(timeline.width())),
-        )?;
+        let at_backend = waits.iter().any(|&w| w);
+        let bin = format_duration(timeline.width());
+        let title = if at_backend {
+            format!("{}: offered and reaching the backend per {bin} bin", self.scenario)
+        } else {
+            format!("{}: offered and admitted per {bin} bin", self.scenario)
+        };
+        let area = titled(root, &title)?;
         // Opaque, and dark enough that a rejected burst a few pixels wide
         // shows beside the admitted part.
         let grey = RGBColor(195, 195, 195);
         let mut entries = vec![LegendEntry::new("offered", grey, Mark::Solid)];
-        for l in &r.limiters {
+        for (l, &w) in r.limiters.iter().zip(&waits) {
+            let what = if w { "at the backend" } else { "admitted" };
             entries.push(LegendEntry::new(
-                format!("admitted: {}", short_label(&l.spec)),
+                format!("{what}: {}", short_label(&l.spec)),
                 self.palette.colour(&l.spec),
                 Mark::Fill(ADMITTED_ALPHA),
             ));
@@ -66,18 +93,22 @@ impl Chart for Timeline<'_> {
         let (plots, legend) = with_legend_for(&area, &entries);
         let n = r.limiters.len();
         // One strip per limiter, same axes; time labels on the last only.
-        let per_bin = format!("requests per {} bin", format_duration(timeline.width()));
-        let strips = strip_frame(
-            &plots,
-            &format!("time ({unit})"),
-            &if log { format!("{per_bin} (log scale)") } else { per_bin },
-        )?;
+        let per_bin = format!("requests per {bin} bin");
+        let x_title = match &zoom {
+            Some(_) => format!(
+                "time ({unit}), zoomed to the traffic: none in the rest of the {} run",
+                format_duration(r.end)
+            ),
+            None => format!("time ({unit})"),
+        };
+        let strips =
+            strip_frame(&plots, &x_title, &if log { format!("{per_bin} (log scale)") } else { per_bin })?;
         // Many strips are thin: the last one gets its own room for the time
         // labels, and fewer value labels.
         let compact = n >= STRIPS_FROM;
-        let rows = super::strips(&strips, n, 30);
+        let strip_rows = super::strips(&strips, n, 30);
         let series = |i: usize, f: &dyn Fn(&ratesim::timeline::Bin) -> u64| {
-            steps(bins.iter().enumerate().map(|(b, row)| {
+            steps(rows().map(|(b, row)| {
                 let x0 = (b as u64 * width) as f64 / div;
                 let x1 = ((b as u64 + 1) * width) as f64 / div;
                 (x0, x1.min(x_end), to_y(f(&row[i])))
@@ -89,7 +120,7 @@ impl Chart for Timeline<'_> {
             if *v >= 0.0 && v.fract() == 0.0 { count(&10f64.powi(*v as i32)) } else { String::new() }
         };
         let label: &dyn Fn(&f64) -> String = if log { &log_label } else { &whole };
-        for (i, strip) in rows.iter().enumerate() {
+        for (i, strip) in strip_rows.iter().enumerate() {
             let last = i + 1 == n;
             let l = &r.limiters[i];
             // A label at every power of ten, where a linear strip has 2 or 3.
@@ -100,7 +131,7 @@ impl Chart for Timeline<'_> {
             } else {
                 3
             };
-            let mut chart = strip_chart_in(strip, last, 0f64..x_end, y.clone(), labels, label)?;
+            let mut chart = strip_chart_in(strip, last, x_start..x_end, y.clone(), labels, label)?;
             let c = self.palette.colour(&l.spec);
             chart
                 .draw_series(AreaSeries::new(series(i, &|b| b.offered), y.start, grey.filled()))
@@ -108,18 +139,27 @@ impl Chart for Timeline<'_> {
             chart
                 .draw_series(
                     AreaSeries::new(
-                        series(i, &|b| b.admitted),
+                        series(i, &|b| drawn(i, b)),
                         y.start,
                         c.mix(f64::from(ADMITTED_ALPHA) / 100.0),
                     )
                     .border_style(c.stroke_width(1)),
                 )
                 .map_err(err)?;
-            let text =
-                format!("{}: admitted {} of {}", short_label(&l.spec), l.counts.admitted, l.counts.offered);
+            let delayed = l.delays.as_ref().map_or(0, |d| d.delayed);
+            let text = if delayed > 0 {
+                format!(
+                    "{}: admitted {} of {}, {delayed} delayed",
+                    short_label(&l.spec),
+                    l.counts.admitted,
+                    l.counts.offered
+                )
+            } else {
+                format!("{}: admitted {} of {}", short_label(&l.spec), l.counts.admitted, l.counts.offered)
+            };
             let size = if compact { TICK_SIZE - 3.0 } else { TICK_SIZE - 1.0 };
             let top = y.end - (y.end - y.start) * 0.008;
-            strip_title(&mut chart, text, 0.0..x_end, top, size, compact)?;
+            strip_title(&mut chart, text, x_start..x_end, top, size, compact)?;
         }
         draw_legend(&legend, &entries)?;
         Ok(())

@@ -75,14 +75,47 @@ impl Chart for WindowCount<'_> {
             r.limit.requests
         );
         let area = titled(root, &title)?;
-        let limit_colour = RGBColor(200, 0, 0);
-        let mut entries = self.legend(limit_colour);
+        let mut entries = self.legend();
         let n = r.limiters.len();
-        let equal = |a: usize, b: usize| bins.iter().all(|row| row[a].window_peak == row[b].window_peak);
-        if (0..n).any(|a| (a + 1..n).any(|b| equal(a, b))) {
-            entries.push(LegendEntry::new("equal counts: lines nested", BLACK, Mark::Heading));
-        }
+        // Counts per pixel of the plot's height (its margins and the time
+        // labels off the area's).
+        let per_px = (y.end - y.start) / f64::from(area.dim_in_pixel().1.saturating_sub(80).max(1));
+        // Lines that never part by more than a few pixels are one line to
+        // the eye (sliding_minute's fixed window under its first-request
+        // window, 2 apart in half the steps): they nest as equal ones do.
+        let gap = |a: usize, b: usize| {
+            near_gap(
+                bins.iter().map(|row| (row[a].window_peak as f64, row[b].window_peak as f64)),
+                NEAR_PX * per_px,
+            )
+        };
+        entries.extend(nested_note(n, gap, "counts", |g| format!("{g:.0}")));
         let (plot, legend) = with_legend_for(&area, &entries);
+        // Wider lines first; a line that a later one covers (the same
+        // count in every bin, or within a few pixels) is drawn wider
+        // still, as a border around it.
+        let mut order: Vec<usize> = (0..r.limiters.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(line_width(&r.limiters[i].spec)));
+        let same = |a: usize, b: usize| gap(order[a], order[b]).is_some();
+        // A line whose count changes every few times its width draws its
+        // steps into blocks and hollow outlines: such a line is thin
+        // (identical lines still nest).
+        let plot_px = plot.dim_in_pixel().0 as usize;
+        let width_of = |i: usize| {
+            let w = line_width(&r.limiters[i].spec);
+            let steps = runs(bins.iter().map(|row| row[i].window_peak));
+            if steps * 3 * w as usize > plot_px { w.min(2) } else { w }
+        };
+        let widths = covered_widths(&order.iter().map(|&i| width_of(i)).collect::<Vec<_>>(), same);
+        // An axis from 0 starts under it by half the widest line, so that
+        // lines at 0 stay above the time labels (the boundary burst's
+        // nested bundle ran over "0" and "1").
+        let y = if zoomed {
+            y
+        } else {
+            let half = f64::from(widths.iter().copied().max().unwrap_or(2)) / 2.0 + 2.0;
+            -half * per_px..y.end
+        };
         let mut chart = ChartBuilder::on(&plot)
             .margin(10)
             .x_label_area_size(60)
@@ -108,22 +141,16 @@ impl Chart for WindowCount<'_> {
                 (x0, x1.min(x_end), row[i].window_peak as f64)
             }))
         };
-        // Wider lines first; a line that a later one covers exactly (the
-        // same count in every bin) is drawn wider still, as a border
-        // around it.
-        let mut order: Vec<usize> = (0..r.limiters.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(line_width(&r.limiters[i].spec)));
-        let same = |a: usize, b: usize| equal(order[a], order[b]);
-        // A line whose count changes every few times its width draws its
-        // steps into blocks and hollow outlines: such a line is thin
-        // (identical lines still nest).
-        let plot_px = plot.dim_in_pixel().0 as usize;
-        let width_of = |i: usize| {
-            let w = line_width(&r.limiters[i].spec);
-            let steps = runs(bins.iter().map(|row| row[i].window_peak));
-            if steps * 3 * w as usize > plot_px { w.min(2) } else { w }
-        };
-        let widths = covered_widths(&order.iter().map(|&i| width_of(i)).collect::<Vec<_>>(), same);
+        // The limit under the lines: a limiter at L (the sliding log,
+        // always) stays its own colour, the dashes showing on either side.
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(0.0, limit), (x_end, limit)],
+                12,
+                8,
+                LIMIT_COLOUR.stroke_width(2),
+            ))
+            .map_err(err)?;
         for (&i, &w) in order.iter().zip(&widths) {
             chart
                 .draw_series(LineSeries::new(
@@ -132,14 +159,6 @@ impl Chart for WindowCount<'_> {
                 ))
                 .map_err(err)?;
         }
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(0.0, limit), (x_end, limit)],
-                12,
-                8,
-                limit_colour.stroke_width(2),
-            ))
-            .map_err(err)?;
         if zoomed {
             axis_break(&plot, &chart.plotting_area().get_pixel_range())?;
         }
@@ -168,10 +187,10 @@ fn axis_break<DB: DrawingBackend>(
 }
 
 impl WindowCount<'_> {
-    fn legend(&self, limit_colour: RGBColor) -> Vec<LegendEntry> {
+    fn legend(&self) -> Vec<LegendEntry> {
         let r = self.report;
         let mut entries = vec![
-            LegendEntry::new(format!("limit L = {}", r.limit.requests), limit_colour, Mark::Dashed),
+            LegendEntry::new(format!("limit L = {}", r.limit.requests), LIMIT_COLOUR, Mark::Dashed),
             LegendEntry::new("highest count (peak / L):", BLACK, Mark::Heading),
         ];
         for l in &r.limiters {
@@ -205,8 +224,7 @@ impl WindowCount<'_> {
             r.limit.requests
         );
         let area = titled(root, &title)?;
-        let limit_colour = RGBColor(200, 0, 0);
-        let entries = self.legend(limit_colour);
+        let entries = self.legend();
         let (plots, legend) = with_legend_for(&area, &entries);
         let strips =
             strip_frame(&plots, &x_title, &format!("admitted in (t - {window}, t]{}", worst_client(r)))?;
@@ -220,7 +238,7 @@ impl WindowCount<'_> {
                     vec![(0.0, limit), (x_end, limit)],
                     8,
                     6,
-                    limit_colour.stroke_width(1),
+                    LIMIT_COLOUR.stroke_width(1),
                 ))
                 .map_err(err)?;
             let pts = steps(bins.iter().enumerate().map(|(b, row)| {

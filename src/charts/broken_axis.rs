@@ -1,0 +1,219 @@
+//! A value axis broken in two, with break marks: when a few values lie far
+//! from the rest (pacers that admit 39 % less than the exact rule, against
+//! limiters within 3 % of it), the far ones get a band of their own past a
+//! break, the others the main part of the height, so that neither is
+//! squeezed into a few pixels. `which_limiter` and `load_sweep` draw their
+//! over-admission so.
+
+use std::ops::Range;
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::err;
+
+/// How an axis is cut in two: the main range, where most values and the
+/// reference 0 sit, and the far one, of a few values far from them, below
+/// or above the main one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Split {
+    pub main: Range<f64>,
+    pub far: Range<f64>,
+    pub far_below: bool,
+}
+
+/// The largest gap, as a share of the whole range, that calls for a break.
+const MIN_GAP: f64 = 1.0 / 3.0;
+/// The most of the whole range the main values (0 included) may span for
+/// a break to pay.
+const MAX_MAIN: f64 = 0.25;
+
+/// Whether `values` (over-admissions in %) call for a broken axis, and
+/// where: when the largest gap between two values in order is at least a
+/// third of their whole range, the side with more values (with the
+/// reference 0 on a tie) keeps the main part, unless its own span, 0
+/// included, would still take more than a quarter of the range anyway.
+pub fn broken_axis(values: &[f64]) -> Option<Split> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    let (&lo, &hi) = (v.first()?, v.last()?);
+    let total = hi.max(0.0) - lo.min(0.0);
+    if v.len() < 3 || total <= 0.0 {
+        return None;
+    }
+    let (i, gap) =
+        v.windows(2).enumerate().map(|(i, w)| (i, w[1] - w[0])).max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let (below, above) = v.split_at(i + 1);
+    // 0 belongs with the side it is nearer to.
+    let zero_above = 0.0 >= (below[below.len() - 1] + above[0]) / 2.0;
+    let main_above = above.len() > below.len() || above.len() == below.len() && zero_above;
+    let (main, far) = if main_above { (above, below) } else { (below, above) };
+    let with_zero = |s: &[f64], has_zero: bool| {
+        let (a, b) = (s[0], s[s.len() - 1]);
+        if has_zero { (a.min(0.0), b.max(0.0)) } else { (a, b) }
+    };
+    let (m0, m1) = with_zero(main, zero_above == main_above);
+    let (f0, f1) = with_zero(far, zero_above != main_above);
+    if gap < MIN_GAP * total || m1 - m0 > MAX_MAIN * total {
+        return None;
+    }
+    // Room around the values, for the points' size.
+    let pad = |a: f64, b: f64| ((b - a) * 0.15).max(0.01 * total).max(0.5);
+    let (pm, pf) = (pad(m0, m1), pad(f0, f1));
+    Some(Split { main: m0 - pm..m1 + pm, far: f0 - pf..f1 + pf, far_below: main_above })
+}
+
+impl Split {
+    /// Whether every line (its values) lies within one part: a line that
+    /// crossed the break would be cut.
+    pub fn separates<'a>(&self, lines: impl IntoIterator<Item = &'a [f64]>) -> bool {
+        lines
+            .into_iter()
+            .all(|l| l.iter().all(|v| self.main.contains(v)) || l.iter().all(|v| self.far.contains(v)))
+    }
+}
+
+/// An over-admission tick: `+2`, `0`, `-39.5`.
+pub fn fmt_axis_percent(v: f64) -> String {
+    let t = super::tick(&v);
+    if v > 0.0 { format!("+{t}") } else { t }
+}
+
+/// One part of a panel's value axis: its range and most ticks, whether it
+/// is the top part (where the caption and the axis title go) and the
+/// bottom one (which draws the x axis), and the value at the break, if any.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part {
+    pub y: Range<f64>,
+    pub ticks: usize,
+    pub top: bool,
+    pub bottom: bool,
+    at_break: Option<f64>,
+}
+
+/// How far (in pixels) a tick label stays from a break mark.
+const CLEAR_OF_BREAK: f64 = 14.0;
+
+impl Part {
+    /// Whether a tick label at `v`, on a plot `height` pixels tall, stands
+    /// clear of the break marks (`-0.5` and `-37` touched them).
+    pub fn clear_of_break(&self, v: f64, height: u32) -> bool {
+        self.at_break
+            .is_none_or(|b| (v - b).abs() / (self.y.end - self.y.start) * f64::from(height) >= CLEAR_OF_BREAK)
+    }
+}
+
+/// The pixels of a part's plotting area, in the backend's coordinates.
+pub type Pixels = (Range<i32>, Range<i32>);
+
+/// What draws one part of a panel ([`draw_panel`]): in its area, to its
+/// [`Part`]; returns its plotting area's pixels.
+pub type DrawPart<'a, DB> = dyn FnMut(&DrawingArea<DB, Shift>, &Part) -> Result<Pixels> + 'a;
+
+/// Draws a panel whose value axis runs over `y`, or, with a `split`, is
+/// broken in two: the far values in a band of 30 % of the height, the main
+/// ones in the rest, break marks where the axis is cut. `part` draws one
+/// part in its area and returns its plotting area's pixels.
+pub fn draw_panel<DB: DrawingBackend>(
+    panel: &DrawingArea<DB, Shift>,
+    y: Range<f64>,
+    split: Option<&Split>,
+    part: &mut DrawPart<'_, DB>,
+) -> Result<()> {
+    let Some(split) = split else {
+        part(panel, &Part { y, ticks: 10, top: true, bottom: true, at_break: None })?;
+        return Ok(());
+    };
+    let h = panel.dim_in_pixel().1;
+    let far_h = h * 30 / 100;
+    let (upper, lower) =
+        if split.far_below { panel.split_vertically(h - far_h) } else { panel.split_vertically(far_h) };
+    let ((top_y, top_ticks), (bottom_y, bottom_ticks)) = if split.far_below {
+        ((split.main.clone(), 10), (split.far.clone(), 3))
+    } else {
+        ((split.far.clone(), 3), (split.main.clone(), 10))
+    };
+    let at_top = Some(top_y.start);
+    let at_bottom = Some(bottom_y.end);
+    let top = part(&upper, &Part { y: top_y, ticks: top_ticks, top: true, bottom: false, at_break: at_top })?;
+    let bottom = part(
+        &lower,
+        &Part { y: bottom_y, ticks: bottom_ticks, top: false, bottom: true, at_break: at_bottom },
+    )?;
+    // Break marks where the axis is cut: the foot of the upper part and
+    // the head of the lower one.
+    let (bx, by) = panel.get_base_pixel();
+    for (x, y) in [(top.0.start, top.1.end), (bottom.0.start, bottom.1.start)] {
+        let (x, y) = (x - bx, y - by);
+        for dy in [-3, 3] {
+            panel
+                .draw(&PathElement::new(
+                    vec![(x - 8, y + dy + 3), (x + 8, y + dy - 3)],
+                    BLACK.stroke_width(2),
+                ))
+                .map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// algorithms.toml at load 1.5: three pacers near -39 %, the rest from
+    /// 0 to +2.9 %. The pacers get a band below a break; the others the
+    /// main part, 0 in it, instead of the top 6 % of a -45..+3 axis.
+    #[test]
+    fn far_values_get_a_band_past_a_break() {
+        let v = [1.9, 1.6, 0.0, -39.3, 2.9, -39.3, 2.9, 1.9, -37.3, 0.2, 1.2];
+        let s = broken_axis(&v).unwrap();
+        assert!(s.far_below);
+        assert!(s.main.start < 0.0 && s.main.start > -1.0 && s.main.end > 2.9 && s.main.end < 4.0, "{s:?}");
+        assert!(s.far.start < -39.3 && s.far.end > -37.3 && s.far.end < -35.0, "{s:?}");
+        // Values that spread evenly, or few: one axis.
+        assert_eq!(broken_axis(&[0.0, 1.0, 2.0, 3.0]), None);
+        assert_eq!(broken_axis(&[0.0, -40.0]), None);
+        assert_eq!(broken_axis(&[0.0, 0.0, 0.0]), None);
+        // One far value above: its band is above.
+        let s = broken_axis(&[0.0, 0.5, 1.0, 80.0]).unwrap();
+        assert!(!s.far_below && s.far.contains(&80.0) && s.main.contains(&0.0), "{s:?}");
+        // Far values and 0 together (the sliding log at 0, pacers at -40,
+        // two limiters at +50): 0 stays with the values it is nearer to.
+        assert_eq!(broken_axis(&[-40.0, -41.0, 0.0, 50.0, 51.0]), None);
+        assert_eq!(fmt_axis_percent(2.0), "+2");
+        assert_eq!(fmt_axis_percent(-39.5), "-39.5");
+        assert_eq!(fmt_axis_percent(0.0), "0");
+    }
+
+    /// algorithms' load sweep: the pacers' lines from -46 % to -22 %, the
+    /// others' from -0.6 % to +8.3 %, a gap of 39 % of the range. The
+    /// others were squeezed into the top 15 px; now they have the main
+    /// part, and every line lies within one part.
+    #[test]
+    fn the_load_sweeps_pacers_get_a_band_of_their_own() {
+        let pacer = [-33.1, -44.0, -45.8, -39.3, -33.0, -24.8];
+        let nginx = [-32.2, -42.8, -44.6, -37.3, -30.6, -22.0];
+        let gcra = [0.0, 0.56, 8.33, 2.9, 1.95, 1.42];
+        let weighted = [0.0, 0.15, 0.65, 0.24, -0.40, -0.63];
+        let all: Vec<f64> = [pacer, nginx, gcra, weighted].concat();
+        let s = broken_axis(&all).unwrap();
+        assert!(s.far_below && s.main.contains(&0.0) && s.main.contains(&8.33), "{s:?}");
+        assert!(s.separates([&pacer[..], &nginx[..], &gcra[..], &weighted[..]]));
+        // A line across the break would be cut: no break for it.
+        assert!(!s.separates([&[-40.0, 0.0][..]]));
+    }
+
+    /// A tick label 10 px from the break is left out; one 20 px away kept.
+    #[test]
+    fn tick_labels_keep_clear_of_the_break() {
+        let part = Part { y: -1.0..3.0, ticks: 10, top: true, bottom: false, at_break: Some(-1.0) };
+        // 4 units over 400 px: 100 px a unit.
+        assert!(!part.clear_of_break(-0.9, 400));
+        assert!(part.clear_of_break(-0.8, 400));
+        assert!(part.clear_of_break(3.0, 400));
+        let whole = Part { at_break: None, ..part };
+        assert!(whole.clear_of_break(-1.0, 400));
+    }
+}
