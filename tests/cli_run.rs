@@ -489,3 +489,29 @@ fn report_says_how_to_regenerate_it() {
         .success();
     assert!(read(&out, "report.md").contains(&format!("Regenerate with `ratesim sweep {quoted}`.")));
 }
+
+/// With reacting clients the terminal says, between its two tables, what
+/// the counts and the last two columns compare (as summary.md does), and
+/// the clients table carries both retry counts: on the rounding scenario,
+/// the rounded-down header's 1736 retries are all too early, the exact
+/// header's none.
+#[test]
+fn a_retry_run_explains_its_tables_in_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    ratesim()
+        .args(["run", scenario("retry_after_rounding.toml").to_str().unwrap(), "--no-charts", "--out"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "\nClients react to rejections, so each limiter has its own attempt stream: the counts above are\n",
+        ))
+        .stdout(predicate::str::contains("with the sliding log's, disagreement over the open-loop ones only.\n"))
+        .stdout(predicate::str::contains("early retries  too early"))
+        .stdout(predicate::str::is_match(r"fixed_window\s+1434\s+4504\s+3.14\s+1400\s+34\s+0\s+1848\s+0\s").unwrap())
+        .stdout(
+            predicate::str::is_match(r"fixed_window\(retry_after=floor_seconds\)\s+1434\s+3170\s+2.21\s+1000\s+434\s+0\s+1736\s+1736\s")
+                .unwrap(),
+        );
+}

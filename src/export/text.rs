@@ -2,6 +2,29 @@
 
 use super::table::{Table, pad};
 
+/// The widest line of a note under a table.
+const NOTE_WIDTH: usize = 100;
+
+/// `text` broken at spaces into lines of at most `width` characters (a
+/// longer word stays whole on its own line).
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for word in text.split(' ') {
+        let n = word.chars().count();
+        if line > 0 && line + 1 + n > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += n;
+    }
+    out
+}
+
 /// Renders a table in aligned plain-text columns with a rule under the header.
 pub fn render_table(table: &Table) -> String {
     let widths = table.widths();
@@ -73,7 +96,14 @@ pub fn run_summary(
         }
         let _ = writeln!(out);
         out.push_str(&render_table(&super::markdown::summary_table(report)));
-        for extra in [super::markdown::clients_table(report), super::markdown::delays_table(report)] {
+        let clients = super::markdown::clients_table(report);
+        if !clients.rows.is_empty() {
+            // What the summary's last two columns and the clients table
+            // mean: the report's note, in plain text.
+            let note = super::markdown::CLIENTS_NOTE.replace("**", "");
+            let _ = writeln!(out, "\n{}", wrap(&note, NOTE_WIDTH));
+        }
+        for extra in [clients, super::markdown::delays_table(report)] {
             if !extra.rows.is_empty() {
                 let _ = writeln!(out);
                 out.push_str(&render_table(&extra));
@@ -107,4 +137,18 @@ pub fn run_summary(
         if charts > 0 { format!(" and {}", super::count_of(charts as u64, "chart")) } else { String::new() };
     let _ = writeln!(out, "wrote {}/ ({}{charts})", target.display(), files.join(", "));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_breaks_at_spaces_within_the_width() {
+        assert_eq!(wrap("aa bb cc dd", 5), "aa bb\ncc dd");
+        assert_eq!(wrap("aa bb cc", 8), "aa bb cc");
+        // A word longer than the width stays whole, on its own line.
+        assert_eq!(wrap("a toolongword b", 4), "a\ntoolongword\nb");
+        assert_eq!(wrap("", 4), "");
+    }
 }
