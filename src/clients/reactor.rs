@@ -93,10 +93,6 @@ impl ClientEvent {
             n => Logical::Open(n),
         }
     }
-
-    fn header(&self) -> Option<Nanos> {
-        self.has_header.then_some(self.header)
-    }
 }
 
 const NO_CLIENT: u32 = u32::MAX;
@@ -275,12 +271,10 @@ impl Reactor for ClientReactor {
             (Some(e), _) if e.attempt != SEND => {
                 self.waiting_retries -= 1;
                 self.report.retries += 1;
-                if !d.admitted && e.header().is_some_and(|h| now >= h) {
-                    self.report.early_retries += 1;
-                }
-                if !d.admitted && e.too_early {
-                    self.report.too_early += 1;
-                }
+                // Arithmetic, not branches: refused or not is a coin toss.
+                let refused = u64::from(!d.admitted);
+                self.report.early_retries += refused & u64::from(e.has_header & (now >= e.header));
+                self.report.too_early += refused & u64::from(e.too_early);
                 (e.logical(), e.attempt, e.first, e.previous, e.policy as usize, e.client)
             }
             (Some(e), _) => {
@@ -348,7 +342,8 @@ impl Reactor for ClientReactor {
                     client,
                     policy: policy as u16,
                     has_header: header.is_some(),
-                    too_early: d.retry_at.is_some_and(|advertised| at < advertised.get()),
+                    // No advertised time reads as 0: never too early.
+                    too_early: at < d.retry_at.map_or(0, Nanos::get),
                 };
                 self.waiting_retries += 1;
                 self.schedule(Nanos::new(at), Scheduled { key: d.key, event: next }, queue);
