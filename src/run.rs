@@ -396,7 +396,7 @@ impl RunOutputs {
                     "One central store: peak/L and over-admission against the requests arriving during one round trip (arrival rate × rtt), atomic (dashed) and get-then-set (solid), {name}"
                 ),
                 Parameter::SyncInterval => format!(
-                    "Nodes syncing their counts: peak/L and over-admission against the sync interval, with the bound K when nodes never sync (dashed), {name}"
+                    "Nodes syncing their counts: peak/L and over-admission against the sync interval, with K, each node at L and never synced (dashed): a bound only for exact limiters; a fixed window or slot counter lets up to 2 L into one exact window on each node, so theirs can pass K, {name}"
                 ),
             };
             charts.push(Chart { name: result.parameter.file(), caption, kind: ChartKind::TopologySweep(i) });
