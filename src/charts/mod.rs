@@ -1099,6 +1099,54 @@ pub fn chart_bins(
     timeline.merged(timeline.chart_factor(widest))
 }
 
+/// Of bars of `values` (one per bar, in order), those taller than `cap`,
+/// which a chart cuts at it: each run of adjacent cut bars once, as its
+/// tallest bar and that bar's count (one label for a herd several bars
+/// wide).
+pub fn cut_runs(values: &[u64], cap: f64) -> Vec<(usize, u64)> {
+    let cut = |b: usize| values[b] as f64 > cap;
+    let mut runs = Vec::new();
+    let mut b = 0;
+    while b < values.len() {
+        if !cut(b) {
+            b += 1;
+            continue;
+        }
+        let start = b;
+        while b < values.len() && cut(b) {
+            b += 1;
+        }
+        let top = (start..b).max_by_key(|&k| values[k]).expect("a cut bar");
+        runs.push((top, values[top]));
+    }
+    runs
+}
+
+/// Writes the count of each run of cut bars ([`cut_runs`]) `gap` right of
+/// its tallest bar (bar `b` spans `x_of(b)` to `x_of(b + 1)`), at height
+/// `y`, anchored there by `v`.
+pub fn draw_cut_counts<DB: DrawingBackend>(
+    chart: &mut ChartContext<
+        '_,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    runs: &[(usize, u64)],
+    x_of: &dyn Fn(usize) -> f64,
+    gap: f64,
+    y: f64,
+    v: plotters::style::text_anchor::VPos,
+) -> Result<()> {
+    use plotters::style::text_anchor::{HPos, Pos};
+    let style = font(TICK_SIZE - 4.0).color(&RGBColor(60, 60, 60)).pos(Pos::new(HPos::Left, v));
+    for &(top, n) in runs {
+        chart
+            .draw_series(std::iter::once(Text::new(format!("{n}"), (x_of(top + 1) + gap, y), style.clone())))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
 /// A count as a strip's y label ([`count`]; [`strip_chart`] puts labels on
 /// whole numbers only).
 pub fn whole(v: &f64) -> String {
@@ -1528,6 +1576,15 @@ burst = [5, 50]
         let equal = nested_note(3, |a, b| (a, b).eq(&(0, 2)).then_some(0.0), "curves", |_| String::new());
         assert_eq!(equal.unwrap().label, "equal curves: lines nested");
         assert!(nested_note(3, |_, _| None, "counts", |_| String::new()).is_none());
+    }
+
+    /// Runs of bars over the cap, each once at its tallest: the first herd
+    /// of three bars one label, a lone tall bar another.
+    #[test]
+    fn cut_bars_are_labelled_once_per_run() {
+        assert_eq!(cut_runs(&[268, 80, 52, 10, 5, 90, 3], 50.0), [(0, 268), (5, 90)]);
+        assert_eq!(cut_runs(&[10, 60, 70, 60], 50.0), [(2, 70)]);
+        assert!(cut_runs(&[10, 50], 50.0).is_empty());
     }
 
     #[test]
