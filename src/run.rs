@@ -396,7 +396,7 @@ impl RunOutputs {
                     "One central store: peak/L and over-admission against the requests arriving during one round trip (arrival rate × rtt), atomic (dashed) and get-then-set (solid), {name}"
                 ),
                 Parameter::SyncInterval => format!(
-                    "Nodes syncing their counts: peak/L and over-admission against the sync interval, with the bound K when nodes never sync (dashed), {name}"
+                    "Nodes syncing their counts: peak/L and over-admission against the sync interval, with K, each node at L and never synced (dashed): a bound only for exact limiters; a fixed window or slot counter lets up to 2 L into one exact window on each node, so theirs can pass K, {name}"
                 ),
             };
             charts.push(Chart { name: result.parameter.file(), caption, kind: ChartKind::TopologySweep(i) });
@@ -722,6 +722,70 @@ pub fn timeline_zoom(
     (zoom.len() <= crate::timeline::CHART_MAX_BINS).then_some(zoom)
 }
 
+/// The bars the `timeline` chart draws: the run's bins as they are around
+/// the traffic when it zooms ([`timeline_zoom`]), else all of them merged
+/// for drawing; the range of them it shows; and the count at which it cuts
+/// its offered bars, if it does ([`cut_level`]).
+pub struct TimelineBars<'a> {
+    pub bars: std::borrow::Cow<'a, crate::timeline::Timeline>,
+    pub shown: std::ops::Range<usize>,
+    pub cut: Option<u64>,
+}
+
+/// The `timeline` chart's bars ([`TimelineBars`]) of a run.
+pub fn timeline_bars(r: &RunReport) -> TimelineBars<'_> {
+    let (bars, shown) = match timeline_zoom(&r.timeline, r.end) {
+        Some(z) => (std::borrow::Cow::Borrowed(&r.timeline), z),
+        None => {
+            let merged = r.timeline.merged(r.timeline.chart_factor(None));
+            let all = 0..merged.bins().len();
+            (std::borrow::Cow::Owned(merged), all)
+        }
+    };
+    let rows = bars.bins();
+    let bins = || shown.clone().flat_map(|b| rows[b].iter().zip(&r.limiters));
+    let offered: Vec<u64> = bins().map(|(bin, _)| bin.offered).collect();
+    let drawn = bins().map(|(bin, l)| timeline_drawn(l, bin)).max().unwrap_or(0);
+    let cut = cut_level(&offered, drawn);
+    TimelineBars { bars, shown, cut }
+}
+
+/// What the `timeline` chart draws of a limiter's bin: for one that may
+/// delay, the requests that reached the backend in it (a shaping
+/// limiter's bars are its shaping, not the burst it admitted to wait);
+/// else those it admitted.
+pub fn timeline_drawn(l: &crate::metrics::LimiterReport, b: &crate::timeline::Bin) -> u64 {
+    if l.delays.is_some() { b.backend() } else { b.admitted }
+}
+
+/// The share of the non-empty offered bars that the `timeline` chart may
+/// cut, at most.
+pub const TIMELINE_CUT_SHARE: f64 = 0.05;
+
+/// Where the `timeline` chart cuts its offered bars (`offered`, every
+/// strip's), if anywhere. Its scale is linear, so that each admitted bar
+/// is its true share of the offered one (on a log scale 10 admitted of 60
+/// offered filled two thirds of the bar). Set by the tallest offered bar,
+/// it would leave the tallest drawn (admitted) bar, `drawn`, under a tenth
+/// of the height when a few tall bars stand out (100 closed clients
+/// starting together, 224 a bar against some 60 later and 10 admitted;
+/// the first herd of AWS's backoff experiment, 268): then the scale is set
+/// by the bar that at most [`TIMELINE_CUT_SHARE`] of the non-empty offered
+/// bars pass, or by the tallest drawn bar if that is taller, and the bars
+/// above it are cut. `None`: no bar is cut.
+pub fn cut_level(offered: &[u64], drawn: u64) -> Option<u64> {
+    let &top = offered.iter().max()?;
+    if drawn.saturating_mul(10) >= top {
+        return None;
+    }
+    let mut busy: Vec<u64> = offered.iter().copied().filter(|&o| o > 0).collect();
+    busy.sort_unstable();
+    // Nearest rank: at most the share of the bars lie above it.
+    let rank = ((busy.len() as f64 * (1.0 - TIMELINE_CUT_SHARE)).ceil() as usize).clamp(1, busy.len());
+    let level = busy[rank - 1].max(drawn);
+    (level < top).then_some(level)
+}
+
 /// The `timeline` chart's caption: its bars, the part of the run it shows
 /// ([`timeline_zoom`]), and what it draws for a limiter that may delay.
 fn timeline_caption(r: &RunReport, name: &str) -> String {
@@ -747,7 +811,15 @@ delayed ones whose wait ended in the bin"
     } else {
         ""
     };
-    format!("Offered and admitted requests per {drawn} bin{merged}{zoom}{delays}, {name}")
+    let cut = match timeline_bars(r).cut {
+        Some(level) => format!(
+            "; on a linear scale, so that each admitted bar is its true share of the offered one, offered bars \
+taller than {level} (the tallest 1 in {} or fewer) cut there, the count of the tallest of each run written beside it",
+            (1.0 / TIMELINE_CUT_SHARE).round()
+        ),
+        None => String::new(),
+    };
+    format!("Offered and admitted requests per {drawn} bin{merged}{zoom}{delays}{cut}, {name}")
 }
 
 /// The charts of a run whose clients react: the retry timeline and the
@@ -898,6 +970,42 @@ mod tests {
             tl.add(b, 0, &Bin { offered: 100, ..Bin::default() });
         }
         tl
+    }
+
+    /// backoff_closed: a warm-up of 224, 221, 145, 122 and 96 offered, then
+    /// some 60 a bar (up to 94), 10 admitted: bars over the 95th
+    /// percentile are cut, the admitted bars keep a tenth of the height.
+    /// backoff: a first herd of 268, 80, 52 ... and a tail of a few, 10
+    /// admitted at most: the first bar is cut. Where admitted bars are a tenth of the tallest
+    /// offered one or more (the boundary burst, retry_storm's herds of 600
+    /// against 100), or cutting would cut nothing: none.
+    #[test]
+    fn the_timeline_cuts_a_few_tall_offered_bars_only_where_they_squeeze_the_rest() {
+        let mut closed: Vec<u64> = vec![224, 221, 145, 122, 96];
+        closed.extend((0..115).map(|k| 45 + (k * 37) % 50));
+        let level = cut_level(&closed, 10).unwrap();
+        assert!((88..=94).contains(&level), "{level}");
+        let cut = closed.iter().filter(|&&o| o > level).count();
+        assert!((5..=6).contains(&cut), "{cut}");
+        let mut herd: Vec<u64> = vec![268, 80, 52, 35, 29, 23, 15, 13, 17, 16, 15, 12, 7, 8, 8, 6, 7, 9];
+        herd.extend([0; 20]);
+        herd.extend([2, 5, 3, 1, 2, 4, 3, 2, 1, 3, 2, 1, 1, 2, 3, 1, 2, 1, 1, 2]);
+        // 38 bars not empty: the tallest one (1 in 20 of them) is cut.
+        assert_eq!(cut_level(&herd, 10), Some(80));
+        assert_eq!(cut_level(&[200, 200, 0, 0], 100), None);
+        assert_eq!(cut_level(&[600, 30, 30, 30], 100), None);
+        // Every bar alike, 25 times what gets through: nothing to cut.
+        assert_eq!(cut_level(&[250; 40], 10), None);
+        // Never under the tallest drawn bar.
+        assert_eq!(
+            cut_level(
+                &[1000, 20, 20, 20, 20, 20, 20, 20, 20, 20, 20, 20, 20, 20, 20, 20, 20, 20, 20, 20, 20],
+                50
+            ),
+            Some(50)
+        );
+        assert_eq!(cut_level(&[], 0), None);
+        assert_eq!(cut_level(&[0, 0], 0), None);
     }
 
     /// The boundary burst: all of it in bins 99 and 100 (990 to 1010 ms) of

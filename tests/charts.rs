@@ -561,10 +561,21 @@ fn retry_charts_show_what_the_clients_did() {
         ],
     );
     assert_png(&out, "retry_policies.png");
+    // The first herd (268 offered in 200 ms, 10 admitted): a linear scale,
+    // so that the admitted bars are their true share, with the herd's bar
+    // cut and its count written; no log scale, on which 10 of 60 filled two
+    // thirds of a bar.
+    let timeline = read(&out, "timeline.svg");
+    for text in ["offered bars cut at 52", "\n268\n", "fixed window: admitted 100 of 698 (14.3 %)"] {
+        assert!(timeline.contains(text), "timeline.svg lacks {text}");
+    }
+    assert!(!timeline.contains("log scale"));
+    assert_png(&out, "timeline.png");
     // The comparison alone: no burst-pair or load sweep.
     assert!(!out.join("error_vs_slots.csv").exists() && !out.join("load_sweep.csv").exists());
     let report = read(&out, "report.md");
     assert!(report.contains("## Retry policies") && report.contains("](retry_policies.svg)"));
+    assert!(report.contains("offered bars taller than 52 (the tallest 1 in 20 or fewer) cut there"));
 }
 
 /// A run with shaping limiters draws what reached the backend per bin and
@@ -613,7 +624,7 @@ fn shaping_charts_show_the_backend_and_the_waits() {
         &[
             "shaping: offered and reaching the backend per 500ms bin",
             "at the backend: leaky bucket 20, delay 0",
-            "leaky bucket 20, delay 0: admitted 257 of 320, 188 delayed",
+            "leaky bucket 20, delay 0: admitted 257 of 320 (80.3 %), 188 delayed",
             "admitted: sliding log",
         ],
     );

@@ -3,7 +3,8 @@
 //! limiters within 3 % of it), the far ones get a band of their own past a
 //! break, the others the main part of the height, so that neither is
 //! squeezed into a few pixels. `which_limiter` and `load_sweep` draw their
-//! over-admission so.
+//! over-admission so. An axis zoomed in above 0 (`window_count`'s counts
+//! near L, peak/L from 0.6) gets the same mark at its foot ([`axis_break`]).
 
 use std::ops::Range;
 
@@ -122,8 +123,9 @@ pub fn draw_panel<DB: DrawingBackend>(
     part: &mut DrawPart<'_, DB>,
 ) -> Result<()> {
     let Some(split) = split else {
-        part(panel, &Part { y, ticks: 10, top: true, bottom: true, at_break: None })?;
-        return Ok(());
+        let whole = Part { y, ticks: 10, top: true, bottom: true, at_break: None };
+        let pixels = part(panel, &whole)?;
+        return foot_break(panel, &whole, &pixels);
     };
     let h = panel.dim_in_pixel().1;
     let far_h = h * 30 / 100;
@@ -137,25 +139,48 @@ pub fn draw_panel<DB: DrawingBackend>(
     let at_top = Some(top_y.start);
     let at_bottom = Some(bottom_y.end);
     let top = part(&upper, &Part { y: top_y, ticks: top_ticks, top: true, bottom: false, at_break: at_top })?;
-    let bottom = part(
-        &lower,
-        &Part { y: bottom_y, ticks: bottom_ticks, top: false, bottom: true, at_break: at_bottom },
-    )?;
+    let lower_part = Part { y: bottom_y, ticks: bottom_ticks, top: false, bottom: true, at_break: at_bottom };
+    let bottom = part(&lower, &lower_part)?;
     // Break marks where the axis is cut: the foot of the upper part and
     // the head of the lower one.
     let (bx, by) = panel.get_base_pixel();
     for (x, y) in [(top.0.start, top.1.end), (bottom.0.start, bottom.1.start)] {
-        let (x, y) = (x - bx, y - by);
-        for dy in [-3, 3] {
-            panel
-                .draw(&PathElement::new(
-                    vec![(x - 8, y + dy + 3), (x + 8, y + dy - 3)],
-                    BLACK.stroke_width(2),
-                ))
-                .map_err(err)?;
-        }
+        break_strokes(panel, x - bx, y - by)?;
+    }
+    foot_break(panel, &lower_part, &bottom)
+}
+
+/// [`axis_break`] at the foot of the bottom part, when its axis starts
+/// above 0 (peak/L from 0.6).
+fn foot_break<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, part: &Part, pixels: &Pixels) -> Result<()> {
+    if part.y.start > 0.0 { axis_break(area, pixels) } else { Ok(()) }
+}
+
+/// Two short slanted strokes across a value axis at `(x, y)`, in `area`'s
+/// pixels: the mark of a break.
+fn break_strokes<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, x: i32, y: i32) -> Result<()> {
+    for dy in [-3, 3] {
+        area.draw(&PathElement::new(vec![(x - 8, y + dy + 3), (x + 8, y + dy - 3)], BLACK.stroke_width(2)))
+            .map_err(err)?;
     }
     Ok(())
+}
+
+/// The mark of a value axis that does not start at 0: the break's two
+/// strokes across the foot of the axis, with the axis blanked between
+/// them, so that a zoomed axis (counts of 102 against a limit of 100,
+/// peak/L from 0.6) is not read as bars or heights from 0. `pixels` is
+/// the plotting area's, in `area`'s backend.
+pub fn axis_break<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, pixels: &Pixels) -> Result<()> {
+    let (x, y) = foot_mark_at(area.get_base_pixel(), pixels);
+    area.draw(&Rectangle::new([(x - 7, y - 3), (x + 7, y + 3)], WHITE.filled())).map_err(err)?;
+    break_strokes(area, x, y)
+}
+
+/// Where [`axis_break`] puts its mark, in the pixels of an area based at
+/// `base`: on the value axis (the plot's left edge), 14 px above its foot.
+fn foot_mark_at(base: (i32, i32), pixels: &Pixels) -> (i32, i32) {
+    (pixels.0.start - base.0, pixels.1.end - base.1 - 14)
 }
 
 #[cfg(test)]
@@ -203,6 +228,37 @@ mod tests {
         assert!(s.separates([&pacer[..], &nginx[..], &gcra[..], &weighted[..]]));
         // A line across the break would be cut: no break for it.
         assert!(!s.separates([&[-40.0, 0.0][..]]));
+    }
+
+    /// A panel of one part whose axis starts above 0 (which_limiter's
+    /// peak/L from 0.6, load_sweep's from 0.7) gets window_count's mark at
+    /// its foot, on the axis 14 px up; one from 0 none.
+    #[test]
+    fn an_axis_from_above_zero_gets_a_break_mark_at_its_foot() {
+        let panel_svg = |y: Range<f64>| {
+            let mut svg = String::new();
+            {
+                let root = SVGBackend::with_string(&mut svg, (400, 300)).into_drawing_area();
+                draw_panel(&root, y, None, &mut |area, part| {
+                    let chart = ChartBuilder::on(area)
+                        .margin(10)
+                        .y_label_area_size(40)
+                        .build_cartesian_2d(0f64..1.0, part.y.clone())
+                        .map_err(err)?;
+                    Ok(chart.plotting_area().get_pixel_range())
+                })
+                .unwrap();
+                root.present().unwrap();
+            }
+            svg
+        };
+        let strokes = |svg: &str| svg.matches(r##"stroke="#000000" stroke-width="2""##).count();
+        let zoomed = panel_svg(0.6..1.8);
+        assert_eq!(strokes(&zoomed), 2);
+        assert!(zoomed.contains(r##"width="14" height="6" opacity="1" fill="#FFFFFF""##), "{zoomed}");
+        assert_eq!(strokes(&panel_svg(0.0..1.8)), 0);
+        assert_eq!(strokes(&panel_svg(-0.5..1.8)), 0);
+        assert_eq!(foot_mark_at((100, 50), &(180..900, 60..500)), (80, 436));
     }
 
     /// A tick label 10 px from the break is left out; one 20 px away kept.

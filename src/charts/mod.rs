@@ -117,23 +117,84 @@ pub fn missing_glyphs(text: &str) -> Vec<char> {
 /// The own colour of a limiter (its algorithm's file chooses it); charts
 /// draw a limiter in its run's [`RunPalette`] colour, which is this one unless
 /// another limiter of the run already looks like it. A limiter whose
-/// Retry-After header is rounded gets a shade
-/// of it, so that limiters differing only by that rounding can be told
-/// apart: darker for `ceil_seconds`, lighter for `floor_seconds`.
+/// Retry-After header is rounded gets a colour near its algorithm's, the
+/// hue turned [`ROUNDED_HUE_TURN`] degrees one way for `ceil_seconds` and the
+/// other way for `floor_seconds` ([`turned`]), so that limiters differing
+/// only by that rounding can be told apart as lines beside the black sliding
+/// log and as bars against the grey of offered requests. (A darker shade
+/// for `ceil_seconds`, maroon beside the fixed window's red, was told from
+/// the sliding log mostly by its width; a lighter one for `floor_seconds`,
+/// pink, nearly vanished against the grey bars.)
 pub fn colour(spec: &LimiterSpec) -> RGBColor {
-    let (r, g, b) = spec.style().rgb;
-    let shade = |c: u8, f: fn(f64) -> f64| f(f64::from(c)).round().clamp(0.0, 255.0) as u8;
+    let own = spec.style().rgb;
     match spec.retry_after {
-        RetryAfter::Exact => rgb((r, g, b)),
-        RetryAfter::CeilSeconds => {
-            let dark = |c: f64| c * 0.55;
-            rgb((shade(r, dark), shade(g, dark), shade(b, dark)))
-        }
-        RetryAfter::FloorSeconds => {
-            let light = |c: f64| c + (255.0 - c) * 0.5;
-            rgb((shade(r, light), shade(g, light), shade(b, light)))
-        }
+        RetryAfter::Exact => rgb(own),
+        RetryAfter::CeilSeconds => rgb(turned(own, -ROUNDED_HUE_TURN)),
+        RetryAfter::FloorSeconds => rgb(turned(own, ROUNDED_HUE_TURN)),
     }
+}
+
+/// How far (degrees) a rounded Retry-After header turns its limiter's hue.
+const ROUNDED_HUE_TURN: f64 = 40.0;
+
+/// The most a colour [`turned`] gives may weigh in light (its luma, 0 to
+/// 255): lighter ones fade against the grey of offered requests.
+const TURNED_MAX_LUMA: f64 = 150.0;
+
+/// `c` with its hue turned by `degrees`, strong enough to read as a thin
+/// line and as a bar on grey: saturation at least 0.6, value from 0.55 to
+/// 0.85, and no lighter than [`TURNED_MAX_LUMA`]. A grey or black (the
+/// sliding log) turns from red, hue 0.
+fn turned(c: (u8, u8, u8), degrees: f64) -> (u8, u8, u8) {
+    let (h, s, v) = to_hsv(c);
+    let t = hsv((h + degrees).rem_euclid(360.0), s.max(0.6), v.clamp(0.55, 0.85));
+    let l = luma(t);
+    if l <= TURNED_MAX_LUMA {
+        return t;
+    }
+    let f = TURNED_MAX_LUMA / l;
+    let dim = |u: u8| (f64::from(u) * f).round() as u8;
+    (dim(t.0), dim(t.1), dim(t.2))
+}
+
+/// A colour's luma (0 to 255): how light it looks.
+fn luma(c: (u8, u8, u8)) -> f64 {
+    0.299 * f64::from(c.0) + 0.587 * f64::from(c.1) + 0.114 * f64::from(c.2)
+}
+
+/// The colour of hue `h` (degrees), saturation `s` and value `v` (0 to 1).
+fn hsv(h: f64, s: f64, v: f64) -> (u8, u8, u8) {
+    let c = v * s;
+    let x = c * (1.0 - ((h / 60.0) % 2.0 - 1.0).abs());
+    let (r, g, b) = match (h / 60.0) as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = v - c;
+    let byte = |u: f64| ((u + m) * 255.0).round() as u8;
+    (byte(r), byte(g), byte(b))
+}
+
+/// A colour's hue (degrees, 0 for a grey), saturation and value: the
+/// inverse of [`hsv`].
+fn to_hsv(c: (u8, u8, u8)) -> (f64, f64, f64) {
+    let (r, g, b) = (f64::from(c.0) / 255.0, f64::from(c.1) / 255.0, f64::from(c.2) / 255.0);
+    let max = r.max(g).max(b);
+    let d = max - r.min(g).min(b);
+    let h = if d == 0.0 {
+        0.0
+    } else if max == r {
+        60.0 * ((g - b) / d).rem_euclid(6.0)
+    } else if max == g {
+        60.0 * ((b - r) / d + 2.0)
+    } else {
+        60.0 * ((r - g) / d + 4.0)
+    };
+    (h, if max == 0.0 { 0.0 } else { d / max }, max)
 }
 
 pub fn rgb((r, g, b): (u8, u8, u8)) -> RGBColor {
@@ -169,27 +230,11 @@ pub const LIMIT_COLOUR: RGBColor = RGBColor(LIMIT_RGB.0, LIMIT_RGB.1, LIMIT_RGB.
 /// The colours a limiter may be given when its own is taken: hues every
 /// 15 degrees at four strengths, none too light to see on white.
 fn spare_colours() -> Vec<(u8, u8, u8)> {
-    let hsv = |h: f64, s: f64, v: f64| -> (u8, u8, u8) {
-        let c = v * s;
-        let x = c * (1.0 - ((h / 60.0) % 2.0 - 1.0).abs());
-        let (r, g, b) = match (h / 60.0) as u32 {
-            0 => (c, x, 0.0),
-            1 => (x, c, 0.0),
-            2 => (0.0, c, x),
-            3 => (0.0, x, c),
-            4 => (x, 0.0, c),
-            _ => (c, 0.0, x),
-        };
-        let m = v - c;
-        let byte = |u: f64| ((u + m) * 255.0).round() as u8;
-        (byte(r), byte(g), byte(b))
-    };
     let mut out = Vec::new();
     for (s, v) in [(0.85, 0.8), (0.7, 0.5), (0.95, 0.6), (0.45, 0.7)] {
         for k in 0..24 {
             let c = hsv(f64::from(k) * 15.0, s, v);
-            let luma = 0.299 * f64::from(c.0) + 0.587 * f64::from(c.1) + 0.114 * f64::from(c.2);
-            if luma <= 175.0 {
+            if luma(c) <= 175.0 {
                 out.push(c);
             }
         }
@@ -1054,6 +1099,54 @@ pub fn chart_bins(
     timeline.merged(timeline.chart_factor(widest))
 }
 
+/// Of bars of `values` (one per bar, in order), those taller than `cap`,
+/// which a chart cuts at it: each run of adjacent cut bars once, as its
+/// tallest bar and that bar's count (one label for a herd several bars
+/// wide).
+pub fn cut_runs(values: &[u64], cap: f64) -> Vec<(usize, u64)> {
+    let cut = |b: usize| values[b] as f64 > cap;
+    let mut runs = Vec::new();
+    let mut b = 0;
+    while b < values.len() {
+        if !cut(b) {
+            b += 1;
+            continue;
+        }
+        let start = b;
+        while b < values.len() && cut(b) {
+            b += 1;
+        }
+        let top = (start..b).max_by_key(|&k| values[k]).expect("a cut bar");
+        runs.push((top, values[top]));
+    }
+    runs
+}
+
+/// Writes the count of each run of cut bars ([`cut_runs`]) `gap` right of
+/// its tallest bar (bar `b` spans `x_of(b)` to `x_of(b + 1)`), at height
+/// `y`, anchored there by `v`.
+pub fn draw_cut_counts<DB: DrawingBackend>(
+    chart: &mut ChartContext<
+        '_,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    runs: &[(usize, u64)],
+    x_of: &dyn Fn(usize) -> f64,
+    gap: f64,
+    y: f64,
+    v: plotters::style::text_anchor::VPos,
+) -> Result<()> {
+    use plotters::style::text_anchor::{HPos, Pos};
+    let style = font(TICK_SIZE - 4.0).color(&RGBColor(60, 60, 60)).pos(Pos::new(HPos::Left, v));
+    for &(top, n) in runs {
+        chart
+            .draw_series(std::iter::once(Text::new(format!("{n}"), (x_of(top + 1) + gap, y), style.clone())))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
 /// A count as a strip's y label ([`count`]; [`strip_chart`] puts labels on
 /// whole numbers only).
 pub fn whole(v: &f64) -> String {
@@ -1144,6 +1237,45 @@ mod tests {
                 assert_ne!(short_label(a), short_label(b));
             }
         }
+    }
+
+    /// retry_after_rounding: three fixed windows that differ only in their
+    /// Retry-After header, beside the sliding log. The rounded ones were
+    /// shades of the fixed window's red: maroon, 148 from the black log and
+    /// told from it mostly by its width, and pink, lost against the grey
+    /// offered bars. Each now has a hue of its own, strong enough for a
+    /// line beside black and a bar on grey.
+    #[test]
+    fn rounded_headers_turn_the_hue() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/retry_after_rounding.toml");
+        let scenario = ratesim::scenario::Scenario::load(&path).unwrap();
+        let specs = ratesim::engine::with_reference(&scenario.limiters).0;
+        assert_eq!(specs.len(), 4, "three fixed windows and the sliding log");
+        let palette = RunPalette::new(&specs);
+        let colours: Vec<(u8, u8, u8)> = specs.iter().map(|s| palette.colour(s).rgb()).collect();
+        for i in 0..colours.len() {
+            for j in i + 1..colours.len() {
+                let d = colour_distance(colours[i], colours[j]);
+                assert!(d >= 150.0, "{} and {}: {d:.0}", specs[i].label(), specs[j].label());
+            }
+        }
+        // The timeline's offered grey.
+        let grey = (195, 195, 195);
+        for (s, &c) in specs.iter().zip(&colours).filter(|(s, _)| s.retry_after != RetryAfter::Exact) {
+            assert!(luma(c) <= TURNED_MAX_LUMA + 0.5, "{}: {c:?}", s.label());
+            assert!(colour_distance(c, grey) >= 200.0, "{}: {c:?}", s.label());
+        }
+        // Any colour turns, a grey or black from red; the result is never
+        // pale, and turning back and forth keeps the hue apart.
+        for c in [(214, 39, 40), (20, 20, 20), (218, 165, 32), (0, 109, 44), (31, 31, 204), (255, 255, 255)] {
+            let (a, b) = (turned(c, -ROUNDED_HUE_TURN), turned(c, ROUNDED_HUE_TURN));
+            assert!(colour_distance(a, b) >= MIN_COLOUR_DISTANCE, "{c:?}: {a:?} {b:?}");
+            assert!(luma(a) <= TURNED_MAX_LUMA + 0.5 && luma(b) <= TURNED_MAX_LUMA + 0.5, "{c:?}");
+            assert!(to_hsv(a).1 >= 0.55 && to_hsv(b).1 >= 0.55, "{c:?}: {a:?} {b:?}");
+        }
+        assert_eq!(hsv(0.0, 0.0, 1.0), (255, 255, 255));
+        let (h, s, v) = to_hsv((214, 39, 40));
+        assert_eq!(hsv(h, s, v), (214, 39, 40));
     }
 
     fn limiters_of(toml: &str) -> Vec<LimiterSpec> {
@@ -1444,6 +1576,15 @@ burst = [5, 50]
         let equal = nested_note(3, |a, b| (a, b).eq(&(0, 2)).then_some(0.0), "curves", |_| String::new());
         assert_eq!(equal.unwrap().label, "equal curves: lines nested");
         assert!(nested_note(3, |_, _| None, "counts", |_| String::new()).is_none());
+    }
+
+    /// Runs of bars over the cap, each once at its tallest: the first herd
+    /// of three bars one label, a lone tall bar another.
+    #[test]
+    fn cut_bars_are_labelled_once_per_run() {
+        assert_eq!(cut_runs(&[268, 80, 52, 10, 5, 90, 3], 50.0), [(0, 268), (5, 90)]);
+        assert_eq!(cut_runs(&[10, 60, 70, 60], 50.0), [(2, 70)]);
+        assert!(cut_runs(&[10, 50], 50.0).is_empty());
     }
 
     #[test]

@@ -117,28 +117,8 @@ impl Chart for ShapingTimeline<'_> {
                 ))
                 .map_err(err)?;
             // The count of each run of cut bins, once, at its tallest bin.
-            let cut = |b: usize| bins[b][i].offered as f64 > y_max;
-            let mut b = 0;
-            while b < bins.len() {
-                if !cut(b) {
-                    b += 1;
-                    continue;
-                }
-                let start = b;
-                while b < bins.len() && cut(b) {
-                    b += 1;
-                }
-                let top = (start..b).max_by_key(|&k| bins[k][i].offered).expect("a cut bin");
-                let style =
-                    font(TICK_SIZE - 4.0).color(&RGBColor(60, 60, 60)).pos(Pos::new(HPos::Left, VPos::Top));
-                chart
-                    .draw_series(std::iter::once(Text::new(
-                        format!("{}", bins[top][i].offered),
-                        (x_of(top + 1) + x_end * 0.003, y_max),
-                        style,
-                    )))
-                    .map_err(err)?;
-            }
+            let offered: Vec<u64> = bins.iter().map(|row| row[i].offered).collect();
+            draw_cut_counts(&mut chart, &cut_runs(&offered, y_max), &x_of, x_end * 0.003, y_max, VPos::Top)?;
             strip_label(label, l, c, row_h as i32)?;
         }
         // The marks every strip shares, under the rows of names.

@@ -7,6 +7,7 @@ use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
+use super::broken_axis::axis_break;
 use super::*;
 use ratesim::nodes::Mode;
 use ratesim::sweep::TopologySweepResult;
@@ -195,7 +196,7 @@ impl Chart for TopologySweep<'_> {
             };
             let caption = if k == 0 { "over-admission vs exact" } else { "peak in one exact window" };
             let y_desc = if k == 0 { "over-admission (%)" } else { "peak / L" };
-            if log_x {
+            let pixels = if log_x {
                 let mut chart = ChartBuilder::on(panel)
                     .margin(12)
                     .caption(caption, font(LABEL_SIZE))
@@ -230,6 +231,7 @@ impl Chart for TopologySweep<'_> {
                         .draw_series(dashed.iter().map(|&p| Cross::new(p, 7, grey.stroke_width(2))))
                         .map_err(err)?;
                 }
+                chart.plotting_area().get_pixel_range()
             } else {
                 let pad = ((x_hi - x_lo) * 0.06).max(0.3);
                 let mut chart = ChartBuilder::on(panel)
@@ -266,6 +268,11 @@ impl Chart for TopologySweep<'_> {
                         .draw_series(dashed.iter().map(|&p| Cross::new(p, 7, grey.stroke_width(2))))
                         .map_err(err)?;
                 }
+                chart.plotting_area().get_pixel_range()
+            };
+            // peak/L zoomed in above 0: window_count's mark at its foot.
+            if y0 > 0.0 {
+                axis_break(panel, &pixels)?;
             }
         }
         let mut entries: Vec<LegendEntry> = lines

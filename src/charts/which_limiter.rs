@@ -32,26 +32,22 @@ fn points(p: &LoadPoint) -> Vec<(f64, f64, Option<f64>)> {
         .collect()
 }
 
-/// Bytes in decimal units, the same on the axis and in the legend: `16 B`,
-/// `168 B`, `1 kB`, `16 kB`, three significant digits at most (a log axis
-/// ticks at powers of ten, which binary units wrote `1000 B`, `9.8 KiB`).
-pub fn fmt_si_bytes(v: f64) -> String {
-    const UNITS: [(f64, &str); 4] = [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")];
-    let Some((div, unit)) = UNITS.iter().copied().find(|(d, _)| v >= *d) else {
-        return format!("{v:.0} B");
-    };
-    let x = v / div;
-    let d = if x >= 100.0 {
-        0
-    } else if x >= 10.0 {
-        1
-    } else {
-        2
-    };
-    let s = format!("{x:.d$}");
-    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
-    format!("{s} {unit}")
+/// State in the binary units of the tables (`summary.md` writes
+/// `8 (136 B)`, `1.1 KiB`): the legend's figure per key, as
+/// [`ratesim::export::fmt_bytes`] writes it.
+pub fn fmt_state(v: f64) -> String {
+    ratesim::export::fmt_bytes(v.round() as u64)
 }
+
+/// A tick of the state axis, which ticks at powers of two: `16 B`,
+/// `512 B`, `4 KiB`, in the tables' units (`4 KiB`, not `4.0 KiB`).
+pub fn fmt_state_tick(v: f64) -> String {
+    fmt_state(v).replace(".0 ", " ")
+}
+
+/// The most ticks the state axis has: at every power of two it would
+/// crowd, so it ticks at every second, third ... one (4, 16, 64 B ...).
+const STATE_TICKS: usize = 5;
 
 /// Over-admission in percent for the legend: one decimal, more where one
 /// would write a value that is not 0 as 0 (`+0.031%`, not `+0.0%`).
@@ -104,7 +100,7 @@ impl Chart for WhichLimiter<'_> {
                 format!(
                     "{}: {}, {}, {}",
                     short_label(&l.spec),
-                    fmt_si_bytes(p.0),
+                    fmt_state(p.0),
                     ratesim::export::fmt_ratio_fixed(p.1, 2),
                     p.2.map_or("n/a".to_string(), fmt_over)
                 ),
@@ -138,10 +134,11 @@ impl Chart for WhichLimiter<'_> {
                 if !part.bottom {
                     builder.margin_bottom(14);
                 }
-                let mut chart =
-                    builder.build_cartesian_2d((x_min..x_max).log_scale(), part.y.clone()).map_err(err)?;
+                let mut chart = builder
+                    .build_cartesian_2d((x_min..x_max).log_scale().base(2.0), part.y.clone())
+                    .map_err(err)?;
                 let height = chart.plotting_area().dim_in_pixel().1;
-                let x_fmt = |v: &f64| fmt_si_bytes(*v);
+                let x_fmt = |v: &f64| fmt_state_tick(*v);
                 // No tick label at a break mark.
                 let y_fmt = |v: &f64| {
                     if part.clear_of_break(*v, height) { fmt_axis_percent(*v) } else { String::new() }
@@ -150,6 +147,7 @@ impl Chart for WhichLimiter<'_> {
                 mesh.axis_desc_style(font(LABEL_SIZE))
                     .label_style(font(TICK_SIZE))
                     .x_label_formatter(&x_fmt)
+                    .x_labels(STATE_TICKS)
                     .y_labels(part.ticks)
                     .light_line_style(WHITE.mix(0.0));
                 if k == 1 {
@@ -217,13 +215,30 @@ mod tests {
         assert_eq!(fmt_over(0.0), "0%");
         assert_eq!(fmt_over(0.1), "+0.1%");
         assert_eq!(fmt_over(0.0004), "+0.00040%");
-        // The axis ticks of a log axis and the legend, in one unit.
-        let ticks: Vec<String> =
-            [10.0, 100.0, 1000.0, 10_000.0, 100_000.0].iter().map(|v| fmt_si_bytes(*v)).collect();
-        assert_eq!(ticks, ["10 B", "100 B", "1 kB", "10 kB", "100 kB"]);
-        assert_eq!(fmt_si_bytes(16_008.0), "16 kB");
-        assert_eq!(fmt_si_bytes(168.0), "168 B");
-        assert_eq!(fmt_si_bytes(1_536.0), "1.54 kB");
+    }
+
+    /// The state per key in the tables' binary units (`summary.md`: 100
+    /// slots hold `1.1 KiB`, where the chart said `1.14 kB`), on the axis
+    /// at powers of two, written whole.
+    #[test]
+    fn state_is_in_the_tables_units() {
+        assert_eq!(fmt_state(1_140.0), "1.1 KiB");
+        assert_eq!(fmt_state(1_140.0), ratesim::export::fmt_bytes(1_140));
+        assert_eq!(fmt_state(168.0), "168 B");
+        assert_eq!(fmt_state(16_008.0), "15.6 KiB");
+        assert_eq!(fmt_state(7.6), "8 B");
+        // The ticks of algorithms' axis (8 B to 800 B, padded to 2.7 B to
+        // 2.4 KiB) and of error_vs_slots' (16 B to 15.6 KiB).
+        use plotters::coord::ranged1d::Ranged;
+        for ((lo, hi), want) in [
+            ((8.0 / 3.0, 2400.0), vec!["4 B", "16 B", "64 B", "256 B", "1 KiB"]),
+            ((16.0 / 3.0, 48_024.0), vec!["8 B", "64 B", "512 B", "4 KiB", "32 KiB"]),
+        ] {
+            let axis: LogCoord<f64> = (lo..hi).log_scale().base(2.0).into();
+            let ticks: Vec<String> =
+                axis.key_points(STATE_TICKS).iter().map(|v| fmt_state_tick(*v)).collect();
+            assert_eq!(ticks, want);
+        }
     }
 
     /// The left panel of `algorithms`: the weighted window 3 px under the

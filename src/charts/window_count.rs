@@ -5,6 +5,7 @@ use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::broken_axis::axis_break;
 use super::*;
 use ratesim::RunReport;
 use ratesim::time::format_duration;
@@ -165,25 +166,6 @@ impl Chart for WindowCount<'_> {
         draw_legend(&legend, &entries)?;
         Ok(())
     }
-}
-
-/// The mark of a count axis that does not start at 0: two short slanted
-/// strokes across the foot of the axis with the axis blanked between them,
-/// so that a zoomed axis (102 against a limit of 100) is not read as a
-/// tall bar over 0. `pixels` is the plotting area's, in `area`'s backend.
-fn axis_break<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    pixels: &(std::ops::Range<i32>, std::ops::Range<i32>),
-) -> Result<()> {
-    let (base_x, base_y) = area.get_base_pixel();
-    let x = pixels.0.start - base_x;
-    let y = pixels.1.end - base_y - 14;
-    area.draw(&Rectangle::new([(x - 7, y - 3), (x + 7, y + 3)], WHITE.filled())).map_err(err)?;
-    for dy in [-3, 3] {
-        area.draw(&PathElement::new(vec![(x - 8, y + dy + 3), (x + 8, y + dy - 3)], BLACK.stroke_width(2)))
-            .map_err(err)?;
-    }
-    Ok(())
 }
 
 impl WindowCount<'_> {
