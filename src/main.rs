@@ -170,37 +170,10 @@ fn overrides(args: &CommonArgs, decisions: bool) -> Vec<String> {
     words
 }
 
-/// The scenario file, refused unopened when it is a pipe or a socket:
-/// opening a FIFO waits for a writer, forever if none comes. (A device is
-/// read like a file, up to the scenario size limit: `/dev/zero` stops
-/// there.)
+/// The scenario file (a pipe or a socket is refused unopened, by
+/// [`Scenario::load`]).
 fn load(path: &Path) -> Result<Scenario> {
-    if let Some(kind) = pipe_or_socket(path) {
-        anyhow::bail!(
-            "scenario {} is not a regular file ({kind}): reading it would wait for whatever writes into it; save the \
-scenario to a file",
-            path.display()
-        );
-    }
     Ok(Scenario::load(path)?)
-}
-
-/// "a pipe" or "a socket" when `path` is one (links followed).
-fn pipe_or_socket(path: &Path) -> Option<&'static str> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let kind = std::fs::metadata(path).ok()?.file_type();
-        if kind.is_fifo() {
-            return Some("a pipe");
-        }
-        if kind.is_socket() {
-            return Some("a socket");
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = path;
-    None
 }
 
 fn run(args: &CommonArgs, decisions: bool, sweep_only: bool) -> Result<()> {

@@ -59,6 +59,10 @@ pub enum ScenarioError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "scenario {path} is not a regular file ({kind}): reading it would wait for whatever writes into it; save the scenario to a file"
+    )]
+    NotAFile { path: PathBuf, kind: &'static str },
     #[error("scenario {path} is larger than {} MiB: a scenario is a few kilobytes (give a large trace as a CSV file)", MAX_SCENARIO_BYTES >> 20)]
     TooLarge { path: PathBuf },
     /// The message may quote the scenario's text: what would not print as

@@ -150,6 +150,12 @@ impl Scenario {
     /// Reads and validates a scenario file. Trace paths are relative to it.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         use std::io::Read;
+        // Opening a FIFO waits for a writer, forever if none comes: a pipe
+        // or a socket is refused unopened. (A device is read like a file,
+        // up to the size limit: `/dev/zero` stops there.)
+        if let Some(kind) = pipe_or_socket(path) {
+            return Err(ScenarioError::NotAFile { path: path.to_path_buf(), kind });
+        }
         let read = |source| ScenarioError::Read { path: path.to_path_buf(), source };
         let mut text = String::new();
         std::fs::File::open(path)
@@ -687,6 +693,24 @@ pub fn default_limiters() -> Vec<LimiterSpec> {
     v
 }
 
+/// "a pipe" or "a socket" when `path` is one (links followed).
+pub fn pipe_or_socket(path: &Path) -> Option<&'static str> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = std::fs::metadata(path).ok()?.file_type();
+        if kind.is_fifo() {
+            return Some("a pipe");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -867,5 +891,19 @@ bin = "10ms"
                 "{e}"
             );
         }
+    }
+
+    /// A library caller of `Scenario::load` is refused a FIFO unopened, as
+    /// the command line is, instead of waiting for a writer forever.
+    #[cfg(unix)]
+    #[test]
+    fn load_refuses_a_fifo_without_opening_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let e = Scenario::load(&fifo).unwrap_err();
+        assert!(matches!(e, ScenarioError::NotAFile { kind: "a pipe", .. }), "{e}");
+        assert!(e.to_string().ends_with("is not a regular file (a pipe): reading it would wait for whatever writes into it; save the scenario to a file"), "{e}");
     }
 }
