@@ -74,7 +74,7 @@ fn dispatch(cli: Cli) -> Result<()> {
 
 /// `ratesim check`: see [`ratesim::check`].
 fn check(path: &Path) -> Result<()> {
-    let scenario = load(path)?;
+    let scenario = Scenario::load(path)?;
     let traces = ratesim::check::check_traces(&scenario)?;
     let mut out = io::stdout().lock();
     out.write_all(ratesim::check::summary(&scenario, &traces).as_bytes())?;
@@ -170,14 +170,8 @@ fn overrides(args: &CommonArgs, decisions: bool) -> Vec<String> {
     words
 }
 
-/// The scenario file (a pipe or a socket is refused unopened, by
-/// [`Scenario::load`]).
-fn load(path: &Path) -> Result<Scenario> {
-    Ok(Scenario::load(path)?)
-}
-
 fn run(args: &CommonArgs, decisions: bool, sweep_only: bool) -> Result<()> {
-    let mut scenario = load(&args.scenario)?;
+    let mut scenario = Scenario::load(&args.scenario)?;
     if let Some(slots) = &args.slots {
         scenario.set_slots(slots).map_err(anyhow::Error::msg).context("--slots")?;
     }
