@@ -258,6 +258,10 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
     for line in scenario.retry_lines() {
         let _ = writeln!(s, "{line}");
     }
+    let rows: Vec<u64> = traces.iter().map(|t| t.rows).collect();
+    if let Some(bound) = scenario.attempts_bound(&rows) {
+        let _ = writeln!(s, "attempts  {}", bound.describe());
+    }
     // What a run decides with: the limiters listed, and the sliding log as
     // the exact reference when they do not include it.
     let (specs, reference) = crate::engine::with_reference(&scenario.limiters);

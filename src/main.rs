@@ -79,6 +79,10 @@ fn check(path: &Path) -> Result<()> {
     let mut out = io::stdout().lock();
     out.write_all(ratesim::check::summary(&scenario, &traces).as_bytes())?;
     out.flush()?;
+    let rows: Vec<u64> = traces.iter().map(|t| t.rows).collect();
+    if let Some(bound) = scenario.attempts_bound(&rows).filter(|b| b.is_large()) {
+        eprintln!("{}", bound.warning());
+    }
     Ok(())
 }
 
@@ -182,6 +186,14 @@ fn run(args: &CommonArgs, decisions: bool, sweep_only: bool) -> Result<()> {
         ratesim::engine::set_memory_budget(bytes);
     }
     let chart_set = chart_set(args, &scenario)?;
+    // Retries can multiply a run's requests past what their guard allows:
+    // say so before a run that may take hours (CSV sources are not counted
+    // here; `check` reads them and does).
+    if !args.quiet
+        && let Some(bound) = scenario.attempts_bound(&[]).filter(|b| b.is_large())
+    {
+        eprintln!("{}", bound.warning());
+    }
     // `sweep` writes beside the run's folder, never over it.
     let default_out = || {
         let folder = if sweep_only { format!("{}-sweeps", scenario.name) } else { scenario.name.clone() };

@@ -420,6 +420,55 @@ fn check_says_a_source_is_cut_at_the_duration() {
     assert!(stdout.contains("from 0 s to 4 s\n"), "the constant source ends first: {stdout}");
 }
 
+/// Retries multiply requests past their guard: `check` prints the bound on
+/// a run's attempts and warns on stderr when it passes 10^9, and `run` warns
+/// before it starts (here it then stops at once, on an output folder it
+/// cannot make, so the test does not run the hours the warning is about).
+/// A scenario well under the bound gets the line and no warning.
+#[test]
+fn check_and_run_warn_when_retries_may_make_over_a_billion_attempts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("storm.toml");
+    fs::write(
+        &path,
+        "name = \"storm\"\nduration = \"1h\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n\
+         [retry]\npolicy = \"immediate\"\nmax_attempts = 1000\n\
+         [[traffic]]\nkind = \"closed\"\nclients = 1000\nthink = \"100ms\"\n\
+         [[limiter]]\nkind = \"fixed_window\"\n",
+    )
+    .unwrap();
+    let warning = "warning: a run of this scenario may make up to about 3.6e10 attempts (about 3.6e7 requests, \
+                   each tried up to 1000 times)";
+    let out = ratesim().args(["check", path.to_str().unwrap()]).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap());
+    assert!(out.status.success(), "a warning, not an error: {stderr}");
+    assert!(
+        stdout.contains(
+            "attempts  at most about 3.6e10 in one run (about 3.6e7 requests, each tried up to 1000 times)\n"
+        ),
+        "{stdout}"
+    );
+    assert!(stderr.starts_with(warning), "{stderr}");
+    let out = ratesim().args(["run", path.to_str().unwrap(), "--out", "/dev/null/x"]).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success());
+    assert!(stderr.starts_with(warning), "{stderr}");
+    assert!(stderr.contains("error: cannot write output to /dev/null/x"), "{stderr}");
+    // `--quiet` is quiet.
+    let out = ratesim().args(["run", "-q", path.to_str().unwrap(), "--out", "/dev/null/x"]).output().unwrap();
+    assert!(!String::from_utf8(out.stderr).unwrap().contains("warning"));
+    // The shipped closed scenario: 100 clients x 120 s / 1 s, up to 1000 attempts each.
+    let out = ratesim().args(["check", scenario("backoff_closed.toml").to_str().unwrap()]).output().unwrap();
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains(
+            "attempts  at most about 1.2e7 in one run (about 12000 requests, each tried up to 1000 times)\n"
+        ),
+        "{stdout}"
+    );
+}
+
 /// `check`'s summary shows a trace path escaped, as error messages do: an
 /// escape sequence in a file name never reaches the terminal.
 #[test]

@@ -85,6 +85,51 @@ pub struct OutputOptions {
 /// such limit.
 pub const MAX_GENERATED: u64 = 1_000_000_000;
 
+/// What [`Scenario::attempts_bound`] finds: a run's requests and the most
+/// attempts they can make between them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AttemptsBound {
+    pub requests: f64,
+    pub attempts: f64,
+    /// The largest `max_attempts` of the run's retry policies.
+    pub most_per_request: u32,
+}
+
+impl AttemptsBound {
+    /// More attempts than [`MAX_GENERATED`], the most requests generated
+    /// sources may send: such a run may take hours (each attempt costs
+    /// tens to hundreds of nanoseconds), though its memory stays bounded.
+    pub fn is_large(&self) -> bool {
+        self.attempts > MAX_GENERATED as f64
+    }
+
+    /// "about 3.6e7 requests, each tried up to 1000 times".
+    fn requests(&self) -> String {
+        format!("about {} requests, each tried up to {} times", approx(self.requests), self.most_per_request)
+    }
+
+    /// The line `ratesim check` prints: "at most about 3.6e10 in one run
+    /// (about 3.6e7 requests, each tried up to 1000 times)".
+    pub fn describe(&self) -> String {
+        format!("at most about {} in one run ({})", approx(self.attempts), self.requests())
+    }
+
+    /// The warning `check` and a run print when [`AttemptsBound::is_large`].
+    pub fn warning(&self) -> String {
+        format!(
+            "warning: a run of this scenario may make up to about {} attempts ({}), more than the {MAX_GENERATED} requests its generated sources may send: it may take hours, though its memory stays bounded. A smaller `max_attempts`, a retry `budget`, fewer clients or a shorter span lowers the bound.",
+            approx(self.attempts),
+            self.requests()
+        )
+    }
+}
+
+/// A count for `check`: whole below a million (`13.5` -> "14"), then to 3
+/// digits (`3.6e10`).
+fn approx(x: f64) -> String {
+    if x < 1e6 { format!("{}", x.round()) } else { about(x) }
+}
+
 /// The longest scenario `name`, in bytes (UTF-8). The name names the
 /// output folder, `<name>` or `<name>-sweeps`, and its staging folder
 /// beside it, `.<name>-sweeps.tmp-<pid>-<random>.old` at the longest (a
@@ -341,6 +386,46 @@ impl Scenario {
             inputs.push((font.clone(), "the chart font of `output.font`".to_string()));
         }
         inputs
+    }
+
+    /// The most attempts one run can make, from the settings alone: each
+    /// source's requests (the guard's estimate for a generated source,
+    /// `trace_rows` for the CSV sources in order, which a run does not know
+    /// before reading them) times the attempts its retry policy allows one
+    /// request, `max_attempts`, or `1 + budget` when a retry budget
+    /// allows fewer (retries spend one token each, and every token is
+    /// earned by a first attempt). With `[sweep] retry_policies`, the
+    /// largest over its runs. `None` when no source retries: then a run's
+    /// attempts are its requests, which [`MAX_GENERATED`] already bounds.
+    pub fn attempts_bound(&self, trace_rows: &[u64]) -> Option<AttemptsBound> {
+        let per_request = |p: &RetryPolicy| {
+            let most = f64::from(p.max_attempts);
+            match p.budget {
+                Some(b) => most.min(1.0 + f64::from(b) / f64::from(crate::clients::policy::TOKEN)),
+                None => most,
+            }
+        };
+        let mut rows = trace_rows.iter();
+        let requests: Vec<f64> = self
+            .traffic
+            .iter()
+            .map(|t| t.expected_requests().unwrap_or_else(|| rows.next().map_or(0.0, |&r| r as f64)))
+            .collect();
+        let run = |policy: &dyn Fn(usize) -> Option<RetryPolicy>| {
+            let mut bound = AttemptsBound { requests: 0.0, attempts: 0.0, most_per_request: 1 };
+            for (i, &r) in requests.iter().enumerate() {
+                let p = policy(i).filter(|p| p.backoff != Backoff::None);
+                bound.requests += r;
+                bound.attempts += r * p.as_ref().map_or(1.0, per_request);
+                bound.most_per_request = bound.most_per_request.max(p.map_or(1, |p| p.max_attempts));
+            }
+            bound
+        };
+        let mut bounds = vec![run(&|i| self.source_retry.get(i).copied().flatten().or(self.retry))];
+        for p in self.sweep.iter().flat_map(|s| &s.retry_policies) {
+            bounds.push(run(&|_| Some(*p)));
+        }
+        bounds.into_iter().filter(|b| b.most_per_request > 1).max_by(|a, b| a.attempts.total_cmp(&b.attempts))
     }
 
     /// How the clients retry: the `[retry]` table, then each source's own
@@ -714,6 +799,57 @@ pub fn pipe_or_socket(path: &Path) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// requests x attempts per request, by hand: 3 burst requests at 3
+    /// attempts; 2 x 50 Poisson requests at 1 + 0.5 (the budget allows
+    /// fewer retries than `max_attempts`); a CSV source's rows as given.
+    #[test]
+    fn attempts_bound_is_requests_times_attempts_per_request() {
+        let head = "name = \"x\"\nduration = \"2s\"\n[limit]\nrequests = 2\nwindow = \"1s\"\n";
+        // Beside the shipped traces, so that a CSV source's path exists.
+        let at = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/s.toml");
+        let parse = |body: &str| Scenario::parse(&format!("{head}{body}"), &at).unwrap();
+        let plain = "[[traffic]]\nkind = \"burst\"\ncount = 3\n";
+        assert_eq!(parse(plain).attempts_bound(&[]), None, "nobody retries");
+        let s = parse(&format!(
+            "[retry]\npolicy = \"fixed\"\nbase = \"1s\"\nmax_attempts = 3\n{plain}\
+             [[traffic]]\nkind = \"poisson\"\nrate = 50\nretry = {{ policy = \"immediate\", max_attempts = 9, budget = 0.5 }}\n\
+             [[traffic]]\nkind = \"csv\"\npath = \"traces/api_gateway.csv\"\n"
+        ));
+        let b = s.attempts_bound(&[7]).unwrap();
+        assert_eq!((b.requests, b.attempts, b.most_per_request), (3.0 + 100.0 + 7.0, 9.0 + 150.0 + 21.0, 9));
+        assert_eq!(
+            s.attempts_bound(&[]).unwrap().attempts,
+            159.0,
+            "a run does not know a trace's rows before it reads them"
+        );
+        assert!(!b.is_large());
+        assert_eq!(
+            b.describe(),
+            "at most about 180 in one run (about 110 requests, each tried up to 9 times)"
+        );
+        // A closed population: clients x span / think requests, here
+        // 1000 x 3600 s / 100 ms = 3.6e7, each up to 1000 attempts.
+        let s = Scenario::parse(
+            &format!(
+                "{}[retry]\npolicy = \"immediate\"\nmax_attempts = 1000\n\
+                 [[traffic]]\nkind = \"closed\"\nclients = 1000\nthink = \"100ms\"\n",
+                head.replace("2s", "1h")
+            ),
+            Path::new("s.toml"),
+        )
+        .unwrap();
+        let b = s.attempts_bound(&[]).unwrap();
+        assert_eq!(b.attempts, 3.6e10);
+        assert!(b.is_large());
+        assert!(b.warning().starts_with("warning: a run of this scenario may make up to about 3.6e10 attempts (about 3.6e7 requests, each tried up to 1000 times)"), "{}", b.warning());
+        // `[sweep] retry_policies`: the largest over its runs (`none` runs
+        // with one attempt).
+        let s = parse(&format!(
+            "{plain}[sweep]\nretry_policies = [{{ policy = \"none\" }}, {{ policy = \"immediate\", max_attempts = 4 }}, {{ policy = \"immediate\", max_attempts = 2 }}]\n"
+        ));
+        assert_eq!(s.attempts_bound(&[]).map(|b| b.attempts), Some(12.0));
+    }
 
     const BOUNDARY: &str = r#"
 name = "boundary_burst"
