@@ -208,6 +208,16 @@ fn run_draws_the_trace_charts() {
     for png in ["window_count.png", "timeline.png", "windows_diagram.png"] {
         assert_png(&out, png);
     }
+    // The sliding log is at L in a third of the bins here: the limit's
+    // dashes show. On nodes_uneven it is at L from the first bin to the
+    // last and hides them, and the legend says so (the committed output,
+    // which `committed_outputs_are_up_to_date` holds to what a run writes).
+    assert!(!read(&out, "window_count.svg").contains("(under"));
+    assert_svg(
+        &root().join("output/nodes_uneven"),
+        "window_count.svg",
+        &["limit L = 100 (under sliding log)"],
+    );
     let report = read(&out, "report.md");
     assert!(
         report.contains("![") && report.contains("](window_count.svg)") && report.contains("| fixed_window")

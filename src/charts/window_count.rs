@@ -77,6 +77,16 @@ impl Chart for WindowCount<'_> {
         );
         let area = titled(root, &title)?;
         let mut entries = self.legend();
+        // The limit is drawn under the lines, so a limiter at L for most of
+        // the run (the sliding log on nodes_uneven) hides its dashes: the
+        // legend says which line it is under.
+        let at_limit = |i: usize| bins.iter().filter(|row| row[i].window_peak == r.limit.requests).count();
+        if let Some(i) = (0..r.limiters.len()).max_by_key(|&i| (at_limit(i), std::cmp::Reverse(i)))
+            && at_limit(i) * 2 > bins.len()
+        {
+            entries[0].label =
+                format!("limit L = {} (under {})", r.limit.requests, short_label(&r.limiters[i].spec));
+        }
         let n = r.limiters.len();
         // Counts per pixel of the plot's height (its margins and the time
         // labels off the area's).
