@@ -143,6 +143,7 @@ fn lane_name(spec: &LimiterSpec, cutting: Cutting) -> String {
         RetryAfter::Exact => short,
         RetryAfter::CeilSeconds => format!("{short}, header ceil"),
         RetryAfter::FloorSeconds => format!("{short}, header floor"),
+        RetryAfter::RedisCell => format!("{short}, header redis-cell"),
     }
 }
 

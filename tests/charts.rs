@@ -218,6 +218,14 @@ fn run_draws_the_trace_charts() {
         "window_count.svg",
         &["limit L = 100 (under sliding log)"],
     );
+    // retry_after_rounding's ceil_seconds and redis_cell lanes decide
+    // alike here (their one different request gave up under both): one
+    // curve, nested, not one hidden under the other.
+    assert_svg(
+        &root().join("output/retry_after_rounding"),
+        "time_to_success.svg",
+        &["equal curves: lines nested", "fixed window, header ceil", "fixed window, header redis-cell"],
+    );
     let report = read(&out, "report.md");
     assert!(
         report.contains("![") && report.contains("](window_count.svg)") && report.contains("| fixed_window")

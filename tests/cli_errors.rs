@@ -2302,7 +2302,7 @@ fn r01_retry_after_not_known() {
     Case::new(&with("slots = [2, 10]", "slots = [2, 10]\nretry_after = \"ceil\"")).refused(&[
         "s.toml:17:15:",
         "`limiter[0].retry_after` = \"ceil\" is not known",
-        "\"exact\", \"ceil_seconds\", \"floor_seconds\"",
+        "\"exact\", \"ceil_seconds\", \"floor_seconds\", \"redis_cell\"",
     ]);
 }
 

@@ -629,6 +629,36 @@ fn a_header_rounded_up_past_the_end_of_time_sends_no_retry() {
     assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished, c.early_retries), (2, 1, 1, 0, 1));
 }
 
+/// redis-cell 0.4.0's header (`retry_after = "redis_cell"`): whole seconds
+/// plus 1 only when the fraction holds a whole millisecond. A fixed window
+/// of L = 1 per 2 s, two requests at 0.9995 s: the second is refused until
+/// the next window, 1.0005 s away. `ceil_seconds` sends it back after 2 s,
+/// at 2.9995 s (admitted); redis-cell sends 1 s, at 1.9995 s, half a
+/// millisecond before the window: refused again, early and too early, and
+/// with no attempt left the request gives up. With the window at 1 s the
+/// wait is 0.5 ms, which redis-cell sends as 0: back at once.
+#[test]
+fn redis_cell_drops_a_fraction_under_a_millisecond() {
+    let text = |window: &str, rounding: &str| {
+        format!(
+            "name = \"rc\"\n[limit]\nrequests = 1\nwindow = \"{window}\"\n\
+             [retry]\npolicy = \"retry_after\"\nmax_attempts = 2\n\
+             [[traffic]]\nkind = \"burst\"\nstart = \"999500000ns\"\ncount = 2\n\
+             [[limiter]]\nkind = \"fixed_window\"\nretry_after = \"{rounding}\"\n"
+        )
+    };
+    let label = |rounding: &str| format!("fixed_window(retry_after={rounding})");
+    for window in ["2s", "1s"] {
+        let rows = run(&text(window, "ceil_seconds"));
+        let c = clients(&rows, &label("ceil_seconds"));
+        assert_eq!((c.succeeded, c.gave_up, c.early_retries, c.too_early), (2, 0, 0, 0), "W = {window}");
+        let rows = run(&text(window, "redis_cell"));
+        let c = clients(&rows, &label("redis_cell"));
+        assert_eq!((c.succeeded, c.gave_up, c.early_retries, c.too_early), (1, 1, 1, 1), "W = {window}");
+        assert_eq!(row(&rows, &label("redis_cell")).counts.offered, 3);
+    }
+}
+
 /// `too_early` counts retries sent before the limiter's own advertised time
 /// whatever the policy: a fixed 100 ms backoff against a fixed window that
 /// advertises its next start at 1 s sends both retries (at 0.1 and 0.2 s)

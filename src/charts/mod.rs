@@ -119,7 +119,8 @@ pub fn missing_glyphs(text: &str) -> Vec<char> {
 /// another limiter of the run already looks like it. A limiter whose
 /// Retry-After header is rounded gets a colour near its algorithm's, the
 /// hue turned [`ROUNDED_HUE_TURN`] degrees one way for `ceil_seconds` and the
-/// other way for `floor_seconds` ([`turned`]), so that limiters differing
+/// other way for `floor_seconds` and twice as far for `redis_cell`
+/// ([`turned`]), so that limiters differing
 /// only by that rounding can be told apart as lines beside the black sliding
 /// log and as bars against the grey of offered requests. (A darker shade
 /// for `ceil_seconds`, maroon beside the fixed window's red, was told from
@@ -131,6 +132,7 @@ pub fn colour(spec: &LimiterSpec) -> RGBColor {
         RetryAfter::Exact => rgb(own),
         RetryAfter::CeilSeconds => rgb(turned(own, -ROUNDED_HUE_TURN)),
         RetryAfter::FloorSeconds => rgb(turned(own, ROUNDED_HUE_TURN)),
+        RetryAfter::RedisCell => rgb(turned(own, 2.0 * ROUNDED_HUE_TURN)),
     }
 }
 
@@ -346,6 +348,7 @@ pub fn short_label(spec: &LimiterSpec) -> String {
         RetryAfter::Exact => short,
         RetryAfter::CeilSeconds => format!("{short}, header ceil"),
         RetryAfter::FloorSeconds => format!("{short}, header floor"),
+        RetryAfter::RedisCell => format!("{short}, header redis-cell"),
     }
 }
 

@@ -131,6 +131,26 @@ impl Chart for TimeToSuccess<'_> {
         let axis = TimeAxis::new(x0.log10().round() as i32, x1.log10().round() as i32);
         let x1 = axis.range().end;
         let area = titled(root, &format!("{}: time to success, share of all requests", self.scenario))?;
+        // Each lane's step curve over all logical requests: flat at the
+        // first-attempt share from the left edge, rising at each recorded
+        // time, level at the succeeded share to the right edge.
+        let curves: Vec<Option<Vec<(f64, f64)>>> = cdfs
+            .iter()
+            .map(|(l, cdf)| {
+                let (at_once, points) = cdf.as_ref()?;
+                let scale = l.clients.as_ref().and_then(succeeded_share).unwrap_or(0.0) * 100.0;
+                let mut pts = vec![(0.0, at_once * scale)];
+                let mut y = at_once * scale;
+                for (x, share) in points {
+                    let x = x.as_secs_f64();
+                    pts.push((x, y));
+                    y = share * scale;
+                    pts.push((x, y));
+                }
+                pts.push((x1, y));
+                Some(pts)
+            })
+            .collect();
         let mut entries = Vec::new();
         for (l, _) in &cdfs {
             entries.push(LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), Mark::Line));
@@ -138,6 +158,16 @@ impl Chart for TimeToSuccess<'_> {
                 entries.push(LegendEntry::new(format!("      {line}"), BLACK, Mark::Heading));
             }
         }
+        // Lanes that decide alike draw the same curve (retry_after_rounding's
+        // ceil_seconds and redis_cell headers): the one drawn first is
+        // wider, a border around the other, as in window_count.
+        let equal = |a: usize, b: usize| curves[a].is_some() && curves[a] == curves[b];
+        entries.extend(nested_note(
+            cdfs.len(),
+            |a, b| equal(a, b).then_some(0.0),
+            "curves",
+            |g| format!("{g}"),
+        ));
         let (plot, legend) = with_legend_for(&area, &entries);
         let mut chart = ChartBuilder::on(&plot)
             .margin(10)
@@ -158,30 +188,20 @@ impl Chart for TimeToSuccess<'_> {
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(err)?;
-        let mut order: Vec<_> = cdfs.iter().collect();
-        order.sort_by_key(|(l, _)| std::cmp::Reverse(line_width(&l.spec)));
-        for (l, cdf) in order {
-            let Some((at_once, points)) = cdf else { continue };
-            let scale = l.clients.as_ref().and_then(succeeded_share).unwrap_or(0.0) * 100.0;
-            let c = self.palette.colour(&l.spec);
-            // A step curve over all logical requests: flat at the
-            // first-attempt share from the left edge, rising at each
-            // recorded time, level at the succeeded share to the right edge.
-            let mut pts = vec![(0.0, at_once * scale)];
-            let mut y = at_once * scale;
-            for (x, share) in points {
-                let x = x.as_secs_f64();
-                pts.push((x, y));
-                y = share * scale;
-                pts.push((x, y));
-            }
-            pts.push((x1, y));
-            chart
-                .draw_series(LineSeries::new(pts, c.stroke_width(line_width(&l.spec).min(4))))
-                .map_err(err)?;
-            chart
-                .draw_series(std::iter::once(Circle::new((0.0, at_once * scale), 6, c.filled())))
-                .map_err(err)?;
+        let mut order: Vec<usize> = (0..cdfs.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(line_width(&cdfs[i].0.spec)));
+        let widths = covered_widths(
+            &order.iter().map(|&i| line_width(&cdfs[i].0.spec).min(4)).collect::<Vec<_>>(),
+            |a, b| equal(order[a], order[b]),
+        );
+        for (&i, &w) in order.iter().zip(&widths) {
+            let Some(pts) = &curves[i] else { continue };
+            let c = self.palette.colour(&cdfs[i].0.spec);
+            let start = pts[0];
+            chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(w))).map_err(err)?;
+            // The dot at 0 grows with the line, so a nested one shows too.
+            let dot = 6 + (w - line_width(&cdfs[i].0.spec).min(4)) as i32;
+            chart.draw_series(std::iter::once(Circle::new(start, dot, c.filled()))).map_err(err)?;
         }
         draw_legend(&legend, &entries)
     }
@@ -206,7 +226,7 @@ fn median_of_all(k: &ClientReport) -> Option<Nanos> {
 /// share that succeeded, gave up, was unfinished), then the median request's
 /// time to success, the median of **all** requests (those that never
 /// succeeded count as never), which is not the table's "time to success
-/// p50", over the successes only (retry_storm's sliding log: 1.31 s here,
+/// p50", over the successes only (retry_storm's sliding log: 1.39 s here,
 /// 0 s there): the legend says "of all requests".
 fn legend_lines(k: Option<&ClientReport>) -> Vec<String> {
     let Some(k) = k.filter(|k| k.succeeded > 0) else { return vec!["no request succeeded".to_string()] };

@@ -407,16 +407,23 @@ pub enum RetryAfter {
     /// Whole seconds from the reject, rounded down (redis-cell's header up
     /// to 0.3.0), which sends clients back too early.
     FloorSeconds,
+    /// redis-cell 0.4.0's `CL.THROTTLE`: the wait in seconds as an `f64`,
+    /// truncated, plus 1 when its fraction of a second holds a whole
+    /// millisecond (`as_seconds_f64() as i64`, then `+ 1` if
+    /// `subsec_milliseconds() > 0`). A fraction under 1 ms is dropped, so
+    /// the client comes back up to 1 ms early.
+    RedisCell,
 }
 
 impl RetryAfter {
-    pub const NAMES: [&'static str; 3] = ["exact", "ceil_seconds", "floor_seconds"];
+    pub const NAMES: [&'static str; 4] = ["exact", "ceil_seconds", "floor_seconds", "redis_cell"];
 
     pub fn parse(name: &str) -> Option<RetryAfter> {
         Some(match name {
             "exact" => RetryAfter::Exact,
             "ceil_seconds" => RetryAfter::CeilSeconds,
             "floor_seconds" => RetryAfter::FloorSeconds,
+            "redis_cell" => RetryAfter::RedisCell,
             _ => return None,
         })
     }
@@ -426,6 +433,7 @@ impl RetryAfter {
             RetryAfter::Exact => "exact",
             RetryAfter::CeilSeconds => "ceil_seconds",
             RetryAfter::FloorSeconds => "floor_seconds",
+            RetryAfter::RedisCell => "redis_cell",
         }
     }
 
@@ -438,6 +446,14 @@ impl RetryAfter {
             RetryAfter::Exact => return Some(at),
             RetryAfter::CeilSeconds => wait.div_ceil(Nanos::PER_SECOND),
             RetryAfter::FloorSeconds => wait / Nanos::PER_SECOND,
+            RetryAfter::RedisCell => {
+                // `time::Duration::as_seconds_f64`: whole seconds plus the
+                // nanoseconds over 1e9, each as an f64. Past 2^20 s the sum
+                // can round up to the next second (then 1 more is added).
+                let (whole, nanos) = (wait / Nanos::PER_SECOND, wait % Nanos::PER_SECOND);
+                let secs = (whole as f64 + nanos as f64 / 1e9) as u64;
+                secs + u64::from(nanos / 1_000_000 > 0)
+            }
         };
         secs.checked_mul(Nanos::PER_SECOND).and_then(|w| now.get().checked_add(w)).map(Nanos::new)
     }
@@ -547,6 +563,38 @@ mod tests {
         assert_eq!(RetryAfter::CeilSeconds.header(now, at), None);
         assert_eq!(RetryAfter::FloorSeconds.header(now, at), Some(Nanos::new(18_446_744_072_900_000_000)));
         assert_eq!(RetryAfter::Exact.header(now, Nanos::MAX), Some(Nanos::MAX));
+        // redis-cell 0.4.0: 1.0005 s is sent as 1 (half a millisecond
+        // early), 1.001 s as 2, 2 s as 2, 0.5 s as 1, and 0.5 ms as 0 (come
+        // back at once).
+        for (wait, sent) in [
+            (1_000_500_000, 1),
+            (1_001_000_000, 2),
+            (2_000_000_000, 2),
+            (500_000_000, 1),
+            (500_000, 0),
+            (999_999, 0),
+            (1_000_000, 1),
+        ] {
+            let now = Nanos::from_millis(500);
+            assert_eq!(
+                RetryAfter::RedisCell.header(now, now + Nanos::new(wait)),
+                Some(now + Nanos::new(sent * 1_000_000_000)),
+                "a wait of {wait} ns"
+            );
+        }
+        // Its f64: 2^34 s + 999 999 999 ns is 2^34 + 1 s as an f64 (a step
+        // of 2^-18 s there), truncated to 2^34 + 1, and the fraction holds
+        // 999 ms: sent as 2^34 + 2 s, a second past the true ceiling.
+        let wait = Nanos::new((1 << 34) * 1_000_000_000 + 999_999_999);
+        assert_eq!(
+            RetryAfter::RedisCell.header(Nanos::ZERO, wait),
+            Some(Nanos::new(((1 << 34) + 2) * 1_000_000_000))
+        );
+        assert_eq!(
+            RetryAfter::CeilSeconds.header(Nanos::ZERO, wait),
+            Some(Nanos::new(((1 << 34) + 1) * 1_000_000_000))
+        );
+        assert_eq!(RetryAfter::RedisCell.header(Nanos::ZERO, Nanos::MAX), None, "past the end of time");
         let spec =
             LimiterSpec { retry_after: RetryAfter::FloorSeconds, ..SlotCounterSpec { slots: 10 }.into() };
         assert_eq!(spec.label(), "slot_counter(N=10;retry_after=floor_seconds)");
