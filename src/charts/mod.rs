@@ -119,7 +119,7 @@ pub fn missing_glyphs(text: &str) -> Vec<char> {
 /// another limiter of the run already looks like it. A limiter whose
 /// Retry-After header is rounded gets a colour near its algorithm's, the
 /// hue turned [`ROUNDED_HUE_TURN`] degrees one way for `ceil_seconds` and the
-/// other way for `floor_seconds` and twice as far for `redis_cell`
+/// other way for `floor_seconds` and three times as far for `redis_cell`
 /// ([`turned`]), so that limiters differing
 /// only by that rounding can be told apart as lines beside the black sliding
 /// log and as bars against the grey of offered requests. (A darker shade
@@ -132,7 +132,7 @@ pub fn colour(spec: &LimiterSpec) -> RGBColor {
         RetryAfter::Exact => rgb(own),
         RetryAfter::CeilSeconds => rgb(turned(own, -ROUNDED_HUE_TURN)),
         RetryAfter::FloorSeconds => rgb(turned(own, ROUNDED_HUE_TURN)),
-        RetryAfter::RedisCell => rgb(turned(own, 2.0 * ROUNDED_HUE_TURN)),
+        RetryAfter::RedisCell => rgb(turned(own, 3.0 * ROUNDED_HUE_TURN)),
     }
 }
 
@@ -1263,7 +1263,7 @@ mod tests {
         }
     }
 
-    /// retry_after_rounding: three fixed windows that differ only in their
+    /// retry_after_rounding: four fixed windows that differ only in their
     /// Retry-After header, beside the sliding log. The rounded ones were
     /// shades of the fixed window's red: maroon, 148 from the black log and
     /// told from it mostly by its width, and pink, lost against the grey
@@ -1274,7 +1274,7 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/retry_after_rounding.toml");
         let scenario = ratesim::scenario::Scenario::load(&path).unwrap();
         let specs = ratesim::engine::with_reference(&scenario.limiters).0;
-        assert_eq!(specs.len(), 4, "three fixed windows and the sliding log");
+        assert_eq!(specs.len(), 5, "four fixed windows and the sliding log");
         let palette = RunPalette::new(&specs);
         let colours: Vec<(u8, u8, u8)> = specs.iter().map(|s| palette.colour(s).rgb()).collect();
         for i in 0..colours.len() {
