@@ -259,8 +259,8 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
         let _ = writeln!(s, "{line}");
     }
     let rows: Vec<u64> = traces.iter().map(|t| t.rows).collect();
-    if let Some(bound) = scenario.attempts_bound(&rows) {
-        let _ = writeln!(s, "attempts  {}", bound.describe());
+    if let Some(estimate) = scenario.attempts_estimate(&rows) {
+        let _ = writeln!(s, "attempts  {}", estimate.describe());
     }
     // What a run decides with: the limiters listed, and the sliding log as
     // the exact reference when they do not include it.

@@ -80,8 +80,8 @@ fn check(path: &Path) -> Result<()> {
     out.write_all(ratesim::check::summary(&scenario, &traces).as_bytes())?;
     out.flush()?;
     let rows: Vec<u64> = traces.iter().map(|t| t.rows).collect();
-    if let Some(bound) = scenario.attempts_bound(&rows).filter(|b| b.is_large()) {
-        eprintln!("{}", bound.warning());
+    if let Some(estimate) = scenario.attempts_estimate(&rows).filter(|e| e.is_large()) {
+        eprintln!("{}", estimate.warning());
     }
     Ok(())
 }
@@ -187,12 +187,17 @@ fn run(args: &CommonArgs, decisions: bool, sweep_only: bool) -> Result<()> {
     }
     let chart_set = chart_set(args, &scenario)?;
     // Retries can multiply a run's requests past what their guard allows:
-    // say so before a run that may take hours (CSV sources are not counted
-    // here; `check` reads them and does).
+    // say so before a run that may take long (CSV sources are not counted
+    // here; `check` reads them and does). `sweep` alone runs the traffic
+    // with its retries only in a retry-policy or topology sweep.
+    let retries_run = !sweep_only
+        || scenario.topology_sweep.is_some()
+        || scenario.sweep.as_ref().is_some_and(|s| !s.retry_policies.is_empty());
     if !args.quiet
-        && let Some(bound) = scenario.attempts_bound(&[]).filter(|b| b.is_large())
+        && retries_run
+        && let Some(estimate) = scenario.attempts_estimate(&[]).filter(|e| e.is_large())
     {
-        eprintln!("{}", bound.warning());
+        eprintln!("{}", estimate.warning());
     }
     // `sweep` writes beside the run's folder, never over it.
     let default_out = || {

@@ -629,7 +629,27 @@ fn a_header_rounded_up_past_the_end_of_time_sends_no_retry() {
     assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished, c.early_retries), (2, 1, 1, 0, 1));
 }
 
-/// redis-cell 0.4.0's header (`retry_after = "redis_cell"`): whole seconds
+/// `check`'s attempts estimate is a bound where requests are counted
+/// exactly (bursts): here two sources share key 0, and so their retry
+/// budgets. The first may not retry (`max_attempts = 1`) but earns a token
+/// with each of its 1000 requests; the second spends them. An estimate of
+/// requests x (1 + budget) per source said 2001; the run makes more, and
+/// no more than the 3001 the shared tokens allow.
+#[test]
+fn the_attempts_estimate_bounds_a_run_whose_sources_share_a_budget() {
+    let text = "name = \"shared\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n\
+                [[traffic]]\nkind = \"burst\"\ncount = 1000\nspan = \"10s\"\n\
+                retry = { policy = \"immediate\", max_attempts = 1, budget = 1 }\n\
+                [[traffic]]\nkind = \"burst\"\ncount = 1000\nspan = \"10s\"\n\
+                retry = { policy = \"immediate\", max_attempts = 1000, budget = 0.001 }\n\
+                [[limiter]]\nkind = \"sliding_log\"\n";
+    let estimate = parse(text).attempts_estimate(&[]).unwrap().attempts;
+    assert_eq!(estimate, 3001.0);
+    let attempts = row(&run(text), "sliding_log").counts.offered;
+    assert!(attempts > 2001 && attempts as f64 <= estimate, "{attempts} attempts");
+}
+
+/// redis-cell's header from 0.4.0 (`retry_after = "redis_cell"`): whole seconds
 /// plus 1 only when the fraction holds a whole millisecond. A fixed window
 /// of L = 1 per 2 s, two requests at 0.9995 s: the second is refused until
 /// the next window, 1.0005 s away. `ceil_seconds` sends it back after 2 s,

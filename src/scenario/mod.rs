@@ -85,49 +85,64 @@ pub struct OutputOptions {
 /// such limit.
 pub const MAX_GENERATED: u64 = 1_000_000_000;
 
-/// What [`Scenario::attempts_bound`] finds: a run's requests and the most
-/// attempts they can make between them.
+/// What [`Scenario::attempts_estimate`] finds: a run's requests and about
+/// the most attempts they can make between them.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AttemptsBound {
+pub struct AttemptsEstimate {
     pub requests: f64,
     pub attempts: f64,
     /// The largest `max_attempts` of the run's retry policies.
     pub most_per_request: u32,
+    /// Retry budgets allow fewer retries than `max_attempts` would.
+    pub budget_limited: bool,
 }
 
-impl AttemptsBound {
+impl AttemptsEstimate {
     /// More attempts than [`MAX_GENERATED`], the most requests generated
-    /// sources may send: such a run may take hours (each attempt costs
-    /// tens to hundreds of nanoseconds), though its memory stays bounded.
+    /// sources may send: at tens to hundreds of nanoseconds an attempt
+    /// for each limiter, such a run takes minutes or hours (its memory
+    /// stays bounded).
     pub fn is_large(&self) -> bool {
         self.attempts > MAX_GENERATED as f64
     }
 
-    /// "about 3.6e7 requests, each tried up to 1000 times".
+    /// "about 3.6e7 requests, at most 1000 attempts each" (", and fewer
+    /// retries where a retry budget runs out" when one does).
     fn requests(&self) -> String {
-        format!("about {} requests, each tried up to {} times", approx(self.requests), self.most_per_request)
+        format!(
+            "about {} requests, at most {} attempts each{}",
+            approx(self.requests),
+            self.most_per_request,
+            if self.budget_limited { ", and fewer retries where a retry budget runs out" } else { "" }
+        )
     }
 
-    /// The line `ratesim check` prints: "at most about 3.6e10 in one run
-    /// (about 3.6e7 requests, each tried up to 1000 times)".
+    /// The line `ratesim check` prints: "up to about 3.6e10 in one run
+    /// (about 3.6e7 requests, at most 1000 attempts each)".
     pub fn describe(&self) -> String {
-        format!("at most about {} in one run ({})", approx(self.attempts), self.requests())
+        format!("up to about {} in one run ({})", approx(self.attempts), self.requests())
     }
 
-    /// The warning `check` and a run print when [`AttemptsBound::is_large`].
+    /// The warning `check` and a run print when [`AttemptsEstimate::is_large`].
     pub fn warning(&self) -> String {
         format!(
-            "warning: a run of this scenario may make up to about {} attempts ({}), more than the {MAX_GENERATED} requests its generated sources may send: it may take hours, though its memory stays bounded. A smaller `max_attempts`, a retry `budget`, fewer clients or a shorter span lowers the bound.",
+            "warning: a run of this scenario may make up to about {} attempts ({}), more than {MAX_GENERATED}, the most requests a scenario's generated sources may send: at tens to hundreds of nanoseconds an attempt for each limiter, it may run for minutes or hours, though its memory stays bounded. A smaller `max_attempts`, a retry `budget` or fewer requests lowers it.",
             approx(self.attempts),
             self.requests()
         )
     }
 }
 
-/// A count for `check`: whole below a million (`13.5` -> "14"), then to 3
-/// digits (`3.6e10`).
+/// A count for `check`: whole from 1 to a million (`13.5` -> "14"), then to
+/// 3 digits (`3.6e10`); under 1 to 2 decimals (`0.25`).
 fn approx(x: f64) -> String {
-    if x < 1e6 { format!("{}", x.round()) } else { about(x) }
+    if x < 1.0 {
+        format!("{x:.2}")
+    } else if x < 1e6 {
+        format!("{}", x.round())
+    } else {
+        about(x)
+    }
 }
 
 /// The longest scenario `name`, in bytes (UTF-8). The name names the
@@ -388,44 +403,55 @@ impl Scenario {
         inputs
     }
 
-    /// The most attempts one run can make, from the settings alone: each
-    /// source's requests (the guard's estimate for a generated source,
-    /// `trace_rows` for the CSV sources in order, which a run does not know
-    /// before reading them) times the attempts its retry policy allows one
-    /// request, `max_attempts`, or `1 + budget` when a retry budget
-    /// allows fewer (retries spend one token each, and every token is
-    /// earned by a first attempt). With `[sweep] retry_policies`, the
-    /// largest over its runs. `None` when no source retries: then a run's
-    /// attempts are its requests, which [`MAX_GENERATED`] already bounds.
-    pub fn attempts_bound(&self, trace_rows: &[u64]) -> Option<AttemptsBound> {
-        let per_request = |p: &RetryPolicy| {
-            let most = f64::from(p.max_attempts);
-            match p.budget {
-                Some(b) => most.min(1.0 + f64::from(b) / f64::from(crate::clients::policy::TOKEN)),
-                None => most,
-            }
-        };
+    /// About how many attempts one run can make at most, from the settings
+    /// alone: every request's first attempt, plus up to `max_attempts - 1`
+    /// retries each, where retries under a retry budget number at most the
+    /// tokens their sources' first attempts earn together (a retry spends a
+    /// token, and only first attempts of a source with a budget earn them;
+    /// sources that share a key share their tokens, so the budgets are
+    /// summed over sources, not applied to each). Requests are counted
+    /// exactly for a burst and for the CSV sources (`trace_rows`, in order:
+    /// a run does not know them before reading), and as the guard's
+    /// expectation for a Poisson or closed source, so for those this is an
+    /// estimate, not a bound. With `[sweep] retry_policies`, the largest
+    /// over its runs. `None` when no source retries: then a run's attempts
+    /// are its requests, which [`MAX_GENERATED`] already bounds.
+    pub fn attempts_estimate(&self, trace_rows: &[u64]) -> Option<AttemptsEstimate> {
         let mut rows = trace_rows.iter();
         let requests: Vec<f64> = self
             .traffic
             .iter()
             .map(|t| t.expected_requests().unwrap_or_else(|| rows.next().map_or(0.0, |&r| r as f64)))
             .collect();
+        let token = f64::from(crate::clients::policy::TOKEN);
         let run = |policy: &dyn Fn(usize) -> Option<RetryPolicy>| {
-            let mut bound = AttemptsBound { requests: 0.0, attempts: 0.0, most_per_request: 1 };
+            let (mut free, mut budgeted, mut tokens) = (0.0, 0.0, 0.0);
+            let mut most_per_request = 1;
             for (i, &r) in requests.iter().enumerate() {
-                let p = policy(i).filter(|p| p.backoff != Backoff::None);
-                bound.requests += r;
-                bound.attempts += r * p.as_ref().map_or(1.0, per_request);
-                bound.most_per_request = bound.most_per_request.max(p.map_or(1, |p| p.max_attempts));
+                let Some(p) = policy(i).filter(|p| p.backoff != Backoff::None) else { continue };
+                most_per_request = most_per_request.max(p.max_attempts);
+                let retries = r * f64::from(p.max_attempts - 1);
+                match p.budget {
+                    None => free += retries,
+                    Some(b) => {
+                        budgeted += retries;
+                        tokens += r * f64::from(b) / token;
+                    }
+                }
             }
-            bound
+            let first: f64 = requests.iter().sum();
+            AttemptsEstimate {
+                requests: first,
+                attempts: first + free + budgeted.min(tokens),
+                most_per_request,
+                budget_limited: tokens < budgeted,
+            }
         };
-        let mut bounds = vec![run(&|i| self.source_retry.get(i).copied().flatten().or(self.retry))];
+        let mut runs = vec![run(&|i| self.source_retry.get(i).copied().flatten().or(self.retry))];
         for p in self.sweep.iter().flat_map(|s| &s.retry_policies) {
-            bounds.push(run(&|_| Some(*p)));
+            runs.push(run(&|_| Some(*p)));
         }
-        bounds.into_iter().filter(|b| b.most_per_request > 1).max_by(|a, b| a.attempts.total_cmp(&b.attempts))
+        runs.into_iter().filter(|e| e.most_per_request > 1).max_by(|a, b| a.attempts.total_cmp(&b.attempts))
     }
 
     /// How the clients retry: the `[retry]` table, then each source's own
@@ -800,36 +826,45 @@ pub fn pipe_or_socket(path: &Path) -> Option<&'static str> {
 mod tests {
     use super::*;
 
-    /// requests x attempts per request, by hand: 3 burst requests at 3
-    /// attempts; 2 x 50 Poisson requests at 1 + 0.5 (the budget allows
-    /// fewer retries than `max_attempts`); a CSV source's rows as given.
+    /// By hand: 3 burst requests with up to 2 retries each (6); 2 x 50
+    /// Poisson requests with up to 8 retries each (800) but a budget of 0.5
+    /// (50 tokens: 50 retries); a CSV source's 7 rows with up to 2 retries
+    /// each (14). 110 first attempts: 110 + 6 + 50 + 14 = 180.
     #[test]
-    fn attempts_bound_is_requests_times_attempts_per_request() {
+    fn attempts_estimate_by_hand() {
         let head = "name = \"x\"\nduration = \"2s\"\n[limit]\nrequests = 2\nwindow = \"1s\"\n";
         // Beside the shipped traces, so that a CSV source's path exists.
         let at = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/s.toml");
         let parse = |body: &str| Scenario::parse(&format!("{head}{body}"), &at).unwrap();
         let plain = "[[traffic]]\nkind = \"burst\"\ncount = 3\n";
-        assert_eq!(parse(plain).attempts_bound(&[]), None, "nobody retries");
+        assert_eq!(parse(plain).attempts_estimate(&[]), None, "nobody retries");
         let s = parse(&format!(
             "[retry]\npolicy = \"fixed\"\nbase = \"1s\"\nmax_attempts = 3\n{plain}\
              [[traffic]]\nkind = \"poisson\"\nrate = 50\nretry = {{ policy = \"immediate\", max_attempts = 9, budget = 0.5 }}\n\
              [[traffic]]\nkind = \"csv\"\npath = \"traces/api_gateway.csv\"\n"
         ));
-        let b = s.attempts_bound(&[7]).unwrap();
-        assert_eq!((b.requests, b.attempts, b.most_per_request), (3.0 + 100.0 + 7.0, 9.0 + 150.0 + 21.0, 9));
+        let e = s.attempts_estimate(&[7]).unwrap();
+        assert_eq!((e.requests, e.attempts, e.most_per_request, e.budget_limited), (110.0, 180.0, 9, true));
         assert_eq!(
-            s.attempts_bound(&[]).unwrap().attempts,
+            s.attempts_estimate(&[]).unwrap().attempts,
             159.0,
             "a run does not know a trace's rows before it reads them"
         );
-        assert!(!b.is_large());
+        assert!(!e.is_large());
         assert_eq!(
-            b.describe(),
-            "at most about 180 in one run (about 110 requests, each tried up to 9 times)"
+            e.describe(),
+            "up to about 180 in one run (about 110 requests, at most 9 attempts each, and fewer retries where a retry budget runs out)"
         );
-        // A closed population: clients x span / think requests, here
-        // 1000 x 3600 s / 100 ms = 3.6e7, each up to 1000 attempts.
+        // Sources that share a key share their tokens: 1000 requests that
+        // may not retry (max_attempts = 1) earn 1000 tokens at budget 1, and
+        // the other source's 1000 requests spend them (and their own 1).
+        let s = parse(
+            "[[traffic]]\nkind = \"burst\"\ncount = 1000\nretry = { policy = \"immediate\", max_attempts = 1, budget = 1 }\n\
+             [[traffic]]\nkind = \"burst\"\ncount = 1000\nretry = { policy = \"immediate\", max_attempts = 1000, budget = 0.001 }\n",
+        );
+        assert_eq!(s.attempts_estimate(&[]).unwrap().attempts, 2000.0 + 1001.0);
+        // A closed population: clients x span / think requests expected,
+        // here 1000 x 3600 s / 100 ms = 3.6e7, each up to 1000 attempts.
         let s = Scenario::parse(
             &format!(
                 "{}[retry]\npolicy = \"immediate\"\nmax_attempts = 1000\n\
@@ -839,16 +874,24 @@ mod tests {
             Path::new("s.toml"),
         )
         .unwrap();
-        let b = s.attempts_bound(&[]).unwrap();
-        assert_eq!(b.attempts, 3.6e10);
-        assert!(b.is_large());
-        assert!(b.warning().starts_with("warning: a run of this scenario may make up to about 3.6e10 attempts (about 3.6e7 requests, each tried up to 1000 times)"), "{}", b.warning());
+        let e = s.attempts_estimate(&[]).unwrap();
+        assert_eq!((e.attempts, e.budget_limited), (3.6e10, false));
+        assert!(e.is_large());
+        assert!(
+            e.warning().starts_with(
+                "warning: a run of this scenario may make up to about 3.6e10 attempts (about 3.6e7 requests, at most 1000 attempts each), more than 1000000000,"
+            ),
+            "{}",
+            e.warning()
+        );
         // `[sweep] retry_policies`: the largest over its runs (`none` runs
         // with one attempt).
         let s = parse(&format!(
             "{plain}[sweep]\nretry_policies = [{{ policy = \"none\" }}, {{ policy = \"immediate\", max_attempts = 4 }}, {{ policy = \"immediate\", max_attempts = 2 }}]\n"
         ));
-        assert_eq!(s.attempts_bound(&[]).map(|b| b.attempts), Some(12.0));
+        assert_eq!(s.attempts_estimate(&[]).map(|e| e.attempts), Some(12.0));
+        assert_eq!(approx(0.25), "0.25");
+        assert_eq!(approx(13.5), "14");
     }
 
     const BOUNDARY: &str = r#"
