@@ -407,7 +407,7 @@ pub enum RetryAfter {
     /// Whole seconds from the reject, rounded down (redis-cell's header up
     /// to 0.3.0), which sends clients back too early.
     FloorSeconds,
-    /// redis-cell 0.4.0's `CL.THROTTLE`: the wait in seconds as an `f64`,
+    /// redis-cell's `CL.THROTTLE` from 0.4.0 (0.5.0 too): the wait in seconds as an `f64`,
     /// truncated, plus 1 when its fraction of a second holds a whole
     /// millisecond (`as_seconds_f64() as i64`, then `+ 1` if
     /// `subsec_milliseconds() > 0`). A fraction under 1 ms is dropped, so
@@ -448,7 +448,7 @@ impl RetryAfter {
             RetryAfter::FloorSeconds => wait / Nanos::PER_SECOND,
             RetryAfter::RedisCell => {
                 // `time::Duration::as_seconds_f64`: whole seconds plus the
-                // nanoseconds over 1e9, each as an f64. Past 2^20 s the sum
+                // nanoseconds over 1e9, each as an f64. From 2^24 s on the sum
                 // can round up to the next second (then 1 more is added).
                 let (whole, nanos) = (wait / Nanos::PER_SECOND, wait % Nanos::PER_SECOND);
                 let secs = (whole as f64 + nanos as f64 / 1e9) as u64;
@@ -594,6 +594,17 @@ mod tests {
             RetryAfter::CeilSeconds.header(Nanos::ZERO, wait),
             Some(Nanos::new(((1 << 34) + 1) * 1_000_000_000))
         );
+        // The first whole second where it can: 2^23 s + 999 999 999 ns
+        // stays under 2^23 + 1 as an f64 (sent as the true ceiling), 2^24 s
+        // + 999 999 999 ns does not.
+        for (p, extra) in [(23, 1), (24, 2)] {
+            let wait = Nanos::new((1 << p) * 1_000_000_000 + 999_999_999);
+            assert_eq!(
+                RetryAfter::RedisCell.header(Nanos::ZERO, wait),
+                Some(Nanos::new(((1 << p) + extra) * 1_000_000_000)),
+                "2^{p} s"
+            );
+        }
         assert_eq!(RetryAfter::RedisCell.header(Nanos::ZERO, Nanos::MAX), None, "past the end of time");
         let spec =
             LimiterSpec { retry_after: RetryAfter::FloorSeconds, ..SlotCounterSpec { slots: 10 }.into() };
