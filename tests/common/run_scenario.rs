@@ -59,12 +59,20 @@ pub fn run(text: &str) -> Option<RunReport> {
 /// request or a retry of one, every logical request ends once (succeeded,
 /// gave up or unfinished) and succeeds by its one admitted attempt, and
 /// retries stay within `max_attempts`; every lane sees the same open-loop
-/// arrivals; on one node the sliding log is exact.
+/// arrivals; on one node the sliding log is exact. Where every source is a
+/// burst, whose requests `check`'s attempts estimate counts exactly, no
+/// lane makes more attempts than it says (budgets shared between sources
+/// included).
 pub fn check(s: &Scenario, report: &RunReport) {
     let max_attempts = s.retry.iter().chain(s.source_retry.iter().flatten()).map(|p| p.max_attempts).max();
+    let exact = s.traffic.iter().all(|t| matches!(t, Traffic::Burst { .. }));
+    let estimate = s.attempts_estimate(&[]).map_or(report.arrivals as f64, |e| e.attempts);
     for r in &report.limiters {
         let c = &r.counts;
         assert_eq!(c.offered, c.admitted + c.rejected, "{}", r.label);
+        if exact {
+            assert!(c.offered as f64 <= estimate, "{}: {} attempts, estimate {estimate}", r.label, c.offered);
+        }
         match &r.clients {
             None => assert_eq!(c.offered, report.arrivals, "{}", r.label),
             Some(k) => {
