@@ -536,6 +536,43 @@ proptest! {
         let l = &rows[log];
         prop_assert!(l.counts.peak <= limit && l.counts.excess == 0 && l.counts.false_rejects == 0);
     }
+
+    /// `check`'s attempts estimate is a bound where requests are counted
+    /// exactly: up to four bursts on one key (so their retry budgets are
+    /// shared), each with its own policy, `max_attempts` and maybe a
+    /// budget, against every window limiter; no lane makes more attempts.
+    #[test]
+    fn the_attempts_estimate_bounds_runs_of_bursts(
+        limit in 1u64..20,
+        sources in proptest::collection::vec(
+            // Starts within 100 ms, so that bursts overlap and one spends
+            // the tokens another earned (a per-source estimate missed that).
+            (1u64..300, 0u64..100, 0usize..4, 1u32..8, proptest::option::of(1u32..=1000)),
+            1..5,
+        ),
+    ) {
+        let policies = [
+            "policy = \"immediate\"",
+            "policy = \"fixed\", base = \"7ms\"",
+            "policy = \"full_jitter\", base = \"3ms\", cap = \"200ms\"",
+            "policy = \"retry_after\"",
+        ];
+        let mut text = format!("name = \"b\"\nseed = 3\n[limit]\nrequests = {limit}\nwindow = \"100ms\"\n");
+        for &(count, start_ms, policy, max_attempts, budget) in &sources {
+            let budget = budget.map_or(String::new(), |b| format!(", budget = {}", f64::from(b) / 1000.0));
+            text += &format!(
+                "[[traffic]]\nkind = \"burst\"\ncount = {count}\nstart = \"{start_ms}ms\"\nspan = \"50ms\"\n\
+                 retry = {{ {}, max_attempts = {max_attempts}{budget} }}\n",
+                policies[policy]
+            );
+        }
+        text += "[[limiter]]\nkind = \"fixed_window\"\n[[limiter]]\nkind = \"slot_counter\"\nslots = 4\n";
+        let s = parse(&text);
+        let estimate = s.attempts_estimate(&[]).map_or(sources.iter().map(|s| s.0).sum::<u64>() as f64, |e| e.attempts);
+        for r in run(&text) {
+            prop_assert!(r.counts.offered as f64 <= estimate, "{}: {} attempts, estimate {}", r.label, r.counts.offered, estimate);
+        }
+    }
 }
 
 /// A closed population makes all its attempts after the last open-loop
