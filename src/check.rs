@@ -161,6 +161,16 @@ pub fn check_traces(scenario: &Scenario) -> Result<Vec<TraceCheck>, CheckError> 
     Ok(out)
 }
 
+/// About how many attempts a run may make, with each CSV trace's rows as
+/// the full read found them ([`Scenario::attempts_estimate`]).
+pub fn attempts_estimate(
+    scenario: &Scenario,
+    traces: &[TraceCheck],
+) -> Option<crate::scenario::AttemptsEstimate> {
+    let rows: Vec<u64> = traces.iter().map(|t| t.rows).collect();
+    scenario.attempts_estimate(&rows)
+}
+
 /// The short OK summary `ratesim check` prints.
 pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
     let mut s = String::new();
@@ -258,8 +268,7 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
     for line in scenario.retry_lines() {
         let _ = writeln!(s, "{line}");
     }
-    let rows: Vec<u64> = traces.iter().map(|t| t.rows).collect();
-    if let Some(estimate) = scenario.attempts_estimate(&rows) {
+    if let Some(estimate) = attempts_estimate(scenario, traces) {
         let _ = writeln!(s, "attempts  {}", estimate.describe());
     }
     // What a run decides with: the limiters listed, and the sliding log as

@@ -79,8 +79,7 @@ fn check(path: &Path) -> Result<()> {
     let mut out = io::stdout().lock();
     out.write_all(ratesim::check::summary(&scenario, &traces).as_bytes())?;
     out.flush()?;
-    let rows: Vec<u64> = traces.iter().map(|t| t.rows).collect();
-    if let Some(estimate) = scenario.attempts_estimate(&rows).filter(|e| e.is_large()) {
+    if let Some(estimate) = ratesim::check::attempts_estimate(&scenario, &traces).filter(|e| e.is_large()) {
         eprintln!("{}", estimate.warning());
     }
     Ok(())

@@ -198,7 +198,7 @@ impl Chart for TimeToSuccess<'_> {
             let Some(pts) = &curves[i] else { continue };
             let c = self.palette.colour(&cdfs[i].0.spec);
             let start = pts[0];
-            chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(w))).map_err(err)?;
+            chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(w))).map_err(err)?;
             // The dot at 0 grows with the line, so a nested one shows too.
             let dot = 6 + (w - line_width(&cdfs[i].0.spec).min(4)) as i32;
             chart.draw_series(std::iter::once(Circle::new(start, dot, c.filled()))).map_err(err)?;
