@@ -194,7 +194,7 @@ fn s01_toml_syntax_error() {
 fn s02_unknown_key_near_miss() {
     Case::new(&with("requests = 10", "requsts = 10")).refused(&[
         "s.toml:5:1:",
-        "unknown field `requsts`",
+        "unknown field `requsts` in `limit`,",
         "did you mean `requests`?",
     ]);
 }
@@ -2433,7 +2433,7 @@ fn r13_key_without_effect() {
 fn r14_retry_key_not_known() {
     Case::new(&with_retry("policy = \"immediate\"\nmax_attempt = 3")).refused(&[
         "s.toml:20:1:",
-        "unknown field `max_attempt`",
+        "unknown field `max_attempt` in `retry`,",
         "did you mean `max_attempts`?",
     ]);
 }
@@ -2445,6 +2445,16 @@ fn r15_source_retry_table_checked_under_its_own_name() {
         "count = 20\n[traffic.retry]\npolicy = \"fixed\"\nbase = \"0s\"\nmax_attempts = 2",
     ))
     .refused(&["s.toml:15:8:", "`traffic[0].retry.base` must be longer than 0, got \"0s\""]);
+    // An unknown key there names the source's table too.
+    Case::new(&with(
+        "count = 20",
+        "count = 20\n[traffic.retry]\npolicy = \"fixed\"\nbse = \"1s\"\nmax_attempts = 2",
+    ))
+    .refused(&[
+        "s.toml:15:1:",
+        "unknown field `bse` in `traffic[0].retry`, expected one of",
+        "did you mean `base`?",
+    ]);
 }
 
 #[test]
@@ -2832,7 +2842,7 @@ fn n18_unknown_balance() {
 
 #[test]
 fn n19_unknown_key_near_miss() {
-    Case::new(&with_nodes("[nodes]\ncuont = 2\n")).refused(&["s.toml:19:1:", "unknown field `cuont`, expected one of `count`, `balance`, `mode`, `per_node`, `skew`, `rtt`, `atomic`, `sync_interval`, `outage`; did you mean `count`?"]);
+    Case::new(&with_nodes("[nodes]\ncuont = 2\n")).refused(&["s.toml:19:1:", "unknown field `cuont` in `nodes`, expected one of `count`, `balance`, `mode`, `per_node`, `skew`, `rtt`, `atomic`, `sync_interval`, `outage`; did you mean `count`?"]);
 }
 
 #[test]

@@ -121,7 +121,8 @@ impl Ctx<'_> {
                         let hint = misplaced_key(self.text, &key, &message).unwrap_or_default();
                         format!("{}: {}{hint}", code(&key), array_of_tables(&key, &message))
                     }
-                    _ => {
+                    key => {
+                        let message = in_table(&message, e.message(), key.as_deref());
                         let hint = top_level_key_of_a_table(self.text, span.start, e.message());
                         format!("{message}{}", hint.unwrap_or_default())
                     }
@@ -461,6 +462,23 @@ fn array_of_tables(key: &str, message: &str) -> String {
     }
 }
 
+/// serde's "unknown field `x`, expected ..." names the key but not its
+/// table: with the key's path (`traffic[0].retry.x`), "unknown field `x` in
+/// `traffic[0].retry`, expected ...". A top-level key, or a path that does
+/// not end in the unknown key (a key inside an inline table), is left as
+/// serde says it.
+fn in_table(message: &str, raw: &str, path: Option<&str>) -> String {
+    let (Some((unknown, _)), Some(path)) = (unknown_field(raw), path) else { return message.to_string() };
+    let Some(table) = path.strip_suffix(unknown).and_then(|t| t.strip_suffix('.')) else {
+        return message.to_string();
+    };
+    let named = format!("unknown field {}", code(unknown));
+    match message.strip_prefix(&named) {
+        Some(rest) if !table.is_empty() => format!("{named} in {}{rest}", code(table)),
+        _ => message.to_string(),
+    }
+}
+
 /// The unknown key and the keys serde expected, from its message
 /// "unknown field `x`, expected one of `a`, `b`" (or "expected `a` or `b`",
 /// or "there are no fields"). The key ends at the "`, " before the list,
@@ -750,7 +768,16 @@ pub fn key_path_at(text: &str, offset: usize) -> Option<String> {
             table = Some(format!("{name}[{n}]"));
             key = None;
         } else if let Some(name) = l.strip_prefix('[').and_then(|r| r.split(']').next()) {
-            table = Some(name.trim().to_string());
+            // A sub-table of the last entry of an array (`[traffic.retry]`
+            // after the second `[[traffic]]`) is that entry's:
+            // `traffic[1].retry`.
+            let name = name.trim();
+            let entry = arrays.iter().find_map(|(a, n)| {
+                name.strip_prefix(a.as_str())
+                    .and_then(|r| r.strip_prefix('.'))
+                    .map(|rest| format!("{a}[{n}].{rest}"))
+            });
+            table = Some(entry.unwrap_or_else(|| name.to_string()));
             key = None;
         } else if let Some(k) = last.then(|| key_part_at(line, offset - line_start)).flatten() {
             // At a key itself: a dotted key (`burst.x = 1`) is about the
@@ -796,6 +823,28 @@ mod tests {
         assert_eq!(key_path_at(t, t.find("1\n").unwrap()).as_deref(), Some("limiter[0].burst.x"));
         assert_eq!(key_path_at(t, t.find("window").unwrap()).as_deref(), Some("limit.window"));
         assert_eq!(key_path_at(t, t.find("\"x.y\"").unwrap()).as_deref(), Some("limit.window.\"x.y\""));
+        // A sub-table of an array's entry is that entry's: the second
+        // source's [traffic.retry]; a table merely named alike is not.
+        let t = "[[traffic]]\n[[traffic]]\n[traffic.retry]\nbse = 1\n[traffic_x.y]\nk = 2\n";
+        assert_eq!(key_path_at(t, t.find("bse").unwrap()).as_deref(), Some("traffic[1].retry.bse"));
+        assert_eq!(key_path_at(t, t.find("k = 2").unwrap()).as_deref(), Some("traffic_x.y.k"));
+    }
+
+    /// An unknown key says which table it is in, where its path is known
+    /// and ends in it; top-level keys and keys of inline tables (whose
+    /// path the heuristic cannot tell) stay as serde says.
+    #[test]
+    fn unknown_keys_name_their_table() {
+        let raw = "unknown field `bse`, expected `base` or `cap`";
+        let m = serde_message(raw);
+        assert_eq!(
+            in_table(&m, raw, Some("traffic[1].retry.bse")),
+            "unknown field `bse` in `traffic[1].retry`, expected `base` or `cap`; did you mean `base`?"
+        );
+        assert_eq!(in_table(&m, raw, Some("bse")), m);
+        assert_eq!(in_table(&m, raw, Some("limit")), m);
+        assert_eq!(in_table(&m, raw, None), m);
+        assert_eq!(in_table("other", "other", Some("a.b")), "other");
     }
 
     /// A date-time where another type is expected is called one, not a
