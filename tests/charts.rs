@@ -572,6 +572,8 @@ fn retry_charts_show_what_the_clients_did() {
             // so 10 and 100 attempts per success, and the give-ups shown.
             "\n10.00\n",
             "\n100.00\n",
+            // 100 and 50.5 against bars of 6.65 to 10: cut and torn.
+            "(torn bars cut)",
             "gave up (%)",
             "\n90 %\n",
             "\n99 %\n",
@@ -584,7 +586,12 @@ fn retry_charts_show_what_the_clients_did() {
     // cut and its count written; no log scale, on which 10 of 60 filled two
     // thirds of a bar.
     let timeline = read(&out, "timeline.svg");
-    for text in ["offered bars cut at 52", "\n268\n", "fixed window: admitted 100 of 698 (14.3 %)"] {
+    for text in [
+        "offered bars cut at 52",
+        "\n268\n",
+        "fixed window: admitted 100 of 698 attempts (14.3 %)",
+        "offered: attempts",
+    ] {
         assert!(timeline.contains(text), "timeline.svg lacks {text}");
     }
     assert!(!timeline.contains("log scale"));

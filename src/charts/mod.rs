@@ -352,6 +352,16 @@ pub fn short_label(spec: &LimiterSpec) -> String {
     }
 }
 
+/// What a limiter was offered, for "admitted X of {offered}" in a chart:
+/// the count, and "attempts" when clients retry (a retried request is
+/// offered once per attempt, so the count is not of requests).
+pub fn offered_count(l: &ratesim::metrics::LimiterReport) -> String {
+    match l.clients {
+        Some(_) => format!("{} attempts", l.counts.offered),
+        None => l.counts.offered.to_string(),
+    }
+}
+
 /// Line width for a limiter in line charts (the aligned fixed window is drawn
 /// wide and first, so that N = 1, identical by definition, shows on top).
 pub fn line_width(spec: &LimiterSpec) -> u32 {

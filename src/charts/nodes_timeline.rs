@@ -240,7 +240,7 @@ impl Chart for NodesTimeline<'_> {
                 "{}: admitted {} of {}{per_node}, peak {}",
                 short_label(&l.spec),
                 l.counts.admitted,
-                l.counts.offered,
+                offered_count(l),
                 window_count::fmt_ratio_x(l.peak_ratio())
             );
             chart

@@ -160,6 +160,18 @@ fn write_over<'b, DB: DrawingBackend>(
     Ok(())
 }
 
+/// Where to cut the attempts-per-success axis, if anywhere: at the
+/// tallest bar no taller than twice the median when some bar is more than
+/// three times that tall (backoff: 100 and 50.5 against bars of 6.7-10,
+/// cut at 10), else `None`.
+fn cost_cut(values: &[f64]) -> Option<f64> {
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    sorted.sort_by(f64::total_cmp);
+    let median = *sorted.get(sorted.len() / 2)?;
+    let cap = sorted.iter().copied().filter(|&v| v <= 2.0 * median).fold(0.0, f64::max);
+    (cap > 0.0 && sorted.last().is_some_and(|&top| top > 3.0 * cap)).then_some(cap)
+}
+
 /// A percentage over a bar: `90 %`, `0.5 %`, `100 %`.
 fn share_label(p: f64) -> String {
     if p < 1.0 { format!("{p:.1} %") } else { format!("{p:.0} %") }
@@ -226,13 +238,32 @@ impl Chart for RetryPolicies<'_> {
         // Top: attempts per success, linear, with each value written: what
         // a success cost, the calls of the requests that gave up included,
         // so that a policy that gives up does not look cheap.
-        let cost = bars(&|l| l.clients.as_ref().and_then(|k| k.attempts_per_success()).map(|a| (a, None)));
-        let y_max = cost.iter().map(|(b, _)| b.value).fold(1.0, f64::max);
-        let mut chart = bar_panel(&top, x_range.clone(), y_max * 1.2, "attempts per success", 5, &x_fmt)?;
-        draw_bars(&mut chart, &cost, 0.0)?;
+        // A few bars far taller than the rest (not retrying against a
+        // limiter that admits one at a time: 100 against 7-10) would
+        // flatten the comparison: they are cut, torn under the cut and
+        // labelled with their value.
+        let mut cost =
+            bars(&|l| l.clients.as_ref().and_then(|k| k.attempts_per_success()).map(|a| (a, None)));
         // One precision for every bar (6.98 beside 6.90, not 6.9).
         let values: Vec<f64> = cost.iter().map(|(b, _)| b.value).collect();
         let labels = ratesim::export::fmt_ratios_fixed(&values, 1);
+        let cut = cost_cut(&values);
+        let y_max = match cut {
+            Some(cap) => cap * 1.2,
+            None => values.iter().copied().fold(1.0, f64::max),
+        };
+        for (b, _) in &mut cost {
+            b.value = b.value.min(y_max);
+        }
+        let mut chart = bar_panel(&top, x_range.clone(), y_max * 1.2, "attempts per success", 5, &x_fmt)?;
+        draw_bars(&mut chart, &cost, 0.0)?;
+        if let Some(cap) = cut {
+            let torn = cost
+                .iter()
+                .filter(|(b, _)| b.value > cap)
+                .map(|(b, _)| Rectangle::new([(b.x0, cap * 1.06), (b.x1, cap * 1.1)], WHITE.filled()));
+            chart.draw_series(torn).map_err(err)?;
+        }
         write_over(&mut chart, cost.iter().map(|(b, _)| b).zip(labels), y_max * 0.02)?;
         // A lane where nothing succeeded has no cost per success: it says so.
         let nothing = bars(&|l| l.clients.as_ref().filter(|k| k.succeeded == 0).map(|_| (0.0, None)));
@@ -248,12 +279,31 @@ impl Chart for RetryPolicies<'_> {
 
         // Middle: the share of requests that gave up (out of attempts or
         // budget: they never succeed), written over every bar that is not 0.
+        // Requests still waiting for a retry when the run ended (a closed
+        // population's last requests) stand pale on top: neither success
+        // nor give-up, and the label counts them in.
         let lost = bars(&|l| l.clients.as_ref().and_then(|k| k.gave_up_share()).map(|s| (s * 100.0, None)));
-        let mut chart = bar_panel(&middle, x_range.clone(), 125.0, "gave up (%)", 3, &x_fmt)?;
+        let open = bars(&|l| {
+            l.clients
+                .as_ref()
+                .filter(|k| k.logical > 0)
+                .map(|k| ((k.gave_up + k.unfinished) as f64 / k.logical as f64 * 100.0, None))
+        });
+        let unfinished = open.iter().zip(&lost).any(|((o, _), (g, _))| o.value > g.value);
+        let desc = if unfinished { "no success (%)" } else { "gave up (%)" };
+        let mut chart = bar_panel(&middle, x_range.clone(), 125.0, desc, 3, &x_fmt)?;
+        for ((o, _), (g, _)) in open.iter().zip(&lost).filter(|((o, _), (g, _))| o.value > g.value) {
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(o.x0, g.value), (o.x1, o.value)],
+                    o.colour.mix(0.3).filled(),
+                )))
+                .map_err(err)?;
+        }
         draw_bars(&mut chart, &lost, 0.0)?;
         let labels =
-            lost.iter().map(|(b, _)| if b.value > 0.0 { share_label(b.value) } else { "0".to_string() });
-        write_over(&mut chart, lost.iter().map(|(b, _)| b).zip(labels), 3.0)?;
+            open.iter().map(|(b, _)| if b.value > 0.0 { share_label(b.value) } else { "0".to_string() });
+        write_over(&mut chart, open.iter().map(|(b, _)| b).zip(labels), 3.0)?;
 
         // Bottom: the longest time to success (bar) and the median (ring)
         // of the requests that succeeded, on a log scale; 0 (every success
@@ -341,6 +391,9 @@ impl Chart for RetryPolicies<'_> {
             .collect();
         entries.push(LegendEntry::new("attempts per success =", BLACK, Mark::Heading));
         entries.push(LegendEntry::new("  all attempts / successes", BLACK, Mark::Heading));
+        if cut.is_some() {
+            entries.push(LegendEntry::new("  (torn bars cut)", BLACK, Mark::Heading));
+        }
         entries.push(LegendEntry::new("time to success (log):", BLACK, Mark::Heading));
         entries.push(LegendEntry::new("bar = longest", RGBColor(120, 120, 120), Mark::Solid));
         entries.push(LegendEntry::new("ring = median", BLACK, Mark::Ring));
@@ -348,6 +401,12 @@ impl Chart for RetryPolicies<'_> {
         if !never.is_empty() {
             entries.push(LegendEntry::new("pale, to \"never\": some", RGBColor(120, 120, 120), Mark::Area));
             entries.push(LegendEntry::new("  requests gave up", BLACK, Mark::Heading));
+        }
+        if unfinished {
+            entries.push(LegendEntry::new("pale over gave up:", RGBColor(120, 120, 120), Mark::Area));
+            entries.push(LegendEntry::new("  unfinished at the end,", BLACK, Mark::Heading));
+            entries.push(LegendEntry::new("  not timed (longest is", BLACK, Mark::Heading));
+            entries.push(LegendEntry::new("  of those done in time)", BLACK, Mark::Heading));
         }
         draw_legend(&legend, &entries)
     }
@@ -361,6 +420,22 @@ mod tests {
     /// bar far taller: the second label goes above the first; the third
     /// and the fourth, clear of the label before them, stay over their
     /// bars. Labels far enough apart stay where they are.
+    /// backoff: not retrying against the leaky bucket costs 100 attempts
+    /// per success, exponential 50.5, the rest 6.65 to 10: cut at 10.
+    /// backoff_closed: 4.15 to 10.93, nothing far taller: no cut.
+    #[test]
+    fn only_bars_far_taller_than_the_rest_are_cut() {
+        let backoff =
+            [10.0, 10.0, 100.0, 10.0, 8.2, 8.2, 50.5, 8.2, 6.98, 7.02, 7.89, 7.01, 6.65, 6.69, 7.73];
+        assert_eq!(cost_cut(&backoff), Some(10.0));
+        let closed = [9.97, 9.97, 10.93, 10.05, 4.20, 4.15, 5.23, 4.97, 6.77, 6.44, 6.93, 6.55];
+        assert_eq!(cost_cut(&closed), None);
+        // Three times the cap exactly is not cut; just over it is.
+        assert_eq!(cost_cut(&[1.0, 1.0, 3.0]), None);
+        assert_eq!(cost_cut(&[1.0, 1.0, 3.01]), Some(1.0));
+        assert_eq!(cost_cut(&[]), None);
+    }
+
     #[test]
     fn labels_that_would_touch_go_above_the_one_before() {
         let h = 12;

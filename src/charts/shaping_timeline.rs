@@ -161,12 +161,12 @@ fn strip_label<DB: DrawingBackend>(
         Some(d) if d.delayed > 0 => format!(
             "admitted {} of {}, {} waited (up to {})",
             l.counts.admitted,
-            l.counts.offered,
+            offered_count(l),
             d.delayed,
             fmt_seconds(d.max)
         ),
-        Some(_) => format!("admitted {} of {}, none waited", l.counts.admitted, l.counts.offered),
-        None => format!("admitted {} of {}, at once", l.counts.admitted, l.counts.offered),
+        Some(_) => format!("admitted {} of {}, none waited", l.counts.admitted, offered_count(l)),
+        None => format!("admitted {} of {}, at once", l.counts.admitted, offered_count(l)),
     };
     let (figures, size) = fit_line(area, &figures, LEGEND_SIZE - 4.0, room);
     area.draw_text(&figures, &font(size).pos(left), (32, y2)).map_err(err)?;

@@ -188,19 +188,18 @@ impl Chart for TimeToSuccess<'_> {
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(err)?;
-        let mut order: Vec<usize> = (0..cdfs.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(line_width(&cdfs[i].0.spec)));
-        let widths = covered_widths(
-            &order.iter().map(|&i| line_width(&cdfs[i].0.spec).min(4)).collect::<Vec<_>>(),
-            |a, b| equal(order[a], order[b]),
-        );
+        // One width for every curve (a wider one would read as emphasis);
+        // equal curves nest.
+        const WIDTH: u32 = 3;
+        let order: Vec<usize> = (0..cdfs.len()).collect();
+        let widths = covered_widths(&vec![WIDTH; order.len()], |a, b| equal(order[a], order[b]));
         for (&i, &w) in order.iter().zip(&widths) {
             let Some(pts) = &curves[i] else { continue };
             let c = self.palette.colour(&cdfs[i].0.spec);
             let start = pts[0];
             chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(w))).map_err(err)?;
             // The dot at 0 grows with the line, so a nested one shows too.
-            let dot = 6 + (w - line_width(&cdfs[i].0.spec).min(4)) as i32;
+            let dot = 6 + (w - WIDTH) as i32;
             chart.draw_series(std::iter::once(Circle::new(start, dot, c.filled()))).map_err(err)?;
         }
         draw_legend(&legend, &entries)

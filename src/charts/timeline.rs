@@ -45,7 +45,10 @@ impl Chart for Timeline<'_> {
         // Opaque, and dark enough that a rejected burst a few pixels wide
         // shows beside the admitted part.
         let grey = RGBColor(195, 195, 195);
-        let mut entries = vec![LegendEntry::new("offered", grey, Mark::Solid)];
+        // With retries on, each attempt is offered: the bars count attempts.
+        let offered =
+            if r.limiters.iter().any(|l| l.clients.is_some()) { "offered: attempts" } else { "offered" };
+        let mut entries = vec![LegendEntry::new(offered, grey, Mark::Solid)];
         if let Some(level) = cut {
             entries.push(LegendEntry::new(
                 format!("offered bars cut at {}", count(&(level as f64))),
@@ -146,14 +149,14 @@ impl Chart for Timeline<'_> {
                     "{}: admitted {} of {}{share}, {delayed} delayed",
                     short_label(&l.spec),
                     l.counts.admitted,
-                    l.counts.offered
+                    offered_count(l)
                 )
             } else {
                 format!(
                     "{}: admitted {} of {}{share}",
                     short_label(&l.spec),
                     l.counts.admitted,
-                    l.counts.offered
+                    offered_count(l)
                 )
             };
             let size = if compact { TICK_SIZE - 3.0 } else { TICK_SIZE - 1.0 };

@@ -24,7 +24,6 @@ pub struct TopologySweep<'a> {
 /// One line: a limiter's points, solid or dashed.
 struct Line {
     colour: RGBColor,
-    width: u32,
     dashed: bool,
     points: Vec<(f64, f64, f64)>,
 }
@@ -93,12 +92,8 @@ impl TopologySweep<'_> {
                     _ if l.nodes.is_empty() => format!("{} (reference)", short_label(&l.spec)),
                     _ => short_label(&l.spec),
                 };
-                let line = Line {
-                    colour: self.palette.colour(&l.spec),
-                    width: line_width(&l.spec),
-                    dashed: store == Some(true),
-                    points: pts,
-                };
+                let line =
+                    Line { colour: self.palette.colour(&l.spec), dashed: store == Some(true), points: pts };
                 out.push((name, line));
             }
         }
@@ -130,24 +125,91 @@ impl TopologySweep<'_> {
     }
 }
 
-fn draw_line<DB: DrawingBackend, X: Ranged<ValueType = f64>>(
+/// Every line's width.
+const WIDTH: u32 = 3;
+
+/// A point of a line: its value and where it is drawn (pixels).
+type Drawn = ((f64, f64), (i32, i32));
+
+/// Draws every line in one panel, one segment (between two sweep points)
+/// at a time: a segment that a later line's covers to the eye (both ends
+/// within [`NEAR_PX`] pixels: the fixed and the weighted window at the same
+/// 200 %) is drawn wider, a border around it ([`covered_widths`]), so that
+/// no line hides under another where they meet. Returns whether any
+/// segment nested.
+fn draw_lines<DB: DrawingBackend, X: Ranged<ValueType = f64>>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<X, RangedCoordf64>>,
-    line: &Line,
+    lines: &[&Line],
     value: impl Fn(&(f64, f64, f64)) -> f64,
-) -> Result<()> {
-    let pts: Vec<(f64, f64)> =
-        line.points.iter().map(|p| (p.0, value(p))).filter(|p| !p.1.is_nan()).collect();
-    let style = line.colour.stroke_width(line.width);
-    if line.dashed {
-        chart.draw_series(DashedLineSeries::new(pts.clone(), 10, 6, style)).map_err(err)?;
-        chart
-            .draw_series(pts.into_iter().map(|p| Circle::new(p, 6, line.colour.stroke_width(2))))
-            .map_err(err)?;
-    } else {
-        chart.draw_series(LineSeries::new(pts.clone(), style)).map_err(err)?;
-        chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 5, line.colour.filled()))).map_err(err)?;
+) -> Result<bool> {
+    // Each line's points in this panel and in pixels (None: no point).
+    let pts: Vec<Vec<Option<Drawn>>> = lines
+        .iter()
+        .map(|l| {
+            l.points
+                .iter()
+                .map(|p| {
+                    let v = (p.0, value(p));
+                    (!v.1.is_nan()).then(|| (v, chart.backend_coord(&v)))
+                })
+                .collect()
+        })
+        .collect();
+    let segment =
+        |i: usize, j: usize| match (pts[i].get(j).copied().flatten(), pts[i].get(j + 1).copied().flatten()) {
+            (Some(a), Some(b)) => Some((a, b)),
+            _ => None,
+        };
+    let near = |(a, b): (Drawn, Drawn), (c, d): (Drawn, Drawn)| {
+        let close = |p: (i32, i32), q: (i32, i32)| p.0 == q.0 && f64::from((p.1 - q.1).abs()) <= NEAR_PX;
+        close(a.1, c.1) && close(b.1, d.1)
+    };
+    let segments = pts.iter().map(Vec::len).max().unwrap_or(0).saturating_sub(1);
+    let mut nested = false;
+    // Each point's marker grows with the widest segment at it.
+    let mut at_point = vec![vec![WIDTH; segments + 1]; lines.len()];
+    let mut widths_of = Vec::with_capacity(segments);
+    for j in 0..segments {
+        let widths = covered_widths_by(
+            &vec![WIDTH; lines.len()],
+            |a, b| match (segment(a, j), segment(b, j)) {
+                (Some(x), Some(y)) => near(x, y),
+                _ => false,
+            },
+            4,
+        );
+        for (i, &w) in widths.iter().enumerate() {
+            nested |= w > WIDTH;
+            at_point[i][j] = at_point[i][j].max(w);
+            at_point[i][j + 1] = at_point[i][j + 1].max(w);
+        }
+        widths_of.push(widths);
     }
-    Ok(())
+    for (i, line) in lines.iter().enumerate() {
+        for (j, widths) in widths_of.iter().enumerate() {
+            let Some((a, b)) = segment(i, j) else { continue };
+            let style = line.colour.stroke_width(widths[i]);
+            if line.dashed {
+                chart.draw_series(DashedLineSeries::new([a.0, b.0], 10, 6, style)).map_err(err)?;
+            } else {
+                chart.draw_series(LineSeries::new([a.0, b.0], style)).map_err(err)?;
+            }
+        }
+        for (j, p) in pts[i].iter().enumerate() {
+            let Some((v, _)) = p else { continue };
+            let grow = (at_point[i][j] - WIDTH) as i32 / 2;
+            if line.dashed {
+                chart
+                    .draw_series(std::iter::once(Circle::new(*v, 6 + grow, line.colour.stroke_width(2))))
+                    .map_err(err)?;
+            } else {
+                chart
+                    .draw_series(std::iter::once(Circle::new(*v, 5 + grow, line.colour.filled())))
+                    .map_err(err)?;
+            }
+        }
+    }
+    Ok(nested)
 }
 
 impl Chart for TopologySweep<'_> {
@@ -176,6 +238,7 @@ impl Chart for TopologySweep<'_> {
         let x_hi = xs.iter().copied().fold(0.0, f64::max);
         let log_x = self.result.parameter == Parameter::SyncInterval && x_lo > 0.0 && x_hi / x_lo >= 20.0;
         let grey = RGBColor(90, 90, 90);
+        let mut nested = false;
         for (k, panel) in panels.iter().enumerate() {
             let value = |p: &(f64, f64, f64)| if k == 0 { p.1 } else { p.2 };
             let mut all: Vec<f64> = lines.iter().flat_map(|(_, l)| l.points.iter().map(value)).collect();
@@ -215,9 +278,7 @@ impl Chart for TopologySweep<'_> {
                     .light_line_style(WHITE.mix(0.0))
                     .draw()
                     .map_err(err)?;
-                for (_, line) in &lines {
-                    draw_line(&mut chart, line, value)?;
-                }
+                nested |= draw_lines(&mut chart, &lines.iter().map(|(_, l)| l).collect::<Vec<_>>(), value)?;
                 // On top: where it matches the measurement exactly it must
                 // still show.
                 let dashed = if k == 1 { &analytic } else { &estimate };
@@ -252,9 +313,7 @@ impl Chart for TopologySweep<'_> {
                     .light_line_style(WHITE.mix(0.0))
                     .draw()
                     .map_err(err)?;
-                for (_, line) in &lines {
-                    draw_line(&mut chart, line, value)?;
-                }
+                nested |= draw_lines(&mut chart, &lines.iter().map(|(_, l)| l).collect::<Vec<_>>(), value)?;
                 // On top: where it matches the measurement exactly it must
                 // still show.
                 let dashed = if k == 1 { &analytic } else { &estimate };
@@ -281,12 +340,18 @@ impl Chart for TopologySweep<'_> {
                 LegendEntry::new(name.clone(), l.colour, if l.dashed { Mark::Ring } else { Mark::Line })
             })
             .collect();
+        if nested {
+            entries.push(LegendEntry::new("where lines meet: nested", BLACK, Mark::Heading));
+        }
         if !analytic.is_empty() {
             let label = match self.result.parameter {
                 Parameter::SyncInterval => "K: each node at L, never synced",
                 _ => "analytic K × per node / L",
             };
             entries.push(LegendEntry::new(label, grey, Mark::Cross));
+            // A fixed window admits up to 2L in an exact window on each
+            // node: K bounds only the exact limiters.
+            entries.push(LegendEntry::new("  (exact limiters' bound)", BLACK, Mark::Heading));
         }
         if !estimate.is_empty() {
             entries.push(LegendEntry::new("estimate r × rtt (get-then-set)", grey, Mark::Cross));
