@@ -175,6 +175,15 @@ pub fn run(
         if let Some(problem) = crate::scenario::default_sweep_problem(scenario.limit) {
             return Err(JobError::SweepDefaults { at: scenario.window_at.clone(), problem });
         }
+        let named: Vec<(String, crate::limiter::LimiterSpec)> = crate::engine::labels(&scenario.limiters)
+            .into_iter()
+            .map(|l| format!("`{l}`"))
+            .zip(scenario.limiters.iter().cloned())
+            .collect();
+        let grid = crate::sweep::burst_pair::DEFAULT_GRID;
+        if let Some((_, problem)) = crate::sweep::burst_pair::work_problem(scenario.limit, grid, &named) {
+            return Err(JobError::SweepDefaults { at: scenario.window_at.clone(), problem });
+        }
         scenario.sweep = Some(SweepOptions::defaults(scenario.limit));
     }
     // Check the destination before any work is done: it is replaced whole,

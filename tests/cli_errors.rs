@@ -978,6 +978,59 @@ fn s45_load_sweep_too_many_requests() {
     assert!(!c.path("out").exists());
 }
 
+/// The burst-pair sweep decides every request of both bursts for a limiter
+/// whose bursts do not scale with L (GCRA): grid x (grid + 1) x L, here
+/// 200 x 201 x 10^6 = 4.02e10, past the 1e10 (the largest grid's count for
+/// one request per burst) it may; `ratesim sweep` with the default grid of
+/// 2000 refuses the same. Before this guard such a sweep ran for days, and
+/// one of a shaping limiter at L = i64::MAX panicked on its allocation.
+#[test]
+fn s84_burst_pair_sweep_too_much_work() {
+    let gcra = |requests: &str| {
+        with("requests = 10", requests).replace("kind = \"slot_counter\"\nslots = [2, 10]", "kind = \"gcra\"")
+    };
+    Case::new(&format!("{}\n[sweep]\ngrid = 200\n", gcra("requests = 1000000"))).refused(&[
+        "s.toml:14:1: the burst-pair sweep would decide about 4.02e10 requests for `limiter[0]` (gcra): grid x grid pairs of bursts of L = 1000000 each on a grid of 200, more than the 1e10 it may; give [sweep] a `grid` of at most 99, or a smaller L",
+    ]);
+    let out =
+        Case::new(&format!("{}\n[sweep]\ngrid = 99\n", gcra("requests = 1000000"))).run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let c = Case::new(&gcra("requests = 1000000"));
+    c.fails(
+        &["sweep", "s.toml", "--out", "out"],
+        1,
+        &["error: s.toml:6:10: the burst-pair sweep would decide about 4e12 requests for `gcra`: grid x grid pairs of bursts of L = 1000000 each on a grid of 2000"],
+    );
+    assert!(!c.path("out").exists());
+    let huge = with("requests = 10", "requests = 9223372036854775807")
+        .replace("kind = \"slot_counter\"\nslots = [2, 10]", "kind = \"leaky_queue\"\nqueue = 5");
+    Case::new(&format!("{huge}\n[sweep]\ngrid = 2\nloads = [1e-18]\nload_duration = \"1s\"\n")).refused(&[
+        "s.toml:14:1: the burst-pair sweep would decide about 5.53e19 requests for `limiter[0]` (leaky_queue)",
+        "give the scenario a smaller L (`limit.requests`)",
+    ]);
+}
+
+/// A shaping limiter's burst-pair rows hold both bursts' backend times,
+/// 32 bytes per request of L on each thread: past `--memory` the sweep
+/// stops before it allocates (it took 6 GB under `--memory 64MiB`).
+#[test]
+fn s85_burst_pair_sweep_of_a_shaping_limiter_past_memory() {
+    let text = with("requests = 10", "requests = 10000000")
+        .replace("kind = \"slot_counter\"\nslots = [2, 10]", "kind = \"gcra\"\nmax_wait = \"10s\"")
+        + "\n[sweep]\ngrid = 2\nloads = [0.001]\nload_duration = \"1s\"\n";
+    let c = Case::new(&text);
+    c.fails(
+        &["sweep", "s.toml", "--out", "out", "--memory", "64MiB"],
+        1,
+        &[
+            "error: burst-pair sweep",
+            "the burst-pair sweep of gcra(max_wait=10s) holds the backend times of both bursts of L = 10000000, about 305.2 MiB on each of",
+            "past the memory budget of 64.0 MiB (--memory): give the scenario a smaller L, or a larger --memory",
+        ],
+    );
+    assert!(!c.path("out").exists());
+}
+
 /// A load of the load sweep gets the guards of a `[[traffic]]` source's
 /// `load` (`s67`): its rate, load x L / W, once underflowed to 0 here
 /// (5e-324 x 10 per 100 h) and tripped an assertion in `run` and `sweep`

@@ -39,6 +39,11 @@ impl<'a> Entry<'a> {
         format!("{}.{key}", self.table)
     }
 
+    /// The entry's own name: `limiter[0]`.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
     pub fn kind(&self) -> &str {
         &self.kind
     }

@@ -15,7 +15,7 @@ mod traffic;
 pub use diagnostics::{Counts, Loose, ScenarioError, Whole};
 pub use entry::Entry;
 pub use nodes::MAX_NODES;
-pub use sweep::{SweepOptions, default_sweep_problem};
+pub use sweep::{MAX_GRID, SweepOptions, default_sweep_problem};
 pub use traffic::Traffic;
 
 use std::path::{Path, PathBuf};
@@ -298,6 +298,8 @@ impl Scenario {
             traffic.push(source);
         }
         let mut limiters = Vec::new();
+        // Each spec's entry, named, and where it is: for the sweep's guard.
+        let mut limiter_at: Vec<(String, std::ops::Range<usize>)> = Vec::new();
         let node_defaults = raw.nodes.as_ref().is_some_and(|n| n.get_ref().is_local())
             || raw.sweep.as_ref().is_some_and(|s| s.get_ref().nodes.is_some());
         let limiter_entries =
@@ -325,6 +327,8 @@ impl Scenario {
                     ),
                 ));
             }
+            let named = (format!("`{}` ({})", entry.table(), kind.get_ref()), entry.span());
+            limiter_at.extend(std::iter::repeat_n(named, specs.len()));
             limiters.extend(specs.into_iter().map(|algorithm| LimiterSpec { algorithm, retry_after }));
         }
         let window_span = raw.limit.get_ref().window.span();
@@ -333,6 +337,16 @@ impl Scenario {
             .as_ref()
             .map(|s| sweep::validate(&ctx, s.span(), s.get_ref(), limit, window_span.clone()))
             .transpose()?;
+        if let Some(swept) = sweep.as_ref().filter(|s| s.window_sweeps) {
+            // The burst-pair sweep decides every request of both bursts for
+            // a limiter whose bursts do not scale with L: a large L there
+            // would run for days.
+            let named: Vec<(String, LimiterSpec)> =
+                limiter_at.iter().map(|(n, _)| n.clone()).zip(limiters.iter().cloned()).collect();
+            if let Some((i, problem)) = crate::sweep::burst_pair::work_problem(limit, swept.grid, &named) {
+                return Err(ctx.at(limiter_at[i].1.clone(), problem));
+            }
+        }
         if limiters.is_empty() {
             // The burst-pair and load sweeps compare many slot counts.
             let for_sweep = sweep.as_ref().is_some_and(|s| s.window_sweeps);

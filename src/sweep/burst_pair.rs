@@ -71,6 +71,62 @@ pub struct BurstPairConfig {
 pub enum BurstPairError {
     #[error("burst-pair grid {grid} is out of range: it must be between 2 and W / 2 ns ({max})")]
     Grid { grid: u32, max: u64 },
+    #[error("{0}")]
+    Work(String),
+    #[error(
+        "the burst-pair sweep of {label} holds the backend times of both bursts of L = {requests}, about {} on each of {threads} threads, past the memory budget of {} (--memory): give the scenario a smaller L, or a larger --memory",
+        crate::export::fmt_bytes(*bytes),
+        crate::export::fmt_bytes(*budget)
+    )]
+    Memory { label: String, requests: u64, bytes: u64, threads: u64, budget: u64 },
+}
+
+/// The most requests the burst-pair sweep may decide for one limiter: as
+/// many as the largest grid decides for a limiter whose bursts scale with
+/// `L` (one request per burst), about 10^10, hours on one core.
+pub const MAX_DECISIONS: u128 = MAX_DECISIONS_GRID * (MAX_DECISIONS_GRID + 1);
+const MAX_DECISIONS_GRID: u128 = crate::scenario::MAX_GRID as u128;
+
+/// Requests the sweep decides for `spec` on a grid of `grid`: each row
+/// decides its first burst once and a second burst per gap, each of
+/// `L` requests unless bursts scale with `L` (then one).
+pub fn decisions(spec: &LimiterSpec, limit: Limit, grid: u32) -> u128 {
+    let (_, size, _) = burst_size(spec.sweep_traits(), limit);
+    let delays = u128::from(spec.delays());
+    // A shaping limiter decides every request (its bursts never scale).
+    let size = if delays == 1 { u128::from(limit.requests) } else { u128::from(size) };
+    u128::from(grid) * (u128::from(grid) + 1) * size
+}
+
+/// Why the sweep on `grid` would take too long for one of `limiters`, if it
+/// would: its index and the message (the largest grid it could take).
+pub fn work_problem(limit: Limit, grid: u32, limiters: &[(String, LimiterSpec)]) -> Option<(usize, String)> {
+    limiters.iter().enumerate().find_map(|(i, (name, spec))| {
+        let n = decisions(spec, limit, grid);
+        if n <= MAX_DECISIONS {
+            return None;
+        }
+        // The largest g with g (g + 1) L <= MAX_DECISIONS.
+        let per_pair = n / (u128::from(grid) * (u128::from(grid) + 1));
+        let mut g = ((MAX_DECISIONS / per_pair) as f64).sqrt() as u128;
+        while g > 0 && g * (g + 1) * per_pair > MAX_DECISIONS {
+            g -= 1;
+        }
+        let fix = if g >= 2 {
+            format!("give [sweep] a `grid` of at most {g}, or a smaller L")
+        } else {
+            "give the scenario a smaller L (`limit.requests`)".to_string()
+        };
+        Some((
+            i,
+            format!(
+                "the burst-pair sweep would decide about {} requests for {name}: grid x grid pairs of bursts of L = {} each on a grid of {grid}, more than the {} it may; {fix}",
+                crate::shown::about(n as f64),
+                limit.requests,
+                crate::shown::about(MAX_DECISIONS as f64)
+            ),
+        ))
+    })
 }
 
 /// The sweep's result for one limiter.
@@ -319,7 +375,7 @@ fn sweep_row_backend(spec: &LimiterSpec, limit: Limit, grid: u32, j: u32) -> Row
     let mut row = Row { runs: Vec::new(), worst: 0, excess: 0 };
     let (t1, _) = burst_times(limit, grid, 0, j);
     let mut after_first = spec.build(limit);
-    let mut first = Vec::with_capacity(limit.requests as usize);
+    let mut first = Vec::new();
     burst_released(&mut after_first, t1, limit.requests, &mut first);
     let (mut second, mut both) = (Vec::new(), Vec::new());
     for i in 0..grid {
@@ -356,6 +412,28 @@ pub fn run(
     }
     let limit = config.limit;
     let n = config.limiters.len();
+    let names = labels(&config.limiters);
+    let named: Vec<(String, LimiterSpec)> =
+        names.iter().map(|l| format!("`{l}`")).zip(config.limiters.iter().cloned()).collect();
+    if let Some((_, problem)) = work_problem(limit, grid, &named) {
+        return Err(BurstPairError::Work(problem));
+    }
+    // A shaping limiter's row holds both bursts' backend times (first,
+    // second and the two merged: 4 L times of 8 bytes) on every thread.
+    let threads = rayon::current_num_threads() as u64;
+    let budget = crate::engine::memory_budget();
+    if let Some(k) = config.limiters.iter().position(|s| s.delays()) {
+        let bytes = limit.requests.saturating_mul(32);
+        if bytes.saturating_mul(threads) > budget {
+            return Err(BurstPairError::Memory {
+                label: names[k].clone(),
+                requests: limit.requests,
+                bytes,
+                threads,
+                budget,
+            });
+        }
+    }
     let done = std::sync::atomic::AtomicU64::new(0);
     // One task per (limiter, offset) row; collected in index order.
     let cells: Vec<Row> = (0..n * grid as usize)
@@ -368,7 +446,6 @@ pub fn run(
         })
         .collect();
 
-    let names = labels(&config.limiters);
     let mut rows = Vec::with_capacity(n);
     for (k, (spec, label)) in config.limiters.iter().zip(names).enumerate() {
         let mine = &cells[k * grid as usize..(k + 1) * grid as usize];
@@ -415,6 +492,29 @@ mod tests {
     use crate::trace::{Burst, Merge, Source};
 
     const SEC: Limit = Limit { requests: 100, window: Nanos::new(1_000_000_000) };
+
+    /// By hand: a row decides its first burst once and a second per gap,
+    /// grid (grid + 1) bursts; a fixed window's burst is one request (it
+    /// scales with L), a GCRA's is L. Past 1e10 the sweep is refused, with
+    /// the largest grid that fits: g (g + 1) L <= 100000 x 100001.
+    #[test]
+    fn decisions_and_the_largest_grid_that_fits() {
+        let fixed: LimiterSpec = FixedWindowSpec::ALIGNED.into();
+        let gcra: LimiterSpec = crate::limiter::GcraSpec { burst: None, max_wait: None }.into();
+        assert_eq!(decisions(&fixed, SEC, 2000), 2000 * 2001);
+        assert_eq!(decisions(&gcra, SEC, 2000), 2000 * 2001 * 100);
+        let named = |s: &LimiterSpec| vec![("x".to_string(), s.clone())];
+        assert_eq!(work_problem(SEC, 2000, &named(&gcra)), None);
+        let big = Limit { requests: 1_000_000, ..SEC };
+        let (i, m) = work_problem(big, 200, &named(&gcra)).unwrap();
+        assert_eq!(i, 0);
+        // 99 x 100 x 10^6 = 9.9e9 fits; 100 x 101 x 10^6 does not.
+        assert!(m.contains("about 4.02e10 requests for x") && m.contains("a `grid` of at most 99,"), "{m}");
+        assert_eq!(work_problem(big, 99, &named(&gcra)), None);
+        // The fixed window at the largest grid: exactly the bound.
+        assert_eq!(decisions(&fixed, big, 100_000), MAX_DECISIONS);
+        assert_eq!(work_problem(big, 100_000, &named(&fixed)), None);
+    }
 
     fn sweep(slots: &[u64], grid: u32) -> BurstPairResult {
         let mut limiters: Vec<LimiterSpec> = vec![FixedWindowSpec::ALIGNED.into()];
