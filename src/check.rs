@@ -143,7 +143,9 @@ pub fn check_traces(scenario: &Scenario) -> Result<Vec<TraceCheck>, CheckError> 
         }
         if let (Some(bin), Some(last), None) = (scenario.output.bin, last, scenario.duration) {
             // As the run's timeline refuses it (`run::located` names the key).
-            Timeline::new(Some(bin), 1).reserve_until(last).map_err(|mut e| {
+            let columns =
+                crate::engine::timeline_columns(&scenario.limiters, scenario.nodes.as_ref().map(|t| t.count));
+            Timeline::new(Some(bin), 1).in_run_of(columns).reserve_until(last).map_err(|mut e| {
                 e.key_at.clone_from(&scenario.output.bin_at);
                 e
             })?;

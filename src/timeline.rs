@@ -12,6 +12,17 @@ use crate::time::Nanos;
 pub const AUTO_MAX_BINS: u64 = 2_000;
 /// The most bins an explicit width may produce.
 pub const MAX_BINS: u64 = 1_000_000;
+/// The most cells (a bin of one limiter, or of one node of a limiter on
+/// nodes) a run's timelines may hold together with an explicit `bin`:
+/// 56 bytes each, about 560 MB, and its CSV about as large again.
+pub const MAX_CELLS: u64 = 10_000_000;
+
+/// The most bins an explicit `bin` may cut a run into when its timelines
+/// hold `columns` columns (a limiter each, and a node each of every limiter
+/// on nodes): [`MAX_BINS`], fewer past [`MAX_CELLS`].
+pub fn max_bins(columns: u64) -> u64 {
+    MAX_BINS.min(MAX_CELLS / columns.max(1)).max(1)
+}
 
 /// The most bars a chart of bins draws across its width: bars of 4 px or
 /// more in a plot about 800 px wide. A timeline of more bins (2000 of 10 ms,
@@ -76,6 +87,9 @@ impl Bin {
 pub struct TooManyBins {
     pub width: u64,
     pub max: u64,
+    /// The run's timeline columns, when they lower `max` below
+    /// [`MAX_BINS`] (else 1).
+    pub columns: u64,
     pub until: Nanos,
     /// Where the scenario sets `output.bin` (`file:line:column`), when the
     /// run knows it.
@@ -102,10 +116,11 @@ impl std::fmt::Display for TooManyBins {
         }
         write!(
             f,
-            "`output.bin` = \"{}\" needs more than {} bins to reach {} s, a time in the trace; choose a wider `bin` (at least \"{}\" to reach it)",
+            "`output.bin` = \"{}\" needs more than {} bins to reach {} s, a time in the trace{}; choose a wider `bin` (at least \"{}\" to reach it)",
             crate::time::format_duration(Nanos::new(self.width)),
             self.max,
             self.until,
+            cells_note(self.max, self.columns),
             crate::time::format_duration(self.fitting_bin()),
         )
     }
@@ -113,10 +128,27 @@ impl std::fmt::Display for TooManyBins {
 
 impl std::error::Error for TooManyBins {}
 
+/// Why a run's most bins are fewer than [`MAX_BINS`], if they are: " (the
+/// timelines hold 50 columns, a limiter each and a node each of every
+/// limiter on nodes, and at most 10000000 cells)".
+pub fn cells_note(max: u64, columns: u64) -> String {
+    if max < MAX_BINS {
+        format!(
+            " (the timelines hold {columns} columns, a limiter each and a node each of every limiter on nodes, and at most {MAX_CELLS} cells)"
+        )
+    } else {
+        String::new()
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Timeline {
     width: u64,
     auto: bool,
+    /// The most bins an explicit width may make ([`max_bins`]), and the
+    /// run's columns it was found for.
+    max: u64,
+    columns: u64,
     /// `cells[b * limiters + i]`: bin `b`, limiter `i` (bin-major, as
     /// written out), in one allocation: a new bin or a widening allocates
     /// nothing per bin.
@@ -165,9 +197,22 @@ fn next_width(w: u64) -> u64 {
 impl Timeline {
     pub fn new(width: Option<Nanos>, limiters: usize) -> Timeline {
         match width {
-            Some(w) => Timeline { width: w.get().max(1), auto: false, cells: Vec::new(), limiters },
-            None => Timeline { width: 1, auto: true, cells: Vec::new(), limiters },
+            Some(w) => Timeline {
+                width: w.get().max(1),
+                auto: false,
+                max: MAX_BINS,
+                columns: 1,
+                cells: Vec::new(),
+                limiters,
+            },
+            None => Timeline { width: 1, auto: true, max: MAX_BINS, columns: 1, cells: Vec::new(), limiters },
         }
+    }
+
+    /// Holds an explicit width to [`max_bins`] of the run's `columns`.
+    pub fn in_run_of(mut self, columns: u64) -> Timeline {
+        (self.max, self.columns) = (max_bins(columns), columns);
+        self
     }
 
     /// Widens an automatic timeline up front when the run's end is known.
@@ -189,10 +234,16 @@ impl Timeline {
     }
 
     fn check_fits(&mut self, t: Nanos) -> Result<(), TooManyBins> {
-        let max = if self.auto { AUTO_MAX_BINS } else { MAX_BINS };
+        let max = if self.auto { AUTO_MAX_BINS } else { self.max };
         while t.get() / self.width >= max {
             if !self.auto {
-                return Err(TooManyBins { width: self.width, max, until: t, key_at: None });
+                return Err(TooManyBins {
+                    width: self.width,
+                    max,
+                    columns: self.columns,
+                    until: t,
+                    key_at: None,
+                });
             }
             self.widen();
         }
@@ -249,12 +300,13 @@ impl Timeline {
     pub fn from_columns(columns: Vec<Timeline>) -> Timeline {
         let width = columns.first().map_or(1, |c| c.width);
         let auto = columns.first().is_some_and(|c| c.auto);
+        let (max, run_columns) = columns.first().map_or((MAX_BINS, 1), |c| (c.max, c.columns));
         let len = columns.iter().map(Timeline::len).max().unwrap_or(0);
         debug_assert!(columns.iter().all(|c| c.width == width && c.len() == len && c.limiters == 1));
         let cells = (0..len)
             .flat_map(|b| columns.iter().map(move |c| c.cells.get(b).copied().unwrap_or_default()))
             .collect();
-        Timeline { width, auto, cells, limiters: columns.len() }
+        Timeline { width, auto, max, columns: run_columns, cells, limiters: columns.len() }
     }
 
     /// How many bins a chart merges into one bar: 1, 2, 5, 10, 20, 50 ...,
@@ -302,7 +354,14 @@ impl Timeline {
                 cells.push(m);
             }
         }
-        Timeline { width: self.width.saturating_mul(factor as u64), auto: self.auto, cells, limiters: l }
+        Timeline {
+            width: self.width.saturating_mul(factor as u64),
+            auto: self.auto,
+            max: self.max,
+            columns: self.columns,
+            cells,
+            limiters: l,
+        }
     }
 
     /// Adds counts gathered elsewhere into a bin.
@@ -400,6 +459,7 @@ mod tests {
             TooManyBins {
                 width: 1_000_000,
                 max: 1_000_000,
+                columns: 1,
                 until: Nanos::new(2_000_000_000_000),
                 key_at: None
             }
@@ -407,6 +467,25 @@ mod tests {
             Nanos::new(10_000_000),
             "2000 s in a million bins needs more than 2 ms; the next width after 2 ms is 10 ms"
         );
+    }
+
+    /// 52 columns (a limiter on 50 nodes, with the reference) hold an
+    /// explicit width to 10^7 / 52 = 192 307 bins; one or two columns to a
+    /// million. The error says why the most is lower.
+    #[test]
+    fn many_columns_hold_an_explicit_width_to_fewer_bins() {
+        assert_eq!(max_bins(1), MAX_BINS);
+        assert_eq!(max_bins(10), MAX_BINS);
+        assert_eq!(max_bins(52), 192_307);
+        assert_eq!(max_bins(20_000_000), 1);
+        let mut tl = Timeline::new(Some(Nanos::new(1)), 1).in_run_of(52);
+        assert!(tl.bin_for(Nanos::new(192_306), |_, _| 0).is_ok());
+        let e = tl.bin_for(Nanos::new(192_307), |_, _| 0).unwrap_err();
+        assert_eq!((e.max, e.columns), (192_307, 52));
+        assert!(e.to_string().contains("(the timelines hold 52 columns,"), "{e}");
+        // Automatic widths are not held: they widen.
+        let mut auto = Timeline::new(None, 1).in_run_of(52);
+        assert!(auto.bin_for(Nanos::new(1_000_000_000), |_, _| 0).is_ok());
     }
 
     #[test]

@@ -625,6 +625,21 @@ fn s37_bin_too_fine() {
     ]);
 }
 
+/// The bin cap counts the timelines' columns: a fixed window on 50 nodes
+/// keeps 52 (its lane, the reference's and one per node), so at most
+/// 10^7 / 52 = 192 307 bins; 1 ms over 1000 s is 10^6 (it took 3 GB).
+#[test]
+fn s86_bin_too_fine_for_the_timelines_columns() {
+    let text = with("duration = \"2s\"", "duration = \"1000s\"")
+        .replace("kind = \"slot_counter\"\nslots = [2, 10]", "kind = \"fixed_window\"")
+        + "\n[nodes]\ncount = 50\n\n[output]\nbin = \"1ms\"\n";
+    Case::new(&text).refused(&[
+        "s.toml:21:7: `output.bin` = \"1ms\" cuts the 1000s run into 1000000 bins; the most is 192307 (the timelines hold 52 columns, a limiter each and a node each of every limiter on nodes, and at most 10000000 cells): choose a wider `bin`",
+    ]);
+    let out = Case::new(&text.replace("bin = \"1ms\"", "bin = \"10ms\"")).run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
 #[test]
 fn s38_name_not_a_folder() {
     for name in ["a/b", "a b", "v1.2"] {

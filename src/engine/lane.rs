@@ -171,6 +171,8 @@ pub struct LaneResult {
 pub struct MakeLane<'a> {
     pub limit: Limit,
     pub bin: Option<Nanos>,
+    /// The run's timeline columns ([`super::timeline_columns`]).
+    pub columns: u64,
     /// Measure the admission curve.
     pub curve: bool,
     pub clients: Option<&'a Clients>,
@@ -194,18 +196,20 @@ impl MakeLane<'_> {
         if self.client_keys {
             limiter.create_on_first_request();
         }
-        let nodes = self
-            .topology
-            .map(|t| (Balancer::new(t, self.seed), NodeStats::new(t.count, self.limit.window, self.bin)));
+        let nodes = self.topology.map(|t| {
+            (Balancer::new(t, self.seed), NodeStats::new(t.count, self.limit.window, self.bin, self.columns))
+        });
         match self.clients {
             Some(clients) => {
                 let reactor = ClientReactor::new(clients, self.header);
                 let mut lane = Lane::new(limiter, self.limit, self.bin, reactor);
+                lane.timeline = Timeline::new(self.bin, 1).in_run_of(self.columns);
                 (lane.curve, lane.nodes, lane.shapes) = (self.curve, nodes, self.shapes);
                 Box::new(lane)
             }
             None => {
                 let mut lane = Lane::new(limiter, self.limit, self.bin, OpenLoop);
+                lane.timeline = Timeline::new(self.bin, 1).in_run_of(self.columns);
                 (lane.curve, lane.nodes, lane.shapes) = (self.curve, nodes, self.shapes);
                 Box::new(lane)
             }

@@ -275,6 +275,14 @@ pub fn with_reference(listed: &[LimiterSpec]) -> (Vec<LimiterSpec>, usize) {
     (specs, idx)
 }
 
+/// The columns a run's timelines hold (see [`crate::timeline::max_bins`]):
+/// one per lane (the listed limiters and the exact reference) and one per
+/// node of every lane on `nodes` nodes (all but the reference).
+pub fn timeline_columns(listed: &[LimiterSpec], nodes: Option<u16>) -> u64 {
+    let lanes = with_reference(listed).0.len() as u64;
+    lanes + nodes.map_or(0, |k| u64::from(k) * (lanes - 1))
+}
+
 /// Unique labels: a repeated limiter gets `#2`, `#3`, ...
 pub fn labels(specs: &[LimiterSpec]) -> Vec<String> {
     let mut out: Vec<String> = Vec::with_capacity(specs.len());
@@ -343,9 +351,12 @@ pub fn run(
     let limit = config.limit;
     let record = decisions.is_some();
     let clients = config.clients.as_ref().filter(|c| c.active());
+    let columns = timeline_columns(&config.limiters, config.topology.as_ref().map(|t| t.count));
     if let Some(end) = config.end {
         // Refuse a too-fine explicit bin before any work is done.
-        Timeline::new(config.bin, 1).reserve_until(Nanos::new(end.get().saturating_sub(1)))?;
+        Timeline::new(config.bin, 1)
+            .in_run_of(columns)
+            .reserve_until(Nanos::new(end.get().saturating_sub(1)))?;
     }
     let mut lanes: Vec<Box<dyn LaneOps>> = specs
         .iter()
@@ -356,7 +367,18 @@ pub fn run(
             let topology = config.topology.as_ref().filter(|_| index != reference);
             let (bin, curve, seed) = (config.bin, config.admission_curve, config.seed);
             let (shapes, client_keys) = (s.delays(), config.client_keys);
-            s.visit(MakeLane { limit, bin, curve, clients, header, topology, seed, shapes, client_keys })
+            s.visit(MakeLane {
+                limit,
+                bin,
+                columns,
+                curve,
+                clients,
+                header,
+                topology,
+                seed,
+                shapes,
+                client_keys,
+            })
         })
         .collect();
     let names = labels(&specs);

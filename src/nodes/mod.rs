@@ -504,7 +504,8 @@ struct NodeCounters {
 }
 
 impl NodeStats {
-    pub fn new(nodes: u16, window: Nanos, bin: Option<Nanos>) -> NodeStats {
+    /// `columns`: the run's timeline columns ([`crate::engine::timeline_columns`]).
+    pub fn new(nodes: u16, window: Nanos, bin: Option<Nanos>, columns: u64) -> NodeStats {
         let k = usize::from(nodes);
         NodeStats {
             nodes: (0..k)
@@ -516,7 +517,7 @@ impl NodeStats {
                     tracker: WindowTracker::new(window),
                 })
                 .collect(),
-            timeline: Timeline::new(bin, k),
+            timeline: Timeline::new(bin, k).in_run_of(columns),
             open: usize::MAX,
             open_end: 0,
         }

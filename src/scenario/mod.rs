@@ -353,7 +353,6 @@ impl Scenario {
             limiters = if for_sweep { crate::sweep::default_limiters() } else { default_limiters() };
             too_short_for_default_slots(&ctx, window_span.clone(), limit, &limiters, for_sweep)?;
         }
-        let output = output(&ctx, &raw.output, duration, &traffic)?;
         let mut policies: Vec<(std::ops::Range<usize>, Option<RetryPolicy>)> =
             retry_spans.into_iter().zip(std::iter::once(retry).chain(source_retry.iter().copied())).collect();
         if let Some(swept) = &sweep {
@@ -382,6 +381,10 @@ impl Scenario {
             }
         };
         let nodes = nodes.map(|((t, _), _)| t);
+        // An explicit bin is held to fewer bins when the timelines hold
+        // many columns (limiters, and nodes of limiters on nodes).
+        let columns = crate::engine::timeline_columns(&limiters, nodes.as_ref().map(|t| t.count));
+        let output = output(&ctx, &raw.output, duration, &traffic, columns)?;
         Ok(Scenario {
             path: path.to_path_buf(),
             name,
@@ -699,7 +702,10 @@ fn output(
     raw: &RawOutput,
     duration: Option<Nanos>,
     traffic: &[Traffic],
+    columns: u64,
 ) -> Result<OutputOptions, ScenarioError> {
+    let max = crate::timeline::max_bins(columns);
+    let why = crate::timeline::cells_note(max, columns);
     let base = ctx.path.parent().unwrap_or(Path::new("."));
     let font = match &raw.font {
         None => None,
@@ -729,14 +735,13 @@ fn output(
     if let (Some(b), Some(bin), Some(d)) = (&raw.bin, bin, duration) {
         // The engine would refuse this at the first arrival; say so now.
         let bins = (d.get() - 1) / bin.get() + 1;
-        if bins > crate::timeline::MAX_BINS {
+        if bins > max {
             return Err(ctx.at(
                 b.span(),
                 format!(
-                    "`output.bin` = {} cuts the {} run into {bins} bins; the most is {}: choose a wider `bin`",
+                    "`output.bin` = {} cuts the {} run into {bins} bins; the most is {max}{why}: choose a wider `bin`",
                     string(b.get_ref()),
                     format_duration(d),
-                    crate::timeline::MAX_BINS
                 ),
             ));
         }
@@ -750,9 +755,14 @@ fn output(
             .filter_map(|(i, t)| last_request(t).map(|r| (r, i, t)))
             .max_by_key(|(r, i, _)| (*r, std::cmp::Reverse(*i)));
         if let Some(((last, exact), i, t)) = reach {
-            let max = crate::timeline::MAX_BINS;
             if last.get() / bin.get() >= max {
-                let fits = crate::timeline::TooManyBins { width: bin.get(), max, until: last, key_at: None };
+                let fits = crate::timeline::TooManyBins {
+                    width: bin.get(),
+                    max,
+                    columns,
+                    until: last,
+                    key_at: None,
+                };
                 let kind = t.kind();
                 let reaches = if exact {
                     format!("`traffic[{i}]` ({kind}), which sends its last request at {last} s")
@@ -765,7 +775,7 @@ fn output(
                 return Err(ctx.at(
                     b.span(),
                     format!(
-                        "`output.bin` = {} needs more than {max} bins to cover {reaches} (with no `duration` the run lasts until its last request); choose a wider `bin` (at least \"{}\" to reach it)",
+                        "`output.bin` = {} needs more than {max} bins{why} to cover {reaches} (with no `duration` the run lasts until its last request); choose a wider `bin` (at least \"{}\" to reach it)",
                         string(b.get_ref()),
                         format_duration(fits.fitting_bin())
                     ),
