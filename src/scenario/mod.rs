@@ -754,25 +754,21 @@ fn output(
             .enumerate()
             .filter_map(|(i, t)| last_request(t).map(|r| (r, i, t)))
             .max_by_key(|(r, i, _)| (*r, std::cmp::Reverse(*i)));
-        if let Some(((last, exact), i, t)) = reach {
-            if last.get() / bin.get() >= max {
-                let fits = crate::timeline::TooManyBins {
-                    width: bin.get(),
-                    max,
-                    columns,
-                    until: last,
-                    key_at: None,
-                };
-                let kind = t.kind();
-                let reaches = if exact {
-                    format!("`traffic[{i}]` ({kind}), which sends its last request at {last} s")
-                } else {
-                    format!(
-                        "`traffic[{i}]` ({kind}), which may send requests until {} s",
-                        Nanos::new(last.get().saturating_add(1))
-                    )
-                };
-                return Err(ctx.at(
+        if let Some(((last, exact), i, t)) = reach
+            && last.get() / bin.get() >= max
+        {
+            let fits =
+                crate::timeline::TooManyBins { width: bin.get(), max, columns, until: last, key_at: None };
+            let kind = t.kind();
+            let reaches = if exact {
+                format!("`traffic[{i}]` ({kind}), which sends its last request at {last} s")
+            } else {
+                format!(
+                    "`traffic[{i}]` ({kind}), which may send requests until {} s",
+                    Nanos::new(last.get().saturating_add(1))
+                )
+            };
+            return Err(ctx.at(
                     b.span(),
                     format!(
                         "`output.bin` = {} needs more than {max} bins{why} to cover {reaches} (with no `duration` the run lasts until its last request); choose a wider `bin` (at least \"{}\" to reach it)",
@@ -780,7 +776,6 @@ fn output(
                         format_duration(fits.fitting_bin())
                     ),
                 ));
-            }
         }
     }
     let bin_at = raw.bin.as_ref().map(|b| ctx.location(b.span()));
