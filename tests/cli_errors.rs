@@ -1604,6 +1604,9 @@ fn t28_control_characters_are_escaped() {
     let err = trace("time\x00,id\n1,2\n")
         .refused_with(&["trace.csv: no `time` column in the header (found: `time\\u{0}`, `id`)"]);
     assert!(!err.contains('\0'), "{err:?}");
+    // A zero-width space reads as nothing: escaped, the name is not `time`.
+    trace("ti\u{200b}me,id\n1,2\n")
+        .refused(&["trace.csv: no `time` column in the header (found: `ti\\u{200b}me`, `id`)"]);
 }
 
 /// An empty time field says what it should hold (once: "empty value").

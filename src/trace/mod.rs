@@ -127,27 +127,14 @@ impl std::error::Error for TraceError {
     }
 }
 
-/// `text` with control characters (an escape sequence that clears the
-/// screen, a NUL, a line break) and the bidirectional overrides that can
-/// reorder what a terminal shows written as Rust escapes (`\u{1b}`, `\t`),
-/// for messages that quote a trace's bytes.
+/// `text` with every character that would not show as itself (control
+/// characters such as an escape sequence that clears the screen, a NUL or
+/// a line break; zero-width and bidirectional formatting characters; a
+/// stray byte-order mark) written as a Rust escape (`\u{1b}`, `\u{200b}`),
+/// for messages that quote a trace's bytes: the same rule as a scenario's
+/// text ([`crate::shown::escape`]).
 pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !text.chars().any(unsafe_char) {
-        return text.into();
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if unsafe_char(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out.into()
+    crate::shown::escape(text)
 }
 
 /// A source of arrivals in non-decreasing time order.
@@ -190,6 +177,10 @@ mod tests {
             message: "`\u{1b}[2J\0\t\u{202e}x`".into(),
         };
         assert_eq!(e.to_string(), "t.csv, line 2: `\\u{1b}[2J\\u{0}\\t\\u{202e}x`");
+        // Zero-width characters and a stray byte-order mark too: `ti\u{200b}me`
+        // read as `time` and hid why the column was not found.
+        let e = super::TraceError::File { path: "t.csv".into(), message: "`ti\u{200b}me`, `\u{feff}id`".into() };
+        assert_eq!(e.to_string(), "t.csv: `ti\\u{200b}me`, `\\u{feff}id`");
         let e = super::TraceError::File { path: "t.csv".into(), message: "plain `é`".into() };
         assert_eq!(e.to_string(), "t.csv: plain `é`");
     }
