@@ -640,6 +640,21 @@ fn s86_bin_too_fine_for_the_timelines_columns() {
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
+/// A table the scenario has one of, written as a list of tables: serde
+/// read the list's first table as the table's first key ("`retry[0]`:
+/// invalid type: map, expected a string").
+#[test]
+fn s87_one_table_written_as_a_list() {
+    Case::new(&format!("{BASE}\n[[retry]]\npolicy = \"none\"\n")).refused(&[
+        "s.toml:18:1: `retry` is one table, not a list: write its header [retry] with single brackets (double brackets, or a list `[...]`, make a list of tables)",
+    ]);
+    Case::new(&format!("{BASE}\n[[nodes]]\ncount = 2\n"))
+        .refused(&["s.toml:18:1: `nodes` is one table, not a list: write its header [nodes]"]);
+    Case::new(&with("count = 20", "count = 20\nretry = [{ policy = \"none\" }]")).refused(&[
+        "s.toml:13:10: `traffic[0].retry` is one table, not a list: write its header [traffic.retry]",
+    ]);
+}
+
 #[test]
 fn s38_name_not_a_folder() {
     for name in ["a/b", "a b", "v1.2"] {

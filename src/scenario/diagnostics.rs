@@ -117,6 +117,7 @@ impl Ctx<'_> {
                 let message = date_time(&message, self.text.get(span.clone()).unwrap_or(""));
                 // serde names unknown keys itself; for the rest, say which key.
                 let message = match key_path_at(self.text, span.start) {
+                    Some(key) if let Some(one) = one_table_as_a_list(&key, e.message()) => one,
                     Some(key) if !message.starts_with("unknown field") => {
                         let hint = misplaced_key(self.text, &key, &message).unwrap_or_default();
                         format!("{}: {}{hint}", code(&key), array_of_tables(&key, &message))
@@ -460,6 +461,30 @@ fn array_of_tables(key: &str, message: &str) -> String {
         ),
         _ => message.to_string(),
     }
+}
+
+/// The tables a scenario has one of, which `[[name]]` (a list of tables)
+/// or `name = [...]` turns into a list: serde then reads the list's first
+/// table as the table's first key ("`retry[0]`: invalid type: map, expected
+/// a string"). Says what to write instead.
+fn one_table_as_a_list(key: &str, raw: &str) -> Option<String> {
+    const ONE: [&str; 6] = ["limit", "retry", "nodes", "sweep", "output", "traffic.retry"];
+    if !raw.starts_with("invalid type: map") {
+        return None;
+    }
+    // `retry[0]` from [[retry]]; `traffic[0].retry` from `retry = [{...}]`
+    // in a source (or `traffic.retry[0]` from [[traffic.retry]]).
+    let base = key.strip_suffix(']').and_then(|k| k.rsplit_once('[')).map_or(key, |(b, _)| b);
+    let name = match base.split_once('[') {
+        Some((array, rest)) => format!("{array}{}", rest.split_once(']').map_or("", |(_, r)| r)),
+        None => base.to_string(),
+    };
+    ONE.contains(&name.as_str()).then(|| {
+        format!(
+            "{} is one table, not a list: write its header [{name}] with single brackets (double brackets, or a list `[...]`, make a list of tables)",
+            code(base)
+        )
+    })
 }
 
 /// serde's "unknown field `x`, expected ..." names the key but not its
@@ -828,6 +853,27 @@ mod tests {
         let t = "[[traffic]]\n[[traffic]]\n[traffic.retry]\nbse = 1\n[traffic_x.y]\nk = 2\n";
         assert_eq!(key_path_at(t, t.find("bse").unwrap()).as_deref(), Some("traffic[1].retry.bse"));
         assert_eq!(key_path_at(t, t.find("k = 2").unwrap()).as_deref(), Some("traffic_x.y.k"));
+    }
+
+    /// `[[retry]]`, `[[traffic.retry]]` or `retry = [{...}]` in a source:
+    /// a table the scenario has one of, written as a list.
+    #[test]
+    fn one_table_written_as_a_list() {
+        let raw = "invalid type: map, expected a string";
+        let m = one_table_as_a_list("retry[0]", raw).unwrap();
+        assert_eq!(
+            m,
+            "`retry` is one table, not a list: write its header [retry] with single brackets (double brackets, or a list `[...]`, make a list of tables)"
+        );
+        assert!(
+            one_table_as_a_list("traffic.retry[0]", raw).unwrap().starts_with("`traffic.retry` is one table")
+        );
+        assert!(one_table_as_a_list("traffic[2].retry", raw).unwrap().contains("[traffic.retry]"));
+        assert!(one_table_as_a_list("nodes[1]", "invalid type: map, expected a whole number").is_some());
+        // A list of tables where one belongs, or another error: not this.
+        assert_eq!(one_table_as_a_list("traffic[0]", raw), None);
+        assert_eq!(one_table_as_a_list("retry[0]", "invalid type: string"), None);
+        assert_eq!(one_table_as_a_list("limit.window", raw), None);
     }
 
     /// An unknown key says which table it is in, where its path is known

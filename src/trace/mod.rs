@@ -179,7 +179,8 @@ mod tests {
         assert_eq!(e.to_string(), "t.csv, line 2: `\\u{1b}[2J\\u{0}\\t\\u{202e}x`");
         // Zero-width characters and a stray byte-order mark too: `ti\u{200b}me`
         // read as `time` and hid why the column was not found.
-        let e = super::TraceError::File { path: "t.csv".into(), message: "`ti\u{200b}me`, `\u{feff}id`".into() };
+        let e =
+            super::TraceError::File { path: "t.csv".into(), message: "`ti\u{200b}me`, `\u{feff}id`".into() };
         assert_eq!(e.to_string(), "t.csv: `ti\\u{200b}me`, `\\u{feff}id`");
         let e = super::TraceError::File { path: "t.csv".into(), message: "plain `é`".into() };
         assert_eq!(e.to_string(), "t.csv: plain `é`");
