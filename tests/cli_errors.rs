@@ -231,7 +231,7 @@ fn s06_wrong_type_number_for_duration() {
     Case::new(&with("window = \"1s\"", "window = 5")).refused(&[
         "s.toml:6:10:",
         "`limit.window`",
-        "invalid type: integer `5`, expected a string",
+        "invalid type: integer `5`, expected a string (a duration is a string with a unit, like \"1s\" or \"100ms\")",
     ]);
 }
 
@@ -3259,7 +3259,7 @@ fn g19_max_wait_not_a_duration() {
 #[test]
 fn g20_max_wait_a_number() {
     Case::new(&with_limiter("kind = \"gcra\"\nmax_wait = -1"))
-        .refused(&["s.toml:16:12:", "`limiter[0].max_wait`: invalid type: integer `-1`, expected a string"]);
+        .refused(&["s.toml:16:12:", "`limiter[0].max_wait`: invalid type: integer `-1`, expected a string (a duration is a string with a unit, like \"1s\""]);
 }
 
 #[test]

@@ -119,7 +119,9 @@ impl Ctx<'_> {
                 let message = match key_path_at(self.text, span.start) {
                     Some(key) if let Some(one) = one_table_as_a_list(&key, e.message()) => one,
                     Some(key) if !message.starts_with("unknown field") => {
-                        let hint = misplaced_key(self.text, &key, &message).unwrap_or_default();
+                        let hint = misplaced_key(self.text, &key, &message)
+                            .or_else(|| bare_duration(&key, e.message()))
+                            .unwrap_or_default();
                         format!("{}: {}{hint}", code(&key), array_of_tables(&key, &message))
                     }
                     key => {
@@ -461,6 +463,39 @@ fn array_of_tables(key: &str, message: &str) -> String {
         ),
         _ => message.to_string(),
     }
+}
+
+/// The keys whose values are durations (or lists of them).
+const DURATION_KEYS: [&str; 19] = [
+    "duration",
+    "window",
+    "bin",
+    "start",
+    "end",
+    "span",
+    "offset",
+    "base",
+    "cap",
+    "jitter",
+    "think",
+    "rtt",
+    "rtts",
+    "skew",
+    "sync_interval",
+    "sync_intervals",
+    "load_duration",
+    "max_wait",
+    "fill_interval",
+];
+
+/// A number where a duration belongs (`window = 1`): durations are strings
+/// with a unit, and the hint says so.
+fn bare_duration(key: &str, raw: &str) -> Option<String> {
+    let number = raw.starts_with("invalid type: integer") || raw.starts_with("invalid type: floating point");
+    let last = key.rsplit('.').next().unwrap_or(key);
+    let last = last.split('[').next().unwrap_or(last);
+    (number && raw.contains("expected a string") && DURATION_KEYS.contains(&last))
+        .then(|| " (a duration is a string with a unit, like \"1s\" or \"100ms\")".to_string())
 }
 
 /// The tables a scenario has one of, which `[[name]]` (a list of tables)
@@ -853,6 +888,18 @@ mod tests {
         let t = "[[traffic]]\n[[traffic]]\n[traffic.retry]\nbse = 1\n[traffic_x.y]\nk = 2\n";
         assert_eq!(key_path_at(t, t.find("bse").unwrap()).as_deref(), Some("traffic[1].retry.bse"));
         assert_eq!(key_path_at(t, t.find("k = 2").unwrap()).as_deref(), Some("traffic_x.y.k"));
+    }
+
+    /// `window = 1`: a number where a duration belongs.
+    #[test]
+    fn a_bare_number_for_a_duration_gets_a_hint() {
+        let raw = "invalid type: integer `1`, expected a string";
+        assert!(bare_duration("limit.window", raw).unwrap().contains("like \"1s\""));
+        assert!(
+            bare_duration("nodes.rtts[1]", "invalid type: floating point `0.5`, expected a string").is_some()
+        );
+        assert_eq!(bare_duration("limit.requests", raw), None);
+        assert_eq!(bare_duration("limit.window", "invalid type: boolean `true`, expected a string"), None);
     }
 
     /// `[[retry]]`, `[[traffic.retry]]` or `retry = [{...}]` in a source:
