@@ -113,11 +113,11 @@ pub struct CommonArgs {
     /// Slot counts (e.g. 2,10,100): one slot counter per count in place of
     /// the scenario's slot counters; a scenario without any gets them added
     /// before the sliding log.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub slots: Option<Vec<u64>>,
     /// Random seed, replacing the scenario's: 0 to 2^63 - 1, as a scenario's
     /// `seed` can hold, so a run's seed can be written back into it.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     pub seed: Option<u64>,
     /// Write no charts (so no --format or --font: they would be ignored).
     #[arg(long, conflicts_with_all = ["format", "font"])]

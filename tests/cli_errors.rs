@@ -1958,6 +1958,14 @@ fn x07_seed_not_a_number() {
         2,
         &["invalid value 'abc' for '--seed <SEED>'"],
     );
+    // A negative number is a bad value, not clap's "unexpected argument
+    // '-1'" with a tip to write `-- -1`; in `--slots` too.
+    Case::new(BASE).fails(&["run", "s.toml", "--seed", "-1"], 2, &["invalid value '-1' for '--seed <SEED>'"]);
+    Case::new(BASE).fails(
+        &["run", "s.toml", "--slots", "2,-5"],
+        2,
+        &["invalid value '-5' for '--slots <LIST>'"],
+    );
 }
 
 /// `--seed` takes what a scenario's `seed` can hold (TOML integers stop at
