@@ -935,6 +935,8 @@ fn located(error: RunError, scenario: &Scenario) -> RunError {
     match error {
         RunError::Timeline(mut t) => {
             t.key_at.clone_from(&scenario.output.bin_at);
+            t.reacting =
+                !scenario.retry_descriptions().is_empty() || !scenario.closed_populations().is_empty();
             RunError::Timeline(t)
         }
         RunError::Keys { keys, from: None, bytes, held, budget, lanes } => {

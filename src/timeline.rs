@@ -94,6 +94,9 @@ pub struct TooManyBins {
     /// Where the scenario sets `output.bin` (`file:line:column`), when the
     /// run knows it.
     pub key_at: Option<String>,
+    /// Clients react (retries, closed clients' next requests): the run goes
+    /// on past its last arrival, so `until` may be no time in the trace.
+    pub reacting: bool,
 }
 
 impl TooManyBins {
@@ -116,10 +119,15 @@ impl std::fmt::Display for TooManyBins {
         }
         write!(
             f,
-            "`output.bin` = \"{}\" needs more than {} bins to reach {} s, a time in the trace{}; choose a wider `bin` (at least \"{}\" to reach it)",
+            "`output.bin` = \"{}\" needs more than {} bins to reach {} s, {}{}; choose a wider `bin` (at least \"{}\" to reach it)",
             crate::time::format_duration(Nanos::new(self.width)),
             self.max,
             self.until,
+            if self.reacting {
+                "a time the run reached (with no `duration` it lasts until its last retry or closed client's request)"
+            } else {
+                "a time in the trace"
+            },
             cells_note(self.max, self.columns),
             crate::time::format_duration(self.fitting_bin()),
         )
@@ -243,6 +251,7 @@ impl Timeline {
                     columns: self.columns,
                     until: t,
                     key_at: None,
+                    reacting: false,
                 });
             }
             self.widen();
@@ -461,7 +470,8 @@ mod tests {
                 max: 1_000_000,
                 columns: 1,
                 until: Nanos::new(2_000_000_000_000),
-                key_at: None
+                key_at: None,
+                reacting: false,
             }
             .fitting_bin(),
             Nanos::new(10_000_000),

@@ -578,6 +578,25 @@ fn s48_bin_too_fine_for_the_trace() {
     Case::new(&sorted).file("trace.csv", "time\n2000\n0\n").fails(&["check", "s.toml"], 1, &[message]);
 }
 
+/// With no `duration` and clients that retry, the run goes on past its
+/// last arrival: a bin too fine for the last retry (4 x 100 h after it) is
+/// found while the run goes, and the error says the run reached that time,
+/// not that the trace did. `check` cannot know when the last retry comes
+/// (the retry_after policy's waits are the limiter's), so it passes.
+#[test]
+fn s88_bin_too_fine_for_retries_past_the_last_request() {
+    let c = Case::new(
+        "name = \"x\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[[traffic]]\nkind = \"burst\"\nstart = \"0s\"\ncount = 20\n\
+         [[limiter]]\nkind = \"fixed_window\"\n[retry]\npolicy = \"fixed\"\nbase = \"100h\"\nmax_attempts = 5\n[output]\nbin = \"1ms\"\n",
+    );
+    c.fails(
+        &["run", "s.toml", "--out", "out"],
+        1,
+        &["caused by: s.toml:16:7: `output.bin` = \"1ms\" needs more than 1000000 bins to reach 360000 s, a time the run reached (with no `duration` it lasts until its last retry or closed client's request); choose a wider `bin` (at least \"1s\" to reach it)"],
+    );
+    assert!(!c.path("out").exists());
+}
+
 /// With no `duration`, a generated source's last request is known from the
 /// scenario: a bin too fine for it is refused by `check` and `run` alike,
 /// naming the source (not "a time in the trace").

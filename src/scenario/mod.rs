@@ -757,8 +757,14 @@ fn output(
         if let Some(((last, exact), i, t)) = reach
             && last.get() / bin.get() >= max
         {
-            let fits =
-                crate::timeline::TooManyBins { width: bin.get(), max, columns, until: last, key_at: None };
+            let fits = crate::timeline::TooManyBins {
+                width: bin.get(),
+                max,
+                columns,
+                until: last,
+                key_at: None,
+                reacting: false,
+            };
             let kind = t.kind();
             let reaches = if exact {
                 format!("`traffic[{i}]` ({kind}), which sends its last request at {last} s")
