@@ -67,7 +67,10 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Completions { shell } => {
             let (mut cmd, mut script) = (<Cli as clap::CommandFactory>::command(), Vec::new());
             clap_complete::generate(shell, &mut cmd, "ratesim", &mut script);
-            Ok(io::stdout().write_all(&script)?)
+            io::stdout()
+                .write_all(&script)
+                .and_then(|()| io::stdout().flush())
+                .context("cannot write to standard output")
         }
     }
 }
@@ -77,8 +80,9 @@ fn check(path: &Path) -> Result<()> {
     let scenario = Scenario::load(path)?;
     let traces = ratesim::check::check_traces(&scenario)?;
     let mut out = io::stdout().lock();
-    out.write_all(ratesim::check::summary(&scenario, &traces).as_bytes())?;
-    out.flush()?;
+    out.write_all(ratesim::check::summary(&scenario, &traces).as_bytes())
+        .and_then(|()| out.flush())
+        .context("the scenario is valid, but its summary could not be written to standard output")?;
     if let Some(estimate) = ratesim::check::attempts_estimate(&scenario, &traces).filter(|e| e.is_large()) {
         eprintln!("{}", estimate.warning());
     }
