@@ -225,6 +225,11 @@ impl Guava {
 
 impl Limiter for Guava {
     fn decide(&mut self, now: Nanos, cost: u32) -> Decision {
+        // A request for nothing takes nothing, as for every limiter here
+        // (Guava itself refuses `acquire(0)`; the engine always asks 1).
+        if cost == 0 {
+            return Decision::Admit;
+        }
         if self.unborn {
             // `create` at this instant: the stopwatch starts now, and its
             // first reading (`setRate`'s resync at 0) changes nothing.
@@ -238,7 +243,7 @@ impl Limiter for Guava {
         {
             return Decision::Reject;
         }
-        let wait = (self.reserve(cost.max(1), now_micros) - now_micros).max(0);
+        let wait = (self.reserve(cost, now_micros) - now_micros).max(0);
         // A wait longer than u64::MAX ns (584 years: a very slow rate, with
         // requests queued behind its permits) goes on at the end of time:
         // the engine stops `now + d` at u64::MAX.
@@ -307,6 +312,21 @@ mod tests {
         assert_eq!(g.decide(ms(0), 1), Decision::Delay(Nanos::from_secs(2)));
         // And the one after that waits 200 ms more.
         assert_eq!(g.decide(ms(0), 1), Decision::Delay(ms(2200)));
+    }
+
+    /// A request for nothing is admitted and takes nothing (it took a
+    /// permit, and the next request paid for it): as the contract says of
+    /// every limiter.
+    #[test]
+    fn a_cost_of_zero_takes_nothing() {
+        let mut g = guava(5.0, Some(Nanos::ZERO));
+        assert_eq!(g.decide(ms(0), 1), Decision::Admit);
+        for _ in 0..3 {
+            assert_eq!(g.decide(ms(0), 0), Decision::Admit);
+        }
+        // Still one interval (200 ms) to the next permit, as after one.
+        assert_eq!(g.decide(ms(199), 1), Decision::Reject);
+        assert_eq!(g.decide(ms(200), 1), Decision::Admit);
     }
 
     /// Starts empty, stores at most one second of permits: after 10 idle
