@@ -674,6 +674,26 @@ fn s87_one_table_written_as_a_list() {
     ]);
 }
 
+/// A list set twice: `traffic = []` above, then a [[traffic]] header
+/// (the parser said only "duplicate key").
+#[test]
+fn s89_list_set_twice() {
+    let text = BASE.replace("name = \"t\"", "name = \"t\"\ntraffic = []");
+    Case::new(&text).refused(&[
+        "s.toml:9:3: `traffic`: duplicate key: [[traffic]] adds a table to the list `traffic`, but `traffic` is already set above (by `traffic = ...`, a dotted `traffic.key = ...` or a [traffic] table); give it one way only, as [[traffic]] tables",
+    ]);
+}
+
+/// A dotted key of 200 parts: the parser gives up with "recursion limit"
+/// and no place; the message says what it means.
+#[test]
+fn s90_keys_nested_too_deeply() {
+    let text = with("count = 20", &format!("count = 20\n{}y = 1", "x.".repeat(200)));
+    Case::new(&text).refused(&[
+        "s.toml: keys or values are nested too deeply to read (a dotted key, a table header or lists inside lists with about a hundred levels or more); no scenario needs more than a few",
+    ]);
+}
+
 #[test]
 fn s38_name_not_a_folder() {
     for name in ["a/b", "a b", "v1.2"] {

@@ -132,7 +132,7 @@ impl Ctx<'_> {
                 };
                 self.at(span, message)
             }
-            None => self.file(message),
+            None => self.file(unplaced(&message)),
         }
     }
 
@@ -140,8 +140,17 @@ impl Ctx<'_> {
     /// span, in plain words, and named by a key only when the error is on
     /// that key's own `key = value` line (never a key on a line before).
     pub fn syntax(&self, e: &toml::de::Error) -> ScenarioError {
-        let Some(span) = e.span() else { return self.file(e.message()) };
+        let Some(span) = e.span() else { return self.file(unplaced(e.message())) };
         let message = plain_syntax(e.message(), self.text, span.clone());
+        if let Some(list) = duplicate_list(e.message(), self.text, span.start) {
+            return self.at(
+                span,
+                format!(
+                    "{}: duplicate key: [[{list}]] adds a table to the list `{list}`, but `{list}` is already set above (by `{list} = ...`, a dotted `{list}.key = ...` or a [{list}] table); give it one way only, as [[{list}]] tables",
+                    code(&list)
+                ),
+            );
+        }
         if let Some(table) = duplicate_table(e.message(), self.text, span.start) {
             let message = if code(&table) == format!("`{table}`") {
                 format!(
@@ -714,6 +723,29 @@ fn duplicate_table(message: &str, text: &str, offset: usize) -> Option<String> {
     (!name.is_empty() && !name.starts_with('[')).then(|| name.to_string())
 }
 
+/// A parser message with no place in the file, in plain words: "recursion
+/// limit" is the parser giving up on keys or values nested too deep (a
+/// dotted key of hundreds of parts), which it reports with no line.
+fn unplaced(message: &str) -> String {
+    if message.trim() == "recursion limit" {
+        "keys or values are nested too deeply to read (a dotted key, a table header or lists inside lists with about a hundred levels or more); no scenario needs more than a few".to_string()
+    } else {
+        message.to_string()
+    }
+}
+
+/// The list a `[[name]]` header at `offset` adds to, when the parser says
+/// "duplicate key" there: `name = ...` set it above (`traffic = []` on
+/// line 2, then `[[traffic]]`).
+fn duplicate_list(message: &str, text: &str, offset: usize) -> Option<String> {
+    if !message.starts_with("duplicate key") {
+        return None;
+    }
+    let (line, _) = line_at(text, offset);
+    let name = line.trim().strip_prefix("[[")?.split("]]").next()?.trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
+
 /// The TOML parser's syntax messages in plain words, with what to write:
 /// a bare word is a string that needs quotes; `count 20` lacks its `=`; a
 /// table header lacks its closing bracket.
@@ -888,6 +920,18 @@ mod tests {
         let t = "[[traffic]]\n[[traffic]]\n[traffic.retry]\nbse = 1\n[traffic_x.y]\nk = 2\n";
         assert_eq!(key_path_at(t, t.find("bse").unwrap()).as_deref(), Some("traffic[1].retry.bse"));
         assert_eq!(key_path_at(t, t.find("k = 2").unwrap()).as_deref(), Some("traffic_x.y.k"));
+    }
+
+    /// `traffic = []`, a dotted `traffic.kind` or a [traffic] table, and
+    /// then a [[traffic]] header: the parser's bare "duplicate key" gets
+    /// the list's name and what clashed.
+    #[test]
+    fn a_list_set_twice_is_named() {
+        let t = "name = \"t\"\ntraffic = []\n[[traffic]]\nkind = \"burst\"\n";
+        let at = t.find("traffic]]").unwrap();
+        assert_eq!(duplicate_list("duplicate key", t, at).as_deref(), Some("traffic"));
+        assert_eq!(duplicate_list("invalid table header", t, at), None);
+        assert_eq!(duplicate_list("duplicate key", t, t.find("kind").unwrap()), None);
     }
 
     /// `window = 1`: a number where a duration belongs.
