@@ -1092,12 +1092,26 @@ fn s85_burst_pair_sweep_of_a_shaping_limiter_past_memory() {
         &["sweep", "s.toml", "--out", "out", "--memory", "64MiB"],
         1,
         &[
-            "error: burst-pair sweep",
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: burst-pair sweep",
             "the burst-pair sweep of gcra(max_wait=10s) holds the backend times of both bursts of L = 10000000, about 305.2 MiB on each of",
             "past the memory budget of 64.0 MiB (--memory): give the scenario a smaller L, or a larger --memory",
         ],
     );
     assert!(!c.path("out").exists());
+    // Over an earlier sweep's folder: it stays, and the error says so.
+    let fits = text.replace("requests = 10000000", "requests = 10");
+    std::fs::write(c.path("s.toml"), &fits).unwrap();
+    let done = c.run(&["sweep", "s.toml", "--out", "out", "--no-charts", "-q"]);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let before = std::fs::read(c.path("out/error_vs_slots.csv")).unwrap();
+    std::fs::write(c.path("s.toml"), &text).unwrap();
+    c.fails(
+        &["sweep", "s.toml", "--out", "out", "--memory", "64MiB"],
+        1,
+        &["error: scenario s.toml failed; previous results were kept", "caused by: burst-pair sweep"],
+    );
+    assert_eq!(std::fs::read(c.path("out/error_vs_slots.csv")).unwrap(), before);
 }
 
 /// A load of the load sweep gets the guards of a `[[traffic]]` source's
@@ -2802,7 +2816,8 @@ fn r35_sweep_runs_share_the_memory_budget() {
         &["sweep", "s.toml", "--out", "out", "--no-charts", "--memory", "40MiB"],
         1,
         &[
-            "error: retry-policy comparison (4 runs that may run side by side, so each may use 1/4 of --memory)",
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: retry-policy comparison (4 runs that may run side by side, so each may use 1/4 of --memory)",
             "caused by: the clients of `fixed_window` keep 199900 requests waiting to retry: they hold 17.2 MiB",
             "passes the 10.0 MiB the run may use (--memory)",
         ],
