@@ -175,13 +175,10 @@ pub fn run(
         if let Some(problem) = crate::scenario::default_sweep_problem(scenario.limit) {
             return Err(JobError::SweepDefaults { at: scenario.window_at.clone(), problem });
         }
-        let named: Vec<(String, crate::limiter::LimiterSpec)> = crate::engine::labels(&scenario.limiters)
-            .into_iter()
-            .map(|l| format!("`{l}`"))
-            .zip(scenario.limiters.iter().cloned())
-            .collect();
         let grid = crate::sweep::burst_pair::DEFAULT_GRID;
-        if let Some((_, problem)) = crate::sweep::burst_pair::work_problem(scenario.limit, grid, &named) {
+        if let Some(problem) =
+            crate::sweep::burst_pair::labelled_work_problem(scenario.limit, grid, &scenario.limiters)
+        {
             return Err(JobError::SweepDefaults { at: scenario.window_at.clone(), problem });
         }
         scenario.sweep = Some(SweepOptions::defaults(scenario.limit));

@@ -91,11 +91,17 @@ const MAX_DECISIONS_GRID: u128 = crate::scenario::MAX_GRID as u128;
 /// decides its first burst once and a second burst per gap, each of
 /// `L` requests unless bursts scale with `L` (then one).
 pub fn decisions(spec: &LimiterSpec, limit: Limit, grid: u32) -> u128 {
+    // (A shaping limiter's bursts never scale: it decides all L, as
+    // `sweep_row_backend` does.)
     let (_, size, _) = burst_size(spec.sweep_traits(), limit);
-    let delays = u128::from(spec.delays());
-    // A shaping limiter decides every request (its bursts never scale).
-    let size = if delays == 1 { u128::from(limit.requests) } else { u128::from(size) };
-    u128::from(grid) * (u128::from(grid) + 1) * size
+    u128::from(grid) * (u128::from(grid) + 1) * u128::from(size)
+}
+
+/// [`work_problem`] for a sweep's own limiters, each named by its label.
+pub fn labelled_work_problem(limit: Limit, grid: u32, limiters: &[LimiterSpec]) -> Option<String> {
+    let named: Vec<(String, LimiterSpec)> =
+        labels(limiters).into_iter().map(|l| format!("`{l}`")).zip(limiters.iter().cloned()).collect();
+    work_problem(limit, grid, &named).map(|(_, problem)| problem)
 }
 
 /// Why the sweep on `grid` would take too long for one of `limiters`, if it
@@ -413,9 +419,7 @@ pub fn run(
     let limit = config.limit;
     let n = config.limiters.len();
     let names = labels(&config.limiters);
-    let named: Vec<(String, LimiterSpec)> =
-        names.iter().map(|l| format!("`{l}`")).zip(config.limiters.iter().cloned()).collect();
-    if let Some((_, problem)) = work_problem(limit, grid, &named) {
+    if let Some(problem) = labelled_work_problem(limit, grid, &config.limiters) {
         return Err(BurstPairError::Work(problem));
     }
     // A shaping limiter's row holds both bursts' backend times (first,
