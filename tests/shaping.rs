@@ -680,3 +680,31 @@ fn a_release_at_the_instant_of_a_delay_frees_its_place() {
         );
     }
 }
+
+/// A backend time past the end of time (`u64::MAX` ns) is never reached.
+/// A leaky queue at 1 per 1 s takes a burst of 5 at `t0 = u64::MAX - 3.5 s`
+/// and lets them go at `t0`, `t0 + 1 s`, ..., `t0 + 4 s`: the last is
+/// `0.5 s` past the end of time. It is admitted and delayed its true 4 s,
+/// but the backend sees 4 requests a second apart (peak 1, no excess); a
+/// client waiting for it never gets its answer. Clamping it to `u64::MAX`
+/// had put it 0.5 s after the fourth: peak 2, excess 1.
+#[test]
+fn a_release_past_the_end_of_time_never_reaches_the_backend() {
+    let text = |retry: &str| {
+        format!(
+            "name = \"end_of_time\"\n{retry}\n[limit]\nrequests = 1\nwindow = \"1s\"\n[[traffic]]\nkind = \"burst\"\n\
+             start = \"18446744070.209551615s\"\ncount = 5\n[[limiter]]\nkind = \"leaky_queue\"\nqueue = 20\n"
+        )
+    };
+    let report = simulate::run_scenario(&parse(&text("")), None, &mut |_| {}).unwrap();
+    let q = row(&report.limiters, "leaky_queue(queue=20)");
+    let d = q.delays.as_ref().unwrap();
+    assert_eq!((q.counts.admitted, d.delayed, d.max), (5, 4, Nanos::new(4 * S)));
+    assert_eq!((q.counts.peak, q.counts.excess), (1, 0));
+    let backend: u64 = report.timeline.bins().iter().map(|b| b[0].backend()).sum();
+    assert_eq!(backend, 4);
+    let (rows, _) = run(&text("[retry]\npolicy = \"retry_after\"\nmax_attempts = 2\n"));
+    let k = row(&rows, "leaky_queue(queue=20)").clients.clone().expect("clients react");
+    assert_eq!((k.logical, k.succeeded, k.gave_up, k.unfinished), (5, 4, 0, 1));
+    assert_eq!(k.tts_quantile(1.0), Some(Nanos::new(3 * S)));
+}

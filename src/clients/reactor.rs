@@ -301,8 +301,10 @@ impl Reactor for ClientReactor {
             *b = (*b + ratio).min(BUDGET_CAP);
         }
         if d.admitted {
-            // A delayed request succeeds when it reaches the backend.
-            let done = Nanos::new(now.get().saturating_add(d.delay.get()));
+            // A delayed request succeeds when it reaches the backend; one
+            // that would reach it past the end of time never does, and
+            // stays unfinished (its client with it).
+            let Some(done) = now.checked_add(d.delay) else { return };
             self.report.record_success(done - first);
             return self.end(logical, client, true, done, queue);
         }

@@ -525,10 +525,12 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         p.bin.admitted += 1;
         p.bin.delayed += 1;
         self.delays.record(t, d);
-        let release = Release { key: id, node: self.last_node };
-        let at = t.get().saturating_add(d.get());
-        self.releases.schedule(Nanos::new(at), release);
-        self.due = self.due.min(at - 1);
+        // One due past the end of time (u64::MAX ns) never reaches the
+        // backend: it waits to the end of the run, as one due after `end`.
+        if let Some(at) = t.checked_add(d) {
+            self.releases.schedule(at, Release { key: id, node: self.last_node });
+            self.due = self.due.min(at.get() - 1);
+        }
     }
 
     /// A delayed request of key `id` from `node` reaches the backend at

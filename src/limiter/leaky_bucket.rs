@@ -434,8 +434,10 @@ impl Limiter for LeakyBucket {
                 // `ngx_current_msec + delay`, and it fires when the
                 // millisecond clock reaches it: at the start of millisecond
                 // `now_ms + ms`, not `ms` after the request's own nanosecond.
-                let at = ((u128::from(now_ms) + ms) * u128::from(NS_PER_MS)).min(u128::from(u64::MAX)) as u64;
-                Decision::Delay(Nanos::new(at - now.get()))
+                // (A time past u64::MAX ns is past the end of time: the
+                // engine never releases the request.)
+                let at = (u128::from(now_ms) + ms) * u128::from(NS_PER_MS);
+                Decision::Delay(Nanos::new((at - u128::from(now.get())).min(u128::from(u64::MAX)) as u64))
             }
             _ => Decision::Admit,
         }
@@ -569,12 +571,14 @@ mod tests {
         let l = delayed(&mut l, 1, Some(0));
         assert_eq!(l.decide(Nanos::new(500_000), 1), Admit);
         assert_eq!(l.decide(Nanos::new(700_000), 1), Decision::Delay(Nanos::new(999_300_000)));
-        // Past the end of time the release stops at u64::MAX.
+        // Near the end of time the wait is still nginx's: the timer fires
+        // at millisecond 18 446 744 073 709 + 1000, past u64::MAX ns (which
+        // the engine never reaches), 999 448 395 ns after the request.
         let mut l = per_second(1, 1);
         let l = delayed(&mut l, 1, Some(0));
         let late = Nanos::new(u64::MAX - 10);
         assert_eq!(l.decide(late, 1), Admit);
-        assert_eq!(l.decide(late, 1), Decision::Delay(Nanos::new(10)));
+        assert_eq!(l.decide(late, 1), Decision::Delay(Nanos::new(999_448_395)));
     }
 
     proptest! {

@@ -121,13 +121,16 @@ impl Limiter for LeakyQueue {
         // A request of cost c takes the server for c slots.
         let start = (u128::from(t) * self.rate).max(self.free);
         self.free = start + self.window * u128::from(cost.max(1));
-        let leaves = start.div_ceil(self.rate).min(u128::from(u64::MAX)) as u64;
-        if leaves <= t {
+        let leaves = start.div_ceil(self.rate);
+        if leaves <= u128::from(t) {
             return Decision::Admit;
         }
-        self.waiting.push_back(leaves);
+        // A departure past the end of time (u64::MAX ns) is kept there: no
+        // later arrival can see its place free. The delay is the true one
+        // (the engine never releases a request due past u64::MAX).
+        self.waiting.push_back(leaves.min(u128::from(u64::MAX)) as u64);
         self.peak = self.peak.max(self.waiting.len());
-        Decision::Delay(Nanos::new(leaves - t))
+        Decision::Delay(Nanos::new((leaves - u128::from(t)).min(u128::from(u64::MAX)) as u64))
     }
 
     /// Called right after a refusal at `now`: the queue is full, and a
