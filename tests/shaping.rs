@@ -708,3 +708,27 @@ fn a_release_past_the_end_of_time_never_reaches_the_backend() {
     assert_eq!((k.logical, k.succeeded, k.gave_up, k.unfinished), (5, 4, 0, 1));
     assert_eq!(k.tts_quantile(1.0), Some(Nanos::new(3 * S)));
 }
+
+/// A delayed arrival's window count enters its bin's `window_peak`, as a
+/// rejected or admitted one's does. Keys a, b, a at 0, 0.2 s, 0.5 s; GCRA
+/// at 1 per 1 s with `max_wait = 1s`: key a's second request finds its
+/// window holding 1 (the request at 0) and waits 0.5 s. Its bin
+/// (0.5-0.6 s) holds no other arrival and no release, so only that count
+/// can make its peak 1 (with one key the bin's carried-in count hides it).
+#[test]
+fn a_delayed_arrival_counts_in_its_bin_window_peak() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.csv"), "time,key\n0,a\n0.2,b\n0.5,a\n").unwrap();
+    let text = "name = \"keyed\"\nduration = \"2s\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n[output]\nbin = \"100ms\"\n\
+                [[traffic]]\nkind = \"csv\"\npath = \"k.csv\"\nkey_column = \"key\"\n\
+                [[limiter]]\nkind = \"gcra\"\nmax_wait = \"1s\"\n";
+    let s = Scenario::parse(text, &dir.path().join("k.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let mut sink = Collect::default();
+    let report = simulate::run_scenario(&s, Some(&mut sink), &mut |_| {}).unwrap();
+    assert_eq!(decisions(&sink.0, 0), [(0, true, 0), (200 * MS, true, 0), (500 * MS, true, 500 * MS)]);
+    let peaks: Vec<u64> = report.timeline.bins().iter().map(|b| b[0].window_peak).collect();
+    // Arrivals at 0 and 0.2 s (each finds 0 and brings 1), the delayed one
+    // at 0.5 s (finds 1), key a's release at 1 s (finds 0: the request at
+    // 0 has left; brings 1).
+    assert_eq!(peaks[..11], [1, 0, 1, 0, 0, 1, 0, 0, 0, 0, 1]);
+}

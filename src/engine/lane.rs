@@ -504,7 +504,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         if let Decision::Delay(d) = decision
             && d > Nanos::ZERO
         {
-            self.delay(p, t, id, d);
+            self.delay(p, t, id, d, before);
             return Ok((decision, before));
         }
         if admitted && !OWN {
@@ -520,9 +520,11 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
 
     /// A request of key `id` admitted at `t` after a wait `d`: it counts as
     /// admitted now, and reaches the backend (where it is judged) at `t + d`.
+    /// Its key's window held `before` at `t`, and still does: that is the
+    /// count it reached at its arrival, for the bin's window peak.
     #[cold]
-    fn delay(&mut self, p: &mut Pass, t: Nanos, id: u32, d: Nanos) {
-        p.bin.admitted += 1;
+    fn delay(&mut self, p: &mut Pass, t: Nanos, id: u32, d: Nanos, before: u64) {
+        p.bin.record_admitted(true, before);
         p.bin.delayed += 1;
         self.delays.record(t, d);
         // One due past the end of time (u64::MAX ns) never reaches the
