@@ -653,6 +653,16 @@ pub fn tick(v: &f64) -> String {
     if (v - v.round()).abs() < 1e-9 { format!("{:.0}", v) } else { format!("{}", (v * 1e6).round() / 1e6) }
 }
 
+/// Where a chart of the run's bins ends, in ns: the end of the bin that
+/// holds the run's last instant, so the last bin is drawn as wide as the
+/// others. (A run without `duration` ends 1 ns after its last event; when
+/// that event is on a bin's start, as retries sent to a window's start
+/// are, its bin would be drawn 1 ns wide.)
+pub fn bins_end(r: &ratesim::RunReport) -> u64 {
+    let w = r.timeline.width().get();
+    r.end.get().div_ceil(w).checked_mul(w).unwrap_or(r.end.get())
+}
+
 /// A time axis unit that keeps tick labels short: (divisor in ns, unit name).
 pub fn time_unit(span_ns: u64) -> (f64, &'static str) {
     if span_ns >= 180_000_000_000 {
@@ -1230,6 +1240,22 @@ pub fn steps(values: impl Iterator<Item = (f64, f64, f64)>) -> Vec<(f64, f64)> {
 mod tests {
     use super::*;
     use ratesim::limiter::{FixedWindowSpec, SlidingLogSpec, WindowAlign};
+
+    /// 20 requests at 0.5 s against 10 per 1 s: the 10 the fixed window
+    /// refuses retry at its next window's start (1 s), the 10 the sliding
+    /// log refuses when its entries leave (1.5 s), and the run (no
+    /// `duration`) ends 1 ns after that. The charts end with that 10 ms
+    /// bin, not 1 ns into it.
+    #[test]
+    fn the_last_bin_is_drawn_whole() {
+        let text = "name = \"t\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[output]\nbin = \"10ms\"\n\
+                    [retry]\npolicy = \"retry_after\"\nmax_attempts = 3\n[[traffic]]\nkind = \"burst\"\nstart = \"500ms\"\n\
+                    count = 20\n[[limiter]]\nkind = \"fixed_window\"\n";
+        let s = ratesim::scenario::Scenario::parse(text, Path::new("t.toml")).unwrap();
+        let r = ratesim::simulate::run_scenario(&s, None, &mut |_| {}).unwrap();
+        assert_eq!(r.end.get(), 1_500_000_001);
+        assert_eq!(bins_end(&r), 1_510_000_000);
+    }
 
     #[test]
     fn every_default_limiter_has_its_own_colour_and_name() {

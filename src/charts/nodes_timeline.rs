@@ -106,12 +106,13 @@ impl Chart for NodesTimeline<'_> {
         // From the bin of the first arrival when the traffic starts late
         // (a run whose nodes' clocks lag must start late): the nodes' part
         // is what this chart is for.
+        let end = bins_end(r);
         let start = r.first_arrival.map_or(0, |t| t.get() / width * width).min(r.end.get().saturating_sub(1));
-        let start = if start * 10 < r.end.get() { 0 } else { start };
-        let (div, unit) = time_unit(r.end.get() - start);
+        let start = if start * 10 < end { 0 } else { start };
+        let (div, unit) = time_unit(end - start);
         let x_start = start as f64 / div;
         let first_bin = (start / width) as usize;
-        let x_end = r.end.get() as f64 / div;
+        let x_end = end as f64 / div;
         // The nodes together: the highest bin of any limiter's sum.
         let y_data = merged
             .iter()

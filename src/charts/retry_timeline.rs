@@ -25,8 +25,9 @@ impl Chart for RetryTimeline<'_> {
         let timeline = chart_bins(&r.timeline, r.timeline.boundary_bars(r.limit.window));
         let width = timeline.width().get();
         let bins = timeline.bins();
-        let (div, unit) = time_unit(r.end.get());
-        let x_end = r.end.get() as f64 / div;
+        let end = bins_end(r);
+        let (div, unit) = time_unit(end);
+        let x_end = end as f64 / div;
         let bin = format_duration(timeline.width());
         let y_max =
             bins.iter().flat_map(|row| row.iter().map(|b| b.offered)).max().unwrap_or(1).max(1) as f64;

@@ -59,8 +59,9 @@ impl Chart for ShapingTimeline<'_> {
         let timeline = chart_bins(&r.timeline, None);
         let width = timeline.width().get();
         let bins = timeline.bins();
-        let (div, unit) = time_unit(r.end.get());
-        let x_end = r.end.get() as f64 / div;
+        let end = bins_end(r);
+        let (div, unit) = time_unit(end);
+        let x_end = end as f64 / div;
         let bin_name = format_duration(timeline.width());
         // The rate L / W, in requests per bin.
         let rate = r.limit.requests as f64 * width as f64 / r.limit.window.get() as f64;

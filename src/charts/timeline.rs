@@ -26,7 +26,7 @@ impl Chart for Timeline<'_> {
         let zoomed = shown.len() < timeline.bins().len();
         let width = timeline.width().get();
         let bins = timeline.bins();
-        let (t0, t1) = (shown.start as u64 * width, (shown.end as u64 * width).min(r.end.get()));
+        let (t0, t1) = (shown.start as u64 * width, (shown.end as u64 * width).min(bins_end(r)));
         let (div, unit) = time_unit(t1 - t0);
         let (x_start, x_end) = (t0 as f64 / div, t1 as f64 / div);
         let drawn = |i: usize, b: &ratesim::timeline::Bin| ratesim::run::timeline_drawn(&r.limiters[i], b);
