@@ -222,7 +222,8 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
                 )
             }
             Traffic::Closed { clients, think, start, end } => format!(
-                "closed: {clients} clients, each with one request in flight, thinking {} on average, from {start} s to {end} s{}",
+                "closed: {clients} client{}, each with one request in flight, thinking {} on average, from {start} s to {end} s{}",
+                if *clients == 1 { "" } else { "s" },
                 format_duration(*think),
                 cut(*end)
             ),

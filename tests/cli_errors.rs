@@ -2694,7 +2694,7 @@ fn r30_closed_population_too_busy() {
     // An estimate is given to 3 digits (it was 1.8446744073709553e14).
     Case::new(&closed("clients = 1\nthink = \"100us\"\nend = \"18446744073.709551615s\"")).refused(&[
         "s.toml:11:9:",
-        "with 1 clients over [0 s, 18446744073.709551615 s) is about 1.84e14 requests",
+        "with 1 client over [0 s, 18446744073.709551615 s) is about 1.84e14 requests",
     ]);
 }
 

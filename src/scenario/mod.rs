@@ -459,7 +459,9 @@ impl Scenario {
             let first: f64 = requests.iter().sum();
             AttemptsEstimate {
                 requests: first,
-                attempts: first + free + budgeted.min(tokens),
+                // A retry spends a whole token: at most the tokens' floor
+                // (over all keys together, at least the sum of each key's).
+                attempts: first + free + budgeted.min(tokens.floor()),
                 most_per_request,
                 budget_limited: tokens < budgeted,
             }
@@ -876,6 +878,11 @@ mod tests {
             "a run does not know a trace's rows before it reads them"
         );
         assert!(!e.is_large());
+        // 47 first attempts at 0.5 earn 23.5 tokens: 23 retries at most.
+        let odd = parse(
+            "[[traffic]]\nkind = \"burst\"\ncount = 47\nretry = { policy = \"fixed\", base = \"1s\", max_attempts = 3, budget = 0.5 }\n",
+        );
+        assert_eq!(odd.attempts_estimate(&[]).unwrap().attempts, 70.0);
         assert_eq!(
             e.describe(),
             "up to about 180 in one run (about 110 requests, at most 9 attempts each, and fewer retries where a retry budget runs out)"

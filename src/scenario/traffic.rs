@@ -411,9 +411,10 @@ fn closed(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
         return Err(entry.at(
             think_raw.span(),
             format!(
-                "`{}` = {} with {clients} clients over [{start} s, {end} s) is about {} requests: a closed population may send at most {MAX_GENERATED} (think longer, or use fewer clients or a shorter span)",
+                "`{}` = {} with {clients} client{} over [{start} s, {end} s) is about {} requests: a closed population may send at most {MAX_GENERATED} (think longer, or use fewer clients or a shorter span)",
                 entry.key("think"),
                 string(think_raw.get_ref()),
+                if clients == 1 { "" } else { "s" },
                 about(expected)
             ),
         ));
