@@ -58,7 +58,7 @@ impl Chart for RetryTimeline<'_> {
                 )
                 .map_err(err)?;
             chart
-                .draw_series(AreaSeries::new(series(i, &|b| b.offered - b.retries), 0.0, grey.mix(0.9)))
+                .draw_series(AreaSeries::new(series(i, &|b| b.offered - b.retries), 0.0, grey.filled()))
                 .map_err(err)?;
             let retries: u64 = bins.iter().map(|row| row[i].retries).sum();
             let amp = l.clients.as_ref().and_then(|k| k.amplification());
