@@ -28,7 +28,6 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Exp1};
 use ratesim::clients::{Backoff, Clients, ClosedSource, RetryPolicy};
 use ratesim::engine::{self, EventQueue, RunConfig};
 use ratesim::limiter::{
@@ -230,7 +229,7 @@ fn minimal_closed_loop(end: u64) -> u64 {
     const SECOND: u64 = 1_000_000_000;
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let think = |rng: &mut ChaCha8Rng| {
-        let e: f64 = Exp1.sample(rng);
+        let e = ratesim::random::exp1(rng);
         (e * 1e8) as u64
     };
     let mut queue = EventQueue::new();

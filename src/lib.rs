@@ -15,6 +15,7 @@ pub mod export;
 pub mod limiter;
 pub mod metrics;
 pub mod nodes;
+pub mod random;
 pub mod ring;
 pub mod run;
 pub mod scenario;

@@ -7,7 +7,6 @@ use std::collections::VecDeque;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Exp1};
 
 use super::policy::{BUDGET_CAP, RetryPolicy, TOKEN};
 use super::report::{ClientReport, Logical};
@@ -191,7 +190,7 @@ impl ClientReactor {
 
     /// An exponential think time of mean `mean`, in whole ns.
     fn think(&mut self, mean: Nanos) -> u64 {
-        let e: f64 = Exp1.sample(&mut self.rng);
+        let e = crate::random::exp1(&mut self.rng);
         (e * mean.get() as f64 + 0.5) as u64
     }
 

@@ -2,9 +2,9 @@
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Exp1, Zipf};
 
 use super::Arrival;
+use crate::random::{Zipf, exp1};
 use crate::time::Nanos;
 
 #[derive(Clone, Debug)]
@@ -14,7 +14,7 @@ pub struct Poisson {
     t: u64,
     end: u64,
     /// Client keys 0..n drawn from Zipf(n, skew), if the source has clients.
-    keys: Option<Zipf<f64>>,
+    keys: Option<Zipf>,
 }
 
 impl Poisson {
@@ -34,13 +34,13 @@ impl Poisson {
     /// Gives each arrival a client key in `0..clients`, Zipf-distributed with
     /// exponent `skew` (key 0 the busiest). `clients >= 1`, `skew >= 0`.
     pub fn with_zipf_keys(mut self, clients: u64, skew: f64) -> Poisson {
-        self.keys = Some(Zipf::new(clients as f64, skew).expect("clients >= 1 and skew >= 0 are validated"));
+        self.keys = Some(Zipf::new(clients, skew));
         self
     }
 
     #[inline]
     fn gap(&mut self) -> u64 {
-        let e: f64 = Exp1.sample(&mut self.rng);
+        let e = exp1(&mut self.rng);
         // Rounded to whole nanoseconds; from here on all is integer.
         // (x + 0.5) as u64 rounds half up for x >= 0 without a libm call.
         (e * self.mean_gap_ns + 0.5) as u64
@@ -56,7 +56,7 @@ impl Iterator for Poisson {
         }
         let t = self.t;
         let key = match &self.keys {
-            Some(z) => z.sample(&mut self.rng) as u64 - 1,
+            Some(z) => z.sample(&mut self.rng),
             None => 0,
         };
         self.t = self.t.saturating_add(self.gap());
