@@ -24,7 +24,7 @@
 use rand::{Rng, RngExt};
 
 /// A draw from the exponential distribution of mean 1 (`rand_distr::Exp1`).
-#[inline]
+#[inline(always)]
 pub fn exp1<R: Rng + ?Sized>(rng: &mut R) -> f64 {
     loop {
         let bits = rng.next_u64();
