@@ -496,8 +496,14 @@ impl ContinuousBucket {
         }
         // wait <= max_wait < 2^64, and credit + wait L <= cap + L.
         self.signed = (credit + wait * rate).min(cap) - need;
-        // Past the end of time the backend time stops at u64::MAX.
-        self.last = now.saturating_add(wait as u64);
+        match now.checked_add(wait as u64) {
+            Some(at) => self.last = at,
+            // A backend time past the end of time (u64::MAX ns): the same
+            // level held at `now`, less what refills during the wait. Below
+            // the cap until the backend time, it gives every later instant
+            // the credit the level at `now + wait` would.
+            None => (self.signed, self.last) = (self.signed - wait * rate, now),
+        }
         if wait == 0 { Decision::Admit } else { Decision::Delay(Nanos::new(wait as u64)) }
     }
 }
@@ -802,6 +808,24 @@ mod tests {
         };
         assert_eq!(waits(1), [0, 333_333_334, 666_666_668, 1_000_000_002]);
         assert_eq!(waits(2), [0, 0, 333_333_334, 666_666_667, 1_000_000_000]);
+    }
+
+    /// Near the end of time the waits are a FIFO reservation as anywhere:
+    /// L = 1 per 1 s, capacity 1, `max_wait = 2s`, five requests at
+    /// 18 446 744 073 s (0.71 s before u64::MAX ns). Waits 0, 1 s and 2 s
+    /// (the last two past the end of time), then refusals. Holding the
+    /// backend time at u64::MAX had let all five wait, their waits shrinking.
+    #[test]
+    fn reservations_past_the_end_of_time_stay_in_order() {
+        let mut b = ContinuousBucket::new(Limit { requests: 1, window: ms(1000) }, 1, Initial::Full);
+        b.shape(ms(2000));
+        let late = Nanos::from_secs(18_446_744_073);
+        let got: Vec<Decision> = (0..5).map(|_| b.decide(late, 1)).collect();
+        let (one, two) = (Decision::Delay(ms(1000)), Decision::Delay(ms(2000)));
+        assert_eq!(got, [Decision::Admit, one, two, Decision::Reject, Decision::Reject]);
+        // Half a second later a request would wait 2.5 s: still refused.
+        let later = Nanos::new(late.get() + 500_000_000);
+        assert_eq!(b.decide(later, 1), Decision::Reject);
     }
 
     #[test]
