@@ -245,8 +245,8 @@ impl Limiter for Guava {
         }
         let wait = (self.reserve(cost, now_micros) - now_micros).max(0);
         // A wait longer than u64::MAX ns (584 years: a very slow rate, with
-        // requests queued behind its permits) goes on at the end of time:
-        // the engine stops `now + d` at u64::MAX.
+        // requests queued behind its permits) is held at u64::MAX ns: past
+        // the end of time either way, where the engine never releases it.
         if wait == 0 {
             Decision::Admit
         } else {
