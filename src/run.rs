@@ -797,7 +797,9 @@ pub fn cut_level(offered: &[u64], drawn: u64) -> Option<u64> {
 fn timeline_caption(r: &RunReport, name: &str) -> String {
     let (drawn, merged, zoom) = match timeline_zoom(&r.timeline, r.end) {
         Some(z) => {
-            let at = |b: usize| format_duration(crate::time::Nanos::new(b as u64 * r.timeline.width().get()));
+            let at = |b: usize| {
+                format_duration(crate::time::Nanos::new((b as u64).saturating_mul(r.timeline.width().get())))
+            };
             let zoom = format!(
                 ", zoomed to {} to {}, where all the traffic is (the run is {} long)",
                 at(z.start),

@@ -722,6 +722,51 @@ fn windows_diagram_of_a_window_near_the_end_of_time() {
     }
 }
 
+/// Bins near the end of time: with the default 10^7 s bins the last one
+/// ends past u64::MAX ns, and the charts' bin ends once wrapped around (a
+/// reversed time axis, the zoom caption "to 3255926290448384ns", one bin
+/// drawn across the whole chart). They now stop at u64::MAX.
+#[test]
+fn bins_near_the_end_of_time_stop_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "name = \"r1\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n\
+                [nodes]\ncount = 2\nmode = \"local\"\nbalance = \"round_robin\"\n\
+                [retry]\npolicy = \"fixed\"\nbase = \"300ms\"\nmax_attempts = 3\n\
+                [[traffic]]\nkind = \"burst\"\nstart = \"18446744072s\"\ncount = 40\n\
+                [[limiter]]\nkind = \"fixed_window\"\n";
+    let out = common::run_scenario_text(dir.path(), "r1.toml", text, &["--format", "svg"]);
+    let report = read(&out, "report.md");
+    assert!(report.contains("zoomed to 307000000m to 18446744073709551615ns"), "{report}");
+    // The retry timeline's bars run left to right: no top edge (two
+    // points at one height above the baseline) goes back. The wrapped last
+    // bar ran from x = 886 back to x = 92.
+    let svg = read(&out, "retry_timeline.svg");
+    let mut polygons = 0;
+    for line in svg.lines().filter(|l| l.starts_with("<polygon")) {
+        let points: Vec<(f64, f64)> = line
+            .split(r#"points=""#)
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .filter_map(|p| {
+                let (x, y) = p.split_once(',')?;
+                Some((x.parse().ok()?, y.parse().ok()?))
+            })
+            .collect();
+        let baseline = points[0].1;
+        for w in points.windows(2) {
+            if w[0].1 == w[1].1 && w[0].1 != baseline {
+                assert!(w[1].0 >= w[0].0, "a bar runs backwards: {:?} to {:?}", w[0], w[1]);
+            }
+        }
+        polygons += 1;
+    }
+    assert!(polygons >= 4, "{polygons} polygons");
+}
+
 /// The sweep's burst-pair diagram draws two bursts of L requests: with L
 /// in the billions it is left out (it once asked for 2L arrivals and
 /// panicked on the allocation); the sweep itself still runs.

@@ -108,7 +108,7 @@ impl Chart for NodesTimeline<'_> {
         // is what this chart is for.
         let end = bins_end(r);
         let start = r.first_arrival.map_or(0, |t| t.get() / width * width).min(r.end.get().saturating_sub(1));
-        let start = if start * 10 < end { 0 } else { start };
+        let start = if start.saturating_mul(10) < end { 0 } else { start };
         let (div, unit) = time_unit(end - start);
         let x_start = start as f64 / div;
         let first_bin = (start / width) as usize;
@@ -144,8 +144,8 @@ impl Chart for NodesTimeline<'_> {
             let bins = merged[s].bins();
             let mut chart = strip_chart(strip, last, x_start..x_end, y_max, 3, &whole)?;
             let span = |b: usize| {
-                let x0 = (b as u64 * width) as f64 / div;
-                let x1 = ((b as u64 + 1) * width) as f64 / div;
+                let x0 = (b as u64).saturating_mul(width) as f64 / div;
+                let x1 = (b as u64 + 1).saturating_mul(width) as f64 / div;
                 (x0.max(x_start), x1.min(x_end))
             };
             let total = steps(bins.iter().enumerate().skip(first_bin).map(|(b, row)| {

@@ -39,8 +39,8 @@ impl Chart for RetryTimeline<'_> {
         let grey = RGBColor(150, 150, 150);
         let series = |i: usize, f: &dyn Fn(&ratesim::timeline::Bin) -> u64| {
             steps(bins.iter().enumerate().map(|(b, row)| {
-                let x0 = (b as u64 * width) as f64 / div;
-                let x1 = ((b as u64 + 1) * width) as f64 / div;
+                let x0 = (b as u64).saturating_mul(width) as f64 / div;
+                let x1 = (b as u64 + 1).saturating_mul(width) as f64 / div;
                 (x0, x1.min(x_end), f(&row[i]) as f64)
             }))
         };

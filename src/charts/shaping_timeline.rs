@@ -85,7 +85,7 @@ impl Chart for ShapingTimeline<'_> {
         let rows = split_rows(&strips, n, row_h);
         let labels = split_rows(&rows_legend, n, row_h);
         let grey = RGBColor(170, 170, 170);
-        let x_of = |b: usize| ((b as u64 * width) as f64 / div).min(x_end);
+        let x_of = |b: usize| ((b as u64).saturating_mul(width) as f64 / div).min(x_end);
         // One scale for every strip: what reached the backend, compared.
         let backend_max =
             bins.iter().flat_map(|row| row.iter().map(|b| b.backend())).max().unwrap_or(0) as f64;

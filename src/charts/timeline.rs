@@ -26,7 +26,10 @@ impl Chart for Timeline<'_> {
         let zoomed = shown.len() < timeline.bins().len();
         let width = timeline.width().get();
         let bins = timeline.bins();
-        let (t0, t1) = (shown.start as u64 * width, (shown.end as u64 * width).min(bins_end(r)));
+        let (t0, t1) = (
+            (shown.start as u64).saturating_mul(width),
+            (shown.end as u64).saturating_mul(width).min(bins_end(r)),
+        );
         let (div, unit) = time_unit(t1 - t0);
         let (x_start, x_end) = (t0 as f64 / div, t1 as f64 / div);
         let drawn = |i: usize, b: &ratesim::timeline::Bin| ratesim::run::timeline_drawn(&r.limiters[i], b);
@@ -91,7 +94,7 @@ impl Chart for Timeline<'_> {
             None => offered_max.max(admitted_max) as f64 * 1.3,
         };
         let cap = cut.map_or(f64::INFINITY, |c| c as f64);
-        let x_of = |b: usize| ((b as u64 * width) as f64 / div).min(x_end);
+        let x_of = |b: usize| ((b as u64).saturating_mul(width) as f64 / div).min(x_end);
         let series = |i: usize, f: &dyn Fn(&ratesim::timeline::Bin) -> u64| {
             steps(rows().map(|(b, row)| (x_of(b), x_of(b + 1), (f(&row[i]) as f64).min(cap))))
         };

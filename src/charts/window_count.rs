@@ -147,8 +147,8 @@ impl Chart for WindowCount<'_> {
             .map_err(err)?;
         let series = |i: usize| -> Vec<(f64, f64)> {
             steps(bins.iter().enumerate().map(|(b, row)| {
-                let x0 = (b as u64 * width) as f64 / div;
-                let x1 = ((b as u64 + 1) * width) as f64 / div;
+                let x0 = (b as u64).saturating_mul(width) as f64 / div;
+                let x1 = (b as u64 + 1).saturating_mul(width) as f64 / div;
                 (x0, x1.min(x_end), row[i].window_peak as f64)
             }))
         };
@@ -234,8 +234,8 @@ impl WindowCount<'_> {
                 ))
                 .map_err(err)?;
             let pts = steps(bins.iter().enumerate().map(|(b, row)| {
-                let x0 = (b as u64 * width) as f64 / div;
-                let x1 = ((b as u64 + 1) * width) as f64 / div;
+                let x0 = (b as u64).saturating_mul(width) as f64 / div;
+                let x1 = (b as u64 + 1).saturating_mul(width) as f64 / div;
                 (x0, x1.min(x_end), row[i].window_peak as f64)
             }));
             let c = self.palette.colour(&l.spec);
