@@ -2,7 +2,8 @@
 //!
 //! With a fixed bin width the bins are what the scenario asked for. Without
 //! one, bins start at 1 ns and widen (1, 2, 10, 20, 100, 200 ... ns) whenever a
-//! run would need more than [`AUTO_MAX_BINS`], merging the bins already
+//! run would need more than [`AUTO_MAX_BINS`] (fewer for a run of more than
+//! 5000 columns: [`max_bins`]), merging the bins already
 //! filled, so a stream of unknown length still ends with at most a few thousand
 //! bins of a round width.
 
@@ -242,7 +243,9 @@ impl Timeline {
     }
 
     fn check_fits(&mut self, t: Nanos) -> Result<(), TooManyBins> {
-        let max = if self.auto { AUTO_MAX_BINS } else { self.max };
+        // An automatic width keeps to the cells too (fewer bins past 5000
+        // columns).
+        let max = if self.auto { AUTO_MAX_BINS.min(self.max) } else { self.max };
         while t.get() / self.width >= max {
             if !self.auto {
                 return Err(TooManyBins {
@@ -493,9 +496,14 @@ mod tests {
         let e = tl.bin_for(Nanos::new(192_307), |_, _| 0).unwrap_err();
         assert_eq!((e.max, e.columns), (192_307, 52));
         assert!(e.to_string().contains("(the timelines hold 52 columns,"), "{e}");
-        // Automatic widths are not held: they widen.
+        // Automatic widths are not refused: they widen, to at most 2000
+        // bins, and to fewer past 5000 columns (10^7 cells): 500 at 20 000.
         let mut auto = Timeline::new(None, 1).in_run_of(52);
         assert!(auto.bin_for(Nanos::new(1_000_000_000), |_, _| 0).is_ok());
+        assert_eq!((auto.width, auto.len()), (1_000_000, 1001));
+        let mut wide = Timeline::new(None, 1).in_run_of(20_000);
+        assert!(wide.bin_for(Nanos::new(1_000_000_000), |_, _| 0).is_ok());
+        assert_eq!((wide.width, wide.len()), (10_000_000, 101));
     }
 
     #[test]
