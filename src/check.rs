@@ -299,7 +299,10 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
         }
         let n = opts.retry_policies.len();
         if n > 0 {
-            sweeps.push(format!("retry policies ({n} runs of the traffic, one per retry table)"));
+            sweeps.push(format!(
+                "retry policies ({} of the traffic, one per retry table)",
+                crate::export::count_of(n as u64, "run")
+            ));
         }
     }
     if let Some(t) = &scenario.topology_sweep {
@@ -315,7 +318,11 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
             let i: Vec<String> = t.sync_intervals.iter().map(|&r| format_duration(r)).collect();
             parts.push(format!("sync intervals [{}]", i.join(", ")));
         }
-        sweeps.push(format!("{} ({} runs of the traffic)", parts.join("; "), t.runs()));
+        sweeps.push(format!(
+            "{} ({} of the traffic)",
+            parts.join("; "),
+            crate::export::count_of(t.runs() as u64, "run")
+        ));
     }
     if !sweeps.is_empty() {
         let _ = writeln!(s, "sweeps    {}", sweeps.join("; "));
