@@ -275,7 +275,9 @@ fn s64_table_written_twice() {
 
 #[test]
 fn s10_missing_required_key() {
-    Case::new(&with("name = \"t\"\n", "")).refused(&["s.toml:1:1:", "missing field `name`"]);
+    // The top-level table's error is not about `duration`, the key on line 1.
+    let text = Case::new(&with("name = \"t\"\n", "")).refused_with(&["s.toml:1:1: missing field `name`"]);
+    assert!(!text.contains("`duration`"), "{text}");
 }
 
 #[test]

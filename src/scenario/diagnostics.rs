@@ -116,7 +116,10 @@ impl Ctx<'_> {
             Some(span) => {
                 let message = date_time(&message, self.text.get(span.clone()).unwrap_or(""));
                 // serde names unknown keys itself; for the rest, say which key.
-                let message = match key_path_at(self.text, span.start) {
+                // The top-level table's span is empty at the start of the
+                // file: its errors (a missing `name`) are no first key's.
+                let key = if span == (0..0) { None } else { key_path_at(self.text, span.start) };
+                let message = match key {
                     Some(key) if let Some(one) = one_table_as_a_list(&key, e.message()) => one,
                     Some(key) if !message.starts_with("unknown field") => {
                         let hint = misplaced_key(self.text, &key, &message)
