@@ -173,6 +173,70 @@ pub fn attempts_estimate(
     scenario.attempts_estimate(&rows)
 }
 
+/// What a run's closed clients hold at least: each client's next request
+/// waits in every lane's event queue, whatever the traffic does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClosedMemory {
+    /// Clients of every closed source.
+    pub clients: u64,
+    /// Lanes a run decides in: the limiters and the reference.
+    pub lanes: u64,
+}
+
+impl ClosedMemory {
+    /// Bytes a lane's queue holds for the clients' next requests before
+    /// any retry ([`crate::clients::closed_queue_bytes`]).
+    pub fn per_lane(&self) -> u64 {
+        crate::clients::closed_queue_bytes(self.clients)
+    }
+
+    pub fn total(&self) -> u64 {
+        self.per_lane().saturating_mul(self.lanes)
+    }
+
+    /// More than a run may use ([`crate::engine::memory_budget`]): it would
+    /// stop with an error.
+    pub fn is_over_budget(&self) -> bool {
+        self.total() > crate::engine::memory_budget()
+    }
+
+    /// The line `ratesim check` prints.
+    pub fn describe(&self) -> String {
+        format!(
+            "the closed clients' next requests hold {} in each of the {} run, {} in all (more while retries wait)",
+            fmt_bytes(self.per_lane()),
+            crate::export::count_of(self.lanes, "limiter"),
+            fmt_bytes(self.total()),
+        )
+    }
+
+    /// The warning `check` prints when [`ClosedMemory::is_over_budget`]:
+    /// the error a run stops with at its start.
+    pub fn warning(&self) -> String {
+        let error = crate::engine::RunError::ClosedClients {
+            clients: self.clients,
+            lanes: self.lanes,
+            per_lane: self.per_lane(),
+            budget: crate::engine::memory_budget(),
+        };
+        format!("warning: a run of this scenario would stop at its start: {error}")
+    }
+}
+
+/// The closed clients' memory, when the scenario has closed sources.
+pub fn closed_memory(scenario: &Scenario) -> Option<ClosedMemory> {
+    let clients = scenario
+        .traffic
+        .iter()
+        .map(|t| match t {
+            Traffic::Closed { clients, .. } => *clients,
+            _ => 0,
+        })
+        .fold(0u64, u64::saturating_add);
+    let lanes = crate::engine::with_reference(&scenario.limiters).0.len() as u64;
+    (clients > 0).then_some(ClosedMemory { clients, lanes })
+}
+
 /// The short OK summary `ratesim check` prints.
 pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
     let mut s = String::new();
@@ -284,6 +348,9 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
     let _ = writeln!(s, "limiters  {}", labels.join(", "));
     if let Some(t) = &scenario.nodes {
         let _ = writeln!(s, "nodes     {}", t.describe());
+    }
+    if let Some(memory) = closed_memory(scenario) {
+        let _ = writeln!(s, "memory    {}", memory.describe());
     }
     // Every sweep a run does, in the order it does them.
     let mut sweeps = Vec::new();

@@ -86,6 +86,9 @@ fn check(path: &Path) -> Result<()> {
     if let Some(estimate) = ratesim::check::attempts_estimate(&scenario, &traces).filter(|e| e.is_large()) {
         eprintln!("{}", estimate.warning());
     }
+    if let Some(memory) = ratesim::check::closed_memory(&scenario).filter(|m| m.is_over_budget()) {
+        eprintln!("{}", memory.warning());
+    }
     Ok(())
 }
 

@@ -2847,6 +2847,52 @@ fn r36_a_closed_population_past_the_memory_budget() {
     assert!(!c.path("out").exists());
 }
 
+/// Every limiter run holds each closed client's next request from the
+/// start: a population past the budget is refused before any lane holds it
+/// (10^7 clients in 14 limiters had taken 8 GB and 14 s to be refused), and
+/// `check` warns of it. 10 000 clients hold 16384 x 68 B = 1.1 MiB a limiter.
+#[test]
+fn r38_closed_clients_past_the_memory_budget_before_the_run() {
+    let c = Case::new(
+        "name = \"x\"\nduration = \"1s\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[[traffic]]\n\
+         kind = \"closed\"\nclients = 10000\nthink = \"1s\"\n[[limiter]]\nkind = \"fixed_window\"\n",
+    );
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "2MiB"],
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: 10000 closed clients keep their next request in each of the 2 limiters run (the exact reference included): 1.1 MiB a limiter, 2.1 MiB in all, more than the 2.0 MiB the run may use (--memory). Run fewer closed clients or fewer limiters, or, if the machine has the memory, raise --memory",
+        ],
+    );
+    assert!(!c.path("out").exists());
+    // Within the budget it runs.
+    let ok = c.run(&["run", "s.toml", "--out", "out", "-q", "--no-charts", "--memory", "3MiB"]);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    // check names what they hold, and warns only past the default 8 GiB.
+    let out = c.run(&["check", "s.toml"]);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    assert!(
+        out.stdout.contains(
+            "memory    the closed clients' next requests hold 1.1 MiB in each of the 2 limiters run, 2.1 MiB in all (more while retries wait)"
+        ),
+        "{}",
+        out.stdout
+    );
+    let many = fs::read_to_string(c.path("s.toml")).unwrap().replace("clients = 10000", "clients = 10000000")
+        + &"[[limiter]]\nkind = \"gcra\"\n".repeat(12);
+    fs::write(c.path("s.toml"), many).unwrap();
+    let out = c.run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(
+            "warning: a run of this scenario would stop at its start: 10000000 closed clients keep their next request in each of the 14 limiters run (the exact reference included): 1.1 GiB a limiter, 14.9 GiB in all, more than the 8.0 GiB the run may use (--memory)"
+        ),
+        "{}",
+        out.stderr
+    );
+}
+
 // ---- many nodes: [nodes] and the topology sweeps ------------------------------
 
 /// `BASE` with `table` after a blank line: `[nodes]` (or `[sweep]`) starts on

@@ -9,7 +9,7 @@ mod reactor;
 mod report;
 
 pub use policy::{Backoff, RetryPolicy};
-pub use reactor::ClientReactor;
+pub use reactor::{CLIENT_EVENT_BYTES, ClientReactor, closed_queue_bytes};
 pub use report::{ClientReport, Logical};
 
 use crate::time::Nanos;

@@ -15,6 +15,19 @@ use crate::engine::{Calendar, Decided, Reactor, Scheduled};
 use crate::limiter::RetryAfter;
 use crate::time::Nanos;
 
+/// Bytes a lane's event queue holds per closed client or waiting retry:
+/// a slot (its time and [`ClientEvent`]) and a link. The queue's buffers
+/// double, so it holds up to twice this per event at its peak.
+pub const CLIENT_EVENT_BYTES: u64 =
+    (std::mem::size_of::<(u64, Scheduled<ClientEvent>)>() + std::mem::size_of::<u32>()) as u64;
+
+/// Bytes a lane's event queue holds for `clients` closed clients' next
+/// requests, before any retry: its buffers double as the clients join, to
+/// the next power of two.
+pub fn closed_queue_bytes(clients: u64) -> u64 {
+    clients.max(4).next_power_of_two().saturating_mul(CLIENT_EVENT_BYTES)
+}
+
 /// What a lane schedules for its clients: a retry of a logical request, or
 /// a closed client's next request. A retry carries everything the reactor
 /// needs to decide what follows it, so taking it out of the lane's queue
@@ -400,6 +413,8 @@ mod tests {
     #[test]
     fn a_client_event_is_48_bytes() {
         assert_eq!(std::mem::size_of::<ClientEvent>(), 48);
+        // With its key, padded, its time and its link.
+        assert_eq!(CLIENT_EVENT_BYTES, 68);
     }
 
     #[test]

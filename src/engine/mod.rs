@@ -219,6 +219,20 @@ the {lanes} limiters run: use fewer clients, or a `key_column` with fewer distin
         lanes: usize,
     },
     #[error(
+        "{clients} closed clients keep their next request in each of the {} limiters run (the exact reference \
+included): {} a limiter, {} in all, more than the {} the run may use (--memory). Run fewer closed clients or \
+fewer limiters, or, if the machine has the memory, raise --memory",
+        lanes, fmt_bytes(*per_lane), fmt_bytes(per_lane.saturating_mul(*lanes)), fmt_bytes(*budget)
+    )]
+    ClosedClients {
+        clients: u64,
+        lanes: u64,
+        /// Bytes one lane's queue holds for them
+        /// ([`crate::clients::closed_queue_bytes`]).
+        per_lane: u64,
+        budget: u64,
+    },
+    #[error(
         "the clients of `{limiter}` keep {pending} requests waiting to retry{}: they hold {}, and with the {} the rest \
 of the run holds that passes the {} the run may use (--memory). Every rejected request waits in memory until its retry: \
 shorten the waits (`base`, `cap`), lower `max_attempts`, add a retry `budget`, {}",
@@ -363,6 +377,21 @@ pub fn run(
             .in_run_of(columns)
             .reserve_until(Nanos::new(end.get().saturating_sub(1)))?;
     }
+    // Every lane schedules each closed client's first request as it is
+    // built: refuse a population past the budget before holding it.
+    let closed_clients: u64 = clients.map_or(0, |c| c.closed.iter().map(|s| s.clients).sum());
+    if closed_clients > 0 {
+        let per_lane = crate::clients::closed_queue_bytes(closed_clients);
+        let all = per_lane.saturating_mul(specs.len() as u64);
+        if all > config.memory_budget {
+            return Err(RunError::ClosedClients {
+                clients: closed_clients,
+                lanes: specs.len() as u64,
+                per_lane,
+                budget: config.memory_budget,
+            });
+        }
+    }
     let mut lanes: Vec<Box<dyn LaneOps>> = specs
         .iter()
         .enumerate()
@@ -396,7 +425,6 @@ pub fn run(
     let mut disagreements = vec![0u64; lanes.len()];
     let mut outcomes = OutcomeComparison::new(lanes.len(), reference);
     let mut attempts_seen = vec![0u64; lanes.len()];
-    let closed_clients: u64 = clients.map_or(0, |c| c.closed.iter().map(|s| s.clients).sum());
     let mut report_chunk = |chunk: &Chunk, outs: &[LaneOut]| -> Result<(), RunError> {
         if clients.is_some() {
             for (i, out) in outs.iter().enumerate() {
