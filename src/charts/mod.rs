@@ -11,6 +11,7 @@ pub mod delay_cdf;
 pub mod error_vs_slots;
 pub mod load_sweep;
 pub mod nodes_timeline;
+pub mod png_text;
 pub mod retry_policies;
 pub mod retry_timeline;
 pub mod shaping_timeline;
@@ -94,9 +95,10 @@ pub fn init_fonts(custom: Option<&Path>) -> Result<()> {
                 None => (dejavu::sans::regular(), dejavu::sans::bold()),
             };
             let name = custom.map_or("the embedded DejaVu Sans".to_string(), |p| p.display().to_string());
-            let bad = |_| anyhow!("{name} is not a usable TrueType/OpenType font");
-            plotters::style::register_font(FONT, FontStyle::Normal, regular).map_err(bad)?;
-            plotters::style::register_font(FONT, FontStyle::Bold, bold).map_err(bad)?;
+            let bad = || anyhow!("{name} is not a usable TrueType/OpenType font");
+            plotters::style::register_font(FONT, FontStyle::Normal, regular).map_err(|_| bad())?;
+            plotters::style::register_font(FONT, FontStyle::Bold, bold).map_err(|_| bad())?;
+            png_text::set_fonts(regular, bold).map_err(|_| bad())?;
             Ok(())
         })();
     });
@@ -497,7 +499,8 @@ pub fn svg_string(chart: &impl Chart) -> Result<String> {
 pub fn png_bytes(chart: &impl Chart) -> Result<Vec<u8>> {
     let mut rgb = vec![0; WIDTH as usize * HEIGHT as usize * 3];
     {
-        let root = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
+        let root =
+            png_text::PngBackend(BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT))).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         chart.draw(&root)?;
         root.present().map_err(err)?;
