@@ -12,7 +12,7 @@ use common::{Collect, ratesim, read, read_csv, scenario, snapshot};
 use ratesim::engine::{self, RunConfig};
 use ratesim::limiter::{
     Algorithm, FixedWindowSpec, LeakyBucketSpec, Limit, Limiter, LimiterSpec, SlidingLogSpec,
-    SlotCounterSpec, WeightedWindowSpec, WindowAlign,
+    SlotCounterSpec, StateSize, WeightedWindowSpec, WindowAlign,
 };
 use ratesim::metrics::LimiterReport;
 use ratesim::nodes::{Balance, Balancer, Fleet, Mode, Outage, Topology};
@@ -168,6 +168,27 @@ fn get_then_set_reads_the_old_count_while_a_write_is_in_flight() {
         run(limit, vec![fixed()], Some(topology(2, Mode::Central { rtt, atomic: false }, 0)), &times[..3]);
     assert_eq!(gts[0], [true, true, true]);
     assert_eq!((reports[0].counts.peak, reports[0].counts.excess), (3, 1));
+}
+
+/// An odd rtt in ns: the write lands at `t + 3 rtt / 2` rounded down, a
+/// whole rtt after the read. L = 1 per 1 s (fixed window), rtt = 3 ns:
+/// request A at 0 reads at 1 ns and its write lands at 4 ns; request B at
+/// 2 ns reads at 3 ns, before it, sees 0 and is admitted too (peak 2). A
+/// write landing at `read + 2 floor(rtt / 2)` = 3 ns would have refused B;
+/// with rtt = 4 ns (read at 4, write at 6) B is admitted either way.
+#[test]
+fn get_then_set_with_an_odd_rtt_lands_a_whole_rtt_after_the_read() {
+    let limit = Limit { requests: 1, window: Nanos::from_secs(1) };
+    for rtt in [3, 4] {
+        let (reports, gts) = run(
+            limit,
+            vec![fixed()],
+            Some(topology(2, Mode::Central { rtt: Nanos::new(rtt), atomic: false }, 0)),
+            &[0, 2],
+        );
+        assert_eq!(gts[0], [true, true], "rtt {rtt} ns");
+        assert_eq!((reports[0].counts.peak, reports[0].counts.excess), (2, 1), "rtt {rtt} ns");
+    }
 }
 
 /// Requests further apart than the round trip never read a stale state, so
@@ -471,6 +492,8 @@ proptest! {
 struct SyncByInterval<L> {
     global: L,
     views: Vec<L>,
+    /// Each view's largest state before its last sync.
+    view_peaks: Vec<StateSize>,
     since: Vec<(u64, u32)>,
     interval: u64,
     next_sync: u64,
@@ -480,7 +503,16 @@ struct SyncByInterval<L> {
 impl<L: Limiter + Clone> SyncByInterval<L> {
     fn new(node: L, k: u16, interval: u64, outages: Vec<Outage>) -> Self {
         let views = vec![node.clone(); usize::from(k)];
-        SyncByInterval { global: node, views, since: Vec::new(), interval, next_sync: interval, outages }
+        let view_peaks = vec![StateSize::default(); usize::from(k)];
+        SyncByInterval {
+            global: node,
+            views,
+            view_peaks,
+            since: Vec::new(),
+            interval,
+            next_sync: interval,
+            outages,
+        }
     }
 
     fn down(&self, t: u64) -> Option<&Outage> {
@@ -502,8 +534,11 @@ impl<L: Limiter + Clone> SyncByInterval<L> {
                 self.global.absorb(Nanos::new(time), cost);
             }
             self.since.clear();
-            for v in &mut self.views {
+            for (v, peak) in self.views.iter_mut().zip(&mut self.view_peaks) {
+                let p = v.peak_state();
+                *peak = StateSize { entries: peak.entries.max(p.entries), bytes: peak.bytes.max(p.bytes) };
                 v.clone_from(&self.global);
+                v.restart_peak();
             }
             if self.next_sync == u64::MAX {
                 break;
@@ -571,12 +606,58 @@ proptest! {
             let admitted = fleet.decide(Nanos::new(now), 1).admitted();
             prop_assert_eq!(admitted, reference.decide(node, now), "request {} at {}", i, now);
         }
-        let state = reference.views.iter().fold(reference.global.peak_state(), |s, v| {
+        let state = reference.views.iter().zip(&reference.view_peaks).fold(reference.global.peak_state(), |s, (v, peak)| {
             let p = v.peak_state();
-            ratesim::limiter::StateSize { entries: s.entries + p.entries, bytes: s.bytes + p.bytes }
+            StateSize { entries: s.entries + p.entries.max(peak.entries), bytes: s.bytes + p.bytes.max(peak.bytes) }
         });
         prop_assert_eq!(fleet.peak_state(), state);
     }
+}
+
+/// The state a synced view holds is its own: a sync copies the shared
+/// state into it, not the shared state's past peak. L = 100 per 1 s, a
+/// 10-slot counter on 2 nodes syncing every 2 s, all requests on node 0
+/// (weights 1 and 0): ten at 0.05 s, 0.15 s, ..., 0.95 s (one a slot), then
+/// 1.95 s and 2.05 s. At the 2 s sync the shared state absorbs the eleven
+/// in order and peaks at 10 slots (the ten, before 1.95 s pushes them out
+/// of the window); node 0's view peaked at 10 before it; node 1 only ever
+/// holds the copy made at 2 s, 1 slot (1.95 s). Shared 10 + node 0 10 +
+/// node 1 1 = 21 slots, 21 x 16 + 3 x 8 = 360 B. Node 1's copy had been
+/// counted with the shared state's 10 (30 slots).
+#[test]
+fn a_synced_view_holds_its_own_state_not_the_shared_peak() {
+    let limit = Limit { requests: 100, window: Nanos::from_secs(1) };
+    let mut times: Vec<u64> = (0..10).map(|i| (50 + 100 * i) * MS).collect();
+    times.extend([1950 * MS, 2050 * MS]);
+    let mut t = topology(2, Mode::Sync { interval: Nanos::from_secs(2) }, 0);
+    t.balance = Balance::Weights(vec![1, 0]);
+    let (reports, bits) = run(limit, vec![SlotCounterSpec { slots: 10 }.into()], Some(t), &times);
+    assert!(bits[0].iter().all(|&a| a));
+    assert_eq!(reports[0].state, StateSize { entries: 21, bytes: 360 });
+}
+
+/// A get-then-set store's peak survives the write that replaces it. L =
+/// 100 per 1 s, a 10-slot counter, 1 node, rtt 100 ms (reads 50 ms after
+/// arrival, writes landing 100 ms after the read); requests at 0.02, 0.5,
+/// 0.93, 0.96 and 1.55 s. The one at 0.93 s reads {0, 5} at 0.98 s and
+/// writes {0, 5, 9}, landing at 1.08 s; the one at 0.96 s reads {0, 5} at
+/// 1.01 s, drops slot 0 and writes {5, 10}, landing at 1.11 s. So the
+/// store holds 3 slots from 1.08 s to 1.11 s, with 2 writes in flight at
+/// once at most: 3 x (1 + 2) = 9 slots, (3 x 16 + 8) x 3 = 168 B. The
+/// store's own copy, replaced at 1.11 s, had lost its peak of 3 (6 slots).
+#[test]
+fn a_get_then_set_store_keeps_its_peak_across_writes() {
+    let limit = Limit { requests: 100, window: Nanos::from_secs(1) };
+    let times = [20 * MS, 500 * MS, 930 * MS, 960 * MS, 1550 * MS];
+    let rtt = Nanos::new(100 * MS);
+    let (reports, bits) = run(
+        limit,
+        vec![SlotCounterSpec { slots: 10 }.into()],
+        Some(topology(1, Mode::Central { rtt, atomic: false }, 0)),
+        &times,
+    );
+    assert!(bits[0].iter().all(|&a| a));
+    assert_eq!(reports[0].state, StateSize { entries: 9, bytes: 168 });
 }
 
 /// One node that syncs is the single limiter, decision for decision: its

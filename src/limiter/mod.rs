@@ -109,6 +109,11 @@ pub trait Limiter {
     /// deciding it (many nodes that sync their counts). Only limiters whose
     /// algorithm [`Algorithm::shares_counts`] do anything.
     fn absorb(&mut self, _now: Nanos, _cost: u32) {}
+    /// Forgets the peak state so far: from here on [`Limiter::peak_state`]
+    /// counts from the state held now. A synced node's view becomes a copy
+    /// of the shared state, whose past peak the node never held. A limiter
+    /// whose state never changes size has nothing to forget.
+    fn restart_peak(&mut self) {}
     /// Whether a rejected request counts too (`count_rejected`): then the
     /// nodes that sync their counts pass on rejections as well.
     fn counts_rejected(&self) -> bool {
@@ -361,6 +366,11 @@ macro_rules! registry {
             fn absorb(&mut self, now: Nanos, cost: u32) {
                 match self {
                     $( $(#[$meta])* AnyLimiter::$variant(l) => l.absorb(now, cost), )+
+                }
+            }
+            fn restart_peak(&mut self) {
+                match self {
+                    $( $(#[$meta])* AnyLimiter::$variant(l) => l.restart_peak(), )+
                 }
             }
             fn counts_rejected(&self) -> bool {

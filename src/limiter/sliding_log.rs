@@ -155,6 +155,10 @@ impl Limiter for SlidingLog {
         StateSize { entries: self.peak_entries, bytes: self.peak_entries * 8 }
     }
 
+    fn restart_peak(&mut self) {
+        self.peak_entries = self.log.len() as u64;
+    }
+
     fn absorb(&mut self, now: Nanos, cost: u32) {
         self.prune(now.get());
         self.push(now.get(), u64::from(cost));

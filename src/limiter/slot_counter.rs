@@ -251,6 +251,10 @@ impl Limiter for SlotCounter {
         None
     }
 
+    fn restart_peak(&mut self) {
+        self.peak_entries = self.live.len() as u64;
+    }
+
     fn peak_state(&self) -> StateSize {
         // Each stored slot is an index and a count; plus the running sum.
         StateSize { entries: self.peak_entries, bytes: self.peak_entries * 16 + 8 }

@@ -222,17 +222,28 @@ enum FleetMode<L> {
     Local(Vec<L>),
     Central {
         store: L,
+        /// Reads (and atomic decisions) reach the store `rtt / 2` after
+        /// arrival, rounded down to whole nanoseconds.
         half_rtt: u64,
+        /// A get-then-set write lands `rtt` after its read: at `t + 3 rtt / 2`
+        /// rounded down, as the contract says, for an odd `rtt` in ns too.
+        rtt: u64,
         atomic: bool,
         /// Get-then-set writes still in flight: (when it lands, the state it writes).
         writes: VecDeque<(u64, L)>,
         peak_writes: usize,
+        /// The largest state the store held before its last write landed:
+        /// a write replaces the state, and with it the peak it had reached.
+        store_peak: StateSize,
     },
     Sync {
         /// Everyone's counts as of the last sync.
         global: L,
         /// Each node's view: the last sync's counts plus its own since.
         views: Vec<L>,
+        /// The largest state each view held before its last sync (a sync
+        /// makes the view a copy of `global` and restarts its peak).
+        view_peaks: Vec<StateSize>,
         /// Requests counted since the last sync (admitted, and rejected
         /// ones for a limiter that counts them): (node time, cost).
         since: Vec<(u64, u32)>,
@@ -254,12 +265,15 @@ impl<L: Limiter + Clone> Fleet<L> {
             Mode::Central { rtt, atomic } => FleetMode::Central {
                 store: node,
                 half_rtt: rtt.get() / 2,
+                rtt: rtt.get(),
                 atomic,
                 writes: VecDeque::new(),
                 peak_writes: 0,
+                store_peak: StateSize::default(),
             },
             Mode::Sync { interval } => FleetMode::Sync {
                 views: vec![node.clone(); k],
+                view_peaks: vec![StateSize::default(); k],
                 global: node,
                 since: Vec::new(),
                 interval: interval.get(),
@@ -317,7 +331,9 @@ impl<L: Limiter + Clone> Fleet<L> {
     /// look at each outage, however many intervals it spans.
     fn sync_to(&mut self, t: u64) {
         let Fleet { shared, outages, .. } = self;
-        let FleetMode::Sync { global, views, since, interval, next_sync, dirty } = shared else { return };
+        let FleetMode::Sync { global, views, view_peaks, since, interval, next_sync, dirty } = shared else {
+            return;
+        };
         if *next_sync > t {
             return;
         }
@@ -341,8 +357,10 @@ impl<L: Limiter + Clone> Fleet<L> {
                     global.absorb(Nanos::new(time), cost);
                 }
                 since.clear();
-                for v in views.iter_mut() {
+                for (v, peak) in views.iter_mut().zip(view_peaks.iter_mut()) {
+                    *peak = larger(*peak, v.peak_state());
                     v.clone_from(global);
+                    v.restart_peak();
                 }
                 *dirty = false;
             }
@@ -350,6 +368,11 @@ impl<L: Limiter + Clone> Fleet<L> {
         // The first sync after `t`; `u64::MAX` stays due at `u64::MAX`.
         *next_sync = if t == u64::MAX { u64::MAX } else { first_sync_at_or_after(t + 1, interval) };
     }
+}
+
+/// The larger of two states, field by field.
+fn larger(a: StateSize, b: StateSize) -> StateSize {
+    StateSize { entries: a.entries.max(b.entries), bytes: a.bytes.max(b.bytes) }
 }
 
 /// The first sync instant at or after `x >= 1` for syncs every `interval`:
@@ -424,10 +447,11 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
             FleetMode::Central { store, half_rtt, atomic: true, .. } => {
                 store.decide(Nanos::new(t.saturating_add(*half_rtt)), cost)
             }
-            FleetMode::Central { store, half_rtt, atomic: false, writes, peak_writes } => {
+            FleetMode::Central { store, half_rtt, rtt, atomic: false, writes, peak_writes, store_peak } => {
                 let read = t.saturating_add(*half_rtt);
                 while writes.front().is_some_and(|&(at, _)| at <= read) {
                     let (_, state) = writes.pop_front().expect("a write");
+                    *store_peak = larger(*store_peak, store.peak_state());
                     *store = state;
                 }
                 let mut view = store.clone();
@@ -436,7 +460,7 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
                 // decision moved it: an admission, or a rejection the
                 // limiter counts (`count_rejected`).
                 if d.admitted() || view.counts_rejected() {
-                    writes.push_back((read.saturating_add(2 * *half_rtt), view));
+                    writes.push_back((read.saturating_add(*rtt), view));
                     *peak_writes = (*peak_writes).max(writes.len());
                 }
                 d
@@ -464,16 +488,18 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
         };
         match &self.shared {
             FleetMode::Local(nodes) => nodes.iter().map(|n| n.peak_state()).fold(StateSize::default(), add),
-            FleetMode::Central { store, peak_writes, .. } => {
-                let s = store.peak_state();
+            FleetMode::Central { store, peak_writes, store_peak, .. } => {
+                let s = larger(*store_peak, store.peak_state());
                 StateSize {
                     entries: s.entries * (1 + *peak_writes as u64),
                     bytes: s.bytes * (1 + *peak_writes as u64),
                 }
             }
-            FleetMode::Sync { global, views, .. } => {
-                views.iter().map(|v| v.peak_state()).fold(global.peak_state(), add)
-            }
+            FleetMode::Sync { global, views, view_peaks, .. } => views
+                .iter()
+                .zip(view_peaks)
+                .map(|(v, &peak)| larger(peak, v.peak_state()))
+                .fold(global.peak_state(), add),
         }
     }
 }
