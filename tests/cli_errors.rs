@@ -2265,7 +2265,7 @@ fn lb08_unknown_key_near_miss() {
 fn lb09_nodelay_and_delay_together() {
     Case::new(&limiter("leaky_bucket", "burst = 5\nnodelay = true\ndelay = 2")).refused(&[
         "s.toml:17:11:",
-        "`limiter[0].nodelay` = true and `delay` exclude each other, as in nginx: give one",
+        "`limiter[0].nodelay` = true and `delay` exclude each other (nginx's directive lists them as alternatives, `nodelay | delay=number`): give one",
     ]);
 }
 

@@ -297,7 +297,7 @@ fn delay(entry: &Entry<'_>, keys: &Keys) -> Result<Option<u64>, ScenarioError> {
         (Some(n), Some(_)) if *n.get_ref() => Err(entry.at(
             n.span(),
             format!(
-                "`{}` = true and `delay` exclude each other, as in nginx: give one",
+                "`{}` = true and `delay` exclude each other (nginx's directive lists them as alternatives, `nodelay | delay=number`): give one",
                 entry.key("nodelay")
             ),
         )),
