@@ -407,7 +407,7 @@ load_duration = "10s"
     assert!(!out.join("error_vs_slots.svg").exists(), "no limiter on the N axis: no error-versus-N chart");
     let report = read(&out, "report.md");
     assert!(report.contains("No error-versus-N chart: none of these limiters is a fixed window"), "{report}");
-    assert_svg(&out, "burst_pair_map.svg", &["Reference window limiters, not this scenario"]);
+    assert_svg(&out, "burst_pair_map.svg", &["shapers: reference window limiters, not this scenario"]);
     assert_svg(&out, "windows_diagram.svg", &["how reference window limiters cut time"]);
     assert!(report.contains("none of them among this scenario"), "{report}");
 }
@@ -559,7 +559,7 @@ fn retry_charts_show_what_the_clients_did() {
         &out,
         "retry_policies.svg",
         &[
-            "Retry policies: 10 per 1s, 100 logical requests",
+            "backoff: retry policies, 10 per 1s, 100 logical requests",
             "attempts per success",
             "exponential",
             "full_jitter",

@@ -11,6 +11,8 @@ use ratesim::sweep::{BurstPairResult, BurstPairRow};
 use ratesim::time::format_duration;
 
 pub struct BurstPairMap<'a> {
+    /// The scenario's name, which starts the title.
+    pub scenario: &'a str,
     /// The run's colours.
     pub palette: &'a RunPalette,
     /// One row per panel, in order (`[sweep] map_slots`).
@@ -36,14 +38,14 @@ impl Chart for BurstPairMap<'_> {
         let all_reference = !self.reference.is_empty() && self.reference.iter().all(|&x| x);
         let title = if all_reference {
             format!(
-                "Reference window limiters, not this scenario's: where two bursts of {} break the limit \
+                "{}: reference window limiters, not this scenario's: where two bursts of {} break the limit \
 (coloured; grey: held to L), W = {w}",
-                r.limit.requests
+                self.scenario, r.limit.requests
             )
         } else {
             format!(
-                "Where two bursts of {} break the limit (coloured; grey: held to L), W = {w}",
-                r.limit.requests
+                "{}: where two bursts of {} break the limit (coloured; grey: held to L), W = {w}",
+                self.scenario, r.limit.requests
             )
         };
         let area = titled(root, &title)?;

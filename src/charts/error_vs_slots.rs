@@ -12,6 +12,8 @@ use ratesim::sweep::{BurstPairResult, rule_of_thumb};
 use ratesim::time::format_duration;
 
 pub struct ErrorVsSlots<'a> {
+    /// The scenario's name, which starts the title.
+    pub scenario: &'a str,
     /// The run's colours.
     pub palette: &'a RunPalette,
     pub result: &'a BurstPairResult,
@@ -141,7 +143,8 @@ impl Chart for ErrorVsSlots<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.result;
         let title = format!(
-            "How much does N buy? Burst pairs against L = {} per {}",
+            "{}: how much does N buy? Burst pairs against L = {} per {}",
+            self.scenario,
             r.limit.requests,
             format_duration(r.limit.window)
         );

@@ -11,6 +11,8 @@ use ratesim::sweep::LoadPoint;
 use ratesim::time::format_duration;
 
 pub struct LoadSweep<'a> {
+    /// The scenario's name, which starts the title.
+    pub scenario: &'a str,
     /// The run's colours.
     pub palette: &'a RunPalette,
     pub points: &'a [LoadPoint],
@@ -21,7 +23,8 @@ impl Chart for LoadSweep<'_> {
         let Some(first) = self.points.first() else { return Ok(()) };
         let limit = first.report.limit;
         let title = format!(
-            "Poisson load sweep, L = {} per {}, {} s per load",
+            "{}: Poisson load sweep, L = {} per {}, {} s per load",
+            self.scenario,
             limit.requests,
             format_duration(limit.window),
             first.report.end

@@ -436,25 +436,30 @@ pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<
         ChartKind::WindowsDiagram(d) => write(staged, set, chart.name, &windows_diagram::Diagram(d, palette)),
         ChartKind::ErrorVsSlots => {
             let result = bp.ok_or_else(missing)?;
-            write(staged, set, chart.name, &error_vs_slots::ErrorVsSlots { result, palette })
+            write(staged, set, chart.name, &error_vs_slots::ErrorVsSlots { scenario: name, result, palette })
         }
         ChartKind::BurstPairMap(_) => {
             let result = outputs.burst_pair_map.as_ref().ok_or_else(missing)?;
             let own = bp.map_or(&[][..], |b| &b.rows[..]);
             let reference = result.rows.iter().map(|r| !own.iter().any(|o| o.spec == r.spec)).collect();
-            write(staged, set, chart.name, &burst_pair_map::BurstPairMap { palette, result, reference })
+            write(
+                staged,
+                set,
+                chart.name,
+                &burst_pair_map::BurstPairMap { scenario: name, palette, result, reference },
+            )
         }
         ChartKind::WhichLimiter(i) => {
             let point = load.and_then(|l| l.get(*i)).ok_or_else(missing)?;
-            write(staged, set, chart.name, &which_limiter::WhichLimiter { point, palette })
+            write(staged, set, chart.name, &which_limiter::WhichLimiter { scenario: name, point, palette })
         }
         ChartKind::RetryPolicies => {
             let points = outputs.retry_policies.as_deref().ok_or_else(missing)?;
-            write(staged, set, chart.name, &retry_policies::RetryPolicies { points, palette })
+            write(staged, set, chart.name, &retry_policies::RetryPolicies { scenario: name, points, palette })
         }
         ChartKind::LoadSweep => {
             let points = load.ok_or_else(missing)?;
-            write(staged, set, chart.name, &load_sweep::LoadSweep { points, palette })
+            write(staged, set, chart.name, &load_sweep::LoadSweep { scenario: name, points, palette })
         }
         ChartKind::NodesTimeline => {
             let report = report.ok_or_else(missing)?;
@@ -1458,9 +1463,12 @@ burst = [5, 50]
             &|_| {},
         )
         .unwrap();
-        let svg =
-            svg_string(&error_vs_slots::ErrorVsSlots { result: &result, palette: &RunPalette::default() })
-                .unwrap();
+        let svg = svg_string(&error_vs_slots::ErrorVsSlots {
+            scenario: "s",
+            result: &result,
+            palette: &RunPalette::default(),
+        })
+        .unwrap();
         assert!(svg.contains("slots N (log scale)") && svg.contains("1000 slots"));
     }
 

@@ -18,6 +18,8 @@ use ratesim::metrics::LimiterReport;
 use ratesim::sweep::RetryPolicyPoint;
 
 pub struct RetryPolicies<'a> {
+    /// The scenario's name, which starts the title.
+    pub scenario: &'a str,
     /// The run's colours.
     pub palette: &'a RunPalette,
     pub points: &'a [RetryPolicyPoint],
@@ -189,7 +191,8 @@ impl Chart for RetryPolicies<'_> {
         let count = logical.next().map(|k| k.logical);
         let same = count.filter(|&c| logical.all(|k| k.logical == c));
         let title = format!(
-            "Retry policies: {} per {}{}",
+            "{}: retry policies, {} per {}{}",
+            self.scenario,
             first.report.limit.requests,
             ratesim::time::format_duration(first.report.limit.window),
             same.map_or(String::new(), |c| format!(", {c} logical requests"))

@@ -13,6 +13,8 @@ use ratesim::sweep::LoadPoint;
 use ratesim::time::format_duration;
 
 pub struct WhichLimiter<'a> {
+    /// The scenario's name, which starts the title.
+    pub scenario: &'a str,
     /// The run's colours.
     pub palette: &'a RunPalette,
     pub point: &'a LoadPoint,
@@ -86,11 +88,14 @@ fn ring_radii(points: &[Option<(i32, i32)>], r: i32) -> Vec<i32> {
 impl Chart for WhichLimiter<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = &self.point.report;
+        // The points are the load sweep's, not the scenario's own run.
         let title = format!(
-            "Which limiter? Accuracy vs state (Poisson load {}, L = {} per {})",
+            "{}: accuracy vs state, load sweep at {} x L, L = {} per {} ({} s Poisson)",
+            self.scenario,
             ratesim::export::fmt_ratio(self.point.load),
             r.limit.requests,
-            format_duration(r.limit.window)
+            format_duration(r.limit.window),
+            r.end
         );
         let area = titled(root, &title)?;
         let pts = points(self.point);
