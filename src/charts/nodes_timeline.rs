@@ -231,19 +231,39 @@ impl Chart for NodesTimeline<'_> {
                     ))
                     .map_err(err)?;
             }
-            let per_node: Vec<String> = l.nodes.iter().map(|n| n.admitted.to_string()).collect();
-            let per_node = if per_node.len() <= 2 * NODE_LINES {
-                format!(" (nodes: {})", per_node.join(" + "))
-            } else {
-                String::new()
+            // Each node's count when they fit across the plot, else the
+            // least and the most of them, else none (a title never runs
+            // into the legend).
+            let admitted: Vec<u64> = l.nodes.iter().map(|n| n.admitted).collect();
+            let sums = (admitted.len() <= 2 * NODE_LINES).then(|| {
+                let each: Vec<String> = admitted.iter().map(u64::to_string).collect();
+                format!(" (nodes: {})", each.join(" + "))
+            });
+            let range = match (admitted.iter().min(), admitted.iter().max()) {
+                (Some(least), Some(most)) => format!(" (nodes: {least} to {most} each)"),
+                _ => String::new(),
             };
-            let text = format!(
-                "{}: admitted {} of {}{per_node}, peak {}",
-                short_label(&l.spec),
-                l.counts.admitted,
-                offered_count(l),
-                window_count::fmt_ratio_x(l.peak_ratio())
-            );
+            let title = |per_node: &str| {
+                format!(
+                    "{}: admitted {} of {}{per_node}, peak {}",
+                    short_label(&l.spec),
+                    l.counts.admitted,
+                    offered_count(l),
+                    window_count::fmt_ratio_x(l.peak_ratio())
+                )
+            };
+            let room = (chart.plotting_area().dim_in_pixel().0 as f64 * 0.97) as u32;
+            let fits = |text: &String| {
+                chart
+                    .plotting_area()
+                    .estimate_text_size(text, &font(TICK_SIZE - 1.0))
+                    .is_ok_and(|(w, _)| w <= room)
+            };
+            let text = sums
+                .map(|s| title(&s))
+                .filter(&fits)
+                .or_else(|| Some(title(&range)).filter(&fits))
+                .unwrap_or_else(|| title(""));
             chart
                 .draw_series(std::iter::once(Text::new(
                     text,

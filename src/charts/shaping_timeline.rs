@@ -135,7 +135,7 @@ impl Chart for ShapingTimeline<'_> {
                 .map_err(err)?;
         }
         shared_legend
-            .draw_text(&format!("rate {} per bin", ratesim::export::fmt_ratio(rate)), &style, (166, y))
+            .draw_text(&format!("rate {} per bin", ratesim::export::fmt_ratio_short(rate)), &style, (166, y))
             .map_err(err)?;
         Ok(())
     }

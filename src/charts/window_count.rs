@@ -136,7 +136,12 @@ impl Chart for WindowCount<'_> {
         chart
             .configure_mesh()
             .x_desc(x_title)
-            .y_desc(format!("admitted in (t - {}, t]{}", format_duration(r.limit.window), worst_client(r)))
+            .y_desc(format!(
+                "{} in (t - {}, t]{}",
+                counted(r),
+                format_duration(r.limit.window),
+                worst_client(r)
+            ))
             .axis_desc_style(font(LABEL_SIZE))
             .label_style(font(TICK_SIZE))
             .x_label_formatter(&tick)
@@ -218,8 +223,11 @@ impl WindowCount<'_> {
         let area = titled(root, &title)?;
         let entries = self.legend();
         let (plots, legend) = with_legend_for(&area, &entries);
-        let strips =
-            strip_frame(&plots, &x_title, &format!("admitted in (t - {window}, t]{}", worst_client(r)))?;
+        let strips = strip_frame(
+            &plots,
+            &x_title,
+            &format!("{} in (t - {window}, t]{}", counted(r), worst_client(r)),
+        )?;
         let n = r.limiters.len();
         let rows = super::strips(&strips, n, 30);
         for (i, strip) in rows.iter().enumerate() {
@@ -261,6 +269,13 @@ fn runs(values: impl Iterator<Item = u64>) -> usize {
         last = Some(v);
     }
     n
+}
+
+/// What the window counts: admitted requests, or with a shaping limiter
+/// those that reached the backend (a delayed request enters the windows at
+/// `t + d`, as the timeline says).
+fn counted(r: &RunReport) -> &'static str {
+    if r.limiters.iter().any(|l| l.delays.is_some()) { "reaching the backend" } else { "admitted" }
 }
 
 /// With many clients each has its own window, and a bin shows the largest
