@@ -768,6 +768,10 @@ pub fn timeline_drawn(l: &crate::metrics::LimiterReport, b: &crate::timeline::Bi
 /// cut, at most.
 pub const TIMELINE_CUT_SHARE: f64 = 0.05;
 
+/// How far above the [`TIMELINE_CUT_SHARE`] bar the cut may rise to spare
+/// bars only a little taller: 15 %.
+pub const TIMELINE_CUT_SLACK: f64 = 0.15;
+
 /// Where the `timeline` chart cuts its offered bars (`offered`, every
 /// strip's), if anywhere. Its scale is linear, so that each admitted bar
 /// is its true share of the offered one (on a log scale 10 admitted of 60
@@ -777,7 +781,9 @@ pub const TIMELINE_CUT_SHARE: f64 = 0.05;
 /// starting together, 224 a bar against some 60 later and 10 admitted;
 /// the first herd of AWS's backoff experiment, 268): then the scale is set
 /// by the bar that at most [`TIMELINE_CUT_SHARE`] of the non-empty offered
-/// bars pass, or by the tallest drawn bar if that is taller, and the bars
+/// bars pass, or by the tallest drawn bar if that is taller, raised to the
+/// tallest bar within [`TIMELINE_CUT_SLACK`] of it (the axis has room above
+/// the cut: a bar of 88 was cut at 87 under a top of 120), and the bars
 /// above it are cut. `None`: no bar is cut.
 pub fn cut_level(offered: &[u64], drawn: u64) -> Option<u64> {
     let &top = offered.iter().max()?;
@@ -789,6 +795,8 @@ pub fn cut_level(offered: &[u64], drawn: u64) -> Option<u64> {
     // Nearest rank: at most the share of the bars lie above it.
     let rank = ((busy.len() as f64 * (1.0 - TIMELINE_CUT_SHARE)).ceil() as usize).clamp(1, busy.len());
     let level = busy[rank - 1].max(drawn);
+    let slack = level.saturating_add((level as f64 * TIMELINE_CUT_SLACK) as u64);
+    let level = busy.iter().copied().filter(|&b| b <= slack).max().unwrap_or(level).max(level);
     (level < top).then_some(level)
 }
 
@@ -983,8 +991,9 @@ mod tests {
     }
 
     /// backoff_closed: a warm-up of 224, 221, 145, 122 and 96 offered, then
-    /// some 60 a bar (up to 94), 10 admitted: bars over the 95th
-    /// percentile are cut, the admitted bars keep a tenth of the height.
+    /// some 60 a bar (up to 94), 10 admitted: the 95th percentile is 94,
+    /// raised to 96, the tallest bar within 15 % of it; the four taller
+    /// warm-up bars are cut, the admitted bars keep a tenth of the height.
     /// backoff: a first herd of 268, 80, 52 ... and a tail of a few, 10
     /// admitted at most: the first bar is cut. Where admitted bars are a tenth of the tallest
     /// offered one or more (the boundary burst, retry_storm's herds of 600
@@ -993,10 +1002,10 @@ mod tests {
     fn the_timeline_cuts_a_few_tall_offered_bars_only_where_they_squeeze_the_rest() {
         let mut closed: Vec<u64> = vec![224, 221, 145, 122, 96];
         closed.extend((0..115).map(|k| 45 + (k * 37) % 50));
-        let level = cut_level(&closed, 10).unwrap();
-        assert!((88..=94).contains(&level), "{level}");
-        let cut = closed.iter().filter(|&&o| o > level).count();
-        assert!((5..=6).contains(&cut), "{cut}");
+        assert_eq!(cut_level(&closed, 10), Some(96));
+        // A bar past the slack (109 > 94 + 15 %) is cut, the level kept.
+        closed[4] = 109;
+        assert_eq!(cut_level(&closed, 10), Some(94));
         let mut herd: Vec<u64> = vec![268, 80, 52, 35, 29, 23, 15, 13, 17, 16, 15, 12, 7, 8, 8, 6, 7, 9];
         herd.extend([0; 20]);
         herd.extend([2, 5, 3, 1, 2, 4, 3, 2, 1, 3, 2, 1, 1, 2, 3, 1, 2, 1, 1, 2]);

@@ -587,7 +587,7 @@ fn retry_charts_show_what_the_clients_did() {
     // thirds of a bar.
     let timeline = read(&out, "timeline.svg");
     for text in [
-        "offered bars cut at 52",
+        "offered bars cut at 58",
         "\n268\n",
         "fixed window: admitted 100 of 698 attempts (14.3 %)",
         "offered: attempts",
@@ -600,7 +600,7 @@ fn retry_charts_show_what_the_clients_did() {
     assert!(!out.join("error_vs_slots.csv").exists() && !out.join("load_sweep.csv").exists());
     let report = read(&out, "report.md");
     assert!(report.contains("## Retry policies") && report.contains("](retry_policies.svg)"));
-    assert!(report.contains("offered bars taller than 52 (the tallest 1 in 20 or fewer) cut there"));
+    assert!(report.contains("offered bars taller than 58 (the tallest 1 in 20 or fewer) cut there"));
 }
 
 /// A run with shaping limiters draws what reached the backend per bin and
