@@ -699,6 +699,9 @@ pub enum Mark {
     Fill(u8),
     /// A solid swatch, for bars and areas drawn at full colour.
     Solid,
+    /// A solid lower half under a light upper half ([`Mark::Area`]'s
+    /// shade), for a light bar stacked on a solid one.
+    PaleOverSolid,
     Cross,
     /// A ring, for a point drawn under another of the same place.
     Ring,
@@ -918,6 +921,9 @@ pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &
                 .draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.mix(f64::from(p) / 100.0).filled()))
                 .and_then(|_| area.draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.stroke_width(1)))),
             Mark::Solid => area.draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.filled())),
+            Mark::PaleOverSolid => area
+                .draw(&Rectangle::new([(8, y - 8), (44, y)], c.mix(0.35).filled()))
+                .and_then(|_| area.draw(&Rectangle::new([(8, y), (44, y + 8)], c.filled()))),
             Mark::Cross => area.draw(&Cross::new((26, y), 7, c.stroke_width(3))),
             Mark::Ring => area.draw(&Circle::new((26, y), 9, c.stroke_width(3))),
             Mark::Heading => Ok(()),
