@@ -406,7 +406,11 @@ impl Chart for RetryPolicies<'_> {
             entries.push(LegendEntry::new("  requests gave up", BLACK, Mark::Heading));
         }
         if unfinished {
-            entries.push(LegendEntry::new("pale over gave up:", RGBColor(120, 120, 120), Mark::PaleOverSolid));
+            entries.push(LegendEntry::new(
+                "pale over gave up:",
+                RGBColor(120, 120, 120),
+                Mark::PaleOverSolid,
+            ));
             entries.push(LegendEntry::new("  unfinished at the end,", BLACK, Mark::Heading));
             entries.push(LegendEntry::new("  not timed (longest is", BLACK, Mark::Heading));
             entries.push(LegendEntry::new("  of those done in time)", BLACK, Mark::Heading));

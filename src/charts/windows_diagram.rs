@@ -125,16 +125,27 @@ impl Diagram<'_> {
         let (v0, v1) = (d.view.0.get(), d.view.1.get());
         let y0 = lane_y(k, n);
         let c = self.1.colour(&lane.spec);
+        // One mark per instant: requests at one instant share it, the
+        // admitted share of its height in the lane's colour from the
+        // bottom, the rest grey (a grey mark drawn over a coloured one had
+        // hidden "3 of 4 admitted").
         let mut ticks = Vec::new();
-        for (t, adm) in d.arrivals.iter().zip(&lane.admitted) {
-            if t.get() < v0 || t.get() >= v1 {
-                continue;
+        let mut j = 0;
+        while j < d.arrivals.len() {
+            let t = d.arrivals[j];
+            let same = d.arrivals[j..].iter().take_while(|u| **u == t).count();
+            if t.get() >= v0 && t.get() < v1 {
+                let admitted = lane.admitted[j..j + same].iter().filter(|a| **a).count();
+                let x = self.x(t.get());
+                let split = y0 + 0.52 + 0.26 * admitted as f64 / same as f64;
+                if admitted > 0 {
+                    ticks.push(PathElement::new(vec![(x, y0 + 0.52), (x, split)], c.stroke_width(3)));
+                }
+                if admitted < same {
+                    ticks.push(PathElement::new(vec![(x, split), (x, y0 + 0.78)], GREY.stroke_width(3)));
+                }
             }
-            let col = if *adm { c } else { GREY };
-            ticks.push(PathElement::new(
-                vec![(self.x(t.get()), y0 + 0.52), (self.x(t.get()), y0 + 0.78)],
-                col.stroke_width(3),
-            ));
+            j += same;
         }
         chart.draw_series(ticks).map_err(err)?;
         let mut j = 0;
