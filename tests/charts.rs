@@ -619,7 +619,7 @@ fn shaping_charts_show_the_backend_and_the_waits() {
         &out,
         "shaping_timeline.svg",
         &[
-            "shaping: offered and reaching the backend per 500ms bin",
+            "shaping: reaching the backend per 500ms bin, against the rate L / W",
             "requests per 500ms bin",
             "time (s)",
             "offered",

@@ -1086,6 +1086,10 @@ pub fn strip_chart<'a, DB: DrawingBackend>(
     strip_chart_in(strip, last, x, 0.0..y_max, y_labels, y_label)
 }
 
+/// Strips shorter than this (pixels) leave out their bottom label but
+/// the last strip's.
+const SHORT_STRIP_PX: u32 = 72;
+
 /// [`strip_chart`] with the value axis over `y`, which need not start at 0
 /// (a log scale drawn as the logarithms of the counts).
 pub fn strip_chart_in<'a, DB: DrawingBackend>(
@@ -1103,6 +1107,12 @@ pub fn strip_chart_in<'a, DB: DrawingBackend>(
     >,
 > {
     let labels = count_labels_in(y.clone(), y_labels);
+    // In a short strip the bottom label ("0") sits against the top label
+    // of the strip under it ("0" touching "50"): every strip but the last
+    // leaves it out, as the strips share one scale.
+    let short = strip.dim_in_pixel().1 < SHORT_STRIP_PX;
+    let start = y.start;
+    let label = |v: &f64| if short && !last && *v == start { String::new() } else { y_label(v) };
     let mut chart = ChartBuilder::on(strip)
         .margin_right(10)
         .margin_top(4)
@@ -1114,7 +1124,7 @@ pub fn strip_chart_in<'a, DB: DrawingBackend>(
         .configure_mesh()
         .label_style(font(TICK_SIZE - 2.0))
         .x_label_formatter(&tick)
-        .y_label_formatter(y_label)
+        .y_label_formatter(&label)
         .y_labels(labels)
         .light_line_style(WHITE.mix(0.0))
         .draw()

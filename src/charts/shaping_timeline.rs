@@ -65,8 +65,10 @@ impl Chart for ShapingTimeline<'_> {
         let bin_name = format_duration(timeline.width());
         // The rate L / W, in requests per bin.
         let rate = r.limit.requests as f64 * width as f64 / r.limit.window.get() as f64;
-        let area =
-            titled(root, &format!("{}: offered and reaching the backend per {bin_name} bin", self.scenario))?;
+        let area = titled(
+            root,
+            &format!("{}: reaching the backend per {bin_name} bin, against the rate L / W", self.scenario),
+        )?;
         let (plots, legend) = with_legend(&area);
         let n = r.limiters.len();
         let (strips, bottom) = plots.split_vertically(plots.dim_in_pixel().1.saturating_sub(BOTTOM));
