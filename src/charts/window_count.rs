@@ -79,13 +79,15 @@ impl Chart for WindowCount<'_> {
         let mut entries = self.legend();
         // The limit is drawn under the lines, so a limiter at L for most of
         // the run (the sliding log on nodes_uneven) hides its dashes: the
-        // legend says which line it is under.
+        // legend says which lines it is under (each that is at L for more
+        // than half the bins; which one shows on top varies along the run).
         let at_limit = |i: usize| bins.iter().filter(|row| row[i].window_peak == r.limit.requests).count();
-        if let Some(i) = (0..r.limiters.len()).max_by_key(|&i| (at_limit(i), std::cmp::Reverse(i)))
-            && at_limit(i) * 2 > bins.len()
-        {
-            entries[0].label =
-                format!("limit L = {} (under {})", r.limit.requests, short_label(&r.limiters[i].spec));
+        let over: Vec<String> = (0..r.limiters.len())
+            .filter(|&i| at_limit(i) * 2 > bins.len())
+            .map(|i| short_label(&r.limiters[i].spec))
+            .collect();
+        if !over.is_empty() {
+            entries[0].label = format!("limit L = {} (under {})", r.limit.requests, over.join(", "));
         }
         let n = r.limiters.len();
         // Counts per pixel of the plot's height (its margins and the time
