@@ -412,6 +412,50 @@ load_duration = "10s"
     assert!(report.contains("none of them among this scenario"), "{report}");
 }
 
+/// A bound far over every measured peak is given in the legend, not
+/// drawn: 8 nodes never synced could admit 8 x L, against peaks of about
+/// 1.0 to 1.3 L, which it squeezed into the foot of the axis.
+#[test]
+fn a_sync_sweep_keeps_an_off_scale_bound_in_its_legend() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("eight.toml");
+    fs::write(
+        &scenario,
+        r#"
+name = "eight"
+duration = "3s"
+[limit]
+requests = 1000
+window = "1s"
+[nodes]
+count = 8
+mode = "sync"
+sync_interval = "100ms"
+[[traffic]]
+kind = "poisson"
+load = 1.3
+[[limiter]]
+kind = "fixed_window"
+[sweep]
+sync_intervals = ["10ms", "100ms", "1s"]
+"#,
+    )
+    .unwrap();
+    let out = tmp.path().join("s");
+    ratesim()
+        .args(["sweep", scenario.to_str().unwrap(), "--format", "svg", "--out", out.to_str().unwrap()])
+        .assert()
+        .success();
+    assert_svg(&out, "sync_sweep.svg", &["K: each node at L, never synced", "= 8 × L, off the scale"]);
+    let svg = read(&out, "sync_sweep.svg");
+    // The peak axis ends near the peaks (0.9 to 1.4), far under the
+    // bound: its ticks had run to 8.
+    for tick in ["\n4\n", "\n8\n"] {
+        assert!(!svg.contains(tick), "a peak axis up to the bound: {tick:?}");
+    }
+    assert!(svg.contains("\n1.1\n"), "{svg}");
+}
+
 /// The first-request fixed window is not measured by burst pairs (a lone
 /// pair opens its window), and says so, instead of band 0 and worst 1; a
 /// scenario on nodes says the burst-pair and load sweeps leave them out,

@@ -231,8 +231,17 @@ impl Chart for TopologySweep<'_> {
         let (plots, legend) = with_legend(&area);
         let panels = plots.split_evenly((1, 2));
         let lines = self.lines();
-        let analytic = self.analytic();
+        let mut analytic = self.analytic();
         let estimate = self.estimate();
+        // A bound far over every measured peak (K = 8 nodes never synced:
+        // 8 x L, against peaks of 1.0 to 1.3) would squeeze the measured
+        // lines into a few pixels: the legend gives it instead.
+        let measured_peak = lines.iter().flat_map(|(_, l)| l.points.iter().map(|p| p.2)).fold(0.0, f64::max);
+        let bound_max = analytic.iter().map(|a| a.1).fold(0.0, f64::max);
+        let off_scale = (bound_max > 3.0 * measured_peak).then_some(bound_max);
+        if off_scale.is_some() {
+            analytic.clear();
+        }
         let xs: Vec<f64> = self.result.points.iter().map(|p| self.x(p)).collect();
         let x_lo = xs.iter().copied().fold(f64::MAX, f64::min);
         let x_hi = xs.iter().copied().fold(0.0, f64::max);
@@ -343,12 +352,22 @@ impl Chart for TopologySweep<'_> {
         if nested {
             entries.push(LegendEntry::new("where lines meet: nested", BLACK, Mark::Heading));
         }
-        if !analytic.is_empty() {
+        if !analytic.is_empty() || off_scale.is_some() {
             let label = match self.result.parameter {
                 Parameter::SyncInterval => "K: each node at L, never synced",
                 _ => "analytic K × per node / L",
             };
-            entries.push(LegendEntry::new(label, grey, Mark::Cross));
+            match off_scale {
+                None => entries.push(LegendEntry::new(label, grey, Mark::Cross)),
+                Some(v) => {
+                    entries.push(LegendEntry::new(label, BLACK, Mark::Heading));
+                    entries.push(LegendEntry::new(
+                        format!("  = {} × L, off the scale", ratesim::export::fmt_ratio_short(v)),
+                        BLACK,
+                        Mark::Heading,
+                    ));
+                }
+            }
             // A fixed window admits up to 2L in an exact window on each
             // node: K bounds only the exact limiters.
             entries.push(LegendEntry::new("  (exact limiters' bound)", BLACK, Mark::Heading));
