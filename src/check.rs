@@ -181,6 +181,11 @@ pub struct ClosedMemory {
     pub clients: u64,
     /// Lanes a run decides in: the limiters and the reference.
     pub lanes: u64,
+    /// Runs of the retry-policy comparison, which may run side by side,
+    /// each with its share of the budget (0: none).
+    pub policy_runs: u64,
+    /// Whether clients retry (then rejected requests wait in the queues too).
+    pub retries: bool,
 }
 
 impl ClosedMemory {
@@ -197,16 +202,23 @@ impl ClosedMemory {
     /// More than a run may use ([`crate::engine::memory_budget`]): it would
     /// stop with an error.
     pub fn is_over_budget(&self) -> bool {
-        self.total() > crate::engine::memory_budget()
+        self.total() > self.budget()
+    }
+
+    /// What one run may use: the whole budget, or a retry-policy
+    /// comparison's share of it ([`crate::simulate::share_memory`]).
+    fn budget(&self) -> u64 {
+        crate::engine::memory_budget() / self.policy_runs.max(1)
     }
 
     /// The line `ratesim check` prints.
     pub fn describe(&self) -> String {
         format!(
-            "the closed clients' next requests hold {} in each of the {} run, {} in all (more while retries wait)",
+            "the closed clients' next requests hold {} in each of the {} run, {} in all{}",
             fmt_bytes(self.per_lane()),
             crate::export::count_of(self.lanes, "limiter"),
             fmt_bytes(self.total()),
+            if self.retries { " (more while retries wait)" } else { "" },
         )
     }
 
@@ -217,9 +229,17 @@ impl ClosedMemory {
             clients: self.clients,
             lanes: self.lanes,
             per_lane: self.per_lane(),
-            budget: crate::engine::memory_budget(),
+            budget: self.budget(),
         };
-        format!("warning: a run of this scenario would stop at its start: {error}")
+        if self.policy_runs > 1 {
+            format!(
+                "warning: each run of this scenario's retry-policy comparison would stop at its start ({} runs that may \
+                 run side by side, so each may use 1/{} of --memory): {error}",
+                self.policy_runs, self.policy_runs
+            )
+        } else {
+            format!("warning: a run of this scenario would stop at its start: {error}")
+        }
     }
 }
 
@@ -234,7 +254,9 @@ pub fn closed_memory(scenario: &Scenario) -> Option<ClosedMemory> {
         })
         .fold(0u64, u64::saturating_add);
     let lanes = crate::engine::with_reference(&scenario.limiters).0.len() as u64;
-    (clients > 0).then_some(ClosedMemory { clients, lanes })
+    let policy_runs = scenario.sweep.as_ref().map_or(0, |s| s.retry_policies.len() as u64);
+    let retries = !scenario.retry_lines().is_empty();
+    (clients > 0).then_some(ClosedMemory { clients, lanes, policy_runs, retries })
 }
 
 /// The short OK summary `ratesim check` prints.

@@ -133,9 +133,10 @@ pub struct CommonArgs {
     #[arg(long, short)]
     pub quiet: bool,
     /// The most memory the run may hold in exact-window timestamps, requests
-    /// waiting to retry, delayed requests waiting for the backend and the
-    /// limiters of every client key (e.g. 512MiB, 8GiB); past it the run
-    /// stops with an error, the previous results kept [default: 8GiB].
+    /// waiting to retry, closed clients' next requests, delayed requests
+    /// waiting for the backend and the limiters of every client key (e.g.
+    /// 512MiB, 8GiB); past it the run stops with an error, the previous
+    /// results kept [default: 8GiB].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub memory: Option<u64>,
 }

@@ -509,8 +509,8 @@ and violation probability against N, with the analytic 1/N and 1/(2N); the slidi
                 charts.push(Chart {
                     name: "which_limiter",
                     caption: format!(
-                        "Which limiter? Peak/L and over-admission under Poisson load {} × L/W against the state \
-each limiter holds per client key",
+                        "Which limiter? Peak/L and over-admission in the load sweep's Poisson run at {} × L/W \
+against the state each limiter holds per client key",
                         export::fmt_ratio(load)
                     ),
                     kind: ChartKind::WhichLimiter(i),

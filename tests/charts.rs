@@ -446,7 +446,7 @@ sync_intervals = ["10ms", "100ms", "1s"]
         .args(["sweep", scenario.to_str().unwrap(), "--format", "svg", "--out", out.to_str().unwrap()])
         .assert()
         .success();
-    assert_svg(&out, "sync_sweep.svg", &["K: each node at L, never synced", "= 8 × L, off the scale"]);
+    assert_svg(&out, "sync_sweep.svg", &["K: each node at L, never synced", "8 × L: off the scale"]);
     let svg = read(&out, "sync_sweep.svg");
     // The peak axis ends near the peaks (0.9 to 1.4), far under the
     // bound: its ticks had run to 8.
@@ -827,6 +827,62 @@ fn a_burst_pair_of_billions_has_no_diagram() {
         .success();
     assert!(dir.path().join("o/error_vs_slots.svg").is_file());
     assert!(!dir.path().join("o/windows_diagram.svg").exists());
+}
+
+/// Requests drawn at one pixel column share one mark, coloured from the
+/// bottom by the share admitted: four requests 0.1 ms apart at 0.5 s, three
+/// admitted by every lane (L = 3 per 1 s), are three quarters colour and a
+/// quarter grey. Drawn one by one in time order, the fourth's grey had
+/// covered the three (a reviewer's trace).
+#[test]
+fn windows_diagram_marks_share_a_pixel_column() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join("w.csv"), "time\n0.5\n0.5001\n0.5002\n0.5003\n0.7\n1.2\n1.2001\n").unwrap();
+    fs::write(
+        tmp.path().join("wd.toml"),
+        "name = \"wd\"\nduration = \"2s\"\n[limit]\nrequests = 3\nwindow = \"1s\"\n[[traffic]]\nkind = \"csv\"\n\
+         path = \"w.csv\"\n[[limiter]]\nkind = \"fixed_window\"\n[[limiter]]\nkind = \"sliding_log\"\n",
+    )
+    .unwrap();
+    ratesim()
+        .current_dir(tmp.path())
+        .args(["run", "wd.toml", "-q", "--format", "svg", "--out", "o"])
+        .assert()
+        .success();
+    let svg = read(&tmp.path().join("o"), "windows_diagram.svg");
+    // Marks are 3 px vertical lines: (colour, x, top, bottom) of each.
+    let marks: Vec<(String, i64, i64, i64)> = svg
+        .lines()
+        .filter(|l| l.starts_with("<polyline") && l.contains(r#"stroke-width="3""#))
+        .filter_map(|l| {
+            let stroke = l.split(r#"stroke=""#).nth(1)?.split('"').next()?.to_string();
+            let pts: Vec<(i64, i64)> = l
+                .split(r#"points=""#)
+                .nth(1)?
+                .split('"')
+                .next()?
+                .split_whitespace()
+                .filter_map(|p| {
+                    let (x, y) = p.split_once(',')?;
+                    Some((x.parse().ok()?, y.parse().ok()?))
+                })
+                .collect();
+            let [(x0, y0), (x1, y1)] = pts[..] else { return None };
+            (x0 == x1).then_some((stroke, x0, y0.min(y1), y0.max(y1)))
+        })
+        .collect();
+    let first = marks.iter().map(|m| m.1).min().unwrap();
+    let at_first: Vec<_> = marks.iter().filter(|m| m.1 == first).collect();
+    // Per lane (2), one coloured part under one grey part, 3 : 1.
+    assert_eq!(at_first.len(), 4, "{at_first:?}");
+    for pair in at_first.chunks(2) {
+        let (colour, grey) = (pair[0], pair[1]);
+        assert_ne!(colour.0, "#BEBEBE", "{pair:?}");
+        assert_eq!(grey.0, "#BEBEBE", "{pair:?}");
+        assert_eq!(colour.2, grey.3, "the parts meet: {pair:?}");
+        let (c, g) = ((colour.3 - colour.2) as f64, (grey.3 - grey.2) as f64);
+        assert!((c / (c + g) - 0.75).abs() < 0.06, "{pair:?}");
+    }
 }
 
 /// The `stroke` colours of the SVG's polylines (of `width` px, or any) with

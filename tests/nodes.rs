@@ -658,6 +658,17 @@ fn a_get_then_set_store_keeps_its_peak_across_writes() {
     );
     assert!(bits[0].iter().all(|&a| a));
     assert_eq!(reports[0].state, StateSize { entries: 9, bytes: 168 });
+    // Without the last two requests the write of {0, 5, 9} is still in
+    // flight at the end (no later read applies it): it lands on the store
+    // all the same, 3 slots x (1 + 1 write in flight) = 6, 3 x 16 + 8 = 56 B
+    // each. Counted from applied writes only, it had read 4.
+    let (reports, _) = run(
+        limit,
+        vec![SlotCounterSpec { slots: 10 }.into()],
+        Some(topology(1, Mode::Central { rtt, atomic: false }, 0)),
+        &times[..3],
+    );
+    assert_eq!(reports[0].state, StateSize { entries: 6, bytes: 112 });
 }
 
 /// One node that syncs is the single limiter, decision for decision: its

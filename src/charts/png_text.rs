@@ -182,7 +182,7 @@ pub fn draw_glyphs(font: &FontRef<'_>, size: f32, text: &str, mut pixel: impl Fn
         previous = Some(id);
         if let Some(outline) = scaled.outline_glyph(id.with_scale_and_position(size, point(pen, 0.0))) {
             let bounds = outline.px_bounds();
-            let (left, top) = (bounds.min.x as i32, (size / 2.0 + bounds.min.y) as i32);
+            let (left, top) = (bounds.min.x as i32, (size / 2.0 + bounds.min.y).floor() as i32);
             outline.draw(|x, y, coverage| pixel(left + x as i32, top + y as i32, coverage));
         }
         pen += scaled.h_advance(id);

@@ -233,15 +233,14 @@ impl Chart for TopologySweep<'_> {
         let lines = self.lines();
         let mut analytic = self.analytic();
         let estimate = self.estimate();
-        // A bound far over every measured peak (K = 8 nodes never synced:
-        // 8 x L, against peaks of 1.0 to 1.3) would squeeze the measured
-        // lines into a few pixels: the legend gives it instead.
+        // Bound points far over every measured peak (K = 8 nodes never
+        // synced: 8 x L, against peaks of 1.0 to 1.3) would squeeze the
+        // measured lines into a few pixels: they are left off the chart,
+        // and the legend gives the largest; the others stay.
         let measured_peak = lines.iter().flat_map(|(_, l)| l.points.iter().map(|p| p.2)).fold(0.0, f64::max);
         let bound_max = analytic.iter().map(|a| a.1).fold(0.0, f64::max);
         let off_scale = (bound_max > 3.0 * measured_peak).then_some(bound_max);
-        if off_scale.is_some() {
-            analytic.clear();
-        }
+        analytic.retain(|a| a.1 <= 3.0 * measured_peak);
         let xs: Vec<f64> = self.result.points.iter().map(|p| self.x(p)).collect();
         let x_lo = xs.iter().copied().fold(f64::MAX, f64::min);
         let x_hi = xs.iter().copied().fold(0.0, f64::max);
@@ -360,9 +359,12 @@ impl Chart for TopologySweep<'_> {
             match off_scale {
                 None => entries.push(LegendEntry::new(label, grey, Mark::Cross)),
                 Some(v) => {
-                    entries.push(LegendEntry::new(label, BLACK, Mark::Heading));
+                    let (mark, colour) =
+                        if analytic.is_empty() { (Mark::Heading, BLACK) } else { (Mark::Cross, grey) };
+                    let what = if analytic.is_empty() { "" } else { "up to " };
+                    entries.push(LegendEntry::new(label, colour, mark));
                     entries.push(LegendEntry::new(
-                        format!("  = {} × L, off the scale", ratesim::export::fmt_ratio_short(v)),
+                        format!("  {what}{} × L: off the scale", ratesim::export::fmt_ratio_short(v)),
                         BLACK,
                         Mark::Heading,
                     ));

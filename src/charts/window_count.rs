@@ -79,15 +79,23 @@ impl Chart for WindowCount<'_> {
         let mut entries = self.legend();
         // The limit is drawn under the lines, so a limiter at L for most of
         // the run (the sliding log on nodes_uneven) hides its dashes: the
-        // legend says which lines it is under (each that is at L for more
-        // than half the bins; which one shows on top varies along the run).
-        let at_limit = |i: usize| bins.iter().filter(|row| row[i].window_peak == r.limit.requests).count();
-        let over: Vec<String> = (0..r.limiters.len())
-            .filter(|&i| at_limit(i) * 2 > bins.len())
-            .map(|i| short_label(&r.limiters[i].spec))
-            .collect();
-        if !over.is_empty() {
-            entries[0].label = format!("limit L = {} (under {})", r.limit.requests, over.join(", "));
+        // legend says which lines it is under, when lines at L cover more
+        // than half the bins: each at L in at least a quarter of those
+        // (which one shows on top varies along the run).
+        let at = |i: usize, row: &[ratesim::timeline::Bin]| row[i].window_peak == r.limit.requests;
+        let covered = bins.iter().filter(|row| (0..r.limiters.len()).any(|i| at(i, row))).count();
+        let over: Vec<String> = if covered * 2 > bins.len() {
+            (0..r.limiters.len())
+                .filter(|&i| bins.iter().filter(|row| at(i, row)).count() * 4 >= covered)
+                .map(|i| short_label(&r.limiters[i].spec))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        match over.len() {
+            0 => {}
+            1 | 2 => entries[0].label = format!("limit L = {} (under {})", r.limit.requests, over.join(", ")),
+            _ => entries[0].label = format!("limit L = {n} (under the lines at {n})", n = r.limit.requests),
         }
         let n = r.limiters.len();
         // Counts per pixel of the plot's height (its margins and the time

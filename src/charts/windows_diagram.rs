@@ -1,6 +1,7 @@
 //! `windows_diagram`: how window limiters cut the time axis (fixed windows,
 //! N slots, the exact sliding window at one instant), a lane each, with the
-//! requests as marks: admitted in the limiter's colour, rejected in grey.
+//! requests as marks: admitted in the limiter's colour, rejected in grey
+//! (one mark per pixel column, split by the share admitted).
 
 use anyhow::Result;
 use plotters::coord::Shift;
@@ -113,7 +114,8 @@ impl Diagram<'_> {
         Ok(())
     }
 
-    /// A mark per request (admitted in the lane's colour, rejected in grey),
+    /// A mark per pixel column (admitted in the lane's colour, rejected in
+    /// grey, split by the share admitted),
     /// and "n of m admitted" beside requests at one instant.
     fn draw_marks<DB: DrawingBackend>(
         &self,
@@ -125,25 +127,32 @@ impl Diagram<'_> {
         let (v0, v1) = (d.view.0.get(), d.view.1.get());
         let y0 = lane_y(k, n);
         let c = self.1.colour(&lane.spec);
-        // One mark per instant: requests at one instant share it, the
-        // admitted share of its height in the lane's colour from the
-        // bottom, the rest grey (a grey mark drawn over a coloured one had
-        // hidden "3 of 4 admitted").
+        // One mark per pixel column: requests drawn at one column (at one
+        // instant, or a fraction of a pixel apart) share it, the admitted
+        // share of its height in the lane's colour from the bottom, the
+        // rest grey (a grey mark drawn over a coloured one had hidden
+        // "3 of 4 admitted").
         let mut ticks = Vec::new();
+        let shown: Vec<(f64, bool)> = d
+            .arrivals
+            .iter()
+            .zip(&lane.admitted)
+            .filter(|(t, _)| t.get() >= v0 && t.get() < v1)
+            .map(|(t, &adm)| (self.x(t.get()), adm))
+            .collect();
+        let column = |x: f64| chart.backend_coord(&(x, y0)).0;
         let mut j = 0;
-        while j < d.arrivals.len() {
-            let t = d.arrivals[j];
-            let same = d.arrivals[j..].iter().take_while(|u| **u == t).count();
-            if t.get() >= v0 && t.get() < v1 {
-                let admitted = lane.admitted[j..j + same].iter().filter(|a| **a).count();
-                let x = self.x(t.get());
-                let split = y0 + 0.52 + 0.26 * admitted as f64 / same as f64;
-                if admitted > 0 {
-                    ticks.push(PathElement::new(vec![(x, y0 + 0.52), (x, split)], c.stroke_width(3)));
-                }
-                if admitted < same {
-                    ticks.push(PathElement::new(vec![(x, split), (x, y0 + 0.78)], GREY.stroke_width(3)));
-                }
+        while j < shown.len() {
+            let px = column(shown[j].0);
+            let same = shown[j..].iter().take_while(|(x, _)| column(*x) == px).count();
+            let admitted = shown[j..j + same].iter().filter(|(_, a)| *a).count();
+            let x = shown[j].0;
+            let split = y0 + 0.52 + 0.26 * admitted as f64 / same as f64;
+            if admitted > 0 {
+                ticks.push(PathElement::new(vec![(x, y0 + 0.52), (x, split)], c.stroke_width(3)));
+            }
+            if admitted < same {
+                ticks.push(PathElement::new(vec![(x, split), (x, y0 + 0.78)], GREY.stroke_width(3)));
             }
             j += same;
         }

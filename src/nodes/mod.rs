@@ -488,8 +488,12 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
         };
         match &self.shared {
             FleetMode::Local(nodes) => nodes.iter().map(|n| n.peak_state()).fold(StateSize::default(), add),
-            FleetMode::Central { store, peak_writes, store_peak, .. } => {
-                let s = larger(*store_peak, store.peak_state());
+            FleetMode::Central { store, peak_writes, store_peak, writes, .. } => {
+                // The writes still in flight land on the store (after the
+                // key's last read, no read applies them).
+                let s = writes
+                    .iter()
+                    .fold(larger(*store_peak, store.peak_state()), |s, (_, w)| larger(s, w.peak_state()));
                 StateSize {
                     entries: s.entries * (1 + *peak_writes as u64),
                     bytes: s.bytes * (1 + *peak_writes as u64),
