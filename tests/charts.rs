@@ -7,7 +7,7 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::{ratesim, read, root};
+use common::{ratesim, read, root, run_scenario_text};
 use predicates::prelude::*;
 
 /// A small sweep scenario: the issue's defaults but a coarse grid and short
@@ -418,9 +418,9 @@ load_duration = "10s"
 #[test]
 fn a_sync_sweep_keeps_an_off_scale_bound_in_its_legend() {
     let tmp = tempfile::tempdir().unwrap();
-    let scenario = tmp.path().join("eight.toml");
-    fs::write(
-        &scenario,
+    let out = run_scenario_text(
+        tmp.path(),
+        "eight.toml",
         r#"
 name = "eight"
 duration = "3s"
@@ -439,13 +439,8 @@ kind = "fixed_window"
 [sweep]
 sync_intervals = ["10ms", "100ms", "1s"]
 "#,
-    )
-    .unwrap();
-    let out = tmp.path().join("s");
-    ratesim()
-        .args(["sweep", scenario.to_str().unwrap(), "--format", "svg", "--out", out.to_str().unwrap()])
-        .assert()
-        .success();
+        &["--format", "svg"],
+    );
     assert_svg(&out, "sync_sweep.svg", &["K: each node at L, never synced", "8 × L: off the scale"]);
     let svg = read(&out, "sync_sweep.svg");
     // The peak axis ends near the peaks (0.9 to 1.4), far under the
@@ -838,18 +833,10 @@ fn a_burst_pair_of_billions_has_no_diagram() {
 fn windows_diagram_marks_share_a_pixel_column() {
     let tmp = tempfile::tempdir().unwrap();
     fs::write(tmp.path().join("w.csv"), "time\n0.5\n0.5001\n0.5002\n0.5003\n0.7\n1.2\n1.2001\n").unwrap();
-    fs::write(
-        tmp.path().join("wd.toml"),
-        "name = \"wd\"\nduration = \"2s\"\n[limit]\nrequests = 3\nwindow = \"1s\"\n[[traffic]]\nkind = \"csv\"\n\
-         path = \"w.csv\"\n[[limiter]]\nkind = \"fixed_window\"\n[[limiter]]\nkind = \"sliding_log\"\n",
-    )
-    .unwrap();
-    ratesim()
-        .current_dir(tmp.path())
-        .args(["run", "wd.toml", "-q", "--format", "svg", "--out", "o"])
-        .assert()
-        .success();
-    let svg = read(&tmp.path().join("o"), "windows_diagram.svg");
+    let text = "name = \"wd\"\nduration = \"2s\"\n[limit]\nrequests = 3\nwindow = \"1s\"\n[[traffic]]\nkind = \"csv\"\n\
+         path = \"w.csv\"\n[[limiter]]\nkind = \"fixed_window\"\n[[limiter]]\nkind = \"sliding_log\"\n";
+    let out = run_scenario_text(tmp.path(), "wd.toml", text, &["--format", "svg"]);
+    let svg = read(&out, "windows_diagram.svg");
     // Marks are 3 px vertical lines: (colour, x, top, bottom) of each.
     let marks: Vec<(String, i64, i64, i64)> = svg
         .lines()
