@@ -181,9 +181,10 @@ pub struct ClosedMemory {
     pub clients: u64,
     /// Lanes a run decides in: the limiters and the reference.
     pub lanes: u64,
-    /// Runs of the retry-policy comparison, which may run side by side,
-    /// each with its share of the budget (0: none).
-    pub policy_runs: u64,
+    /// The runs of the sweep that splits the budget most (the
+    /// retry-policy comparison or the topology sweeps), which may run side
+    /// by side, each with its share of the budget (0: none), and its name.
+    pub sweep_runs: (u64, &'static str),
     /// Whether clients retry (then rejected requests wait in the queues too).
     pub retries: bool,
 }
@@ -208,7 +209,7 @@ impl ClosedMemory {
     /// What one run may use: the whole budget, or a retry-policy
     /// comparison's share of it ([`crate::simulate::share_memory`]).
     fn budget(&self) -> u64 {
-        crate::engine::memory_budget() / self.policy_runs.max(1)
+        crate::engine::memory_budget() / self.sweep_runs.0.max(1)
     }
 
     /// The line `ratesim check` prints.
@@ -231,11 +232,11 @@ impl ClosedMemory {
             per_lane: self.per_lane(),
             budget: self.budget(),
         };
-        if self.policy_runs > 1 {
+        let (runs, sweep) = self.sweep_runs;
+        if runs > 1 {
             format!(
-                "warning: each run of this scenario's retry-policy comparison would stop at its start ({} runs that may \
-                 run side by side, so each may use 1/{} of --memory): {error}",
-                self.policy_runs, self.policy_runs
+                "warning: each run of this scenario's {sweep} would stop at its start ({runs} runs that may run side \
+                 by side, so each may use 1/{runs} of --memory): {error}"
             )
         } else {
             format!("warning: a run of this scenario would stop at its start: {error}")
@@ -254,9 +255,18 @@ pub fn closed_memory(scenario: &Scenario) -> Option<ClosedMemory> {
         })
         .fold(0u64, u64::saturating_add);
     let lanes = crate::engine::with_reference(&scenario.limiters).0.len() as u64;
-    let policy_runs = scenario.sweep.as_ref().map_or(0, |s| s.retry_policies.len() as u64);
+    let policies = scenario.sweep.as_ref().map_or(0, |s| s.retry_policies.len() as u64);
+    let topology = scenario
+        .topology_sweep
+        .as_ref()
+        .map_or(0, |t| t.plans(scenario.limit).iter().map(|(_, points)| points.len() as u64).sum());
+    let sweep_runs = if topology > policies {
+        (topology, "topology sweeps")
+    } else {
+        (policies, "retry-policy comparison")
+    };
     let retries = !scenario.retry_lines().is_empty();
-    (clients > 0).then_some(ClosedMemory { clients, lanes, policy_runs, retries })
+    (clients > 0).then_some(ClosedMemory { clients, lanes, sweep_runs, retries })
 }
 
 /// The short OK summary `ratesim check` prints.

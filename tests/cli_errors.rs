@@ -2894,6 +2894,21 @@ fn r38_closed_clients_past_the_memory_budget_before_the_run() {
         "{}",
         out.stderr
     );
+    // So do ten topology-sweep runs (nodes = [1, ..., 10]).
+    let nodes = base
+        .replace("clients = 10000", "clients = 5000000")
+        .replace("[[traffic]]", "[nodes]\ncount = 2\n[[traffic]]")
+        + "[sweep]\nnodes = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n";
+    fs::write(c.path("s.toml"), nodes).unwrap();
+    let out = c.run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(
+            "warning: each run of this scenario's topology sweeps would stop at its start (10 runs that may run side by side, so each may use 1/10 of --memory)"
+        ),
+        "{}",
+        out.stderr
+    );
     fs::write(c.path("s.toml"), base.replace("clients = 10000", "clients = 5000000")).unwrap();
     let out = c.run(&["check", "s.toml"]);
     assert_eq!((out.code, out.stderr.as_str()), (0, ""));

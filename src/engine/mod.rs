@@ -222,7 +222,8 @@ the {lanes} limiters run: use fewer clients, or a `key_column` with fewer distin
         "{clients} closed clients keep their next request in each of the {} limiters run (the exact reference \
 included): {} a limiter, {} in all, more than the {} the run may use (--memory). Run fewer closed clients or \
 fewer limiters, or, if the machine has the memory, raise --memory",
-        lanes, fmt_bytes(*per_lane), fmt_bytes(per_lane.saturating_mul(*lanes)), fmt_bytes(*budget)
+        lanes, fmt_bytes(*per_lane), crate::export::fmt_bytes_apart(per_lane.saturating_mul(*lanes), *budget).0,
+        crate::export::fmt_bytes_apart(per_lane.saturating_mul(*lanes), *budget).1
     )]
     ClosedClients {
         clients: u64,

@@ -121,6 +121,13 @@ pub fn arrivals_phrase(report: &crate::engine::RunReport) -> String {
     format!("{}{keys}{span}", count_of(report.arrivals, "request"))
 }
 
+/// Two byte counts as [`fmt_bytes`] writes them, or in whole bytes when
+/// rounding would write them alike ("2.1 MiB, more than the 2.1 MiB").
+pub fn fmt_bytes_apart(a: u64, b: u64) -> (String, String) {
+    let (x, y) = (fmt_bytes(a), fmt_bytes(b));
+    if x == y && a != b { (format!("{a} B"), format!("{b} B")) } else { (x, y) }
+}
+
 /// Bytes in B, KiB, MiB, GiB.
 pub fn fmt_bytes(b: u64) -> String {
     const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
@@ -136,6 +143,15 @@ pub fn fmt_bytes(b: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A budget within rounding of the need: whole bytes, not "2.1 MiB,
+    /// more than the 2.1 MiB"; apart, or equal, as fmt_bytes writes them.
+    #[test]
+    fn bytes_that_round_alike_are_written_whole() {
+        assert_eq!(fmt_bytes_apart(2_228_224, 2_227_200), ("2228224 B".to_string(), "2227200 B".to_string()));
+        assert_eq!(fmt_bytes_apart(2_228_224, 8 << 30), ("2.1 MiB".to_string(), "8.0 GiB".to_string()));
+        assert_eq!(fmt_bytes_apart(1024, 1024), ("1.0 KiB".to_string(), "1.0 KiB".to_string()));
+    }
 
     #[test]
     fn number_formats() {
