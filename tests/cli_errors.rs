@@ -2880,49 +2880,36 @@ fn r38_closed_clients_past_the_memory_budget_before_the_run() {
         out.stdout
     );
     let base = fs::read_to_string(c.path("s.toml")).unwrap();
+    // `check` on `text` passes, with `warning` (or nothing) on stderr.
+    let check_warns = |text: String, warning: &str| {
+        fs::write(c.path("s.toml"), text).unwrap();
+        let out = c.run(&["check", "s.toml"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        if warning.is_empty() {
+            assert_eq!(out.stderr, "");
+        } else {
+            assert!(out.stderr.starts_with(warning), "{}", out.stderr);
+        }
+    };
+    let five_million = base.replace("clients = 10000", "clients = 5000000");
     // A retry-policy comparison of 10 runs gives each a tenth of the
     // default 8 GiB: 5 million clients hold 2^23 x 68 B = 544 MiB in each
     // of 2 limiters, 1.1 GiB, past 819.2 MiB. (Without it they pass.)
     let policies = format!("[sweep]\nretry_policies = [{}]\n", ["{ policy = \"none\" }"; 10].join(", "));
-    fs::write(c.path("s.toml"), base.replace("clients = 10000", "clients = 5000000") + &policies).unwrap();
-    let out = c.run(&["check", "s.toml"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(
-        out.stderr.starts_with(
-            "warning: each run of this scenario's retry-policy comparison would stop at its start (10 runs that may run side by side, so each may use 1/10 of --memory): 5000000 closed clients keep their next request in each of the 2 limiters run (the exact reference included): 544.0 MiB a limiter, 1.1 GiB in all, more than the 819.2 MiB the run may use (--memory)"
-        ),
-        "{}",
-        out.stderr
+    check_warns(
+        five_million.clone() + &policies,
+        "warning: each run of this scenario's retry-policy comparison would stop at its start (10 runs that may run side by side, so each may use 1/10 of --memory): 5000000 closed clients keep their next request in each of the 2 limiters run (the exact reference included): 544.0 MiB a limiter, 1.1 GiB in all, more than the 819.2 MiB the run may use (--memory)",
     );
     // So do ten topology-sweep runs (nodes = [1, ..., 10]).
-    let nodes = base
-        .replace("clients = 10000", "clients = 5000000")
-        .replace("[[traffic]]", "[nodes]\ncount = 2\n[[traffic]]")
-        + "[sweep]\nnodes = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n";
-    fs::write(c.path("s.toml"), nodes).unwrap();
-    let out = c.run(&["check", "s.toml"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(
-        out.stderr.starts_with(
-            "warning: each run of this scenario's topology sweeps would stop at its start (10 runs that may run side by side, so each may use 1/10 of --memory)"
-        ),
-        "{}",
-        out.stderr
+    check_warns(
+        five_million.replace("[[traffic]]", "[nodes]\ncount = 2\n[[traffic]]")
+            + "[sweep]\nnodes = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n",
+        "warning: each run of this scenario's topology sweeps would stop at its start (10 runs that may run side by side, so each may use 1/10 of --memory)",
     );
-    fs::write(c.path("s.toml"), base.replace("clients = 10000", "clients = 5000000")).unwrap();
-    let out = c.run(&["check", "s.toml"]);
-    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
-    let many =
-        base.replace("clients = 10000", "clients = 10000000") + &"[[limiter]]\nkind = \"gcra\"\n".repeat(12);
-    fs::write(c.path("s.toml"), many).unwrap();
-    let out = c.run(&["check", "s.toml"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(
-        out.stderr.starts_with(
-            "warning: a run of this scenario would stop at its start: 10000000 closed clients keep their next request in each of the 14 limiters run (the exact reference included): 1.1 GiB a limiter, 14.9 GiB in all, more than the 8.0 GiB the run may use (--memory)"
-        ),
-        "{}",
-        out.stderr
+    check_warns(five_million, "");
+    check_warns(
+        base.replace("clients = 10000", "clients = 10000000") + &"[[limiter]]\nkind = \"gcra\"\n".repeat(12),
+        "warning: a run of this scenario would stop at its start: 10000000 closed clients keep their next request in each of the 14 limiters run (the exact reference included): 1.1 GiB a limiter, 14.9 GiB in all, more than the 8.0 GiB the run may use (--memory)",
     );
 }
 
