@@ -17,7 +17,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use charts::{ChartSet, Format};
 use cli::{ChartFormat, Cli, Command, CommonArgs};
-use ratesim::run::{JobError, RunOptions, Step};
+use ratesim::run::{RunOptions, Step};
 use ratesim::scenario::Scenario;
 use ratesim::simulate;
 
@@ -221,19 +221,7 @@ fn run(args: &CommonArgs, decisions: bool, sweep_only: bool) -> Result<()> {
     let progress = RunProgress::new(args.quiet, simulate::known_end(&scenario).map(|n| n.get()));
     let outputs = ratesim::run::run(&scenario, &options, &|step| progress.update(step));
     progress.finish();
-    // A sweep that fails says, as a failed simulation does, what became of
-    // the output folder: staged, it is untouched.
-    let outputs = outputs.map_err(|e| match e {
-        JobError::BurstPair(_)
-        | JobError::LoadSweep(..)
-        | JobError::RetryPolicies(..)
-        | JobError::TopologySweep(..) => {
-            let kept = options.out_dir.exists();
-            let what = if kept { "previous results were kept" } else { "nothing was written" };
-            anyhow::Error::new(e).context(format!("scenario {} failed; {what}", scenario.path.display()))
-        }
-        e => e.into(),
-    })?;
+    let outputs = outputs?;
     let drawn = outputs
         .charts
         .iter()

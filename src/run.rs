@@ -80,6 +80,25 @@ pub enum JobError {
         "{at}: {problem} (a scenario with no [sweep] table gets the default burst-pair and load sweeps from `ratesim sweep`)"
     )]
     SweepDefaults { at: String, problem: String },
+    /// A sweep failed: like a failed simulation, it says what became of
+    /// the output folder (staged, it is untouched).
+    #[error(
+        "scenario {} failed; {}",
+        path.display(),
+        if *kept { "previous results were kept" } else { "nothing was written" }
+    )]
+    Sweep {
+        path: PathBuf,
+        /// The output folder holds an earlier run's results, untouched.
+        kept: bool,
+        #[source]
+        source: SweepError,
+    },
+}
+
+/// Which sweep failed, and why.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
     #[error("burst-pair sweep")]
     BurstPair(#[source] BurstPairError),
     #[error("load sweep ({})", side_by_side(*.1))]
@@ -298,6 +317,11 @@ impl RunOutputs {
         Ok(())
     }
 
+    /// A failed sweep, with what became of the output folder.
+    fn sweep_failed(&self, source: SweepError) -> JobError {
+        JobError::Sweep { path: self.scenario.path.clone(), kept: self.staged.has_previous(), source }
+    }
+
     /// The sweeps the `[sweep]` table asks for and their tables: the
     /// burst-pair and load sweeps, the retry-policy comparison.
     fn sweep(&mut self, opts: &SweepOptions, step: &(dyn Fn(Step) + Sync)) -> Result<(), JobError> {
@@ -319,8 +343,10 @@ impl RunOutputs {
         if opts.window_sweeps {
             let bp_config =
                 BurstPairConfig { limit: scenario.limit, limiters: limiters.clone(), grid: opts.grid };
-            let bp = sweep::burst_pair::run(&bp_config, &tick).map_err(JobError::BurstPair)?;
-            let map = burst_pair_map(&bp, &opts.map_slots, &tick).map_err(JobError::BurstPair)?;
+            let bp = sweep::burst_pair::run(&bp_config, &tick)
+                .map_err(|e| self.sweep_failed(SweepError::BurstPair(e)))?;
+            let map = burst_pair_map(&bp, &opts.map_slots, &tick)
+                .map_err(|e| self.sweep_failed(SweepError::BurstPair(e)))?;
             let load_config = LoadSweepConfig {
                 limit: scenario.limit,
                 limiters,
@@ -329,7 +355,7 @@ impl RunOutputs {
                 seed,
             };
             let load = sweep::load::run(&load_config, &tick)
-                .map_err(|e| JobError::LoadSweep(e, opts.loads.len()))?;
+                .map_err(|e| self.sweep_failed(SweepError::LoadSweep(e, opts.loads.len())))?;
             self.write("error_vs_slots.csv", export::csv::error_vs_slots(&bp))?;
             self.write("error_vs_slots.md", export::markdown::error_vs_slots(&bp))?;
             self.write("load_sweep.csv", export::csv::load_sweep(&load))?;
@@ -340,7 +366,7 @@ impl RunOutputs {
         }
         if !opts.retry_policies.is_empty() {
             let points = sweep::retry_policies::run(&self.scenario, &opts.retry_policies, &tick)
-                .map_err(|e| JobError::RetryPolicies(e, opts.retry_policies.len()))?;
+                .map_err(|e| self.sweep_failed(SweepError::RetryPolicies(e, opts.retry_policies.len())))?;
             self.write("retry_policies.csv", export::csv::retry_policies(&points))?;
             self.write("retry_policies.md", export::markdown::retry_policies(&points, seed))?;
             self.retry_policies = Some(points);
@@ -357,7 +383,7 @@ impl RunOutputs {
     ) -> Result<(), JobError> {
         let total = sweep.runs() as u64;
         let results = sweep::topology::run(&self.scenario, sweep, &|done| step(Step::Sweep { done, total }))
-            .map_err(|e| JobError::TopologySweep(e, total as usize))?;
+            .map_err(|e| self.sweep_failed(SweepError::TopologySweep(e, total as usize)))?;
         for r in &results {
             let file = r.parameter.file();
             self.write(&format!("{file}.csv"), export::csv::topology_sweep(r))?;

@@ -1101,6 +1101,14 @@ fn s85_burst_pair_sweep_of_a_shaping_limiter_past_memory() {
         ],
     );
     assert!(!c.path("out").exists());
+    // An empty folder holds no results either (the binary once judged by
+    // the folder's existence and said they were kept).
+    std::fs::create_dir(c.path("empty")).unwrap();
+    c.fails(
+        &["sweep", "s.toml", "--out", "empty", "--memory", "64MiB"],
+        1,
+        &["error: scenario s.toml failed; nothing was written", "caused by: burst-pair sweep"],
+    );
     // Over an earlier sweep's folder: it stays, and the error says so.
     let fits = text.replace("requests = 10000000", "requests = 10");
     std::fs::write(c.path("s.toml"), &fits).unwrap();
