@@ -4,21 +4,38 @@
 //! branches, no capacity re-reads), which matters because every limiter runs
 //! one on every arrival.
 //!
-//! Every ring's buffer is counted in one process-wide total ([`held_bytes`])
-//! when it grows, is cloned or is dropped (never per push or pop), so a run
-//! can refuse to hold more window timestamps than memory allows.
+//! Every ring's buffer is counted in a total of the thread it lives on
+//! ([`held_on_this_thread`]) when it grows, is cloned or is dropped (never
+//! per push or pop). A lane measures what its own rings added while it
+//! decided ([`crate::engine`]), so a run can refuse to hold more window
+//! timestamps than memory allows, judged on its own rings only: a sweep's
+//! runs side by side do not see each other's, and whether one stops does
+//! not depend on how the threads were scheduled.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
 
 /// Values [`Ring::pop_expired`] tests per round.
 const PROBES: usize = 4;
 
-/// Bytes held by the buffers of every live ring in the process.
-static HELD: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    /// Bytes ring buffers grew by on this thread, less those dropped here
+    /// (wrapping: a thread may drop rings another one filled).
+    static HELD: Cell<u64> = const { Cell::new(0) };
+}
 
-/// Bytes the buffers of every live ring hold now.
-pub fn held_bytes() -> u64 {
-    HELD.load(Ordering::Relaxed)
+/// The running total of ring bytes grown on this thread, less those
+/// dropped on it, wrapping: the difference of two readings (with
+/// `wrapping_sub`) is what the rings touched in between grew by.
+pub fn held_on_this_thread() -> u64 {
+    HELD.with(Cell::get)
+}
+
+fn add_held(bytes: u64) {
+    HELD.with(|h| h.set(h.get().wrapping_add(bytes)));
+}
+
+fn sub_held(bytes: u64) {
+    HELD.with(|h| h.set(h.get().wrapping_sub(bytes)));
 }
 
 fn buffer_bytes<T>(capacity: usize) -> u64 {
@@ -34,14 +51,14 @@ pub struct Ring<T> {
 
 impl<T: Copy> Clone for Ring<T> {
     fn clone(&self) -> Self {
-        HELD.fetch_add(buffer_bytes::<T>(self.buf.len()), Ordering::Relaxed);
+        add_held(buffer_bytes::<T>(self.buf.len()));
         Ring { buf: self.buf.clone(), head: self.head, tail: self.tail }
     }
 }
 
 impl<T> Drop for Ring<T> {
     fn drop(&mut self) {
-        HELD.fetch_sub(buffer_bytes::<T>(self.buf.len()), Ordering::Relaxed);
+        sub_held(buffer_bytes::<T>(self.buf.len()));
     }
 }
 
@@ -188,7 +205,7 @@ impl<T: Copy + Default> Ring<T> {
         let len = self.len();
         let old_mask = self.mask();
         let mut bigger = vec![T::default(); (self.buf.len() * 2).max(4)];
-        HELD.fetch_add(buffer_bytes::<T>(bigger.len() - self.buf.len()), Ordering::Relaxed);
+        add_held(buffer_bytes::<T>(bigger.len() - self.buf.len()));
         // Values keep their free-running positions (head and tail stay).
         let new_mask = bigger.len() - 1;
         for i in 0..len {
@@ -248,18 +265,29 @@ mod tests {
 
     #[test]
     fn held_bytes_follow_growth_clones_and_drops() {
-        // Other tests' rings change the total too: only a lower bound on
-        // what this ring adds can be checked while they run.
+        // This thread's total: other tests' rings live on other threads.
+        let start = held_on_this_thread();
+        let held = || held_on_this_thread().wrapping_sub(start);
         let mut ring: Ring<u64> = Ring::new();
+        assert_eq!(held(), 0);
         for v in 0..100_000 {
             ring.push_back(v);
         }
         // 100 000 values need a buffer of 131 072 (1 MiB of u64).
-        assert!(held_bytes() >= 1 << 20);
+        assert_eq!(held(), 1 << 20);
         let copy = ring.clone();
-        assert!(held_bytes() >= 2 << 20);
+        assert_eq!(held(), 2 << 20);
         drop(copy);
-        drop(ring);
+        assert_eq!(held(), 1 << 20);
+        // Dropped on another thread, it counts there: this one still
+        // holds its 1 MiB, and the other's total went down by as much.
+        let there = std::thread::spawn(move || {
+            let before = held_on_this_thread();
+            drop(ring);
+            before.wrapping_sub(held_on_this_thread())
+        });
+        assert_eq!(there.join().unwrap(), 1 << 20);
+        assert_eq!(held(), 1 << 20);
     }
 
     #[test]

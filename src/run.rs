@@ -92,7 +92,7 @@ pub enum JobError {
         /// The output folder holds an earlier run's results, untouched.
         kept: bool,
         #[source]
-        source: SweepError,
+        source: Box<SweepError>,
     },
 }
 
@@ -319,7 +319,11 @@ impl RunOutputs {
 
     /// A failed sweep, with what became of the output folder.
     fn sweep_failed(&self, source: SweepError) -> JobError {
-        JobError::Sweep { path: self.scenario.path.clone(), kept: self.staged.has_previous(), source }
+        JobError::Sweep {
+            path: self.scenario.path.clone(),
+            kept: self.staged.has_previous(),
+            source: Box::new(source),
+        }
     }
 
     /// The sweeps the `[sweep]` table asks for and their tables: the

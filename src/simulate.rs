@@ -134,9 +134,10 @@ pub fn has_client_keys(scenario: &Scenario) -> bool {
 }
 
 /// `config` as one of `runs` runs of a sweep that may run side by side:
-/// each may hold `1/runs` of the memory budget in its own queues, so that
-/// together they stay within `--memory` on any number of threads (window
-/// timestamps are counted across the process already).
+/// each may hold `1/runs` of the memory budget in its own window rings and
+/// queues (each run counts its own), so that together they stay within
+/// `--memory` on any number of threads, and whether one stops does not
+/// depend on which others run beside it.
 pub fn share_memory(mut config: RunConfig, runs: usize) -> RunConfig {
     config.memory_budget /= runs.max(1) as u64;
     config

@@ -1082,7 +1082,7 @@ fn s84_burst_pair_sweep_too_much_work() {
 }
 
 /// A shaping limiter's burst-pair rows hold both bursts' backend times,
-/// 32 bytes per request of L on each thread: past `--memory` the sweep
+/// 32 bytes per request of L for each row running: past `--memory` the sweep
 /// stops before it allocates (it took 6 GB under `--memory 64MiB`).
 #[test]
 fn s85_burst_pair_sweep_of_a_shaping_limiter_past_memory() {
@@ -1096,7 +1096,7 @@ fn s85_burst_pair_sweep_of_a_shaping_limiter_past_memory() {
         &[
             "error: scenario s.toml failed; nothing was written",
             "caused by: burst-pair sweep",
-            "the burst-pair sweep of gcra(max_wait=10s) holds the backend times of both bursts of L = 10000000, about 305.2 MiB on each of",
+            "the burst-pair sweep of gcra(max_wait=10s) holds the backend times of both bursts of L = 10000000, 305.2 MiB for one row of the grid, past",
             "past the memory budget of 64.0 MiB (--memory): give the scenario a smaller L, or a larger --memory",
         ],
     );

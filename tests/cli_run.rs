@@ -240,6 +240,73 @@ fn thread_count_does_not_change_outputs() {
     assert!(outputs[0] == outputs[1]);
 }
 
+/// Whether a sweep fits `--memory` does not depend on the thread count.
+/// Each load run holds a sliding log of 50 000 timestamps (a ring of 2^16
+/// pairs of 16 bytes: 1 MiB) and may use half the budget: 1.25 MiB of
+/// 2.5 MiB fits at any thread count, 768 KiB of 1.5 MiB never does. (The
+/// runs' rings were once counted across the process: two runs side by
+/// side each saw 2 MiB, so the first budget failed on 2 threads and
+/// passed on 1.)
+#[test]
+fn the_memory_budget_of_a_sweep_does_not_depend_on_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "name = \"m\"\n[limit]\nrequests = 50000\nwindow = \"1s\"\n[[limiter]]\nkind = \"sliding_log\"\n\
+[sweep]\ngrid = 2\nloads = [1.0, 1.2]\nload_duration = \"5s\"\n";
+    let path = dir.path().join("m.toml");
+    fs::write(&path, text).unwrap();
+    let mut outputs = Vec::new();
+    let mut refusals = Vec::new();
+    for threads in ["1", "2", "4"] {
+        let out = dir.path().join(format!("fits{threads}"));
+        ratesim()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["sweep", path.to_str().unwrap(), "-q", "--no-charts", "--memory", "2560KiB"])
+            .args(["--out", out.to_str().unwrap()])
+            .assert()
+            .success();
+        outputs.push(snapshot(&out));
+        let refused = ratesim()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["sweep", path.to_str().unwrap(), "-q", "--no-charts", "--memory", "1536KiB"])
+            .args(["--out", dir.path().join("refused").to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(refused.status.code(), Some(1), "{threads} threads");
+        refusals.push(String::from_utf8(refused.stderr).unwrap());
+    }
+    assert!(outputs[0] == outputs[1] && outputs[0] == outputs[2]);
+    assert!(refusals[0] == refusals[1] && refusals[0] == refusals[2], "{refusals:?}");
+    assert!(
+        refusals[0].contains("the run holds 1.0 MiB of admitted timestamps inside exact windows, more than the 768.0 KiB it may use"),
+        "{}",
+        refusals[0]
+    );
+}
+
+/// A shaping limiter's burst-pair rows hold 32 bytes per request of L
+/// each (L = 1000: 31.25 KiB): under a budget of 40 KiB they run one at a
+/// time, on 4 threads, with the same results as under the default budget.
+#[test]
+fn burst_pair_rows_run_as_many_at_once_as_the_budget_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "name = \"bp\"\n[limit]\nrequests = 1000\nwindow = \"10s\"\n[[limiter]]\nkind = \"gcra\"\n\
+max_wait = \"10s\"\n[sweep]\ngrid = 4\nloads = [0.1]\nload_duration = \"10s\"\n";
+    let path = dir.path().join("bp.toml");
+    fs::write(&path, text).unwrap();
+    let mut outputs = Vec::new();
+    for memory in ["40KiB", "8GiB"] {
+        let out = dir.path().join(memory);
+        ratesim()
+            .env("RAYON_NUM_THREADS", "4")
+            .args(["sweep", path.to_str().unwrap(), "-q", "--no-charts", "--memory", memory])
+            .args(["--out", out.to_str().unwrap()])
+            .assert()
+            .success();
+        outputs.push(snapshot(&out));
+    }
+    assert!(outputs[0] == outputs[1]);
+}
+
 /// `ratesim completions SHELL` prints a script for that shell that knows the
 /// subcommands; an unknown or missing shell is a usage error.
 #[test]

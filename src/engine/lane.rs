@@ -275,6 +275,8 @@ pub struct LaneOut {
     /// The bytes of the per-key state the lane holds (its limiter and
     /// window tracker for every client key), after this chunk.
     pub key_bytes: u64,
+    /// The bytes the lane's window rings hold, after this chunk.
+    pub ring_bytes: u64,
 }
 
 impl LaneOut {
@@ -292,6 +294,7 @@ impl LaneOut {
             pending_retries: 0,
             client_bytes: 0,
             key_bytes: 0,
+            ring_bytes: 0,
         }
     }
 
@@ -352,6 +355,10 @@ pub struct Lane<L, R: Reactor> {
     /// Delays, when the limiter shapes (`shapes`: it may delay).
     delays: DelayReport,
     shapes: bool,
+    /// The bytes of the window rings (the limiters' and the trackers') of
+    /// this lane: what they grew by while it decided, measured on the
+    /// thread that ran it ([`crate::ring::held_on_this_thread`]).
+    ring_bytes: u64,
 }
 
 /// The running state of one pass over a chunk (or over the events at the
@@ -409,6 +416,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             last_node: 0,
             delays: DelayReport::new(),
             shapes: false,
+            ring_bytes: 0,
         };
         lane.reactor.start(&mut Calendar { queue: &mut lane.events, due: &mut lane.due });
         lane
@@ -753,6 +761,15 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         Ok(())
     }
 
+    /// Adds what this lane's rings grew by since `before` (this thread's
+    /// ring total then: nothing else runs on the thread while a lane
+    /// decides) and reports the lane's ring bytes.
+    fn count_rings(&mut self, before: u64, out: &mut LaneOut) {
+        let grown = crate::ring::held_on_this_thread().wrapping_sub(before);
+        self.ring_bytes = self.ring_bytes.wrapping_add(grown);
+        out.ring_bytes = self.ring_bytes;
+    }
+
     /// What the delayed requests hold, for the run's memory check.
     fn report_queue(&self, out: &mut LaneOut) {
         out.key_bytes = (self.keys.capacity() * std::mem::size_of::<KeyState<L>>()
@@ -794,8 +811,9 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         out.outcomes.clear();
         out.delays.clear();
         out.nodes.clear();
+        let rings = crate::ring::held_on_this_thread();
         // One loop per combination, so no choice is a test per arrival.
-        match (self.self_tracking, out.window_counts.is_some(), self.curve) {
+        let decided = match (self.self_tracking, out.window_counts.is_some(), self.curve) {
             (false, false, false) => self.decide_chunk::<false, false, false>(chunk, out),
             (true, false, false) => self.decide_chunk::<true, false, false>(chunk, out),
             (false, true, false) => self.decide_chunk::<false, true, false>(chunk, out),
@@ -804,7 +822,9 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
             (true, false, true) => self.decide_chunk::<true, false, true>(chunk, out),
             (false, true, true) => self.decide_chunk::<false, true, true>(chunk, out),
             (true, true, true) => self.decide_chunk::<true, true, true>(chunk, out),
-        }
+        };
+        self.count_rings(rings, out);
+        decided
     }
 
     fn run_pending(
@@ -819,6 +839,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
             self.report_queue(out);
             return Ok(PendingSlice { last_event: None, done: true });
         }
+        let rings = crate::ring::held_on_this_thread();
         let mut p = Pass::new(self.counts.peak);
         let record = (out.window_counts.is_some() && R::WANTS_RETRY_AT).then_some(&mut out.attempts);
         let max = max_events;
@@ -840,6 +861,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         self.counts.add_chunk(p.events, p.events_admitted, &p.window);
         self.reactor.take_outcomes(&mut out.outcomes);
         self.report_queue(out);
+        self.count_rings(rings, out);
         // Stopped short of `max_events`: nothing was left before `end`.
         Ok(PendingSlice { last_event: p.last_event, done: p.events < max_events })
     }

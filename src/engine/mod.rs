@@ -102,7 +102,7 @@ static BUDGET: AtomicU64 = AtomicU64::new(MEMORY_BUDGET);
 
 /// Sets the memory budget of the runs this process makes from now on (its
 /// sweeps' included): the bytes of window timestamps and delayed requests
-/// held, as [`crate::ring::held_bytes`] and the lanes' queues count them.
+/// held, as the lanes count their rings and queues.
 pub fn set_memory_budget(bytes: u64) {
     BUDGET.store(bytes, Ordering::Relaxed);
 }
@@ -563,7 +563,7 @@ fn delay_chunk(budget: u64, shaping: u64) -> usize {
 const FEW_TIMESTAMPS_BYTES: u64 = 1 << 10;
 
 /// Stops the run when what it holds passes its memory budget: window
-/// timestamps (counted across the process), delayed requests, requests
+/// timestamps (each lane counts its own rings), delayed requests, requests
 /// waiting to retry and closed clients' next requests, and the state of
 /// every client key (`keys`: how many, and the reader's bytes for them).
 fn check_memory(
@@ -576,7 +576,9 @@ fn check_memory(
 ) -> Result<(), RunError> {
     let limit = config.limit;
     let budget = config.memory_budget;
-    let held = crate::ring::held_bytes();
+    // The window rings of this run's lanes (another run's, side by side in
+    // a sweep, are not this one's).
+    let held: u64 = outs.iter().map(|o| o.ring_bytes).sum();
     // Delayed requests wait in their lane's event queue; a limiter that
     // never refuses (Guava's acquire()) lets it grow for as long as the
     // overload lasts. Requests waiting to retry are bounded by the trace,
@@ -801,7 +803,6 @@ mod tests {
     /// window may need, instead of running out of memory.
     #[test]
     fn window_timestamps_past_the_budget_stop_the_run() {
-        let _alone = MEMORY_TESTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         // L = 10^12 per 1 s; 300 000 arrivals 1 us apart: every one admitted,
         // every one still in the window; more than 1 MiB of timestamps after
         // the first chunk.
@@ -819,9 +820,6 @@ mod tests {
         assert!(text.contains("up to 2000000000000 timestamps"), "{text}");
         assert!(text.contains("(14.6 TiB each)"), "{text}");
     }
-
-    /// Held by the tests that check a memory budget, one at a time.
-    static MEMORY_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
     #[test]
     fn chunks_are_cut_short_for_a_small_budget_only_when_a_limiter_delays() {
@@ -848,9 +846,6 @@ mod tests {
             max_burst_seconds: 1.0,
             timeout: None,
         });
-        // Window timestamps count process-wide: while another test holds
-        // megabytes of them, this run would stop for those.
-        let _alone = MEMORY_TESTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         for budget in [256 << 10, 1 << 20, 4 << 20] {
             let config = RunConfig { memory_budget: budget, ..RunConfig::new(limit, vec![spec.clone()]) };
             let Err(e) = run(&config, arrivals(&times), None, &mut |_| {}) else {

@@ -74,11 +74,11 @@ pub enum BurstPairError {
     #[error("{0}")]
     Work(String),
     #[error(
-        "the burst-pair sweep of {label} holds the backend times of both bursts of L = {requests}, about {} on each of {threads} threads, past the memory budget of {} (--memory): give the scenario a smaller L, or a larger --memory",
-        crate::export::fmt_bytes(*bytes),
-        crate::export::fmt_bytes(*budget)
+        "the burst-pair sweep of {label} holds the backend times of both bursts of L = {requests}, {} for one row of the grid, past the memory budget of {} (--memory): give the scenario a smaller L, or a larger --memory",
+        crate::export::fmt_bytes_apart(*bytes, *budget).0,
+        crate::export::fmt_bytes_apart(*bytes, *budget).1
     )]
-    Memory { label: String, requests: u64, bytes: u64, threads: u64, budget: u64 },
+    Memory { label: String, requests: u64, bytes: u64, budget: u64 },
 }
 
 /// The most requests the burst-pair sweep may decide for one limiter: as
@@ -426,32 +426,42 @@ pub fn run(
         return Err(BurstPairError::Work(problem));
     }
     // A shaping limiter's row holds both bursts' backend times (first,
-    // second and the two merged: 4 L times of 8 bytes) on every thread.
-    let threads = rayon::current_num_threads() as u64;
+    // second and the two merged: 4 L times of 8 bytes) while it runs. One
+    // row must fit the budget; rows run side by side only as many at once
+    // as fit it together, a number set by the budget and not by the
+    // machine's threads, so that whether the sweep runs does not depend on
+    // where it runs.
     let budget = crate::engine::memory_budget();
+    let row_bytes = limit.requests.saturating_mul(32);
+    let mut at_once = usize::MAX;
     if let Some(k) = config.limiters.iter().position(|s| s.delays()) {
-        let bytes = limit.requests.saturating_mul(32);
-        if bytes.saturating_mul(threads) > budget {
+        if row_bytes > budget {
             return Err(BurstPairError::Memory {
                 label: names[k].clone(),
                 requests: limit.requests,
-                bytes,
-                threads,
+                bytes: row_bytes,
                 budget,
             });
         }
+        at_once = usize::try_from(budget / row_bytes.max(1)).unwrap_or(usize::MAX).max(1);
     }
     let done = std::sync::atomic::AtomicU64::new(0);
-    // One task per (limiter, offset) row; collected in index order.
-    let cells: Vec<Row> = (0..n * grid as usize)
-        .into_par_iter()
-        .map(|task| {
-            let spec = &config.limiters[task / grid as usize];
-            let row = sweep_row(spec, limit, grid, (task % grid as usize) as u32);
-            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
-            row
-        })
-        .collect();
+    // One task per (limiter, offset) row; collected in index order, in
+    // batches of at most `at_once` rows.
+    let tasks: Vec<usize> = (0..n * grid as usize).collect();
+    let mut cells: Vec<Row> = Vec::with_capacity(tasks.len());
+    for batch in tasks.chunks(at_once) {
+        let rows: Vec<Row> = batch
+            .par_iter()
+            .map(|&task| {
+                let spec = &config.limiters[task / grid as usize];
+                let row = sweep_row(spec, limit, grid, (task % grid as usize) as u32);
+                progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+                row
+            })
+            .collect();
+        cells.extend(rows);
+    }
 
     let mut rows = Vec::with_capacity(n);
     for (k, (spec, label)) in config.limiters.iter().zip(names).enumerate() {
