@@ -296,6 +296,104 @@ fn o17_a_fifo_as_font_or_scenario() {
     assert!(!c.path("out").exists());
 }
 
+/// Makes `path` unchangeable for this user: `chattr +i` as root (whom
+/// permission bits do not stop), mode 555 otherwise. False where neither
+/// holds (a filesystem without the attribute), and the caller skips.
+#[cfg(target_os = "linux")]
+fn lock(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let as_root = Command::new("chattr").arg("+i").arg(path).output().is_ok_and(|o| o.status.success());
+    if !as_root {
+        fs::set_permissions(path, fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    tempfile::tempfile_in(path).is_err()
+}
+
+#[cfg(target_os = "linux")]
+fn unlock(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = Command::new("chattr").arg("-i").arg(path).output();
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// An earlier run's folder this user may not write was moved aside by the
+/// commit (its parent allowed that), its files could not be removed, and
+/// the run said nothing: they stayed in a hidden `.out.tmp-*.old`. It is
+/// refused before any work, and the folder is left as it was.
+#[cfg(target_os = "linux")]
+#[test]
+fn o18_out_is_a_folder_this_user_cannot_change() {
+    let c = Case::new(BASE);
+    c.ok(&["run", "s.toml", "--out", "out", "-q", "--no-charts"]);
+    let before = snapshot(&c.path("out"));
+    if !lock(&c.path("out")) {
+        unlock(&c.path("out"));
+        eprintln!("o18: cannot make a folder unwritable here: skipped");
+        return;
+    }
+    let out = c.run_in("", &["run", "s.toml", "--out", "out", "--no-charts", "--seed", "2"]);
+    unlock(&c.path("out"));
+    Case::failed(
+        out,
+        &[],
+        &[
+            "error: cannot replace output folder out: this user cannot remove its files, so a run would leave the \
+earlier results behind in a hidden folder; give another --out, or make it writable\n",
+            "caused by: ",
+        ],
+    );
+    assert_eq!(snapshot(&c.path("out")), before);
+    assert_eq!(c.names(""), ["out", "s.toml"], "nothing staged");
+}
+
+/// Where the earlier results, moved aside, cannot be removed (a file in
+/// them made immutable), the new results are in place and the run says
+/// where the old ones are, instead of leaving them unmentioned. Only root
+/// can make a file its folder's owner cannot delete: skipped otherwise.
+#[cfg(target_os = "linux")]
+#[test]
+fn o19_earlier_results_that_cannot_be_removed_are_named() {
+    let c = Case::new(BASE);
+    c.ok(&["run", "s.toml", "--out", "out", "-q", "--no-charts"]);
+    let pinned = c.path("out/summary.csv");
+    if !Command::new("chattr").arg("+i").arg(&pinned).output().is_ok_and(|o| o.status.success()) {
+        eprintln!("o19: no immutable files here (not root?): skipped");
+        return;
+    }
+    let out = c.run_in("", &["run", "s.toml", "--out", "out", "--no-charts", "--seed", "2"]);
+    let aside: Vec<String> = c.names("").into_iter().filter(|n| n.ends_with(".old")).collect();
+    let _ = Command::new("chattr").arg("-i").arg(&pinned).output();
+    for a in &aside {
+        let _ = Command::new("chattr").arg("-i").arg(c.path(&format!("{a}/summary.csv"))).output();
+        fs::remove_dir_all(c.path(a)).unwrap();
+    }
+    let err = Case::failed(
+        out,
+        &[],
+        &[
+            "error: the results are in out, but the previous results, moved aside to ",
+            ", could not be removed: \
+remove that folder by hand\n",
+        ],
+    );
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    assert!(aside[0].starts_with(".out.tmp-") && err.contains(&aside[0]), "{err}");
+    assert!(c.path("out/summary.md").is_file(), "the new results are in place");
+}
+
+/// A folder made private stays private: the new results take the earlier
+/// folder's mode (they came out 755, whatever the old one had).
+#[cfg(unix)]
+#[test]
+fn a_rerun_keeps_the_output_folders_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let c = Case::new(BASE);
+    c.ok(&["run", "s.toml", "--out", "out", "-q", "--no-charts"]);
+    fs::set_permissions(c.path("out"), fs::Permissions::from_mode(0o700)).unwrap();
+    c.ok(&["run", "s.toml", "--out", "out", "-q", "--no-charts", "--seed", "2"]);
+    assert_eq!(fs::metadata(c.path("out")).unwrap().permissions().mode() & 0o777, 0o700);
+}
+
 // ---- trace errors ----------------------------------------------------------
 
 /// A stray quote read the rest of the file into one field: `check` and

@@ -51,6 +51,30 @@ folder by renaming a new one into its place, which cannot be done to a mount poi
         #[source]
         source: std::io::Error,
     },
+    /// The target is an earlier run's folder this user may not change: the
+    /// commit could move it aside but never remove its files, which would
+    /// stay behind in a hidden folder.
+    #[error(
+        "cannot replace output folder {}: this user cannot remove its files, so a run would leave the earlier results behind in a hidden folder; give another --out, or make it writable",
+        target.display()
+    )]
+    NotWritable {
+        target: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The new results are in place, but the previous ones, moved aside,
+    /// could not be removed.
+    #[error(
+        "the results are in {}, but the previous results, moved aside to {}, could not be removed: remove that folder by hand",
+        target.display(), aside.display()
+    )]
+    LeftAside {
+        target: PathBuf,
+        aside: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot create output directory {path}")]
     Create {
         path: PathBuf,
@@ -238,6 +262,13 @@ impl OutputDir {
         }
         // Anything in it is an earlier run's (foreign_entry would have said).
         let previous = fs::read_dir(&real).is_ok_and(|mut d| d.next().is_some());
+        // The commit removes the earlier run's files: a folder this user may
+        // not write is refused now (its parent may still let the commit move
+        // it, and its files would then stay behind, aside).
+        if real.is_dir() {
+            tempfile::tempfile_in(&real)
+                .map_err(|source| OutputError::NotWritable { target: target.to_path_buf(), source })?;
+        }
         fs::create_dir_all(&parent).map_err(|source| OutputError::Create { path: parent.clone(), source })?;
         remove_stale_staging(&parent, &name, &real);
         let prefix = format!(".{name}.tmp-{}-", std::process::id());
@@ -312,6 +343,16 @@ impl OutputDir {
         let aside = staging
             .with_file_name(format!("{}.old", staging.file_name().unwrap_or_default().to_string_lossy()));
         let had_old = self.real.symlink_metadata().is_ok();
+        // The new folder keeps the old one's permissions and, where this user
+        // may set it, its owner: a folder made private stays private.
+        if let Ok(old) = fs::metadata(&self.real) {
+            fs::set_permissions(staging, old.permissions()).map_err(err)?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                let _ = std::os::unix::fs::chown(staging, Some(old.uid()), Some(old.gid()));
+            }
+        }
         swap_into_place(staging, &self.real, had_old.then_some(aside.as_path()), &|from, to| {
             fs::rename(from, to)
         })
@@ -329,7 +370,11 @@ impl OutputDir {
             let _ = dir.keep();
         }
         if had_old {
-            let _ = fs::remove_dir_all(&aside);
+            fs::remove_dir_all(&aside).map_err(|source| OutputError::LeftAside {
+                target: self.target.clone(),
+                aside: aside.clone(),
+                source,
+            })?;
         }
         Ok(self.target.clone())
     }
