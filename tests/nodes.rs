@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use common::{Collect, ratesim, read, read_csv, scenario, snapshot};
 use ratesim::engine::{self, RunConfig};
 use ratesim::limiter::{
-    Algorithm, FixedWindowSpec, LeakyBucketSpec, Limit, Limiter, LimiterSpec, SlidingLogSpec,
+    Algorithm, FixedWindowSpec, LeakyBucketSpec, Limit, Limiter, LimiterSpec, Rounding, SlidingLogSpec,
     SlotCounterSpec, StateSize, WeightedWindowSpec, WindowAlign,
 };
 use ratesim::metrics::LimiterReport;
@@ -292,13 +292,14 @@ fn no_sync_during_an_outage() {
 fn sync_at_epoch_times_decides_as_near_zero() {
     const SHIFT: u64 = 1_700_000_000 * 1_000 * MS;
     let limit = Limit { requests: 3, window: Nanos::from_secs(1) };
-    let specs: Vec<LimiterSpec> = vec![
-        fixed(),
-        SlotCounterSpec { slots: 10 }.into(),
-        WeightedWindowSpec::DEFAULT.into(),
-        WeightedWindowSpec { count_rejected: true, ..WeightedWindowSpec::DEFAULT }.into(),
-        SlidingLogSpec { count_rejected: true }.into(),
+    let rules = [
+        Rule::Fixed { offset: 0 },
+        Rule::Slots { n: 10 },
+        Rule::Weighted { floor: false, offset: 0, count_rejected: false },
+        Rule::Weighted { floor: false, offset: 0, count_rejected: true },
+        Rule::Log,
     ];
+    let specs: Vec<LimiterSpec> = rules.iter().map(|r| r.spec()).collect();
     // Bursts inside one sync interval, across syncs and window edges, and
     // after long idle stretches; one request exactly at a sync instant.
     let near_zero: Vec<u64> =
@@ -330,6 +331,14 @@ fn sync_at_epoch_times_decides_as_near_zero() {
     // node; the sync at 100 ms shows all 5 admitted, so the fixed window
     // refuses at 100 and 130 ms.
     assert_eq!(zero_bits[0][..7], [true, true, true, true, true, false, false]);
+    // Near zero (and so at the epoch), every decision is the brute-force
+    // views' (round robin: request i on node i % 3).
+    for (rule, bits) in rules.into_iter().zip(&zero_bits) {
+        let mut oracle = SyncOracle::new(rule, limit, 100 * MS, vec![outage(1_050, 1_120, 0)]);
+        let expected: Vec<bool> =
+            near_zero.iter().enumerate().map(|(i, &t)| oracle.decide((i % 3) as u16, t, 1)).collect();
+        assert_eq!(bits, &expected, "{rule:?}");
+    }
 }
 
 // ---- balancers ---------------------------------------------------------------
@@ -483,71 +492,165 @@ proptest! {
     }
 }
 
-/// Sync mode as `docs/semantics.md` says it, one sync at a time: before a
-/// request at `t` outside an outage, every sync instant `k * interval` at or
-/// before `t` (then `u64::MAX`, where the schedule saturates) outside an
-/// outage adds the admissions since the last one to the shared state and
-/// copies it to every view. `Fleet` skips the syncs that cannot change
-/// anything; this is what it must match.
-struct SyncByInterval<L> {
-    global: L,
-    views: Vec<L>,
-    /// Each view's largest state before its last sync.
-    view_peaks: Vec<StateSize>,
-    since: Vec<(u64, u32)>,
-    interval: u64,
-    next_sync: u64,
-    outages: Vec<Outage>,
+// ---- brute-force oracles ------------------------------------------------------
+
+/// A window limiter's rule as `docs/semantics.md` ("The window limiters",
+/// "Weighted window") states it, decided from scratch on the set of counted
+/// requests a copy of the limiter has seen: no limiter code, no `absorb`, no
+/// state carried from one decision to the next. A copy's state is a
+/// function of what it counted (its window, slots or log roll forward with
+/// time alone), so whatever holds that state (a synced view, a store, a
+/// get-then-set write) can be checked as "this rule on these requests".
+#[derive(Clone, Copy, Debug)]
+enum Rule {
+    /// Aligned fixed window, windows `[offset + kW, offset + (k+1)W)`:
+    /// admit iff the permits counted in the request's window plus its cost
+    /// are at most `L`.
+    Fixed { offset: u64 },
+    /// Slot `floor(t N / W)`: the permits in slots `k - N + 1 ..= k`.
+    Slots { n: u64 },
+    /// `prev` and `curr` from windows `k - 1` and `k` of the fixed window's
+    /// grid, `e` into window `k`: `exact` admits iff
+    /// `prev (W - e) / W + curr + c <= L`, `floor` iff
+    /// `floor(prev (W - e) / W) + curr + c <= L`.
+    Weighted { floor: bool, offset: u64, count_rejected: bool },
+    /// The sliding log with `count_rejected` (the only log on nodes): the
+    /// permits in `(t - W, t]`.
+    Log,
 }
 
-impl<L: Limiter + Clone> SyncByInterval<L> {
-    fn new(node: L, k: u16, interval: u64, outages: Vec<Outage>) -> Self {
-        let views = vec![node.clone(); usize::from(k)];
-        let view_peaks = vec![StateSize::default(); usize::from(k)];
-        SyncByInterval {
-            global: node,
-            views,
-            view_peaks,
-            since: Vec::new(),
-            interval,
-            next_sync: interval,
-            outages,
+impl Rule {
+    fn spec(self) -> LimiterSpec {
+        match self {
+            Rule::Fixed { offset } => {
+                FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(offset) } }.into()
+            }
+            Rule::Slots { n } => SlotCounterSpec { slots: n }.into(),
+            Rule::Weighted { floor, offset, count_rejected } => WeightedWindowSpec {
+                rounding: if floor { Rounding::Floor } else { Rounding::Exact },
+                offset: Nanos::new(offset),
+                count_rejected,
+            }
+            .into(),
+            Rule::Log => SlidingLogSpec { count_rejected: true }.into(),
         }
+    }
+
+    /// Whether a refused request is counted too.
+    fn counts_rejected(self) -> bool {
+        matches!(self, Rule::Log | Rule::Weighted { count_rejected: true, .. })
+    }
+
+    /// Whether a request of `cost` at `t` is admitted by a copy that has
+    /// counted `seen` (times at or before `t`, with their costs). `offset`
+    /// is below `W`.
+    fn admits(self, limit: Limit, seen: &[(u64, u32)], t: u64, cost: u32) -> bool {
+        let (l, w, c, t) =
+            (u128::from(limit.requests), u128::from(limit.window.get()), u128::from(cost), u128::from(t));
+        let sum = |keep: &dyn Fn(u128) -> bool| -> u128 {
+            seen.iter().filter(|&&(r, _)| keep(u128::from(r))).map(|&(_, c)| u128::from(c)).sum()
+        };
+        match self {
+            Rule::Fixed { offset } => {
+                // Shifted by one window so the window straddling 0 has index 0.
+                let window = |x: u128| (x + w - u128::from(offset)) / w;
+                sum(&|r| window(r) == window(t)) + c <= l
+            }
+            Rule::Slots { n } => {
+                let n = u128::from(n);
+                let slot = |x: u128| x * n / w;
+                sum(&|r| slot(r) + n > slot(t)) + c <= l
+            }
+            Rule::Weighted { floor, offset, .. } => {
+                let shifted = |x: u128| x + w - u128::from(offset);
+                let (k, e) = (shifted(t) / w, shifted(t) % w);
+                let prev = sum(&|r| shifted(r) / w + 1 == k);
+                let curr = sum(&|r| shifted(r) / w == k);
+                if floor {
+                    prev * (w - e) / w + curr + c <= l
+                } else {
+                    prev * (w - e) + (curr + c) * w <= l * w
+                }
+            }
+            Rule::Log => sum(&|r| r + w > t) + c <= l,
+        }
+    }
+}
+
+/// Any rule, with offsets (fixed and weighted windows), slot counts that
+/// do not divide the window (W = 1000 ns) and both roundings.
+fn any_rule() -> impl Strategy<Value = Rule> {
+    let offset = prop_oneof![Just(0u64), 1u64..1000];
+    prop_oneof![
+        offset.clone().prop_map(|offset| Rule::Fixed { offset }),
+        prop_oneof![1u64..8, Just(10u64), Just(1000u64)].prop_map(|n| Rule::Slots { n }),
+        (any::<bool>(), offset, any::<bool>()).prop_map(|(floor, offset, count_rejected)| Rule::Weighted {
+            floor,
+            offset,
+            count_rejected
+        }),
+        Just(Rule::Log),
+    ]
+}
+
+/// Sync mode from `docs/semantics.md` ("Sync mode", "Store outages"),
+/// without `Fleet`'s bookkeeping: it keeps only the list of counted
+/// requests `(t, node, cost)` (admitted ones, and refused ones for a rule
+/// that counts them; nothing inside an outage). A request inside an outage
+/// gets the outage's answer. Otherwise let `s` be the last sync instant at
+/// or before `t` (`k * interval`, `k >= 1`, then `u64::MAX` where the
+/// schedule saturates) that is not inside an outage: a sync at `s` is done
+/// before a request at `s` is decided and merges what was counted before
+/// `s`, so node `i` sees every counted request before `s` and its own from
+/// `s` on (all its own, and nothing else, before the first sync). The rule
+/// decides on exactly that.
+struct SyncOracle {
+    rule: Rule,
+    limit: Limit,
+    interval: u64,
+    outages: Vec<Outage>,
+    counted: Vec<(u64, u16, u32)>,
+}
+
+impl SyncOracle {
+    fn new(rule: Rule, limit: Limit, interval: u64, outages: Vec<Outage>) -> Self {
+        SyncOracle { rule, limit, interval, outages, counted: Vec::new() }
     }
 
     fn down(&self, t: u64) -> Option<&Outage> {
         self.outages.iter().find(|o| o.start.get() <= t && t < o.end.get())
     }
 
-    fn decide(&mut self, node: u16, t: u64) -> bool {
+    /// The last sync at or before `t` that happened.
+    fn last_sync(&self, t: u64) -> Option<u64> {
+        let i = self.interval;
+        let mut s = if t == u64::MAX { u64::MAX } else { t / i * i };
+        loop {
+            if s == 0 {
+                return None;
+            }
+            match self.down(s) {
+                None => return Some(s),
+                // The last sync instant before the outage.
+                Some(o) => s = o.start.get().checked_sub(1)? / i * i,
+            }
+        }
+    }
+
+    fn decide(&mut self, node: u16, t: u64, cost: u32) -> bool {
         if let Some(o) = self.down(t) {
             return o.fail_open;
         }
-        while self.next_sync <= t {
-            let at = self.next_sync;
-            self.next_sync = self.next_sync.saturating_add(self.interval);
-            if self.down(at).is_some() {
-                continue;
-            }
-            self.since.sort_by_key(|&(time, _)| time);
-            for &(time, cost) in &self.since {
-                self.global.absorb(Nanos::new(time), cost);
-            }
-            self.since.clear();
-            for (v, peak) in self.views.iter_mut().zip(&mut self.view_peaks) {
-                let p = v.peak_state();
-                *peak = StateSize { entries: peak.entries.max(p.entries), bytes: peak.bytes.max(p.bytes) };
-                v.clone_from(&self.global);
-                v.restart_peak();
-            }
-            if self.next_sync == u64::MAX {
-                break;
-            }
-        }
-        let view = &mut self.views[usize::from(node)];
-        let admitted = view.decide(Nanos::new(t), 1).admitted();
-        if admitted || view.counts_rejected() {
-            self.since.push((t, 1));
+        let s = self.last_sync(t);
+        let seen: Vec<(u64, u32)> = self
+            .counted
+            .iter()
+            .filter(|&&(r, n, _)| n == node || s.is_some_and(|s| r < s))
+            .map(|&(r, _, c)| (r, c))
+            .collect();
+        let admitted = self.rule.admits(self.limit, &seen, t, cost);
+        if admitted || self.rule.counts_rejected() {
+            self.counted.push((t, node, cost));
         }
         admitted
     }
@@ -565,53 +668,97 @@ fn sharing_counts(which: usize) -> LimiterSpec {
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+/// Outages one after another, none overlapping, from (gap, length,
+/// fail open).
+fn outages_from(spec: Vec<(u64, u64, bool)>) -> Vec<Outage> {
+    let mut end = 0;
+    spec.into_iter()
+        .map(|(gap, len, fail_open)| {
+            let start = end + gap;
+            end = start + len;
+            Outage { start: Nanos::new(start), end: Nanos::new(end), fail_open }
+        })
+        .collect()
+}
 
-    /// Sync mode decides, and holds state, exactly as one sync at a time, on
-    /// traces with long idle stretches (many empty intervals to catch up),
-    /// requests at sync instants, outages open and closed, and every
-    /// limiter that shares counts (rejections that move a view included).
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// Sync mode decides each request as the brute-force [`SyncOracle`]
+    /// does, on traces with long idle stretches (many empty intervals to
+    /// catch up, which `Fleet` skips), requests at sync instants, costs
+    /// above 1, outages open and closed, and every window rule that shares
+    /// counts (with offsets, both roundings, rejections that count).
+    ///
+    /// State (`docs/semantics.md`, "Per-node figures and state": the shared
+    /// state's peak plus every view's own): a fixed window is one counter
+    /// and its window (1 item, 16 B) and a weighted window three counters
+    /// (3, 24 B) whatever they count, so K nodes hold exactly K + 1 of
+    /// them. A slot counter copy stores at most N slots (it drops those
+    /// that left its span before adding one) and only slots that hold a
+    /// counted request, at 16 B each plus 8 B for its sum; a log copy holds
+    /// at most the counted requests in one exact window, 8 B each. Each
+    /// node that counted a request held it in its view.
     #[test]
-    fn sync_skips_only_syncs_that_change_nothing(
-        gaps in prop::collection::vec(prop_oneof![6 => 0u64..40, 1 => 0u64..5_000, 1 => Just(0u64)], 1..150),
+    fn sync_decides_as_the_documented_views(
+        requests in prop::collection::vec(
+            (prop_oneof![6 => 0u64..40, 1 => 0u64..5_000, 1 => Just(0u64)], prop_oneof![6 => Just(1u32), 1 => 1u32..4]),
+            1..150,
+        ),
         interval in prop_oneof![1u64..60, 1u64..400],
-        requests in 1u64..12,
+        requests_per_window in 1u64..12,
         k in 1u16..5,
         outages in prop::collection::vec((0u64..4_000, prop_oneof![1u64..150, 1u64..3_000], any::<bool>()), 0..6),
-        which in 0usize..5,
+        rule in any_rule(),
     ) {
-        let limit = Limit { requests, window: Nanos::new(1000) };
-        let spec = sharing_counts(which);
-        // Outages one after another, none overlapping.
-        let mut end = 0;
-        let outages: Vec<Outage> = outages
-            .into_iter()
-            .map(|(gap, len, fail_open)| {
-                let start = end + gap;
-                end = start + len;
-                Outage { start: Nanos::new(start), end: Nanos::new(end), fail_open }
-            })
-            .collect();
+        let limit = Limit { requests: requests_per_window, window: Nanos::new(1000) };
+        let outages = outages_from(outages);
         let mut t = topology(k, Mode::Sync { interval: Nanos::new(interval) }, 0);
         t.outages = outages.clone();
-        let mut fleet = Fleet::new(spec.build(limit), &t);
-        let mut reference = SyncByInterval::new(spec.build(limit), k, interval, outages);
+        let mut fleet = Fleet::new(rule.spec().build(limit), &t);
+        let mut oracle = SyncOracle::new(rule, limit, interval, outages);
         let mut balancer = Balancer::new(&t, 0);
         let mut now = 0;
-        for (i, gap) in gaps.into_iter().enumerate() {
+        for (i, (gap, cost)) in requests.into_iter().enumerate() {
             now += gap;
             let node = balancer.pick(i as u32);
             fleet.route(node);
-            let admitted = fleet.decide(Nanos::new(now), 1).admitted();
-            prop_assert_eq!(admitted, reference.decide(node, now), "request {} at {}", i, now);
+            let admitted = fleet.decide(Nanos::new(now), cost).admitted();
+            prop_assert_eq!(admitted, oracle.decide(node, now, cost), "request {} at {} on node {}", i, now, node);
         }
-        let state = reference.views.iter().zip(&reference.view_peaks).fold(reference.global.peak_state(), |s, (v, peak)| {
-            let p = v.peak_state();
-            StateSize { entries: s.entries + p.entries.max(peak.entries), bytes: s.bytes + p.bytes.max(peak.bytes) }
-        });
-        prop_assert_eq!(fleet.peak_state(), state);
+        let copies = u64::from(k) + 1;
+        let state = fleet.peak_state();
+        let counted = &oracle.counted;
+        let nodes_counting = {
+            let mut n: Vec<u16> = counted.iter().map(|&(_, n, _)| n).collect();
+            n.sort_unstable();
+            n.dedup();
+            n.len() as u64
+        };
+        match rule {
+            Rule::Fixed { .. } => prop_assert_eq!(state, StateSize { entries: copies, bytes: 16 * copies }),
+            Rule::Weighted { .. } => prop_assert_eq!(state, StateSize { entries: 3 * copies, bytes: 24 * copies }),
+            Rule::Slots { n } => {
+                let mut slots: Vec<u64> = counted.iter().map(|&(r, _, _)| r * n / 1000).collect();
+                slots.sort_unstable();
+                slots.dedup();
+                prop_assert!(state.entries <= copies * n.min(slots.len() as u64), "{:?}", state);
+                prop_assert!(state.entries >= nodes_counting, "{:?}", state);
+                prop_assert_eq!(state.bytes, 16 * state.entries + 8 * copies);
+            }
+            Rule::Log => {
+                let most_in_a_window = counted
+                    .iter()
+                    .map(|&(end, _, _)| counted.iter().filter(|&&(r, _, _)| r <= end && r + 1000 > end).count())
+                    .max()
+                    .unwrap_or(0) as u64;
+                prop_assert!(state.entries <= copies * most_in_a_window, "{:?}", state);
+                prop_assert!(state.entries >= nodes_counting, "{:?}", state);
+                prop_assert_eq!(state.bytes, 8 * state.entries);
+            }
+        }
     }
+
 }
 
 /// The state a synced view holds is its own: a sync copies the shared
@@ -712,18 +859,22 @@ proptest! {
 /// Where the sync schedule runs out of `u64`: the syncs go on at
 /// `k * interval` while that fits, then at `u64::MAX` before every request
 /// there. Requests just past the last whole interval and at `u64::MAX`
-/// itself decide as one sync at a time, with an interval that divides
-/// `u64::MAX` (the last sync is `u64::MAX` itself) and ones that do not.
+/// itself decide as the brute-force [`SyncOracle`] does, with an interval
+/// that divides `u64::MAX` (the last sync is `u64::MAX` itself) and ones
+/// that do not.
 #[test]
-fn sync_near_the_end_of_time_as_one_sync_at_a_time() {
+fn sync_near_the_end_of_time_decides_as_the_documented_views() {
     let limit = Limit { requests: 2, window: Nanos::new(1000) };
     for interval in [u64::MAX / 3, u64::MAX / 3 + 1, u64::MAX / 2 + 7, u64::MAX - 1, u64::MAX] {
-        for spec in
-            [fixed(), SlotCounterSpec { slots: 4 }.into(), SlidingLogSpec { count_rejected: true }.into()]
-        {
+        for rule in [
+            Rule::Fixed { offset: 0 },
+            Rule::Slots { n: 4 },
+            Rule::Weighted { floor: false, offset: 0, count_rejected: false },
+            Rule::Log,
+        ] {
             let t = topology(3, Mode::Sync { interval: Nanos::new(interval) }, 0);
-            let mut fleet = Fleet::new(spec.build(limit), &t);
-            let mut reference = SyncByInterval::new(spec.build(limit), 3, interval, Vec::new());
+            let mut fleet = Fleet::new(rule.spec().build(limit), &t);
+            let mut oracle = SyncOracle::new(rule, limit, interval, Vec::new());
             let last = interval * (u64::MAX / interval);
             let mut times: Vec<u64> = (0..4).map(|d| (last - 2).saturating_add(d)).collect();
             times.extend((0..4).map(|d| u64::MAX - 3 + d));
@@ -735,8 +886,8 @@ fn sync_near_the_end_of_time_as_one_sync_at_a_time() {
                 let admitted = fleet.decide(Nanos::new(now), 1).admitted();
                 assert_eq!(
                     admitted,
-                    reference.decide(node, now),
-                    "interval {interval}, request {i} at {now}"
+                    oracle.decide(node, now, 1),
+                    "interval {interval}, {rule:?}, request {i} at {now}"
                 );
             }
         }
