@@ -11,8 +11,8 @@ use proptest::prelude::*;
 use common::{Collect, ratesim, read, read_csv, scenario, snapshot};
 use ratesim::engine::{self, RunConfig};
 use ratesim::limiter::{
-    Algorithm, FixedWindowSpec, LeakyBucketSpec, Limit, Limiter, LimiterSpec, Rounding, SlidingLogSpec,
-    SlotCounterSpec, StateSize, WeightedWindowSpec, WindowAlign,
+    Algorithm, FixedWindowSpec, GcraSpec, LeakyBucketSpec, Limit, Limiter, LimiterSpec, Rounding,
+    SlidingLogSpec, SlotCounterSpec, StateSize, TokenBucketSpec, WeightedWindowSpec, WindowAlign,
 };
 use ratesim::metrics::LimiterReport;
 use ratesim::nodes::{Balance, Balancer, Fleet, Mode, Outage, Topology};
@@ -656,6 +656,57 @@ impl SyncOracle {
     }
 }
 
+/// A central store from `docs/semantics.md` ("Central mode", "Store
+/// outages"): a request at `t` outside an outage reaches the store at
+/// `r = t + floor(rtt / 2)`. Atomic: the rule decides at `r` on every
+/// request counted before it. Get-then-set: the read at `r` sees the state
+/// of the write that landed last at or before `r` (writes land at their
+/// read plus `rtt`; of writes landing at one instant the later one wins),
+/// or a fresh state if none has; if the request is counted, it writes that
+/// state plus itself. So each write's state is a chain of requests back to
+/// a fresh store (for a fixed window, the pair (window, count)). Returns
+/// the decisions in order.
+fn central_oracle(
+    rule: Rule,
+    limit: Limit,
+    rtt: u64,
+    atomic: bool,
+    outages: &[Outage],
+    requests: &[(u64, u32)],
+) -> Vec<bool> {
+    let half = rtt / 2;
+    let mut counted: Vec<(u64, u32)> = Vec::new();
+    // Get-then-set: (landing time, the requests the written state counts).
+    let mut writes: Vec<(u128, Vec<(u64, u32)>)> = Vec::new();
+    let mut decisions = Vec::new();
+    for &(t, cost) in requests {
+        if let Some(o) = outages.iter().find(|o| o.start.get() <= t && t < o.end.get()) {
+            decisions.push(o.fail_open);
+            continue;
+        }
+        let r = t.saturating_add(half);
+        let seen: Vec<(u64, u32)> = if atomic {
+            counted.clone()
+        } else {
+            writes
+                .iter()
+                .enumerate()
+                .filter(|(_, (land, _))| *land <= u128::from(r))
+                .max_by_key(|&(i, (land, _))| (*land, i))
+                .map_or_else(Vec::new, |(_, (_, state))| state.clone())
+        };
+        let admitted = rule.admits(limit, &seen, r, cost);
+        if admitted || rule.counts_rejected() {
+            counted.push((r, cost));
+            let mut state = seen;
+            state.push((r, cost));
+            writes.push((u128::from(r) + u128::from(rtt), state));
+        }
+        decisions.push(admitted);
+    }
+    decisions
+}
+
 /// The limiters that share counts in sync mode, `which` in 0..5 (the two
 /// with `count_rejected` among them, whose rejections move a view too).
 fn sharing_counts(which: usize) -> LimiterSpec {
@@ -759,6 +810,65 @@ proptest! {
         }
     }
 
+    /// A central store decides each request as [`central_oracle`] does,
+    /// atomic and get-then-set, for every window rule, with round trips
+    /// from none to several windows (odd ones in ns included), costs above
+    /// 1 and outages. An atomic store also decides as the single limiter
+    /// on the shifted times for the GCRA and the token bucket, whose clock
+    /// is all that moves.
+    #[test]
+    fn central_store_decides_as_the_documented_store(
+        requests in prop::collection::vec(
+            (prop_oneof![3 => 0u64..120, 1 => Just(0u64), 1 => 0u64..3_000], prop_oneof![6 => Just(1u32), 1 => 1u32..4]),
+            1..150,
+        ),
+        rtt in prop_oneof![0u64..6, 0u64..400, 0u64..3_000],
+        requests_per_window in 1u64..8,
+        k in 1u16..4,
+        outages in prop::collection::vec((0u64..4_000, 1u64..1_000, any::<bool>()), 0..3),
+        rule in any_rule(),
+    ) {
+        let limit = Limit { requests: requests_per_window, window: Nanos::new(1000) };
+        let outages = outages_from(outages);
+        let mut now = 0;
+        let requests: Vec<(u64, u32)> = requests
+            .into_iter()
+            .map(|(gap, cost)| {
+                now += gap;
+                (now, cost)
+            })
+            .collect();
+        for atomic in [true, false] {
+            let mut t = topology(k, Mode::Central { rtt: Nanos::new(rtt), atomic }, 0);
+            t.outages = outages.clone();
+            t.balance = Balance::Random;
+            let mut fleet = Fleet::new(rule.spec().build(limit), &t);
+            let mut balancer = Balancer::new(&t, rtt);
+            let expected = central_oracle(rule, limit, rtt, atomic, &outages, &requests);
+            for (i, (&(now, cost), want)) in requests.iter().zip(expected).enumerate() {
+                fleet.route(balancer.pick(0));
+                let admitted = fleet.decide(Nanos::new(now), cost).admitted();
+                prop_assert_eq!(admitted, want, "atomic {}, request {} at {}", atomic, i, now);
+            }
+        }
+        let t = topology(k, Mode::Central { rtt: Nanos::new(rtt), atomic: true }, 0);
+        let others: [LimiterSpec; 3] = [
+            GcraSpec { burst: None, max_wait: None }.into(),
+            TokenBucketSpec::CONTINUOUS.into(),
+            TokenBucketSpec::TIMER.into(),
+        ];
+        for spec in others {
+            let mut fleet = Fleet::new(spec.build(limit), &t);
+            let mut single = spec.build(limit);
+            for &(now, cost) in &requests {
+                prop_assert_eq!(
+                    fleet.decide(Nanos::new(now), cost).admitted(),
+                    single.decide(Nanos::new(now + rtt / 2), cost).admitted(),
+                    "{} at {}", spec.label(), now
+                );
+            }
+        }
+    }
 }
 
 /// The state a synced view holds is its own: a sync copies the shared
