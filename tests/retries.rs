@@ -1,10 +1,13 @@
 //! Reacting clients end to end: values a hand calculation predicts from
 //! `docs/semantics.md` ("Reacting clients"), the order and contents of
 //! decisions.csv when clients retry, determinism across thread counts, a
-//! property of the exact reference under retries, and the memory the
-//! lanes' event queues hold.
+//! property of the exact reference under retries, the memory the lanes'
+//! event queues hold, and (`retries/oracle.rs`) every attempt and figure
+//! of random retrying runs against a brute-force model of the lane.
 
 mod common;
+#[path = "retries/oracle.rs"]
+mod oracle;
 
 use common::{Collect, parse};
 
