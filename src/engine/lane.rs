@@ -5,9 +5,11 @@
 //! other, so the schedule may run them on any thread.
 //!
 //! Order: an arrival at `t` is decided after every scheduled event due
-//! strictly before `t`, and before the events due at `t` itself (open-loop
-//! arrivals come first at an instant, in trace order; then the lane's own
-//! events, first scheduled first). Events still pending at the end of a
+//! strictly before `t`, and before the events due at `t` itself. At one
+//! instant the releases of delayed requests come first (they reach the
+//! backend before anything decided at that instant), then the open-loop
+//! arrivals in trace order, then the lane's own events, first scheduled
+//! first. Events still pending at the end of a
 //! chunk wait for the next chunk, or for [`LaneOps::finish`] at the end of
 //! the run, so the order does not depend on where chunks are cut.
 

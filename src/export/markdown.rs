@@ -1,4 +1,7 @@
-//! Markdown tables for docs: `summary.md`.
+//! Markdown for docs: `summary.md` (the summary, and the delays, clients and
+//! nodes tables when a run has them) and the sweeps' tables with their
+//! method and notes (`error_vs_slots.md`, `load_sweep.md`,
+//! `retry_policies.md`, the topology sweeps' files).
 
 use std::fmt::Write;
 

@@ -6,8 +6,8 @@
 //! chart style and what the sweeps may assume about it (the [`Algorithm`]
 //! trait). The [`registry!`] list below turns the files into the
 //! [`LimiterSpec`] and [`AnyLimiter`] enums, so adding an algorithm is one
-//! new file and one line in that list; nothing else in ratesim matches on
-//! algorithm kinds. What the decisions mean is fixed in `docs/semantics.md`.
+//! new file, its `mod` and `pub use` lines here and one line in that list;
+//! nothing else in ratesim matches on algorithm kinds. What the decisions mean is fixed in `docs/semantics.md`.
 
 #[cfg(test)]
 mod example;

@@ -46,11 +46,11 @@ impl std::fmt::Display for FileProblem {
     }
 }
 
-/// A scenario problem, located.
 /// The largest scenario file read: far above any real one, and a guard
 /// against `ratesim check /dev/zero` reading until memory runs out.
 pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
 
+/// A scenario problem, located.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
     #[error("cannot read scenario {path}")]

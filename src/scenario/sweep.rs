@@ -1,7 +1,8 @@
 //! The `[sweep]` table: which burst-pair grid and which load factors the
-//! sweeps of `docs/semantics.md` ("Error versus slot count") run, and which
+//! sweeps of `docs/semantics.md` ("Error versus slot count") run, which
 //! retry tables the retry-policy comparison runs the scenario with
-//! ("Reacting clients").
+//! ("Reacting clients"), and which node counts, round trips and sync
+//! intervals the topology sweeps rerun it with ("Many nodes").
 
 use std::ops::Range;
 

@@ -1,6 +1,7 @@
-//! Sweeps: many small runs over a grid of inputs, to answer "how much does N
-//! buy me?" (`docs/semantics.md`, "Error versus slot count"). Pure
-//! computation; the points run in parallel (rayon) and are collected in index
+//! Sweeps: many small runs over a grid of inputs: the burst-pair grid and
+//! the load sweep ("how much does N buy me?", `docs/semantics.md`, "Error
+//! versus slot count"), the retry-policy comparison and the topology sweeps
+//! (node count, round trip, sync interval). Pure computation; the points run in parallel (rayon) and are collected in index
 //! order, so the results are identical to a single-threaded run.
 
 pub mod burst_pair;

@@ -1,4 +1,5 @@
-//! Traffic sources: iterators of arrivals in time order, merged by the engine.
+//! Traffic sources: iterators of arrivals in time order, and their merge
+//! ([`Merge`], in (time, source order)) into the one stream the engine reads.
 
 mod burst;
 mod constant;
