@@ -2849,7 +2849,7 @@ fn r36_a_closed_population_past_the_memory_budget() {
         1,
         &[
             "error: scenario s.toml failed; nothing was written",
-            "caused by: the run holds 16.0 MiB of admitted timestamps inside exact windows and 71.9 KiB of waiting requests, more than the 16.0 MiB it may use (--memory)",
+            "caused by: the run holds 16.0 MiB of admitted timestamps inside exact windows and 71.9 KiB of waiting requests (16.1 MiB in all), more than the 16.0 MiB it may use (--memory)",
         ],
     );
     assert!(!c.path("out").exists());

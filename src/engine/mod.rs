@@ -144,6 +144,19 @@ pub struct Progress {
     pub now: Nanos,
 }
 
+/// A memory message's amounts: `main` bytes, then (when `rest` > 0) " and
+/// {rest}{what} ({main + rest} in all)", then the budget; the sum that
+/// passed the budget and the budget in whole bytes where rounding would
+/// write them alike (never "16.0 MiB, more than the 16.0 MiB").
+fn held_against(main: u64, rest: u64, what: &str, budget: u64) -> (String, String, String) {
+    if rest == 0 {
+        let (m, b) = crate::export::fmt_bytes_apart(main, budget);
+        return (m, String::new(), b);
+    }
+    let (total, b) = crate::export::fmt_bytes_apart(main.saturating_add(rest), budget);
+    (fmt_bytes(main), format!(" and {}{what} ({total} in all)", fmt_bytes(rest)), b)
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error(transparent)]
@@ -154,12 +167,13 @@ pub enum RunError {
     Decisions(#[source] std::io::Error),
     #[error(
         "the run holds {} of admitted timestamps inside exact windows{}, more than the {} it may use (--memory): \
-with limit.requests = {requests}, one window can hold up to {} timestamps (8 bytes each) per limiter and client \
-({} each); ratesim keeps every one of them to measure exactly. Lower limit.requests, use a shorter or sparser trace, \
-or, if the machine has the memory, raise --memory",
-        fmt_bytes(*held),
-        if *rest > 0 { format!(" and {} of waiting requests", fmt_bytes(*rest)) } else { String::new() },
-        fmt_bytes(*budget), requests.saturating_mul(2), fmt_bytes(requests.saturating_mul(16))
+with limit.requests = {requests}, one window can hold up to {} timestamps of 8 bytes per limiter and client (the \
+sliding log: {requests} entries of 16 bytes), {} each; ratesim keeps every one of them to measure exactly. Lower \
+limit.requests, use a shorter or sparser trace, or, if the machine has the memory, raise --memory",
+        held_against(*held, *rest, " of waiting requests", *budget).0,
+        held_against(*held, *rest, " of waiting requests", *budget).1,
+        held_against(*held, *rest, " of waiting requests", *budget).2,
+        requests.saturating_mul(2), fmt_bytes(requests.saturating_mul(16))
     )]
     Memory {
         held: u64,
@@ -199,9 +213,9 @@ the {} the run may use (--memory). Every distinct client key gets its own limite
 the {lanes} limiters run: use fewer clients, or a `key_column` with fewer distinct values, or a shorter trace or \
 `duration`, or, if the machine has the memory, raise --memory",
         from.as_deref().map(|f| format!(" (from {f})")).unwrap_or_default(),
-        fmt_bytes(*bytes),
-        if *held > 0 { format!(" and waiting requests {}", fmt_bytes(*held)) } else { String::new() },
-        fmt_bytes(*budget)
+        held_against(*bytes, *held, "", *budget).0,
+        held_against(*bytes, *held, "", *budget).1.replacen(" and ", " and waiting requests ", 1),
+        held_against(*bytes, *held, "", *budget).2
     )]
     Keys {
         /// Distinct client keys seen so far.
@@ -801,6 +815,29 @@ mod tests {
     /// A huge limit over a dense trace would keep more window timestamps
     /// than memory holds: the run stops with an error that says how much a
     /// window may need, instead of running out of memory.
+    /// The amounts of a memory message: a sum that passed the budget is never
+    /// written as the budget itself.
+    #[test]
+    fn memory_amounts_that_round_alike_are_written_whole() {
+        let mib = 1 << 20;
+        assert_eq!(
+            held_against(mib + 10, 0, "", mib),
+            ("1048586 B".into(), String::new(), "1048576 B".into())
+        );
+        assert_eq!(
+            held_against(16 * mib, 73_600, " of waiting requests", 16 * mib),
+            (
+                "16.0 MiB".into(),
+                " and 71.9 KiB of waiting requests (16.1 MiB in all)".into(),
+                "16.0 MiB".into()
+            )
+        );
+        assert_eq!(
+            held_against(mib, 20, " x", mib),
+            ("1.0 MiB".into(), " and 20 B x (1048596 B in all)".into(), "1048576 B".into())
+        );
+    }
+
     #[test]
     fn window_timestamps_past_the_budget_stop_the_run() {
         // L = 10^12 per 1 s; 300 000 arrivals 1 us apart: every one admitted,
@@ -818,7 +855,10 @@ mod tests {
         assert!(text.contains("more than the 1.0 MiB it may use (--memory)"), "{text}");
         assert!(text.ends_with("or, if the machine has the memory, raise --memory"), "{text}");
         assert!(text.contains("up to 2000000000000 timestamps"), "{text}");
-        assert!(text.contains("(14.6 TiB each)"), "{text}");
+        assert!(
+            text.contains("(the sliding log: 1000000000000 entries of 16 bytes), 14.6 TiB each;"),
+            "{text}"
+        );
     }
 
     #[test]
