@@ -1791,6 +1791,13 @@ fn o01_out_is_a_file() {
     let c = Case::new(BASE).file("taken", "precious");
     c.fails(&["run", "s.toml", "--out", "taken"], 1, &["output path taken is a file, not a directory"]);
     assert_eq!(fs::read_to_string(c.path("taken")).unwrap(), "precious");
+    // A device is no file (it was called one).
+    #[cfg(unix)]
+    c.fails(
+        &["run", "s.toml", "--out", "/dev/null"],
+        1,
+        &["output path /dev/null is a device, not a directory"],
+    );
 }
 
 #[test]
@@ -1799,6 +1806,12 @@ fn o02_out_under_a_file() {
     c.fails(&["run", "s.toml", "--out", "taken/x"], 1, &["cannot write output to taken/x: taken is a file"]);
     // The same as /etc/passwd/x: fails even as root.
     c.fails(&["run", "s.toml", "--out", "/etc/passwd/x"], 1, &["/etc/passwd is a file, not a directory"]);
+    #[cfg(unix)]
+    c.fails(
+        &["run", "s.toml", "--out", "/dev/null/x"],
+        1,
+        &["/dev/null/x: /dev/null is a device, not a directory"],
+    );
 }
 
 /// /proc refuses new directories even to root, so this fails in CI containers too.

@@ -20,9 +20,29 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use tempfile::TempDir;
 
+/// What `path`, which is no folder, is, in words: "a file", "a device"
+/// (`--out /dev/null`), "a named pipe", "a socket".
+fn not_a_folder(path: &Path) -> &'static str {
+    #[cfg(unix)]
+    if let Ok(m) = fs::metadata(path) {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_fifo() {
+            return "a named pipe";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    "a file"
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
-    #[error("output path {0} is a file, not a directory")]
+    #[error("output path {} is {}, not a directory", .0.display(), not_a_folder(.0))]
     NotADirectory(PathBuf),
     #[error("output path `{0}` names no folder that could be replaced: give one, like out/run1")]
     NoName(PathBuf),
@@ -36,7 +56,7 @@ so give a new or empty folder, or one an earlier run wrote"
 it; give another --out, or move the file out of {target}"
     )]
     HoldsInput { target: PathBuf, input: PathBuf, what: String },
-    #[error("cannot write output to {target}: {file} is a file, not a directory")]
+    #[error("cannot write output to {target}: {} is {}, not a directory", file.display(), not_a_folder(file))]
     UnderAFile { target: PathBuf, file: PathBuf },
     #[error(
         "output folder {target} is a mount point (a filesystem or a folder is mounted there): a run replaces its output \
