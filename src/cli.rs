@@ -137,7 +137,7 @@ pub struct CommonArgs {
     /// waiting for the backend and the limiters of every client key (e.g.
     /// 512MiB, 8GiB); past it the run stops with an error, the previous
     /// results kept [default: 8GiB].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", allow_negative_numbers = true, value_parser = parse_size)]
     pub memory: Option<u64>,
 }
 

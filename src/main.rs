@@ -25,10 +25,16 @@ fn main() -> ExitCode {
     // Ctrl-C: remove the staging folder, keep the previous results, exit 130.
     let _ = ctrlc::set_handler(|| {
         let held = ratesim::export::abandon_all_staging(); // held until exit
-        eprintln!("{}", interrupted(held.removed(), held.kept(), held.committed()));
+        // On a terminal the progress bar holds the line: clear it, so the
+        // message starts a line of its own.
+        let clear = if io::stderr().is_terminal() { "\r\x1b[2K" } else { "" };
+        eprintln!("{clear}{}", interrupted(held.removed(), held.kept(), held.committed()));
         std::process::exit(130);
     });
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
@@ -38,6 +44,22 @@ fn main() -> ExitCode {
                 msg.push_str(&format!("\n  caused by: {cause}"));
             }
             let _ = writeln!(io::stderr(), "{msg}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Help, the version or a usage error, as clap writes them, but a help
+/// that cannot be written (`--help > /dev/full`) is an error (exit 1), not
+/// a success; a closed pipe (`--help | head -1`) still exits quietly.
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    let code = if e.use_stderr() { 2 } else { 0 };
+    match e.print().and_then(|()| io::stdout().flush()) {
+        Ok(()) => ExitCode::from(code),
+        Err(io) if io.kind() == io::ErrorKind::BrokenPipe => ExitCode::from(code),
+        Err(io) => {
+            let what = if e.kind() == clap::error::ErrorKind::DisplayVersion { "version" } else { "help" };
+            let _ = writeln!(io::stderr(), "error: cannot write the {what}\n  caused by: {io}");
             ExitCode::from(1)
         }
     }

@@ -3545,6 +3545,10 @@ fn sh03_memory_not_a_size() {
         2,
         &["invalid value '1GB' for '--memory <SIZE>': `1GB` is not a size", "(units: B, KiB, MiB, GiB, TiB)"],
     );
+    // A negative number is a value to judge, not an unknown option (it got
+    // clap's "to pass '-5' as a value, use '-- -5'").
+    let err = Case::new(BASE).fails(&["run", "s.toml", "--memory", "-5"], 2, &["`-5` is not a size"]);
+    assert!(!err.contains("tip:"), "{err}");
 }
 
 /// The exact metrics keep every admitted timestamp of a window: with a huge

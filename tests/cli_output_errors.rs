@@ -394,6 +394,28 @@ fn a_rerun_keeps_the_output_folders_mode() {
     assert_eq!(fs::metadata(c.path("out")).unwrap().permissions().mode() & 0o777, 0o700);
 }
 
+/// `--help` or `--version` into a full disk said nothing and exited 0, as
+/// if it had been written; it is an error (exit 1) naming the cause, while
+/// a closed pipe (`--help | head -1`) still exits 0 quietly.
+#[cfg(target_os = "linux")]
+#[test]
+fn help_that_cannot_be_written_is_an_error() {
+    let c = Case::new(BASE);
+    for (flag, what) in [("--help", "help"), ("--version", "version"), ("-h", "help")] {
+        let out = c.command(&[flag], "").stdout(fs::File::create("/dev/full").unwrap()).output().unwrap();
+        Case::failed(
+            out,
+            &[flag],
+            &[&format!("error: cannot write the {what}\n  caused by: No space left on device (os error 28)")],
+        );
+    }
+    let mut child = c.command(&["--help"], "").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 // ---- trace errors ----------------------------------------------------------
 
 /// A stray quote read the rest of the file into one field: `check` and
