@@ -1800,6 +1800,30 @@ fn o01_out_is_a_file() {
     );
 }
 
+/// A loop of symbolic links as `--out` was replaced by a folder, the
+/// links gone; it is refused, and so is a folder under one.
+#[cfg(unix)]
+#[test]
+fn o20_out_is_a_loop_of_links() {
+    let c = Case::new(BASE);
+    std::os::unix::fs::symlink("b", c.path("a")).unwrap();
+    std::os::unix::fs::symlink("a", c.path("b")).unwrap();
+    c.fails(
+        &["run", "s.toml", "--out", "a"],
+        1,
+        &["error: output path a is a symbolic link that never reaches a folder (a loop of links): give a folder, or fix the link"],
+    );
+    c.fails(
+        &["run", "s.toml", "--out", "a/x"],
+        1,
+        &["error: cannot write output to a/x: a is a symbolic link that leads to no folder, not a directory"],
+    );
+    assert!(
+        fs::symlink_metadata(c.path("a")).unwrap().file_type().is_symlink(),
+        "the link is left as it was"
+    );
+}
+
 #[test]
 fn o02_out_under_a_file() {
     let c = Case::new(BASE).file("taken", "precious");

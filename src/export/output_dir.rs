@@ -21,8 +21,12 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use tempfile::TempDir;
 
 /// What `path`, which is no folder, is, in words: "a file", "a device"
-/// (`--out /dev/null`), "a named pipe", "a socket".
+/// (`--out /dev/null`), "a named pipe", "a socket", or a link that leads
+/// nowhere.
 fn not_a_folder(path: &Path) -> &'static str {
+    if fs::metadata(path).is_err() && path.symlink_metadata().is_ok() {
+        return "a symbolic link that leads to no folder";
+    }
     #[cfg(unix)]
     if let Ok(m) = fs::metadata(path) {
         use std::os::unix::fs::FileTypeExt;
@@ -44,6 +48,11 @@ fn not_a_folder(path: &Path) -> &'static str {
 pub enum OutputError {
     #[error("output path {} is {}, not a directory", .0.display(), not_a_folder(.0))]
     NotADirectory(PathBuf),
+    #[error(
+        "output path {} is a symbolic link that never reaches a folder (a loop of links): give a folder, or fix the link",
+        .0.display()
+    )]
+    LinkLoop(PathBuf),
     #[error("output path `{0}` names no folder that could be replaced: give one, like out/run1")]
     NoName(PathBuf),
     #[error(
@@ -244,7 +253,7 @@ impl OutputDir {
         // A symbolic link is followed: the results replace the folder it
         // points to (the link stays), staged beside that folder so the
         // commit is still a rename on one filesystem.
-        let resolved = resolve_links(target);
+        let resolved = resolve_links(target)?;
         let target = resolved.as_path();
         if target.exists() && !target.is_dir() {
             return Err(OutputError::NotADirectory(target.to_path_buf()));
@@ -560,12 +569,17 @@ fn mount_points(table: &str) -> impl Iterator<Item = PathBuf> + '_ {
 
 /// `target` with its last component followed while it is a symbolic link
 /// (relative links from the link's folder), up to 40 links, as the system
-/// does; `target` itself when it is no link.
-fn resolve_links(target: &Path) -> PathBuf {
+/// does; `target` itself when it is no link. A link still after 40 is a
+/// loop, refused (it was replaced by a folder).
+fn resolve_links(target: &Path) -> Result<PathBuf, OutputError> {
     let mut path = target.to_path_buf();
-    for _ in 0..40 {
+    for hop in 0..=40 {
         if !path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
             break;
+        }
+        if hop == 40 {
+            // The 40 links the kernel follows, and a link still: a loop.
+            return Err(OutputError::LinkLoop(target.to_path_buf()));
         }
         let Ok(dest) = fs::read_link(&path) else { break };
         path = match path.parent() {
@@ -573,7 +587,7 @@ fn resolve_links(target: &Path) -> PathBuf {
             _ => dest,
         };
     }
-    path
+    Ok(path)
 }
 
 /// Whether the last component of `path` as written is `.` or `..`
