@@ -1968,6 +1968,12 @@ fn o09_failed_run_into_a_new_folder() {
         1,
         &["error: scenario s.toml failed; nothing was written\n"],
     );
+    // Nor are folders above the target that the run created (they were
+    // left behind, empty); one that was there stays.
+    c.fails(&["run", "s.toml", "--out", "new/deeper/out"], 1, &["nothing was written\n"]);
+    c.fails(&["run", "s.toml", "--out", "empty/deeper/out"], 1, &["nothing was written\n"]);
+    assert!(!c.path("new").exists());
+    assert!(c.path("empty").is_dir() && !c.path("empty/deeper").exists());
 }
 
 /// A bad row after good ones fails the run; the previous results stay.

@@ -150,13 +150,13 @@ in {}; move that folder back to {path} by hand (the next run into {path} also do
 /// each with whether its target held an earlier run's results. Staging,
 /// writing, committing and dropping hold the lock while they touch the
 /// directory, so [`abandon_all_staging`] never runs in the middle of one.
-static STAGING: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
+static STAGING: Mutex<Vec<(PathBuf, bool, Vec<PathBuf>)>> = Mutex::new(Vec::new());
 
 /// Whether any output of this process was committed (for what a Ctrl-C
 /// after it says). Set under the registry lock.
 static COMMITTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-fn registry() -> MutexGuard<'static, Vec<(PathBuf, bool)>> {
+fn registry() -> MutexGuard<'static, Vec<(PathBuf, bool, Vec<PathBuf>)>> {
     // A panic while the lock was held leaves the list itself valid.
     STAGING.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -168,7 +168,7 @@ fn registry() -> MutexGuard<'static, Vec<(PathBuf, bool)>> {
 /// anything behind.
 #[must_use = "dropping it lets runs whose staging was removed go on and fail"]
 pub struct Abandoned {
-    _registry: MutexGuard<'static, Vec<(PathBuf, bool)>>,
+    _registry: MutexGuard<'static, Vec<(PathBuf, bool, Vec<PathBuf>)>>,
     removed: usize,
     kept: usize,
     committed: bool,
@@ -201,7 +201,7 @@ impl Abandoned {
 pub fn abandon_all_staging() -> Abandoned {
     let mut registry = registry();
     let (mut removed, mut kept) = (0, 0);
-    for (dir, previous) in registry.drain(..) {
+    for (dir, previous, made) in registry.drain(..) {
         // A file being created in it (a PNG written by path) can make one
         // pass fail with "directory not empty"; a few more finish the job.
         for _ in 0..10 {
@@ -210,6 +210,7 @@ pub fn abandon_all_staging() -> Abandoned {
                 _ => break,
             }
         }
+        remove_made(&made);
         removed += 1;
         kept += usize::from(previous);
     }
@@ -238,6 +239,19 @@ pub struct OutputDir {
     previous: bool,
     /// The staging directory, removed when dropped; `None` once committed.
     staging: Option<TempDir>,
+    /// Folders above the target that staging created, deepest first:
+    /// removed with the staging folder, when empty.
+    made: Vec<PathBuf>,
+}
+
+/// Removes the folders a run created above its target (`made`, deepest
+/// first) while they are empty: a failed run leaves none behind.
+fn remove_made(made: &[PathBuf]) {
+    for folder in made {
+        if fs::remove_dir(folder).is_err() {
+            break;
+        }
+    }
 }
 
 impl OutputDir {
@@ -298,11 +312,22 @@ impl OutputDir {
             tempfile::tempfile_in(&real)
                 .map_err(|source| OutputError::NotWritable { target: target.to_path_buf(), source })?;
         }
-        fs::create_dir_all(&parent).map_err(|source| OutputError::Create { path: parent.clone(), source })?;
+        // The folders above the target this run creates, deepest first: a
+        // run that fails or is interrupted removes them again (when empty).
+        let made: Vec<PathBuf> = parent
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && a.symlink_metadata().is_err())
+            .map(Path::to_path_buf)
+            .collect();
+        fs::create_dir_all(&parent).map_err(|source| {
+            remove_made(&made);
+            OutputError::Create { path: parent.clone(), source }
+        })?;
         remove_stale_staging(&parent, &name, &real);
         let prefix = format!(".{name}.tmp-{}-", std::process::id());
         let mut registry = registry();
         let staging = tempfile::Builder::new().prefix(&prefix).tempdir_in(&parent).map_err(|source| {
+            remove_made(&made);
             OutputError::Unwritable {
                 target: target.to_path_buf(),
                 // The random part is tempfile's; the cause names the path tried.
@@ -310,8 +335,8 @@ impl OutputDir {
                 source,
             }
         })?;
-        registry.push((staging.path().to_path_buf(), previous));
-        Ok(OutputDir { target: target.to_path_buf(), real, previous, staging: Some(staging) })
+        registry.push((staging.path().to_path_buf(), previous, made.clone()));
+        Ok(OutputDir { target: target.to_path_buf(), real, previous, staging: Some(staging), made })
     }
 
     fn staging(&self) -> &Path {
@@ -348,7 +373,7 @@ impl OutputDir {
         // Under the lock: creating sub-folders must not bring back a staging
         // directory that abandon_all_staging removed.
         let registry = registry();
-        if !registry.iter().any(|(p, _)| p == self.staging()) {
+        if !registry.iter().any(|(p, _, _)| p == self.staging()) {
             return Err(self.write_error(file, abandoned()));
         }
         if let Some(dir) = path.parent() {
@@ -365,7 +390,7 @@ impl OutputDir {
         let err = |source| OutputError::Commit { path: self.target.clone(), source };
         let mut registry = registry();
         let staging = self.staging();
-        let Some(index) = registry.iter().position(|(p, _)| p == staging) else {
+        let Some(index) = registry.iter().position(|(p, _, _)| p == staging) else {
             return Err(err(abandoned()));
         };
         // Both beside the real target, by paths that do not go through it.
@@ -434,8 +459,9 @@ impl Drop for OutputDir {
     fn drop(&mut self) {
         if let Some(dir) = self.staging.take() {
             let mut registry = registry();
-            registry.retain(|(p, _)| p != dir.path());
+            registry.retain(|(p, _, _)| p != dir.path());
             drop(dir);
+            remove_made(&self.made);
         }
     }
 }
