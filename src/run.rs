@@ -207,8 +207,7 @@ pub fn run(
     let mut inputs = scenario.inputs();
     inputs.extend(options.inputs.iter().cloned());
     let staged = OutputDir::stage_apart_from(&options.out_dir, &inputs)?;
-    let command =
-        regenerate_command(&scenario.path.display().to_string(), options.sweep_only, &options.overrides);
+    let command = regenerate_command(&scenario_shown(&scenario.path), options.sweep_only, &options.overrides);
     let mut out = RunOutputs {
         staged,
         scenario,
@@ -603,7 +602,7 @@ gave up)",
                 })
             })
             .collect();
-        let scenario_file = self.scenario.path.display().to_string();
+        let scenario_file = scenario_shown(&self.scenario.path);
         let report_md = export::report::report(&ReportInput {
             name: &self.scenario.name,
             description: self.scenario.description.as_deref(),
@@ -644,6 +643,19 @@ fn side_by_side(runs: usize) -> String {
     } else {
         format!("{runs} runs that may run side by side, so each may use 1/{runs} of --memory")
     }
+}
+
+/// The scenario's path as the report shows it: the same bytes however it
+/// was typed from the same folder (`./s.toml`, `s.toml`, or its absolute
+/// path under the current folder are all `s.toml`), so a report does not
+/// change with how the command was written.
+fn scenario_shown(path: &std::path::Path) -> String {
+    use std::path::Component;
+    let cwd = std::env::current_dir().ok();
+    let relative = cwd.as_deref().and_then(|d| path.strip_prefix(d).ok()).unwrap_or(path);
+    let kept: std::path::PathBuf =
+        relative.components().filter(|c| !matches!(c, Component::CurDir)).collect();
+    if kept.as_os_str().is_empty() { path.display().to_string() } else { kept.display().to_string() }
 }
 
 /// The command that makes the same outputs: `ratesim run` or `ratesim

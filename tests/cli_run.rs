@@ -124,6 +124,30 @@ fn same_scenario_and_seed_give_byte_identical_outputs() {
     }
 }
 
+/// The same scenario typed three ways from the project's folder: the
+/// same report, naming `scenarios/poisson.toml` (it once quoted the path as
+/// typed, so `./scenarios/...` or an absolute path changed report.md).
+#[test]
+fn the_report_does_not_depend_on_how_the_scenario_path_was_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let absolute = scenario("poisson.toml");
+    let mut reports = Vec::new();
+    for (i, typed) in
+        ["scenarios/poisson.toml", "./scenarios/poisson.toml", absolute.to_str().unwrap()].iter().enumerate()
+    {
+        let out = dir.path().join(format!("r{i}"));
+        ratesim()
+            .args(["run", typed, "-q", "--no-charts", "--out", out.to_str().unwrap()])
+            .assert()
+            .success();
+        reports.push(read(&out, "report.md"));
+    }
+    assert!(reports[0].contains("Scenario `scenarios/poisson.toml`"), "{}", reports[0]);
+    assert!(reports[0].contains("Regenerate with `ratesim run scenarios/poisson.toml`."), "{}", reports[0]);
+    assert_eq!(reports[0], reports[1]);
+    assert_eq!(reports[0], reports[2]);
+}
+
 #[test]
 fn a_different_seed_changes_a_poisson_run() {
     let dir = tempfile::tempdir().unwrap();
