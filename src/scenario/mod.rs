@@ -539,7 +539,7 @@ impl Scenario {
                 ));
             }
         }
-        let is_slots = |l: &LimiterSpec| matches!(l.algorithm, AlgorithmSpec::SlotCounter(_));
+        let is_slots = |l: &LimiterSpec| l.slots().is_some();
         let insert_at = self.limiters.iter().position(is_slots).unwrap_or_else(|| {
             let reference = LimiterSpec::reference();
             self.limiters
