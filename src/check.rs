@@ -68,11 +68,7 @@ impl Late {
                 Ok(_) => late.rows += 1,
                 Err(e) => {
                     // Inside a message that names the entry already.
-                    let e = match e {
-                        TraceError::InEntry { error, .. } => *error,
-                        e => e,
-                    };
-                    late.stopped = Some(e.to_string());
+                    late.stopped = Some(e.without_entry().to_string());
                     break;
                 }
             }

@@ -205,7 +205,7 @@ fn overrides(args: &CommonArgs, decisions: bool) -> Vec<String> {
 fn run(args: &CommonArgs, decisions: bool, sweep_only: bool) -> Result<()> {
     let mut scenario = Scenario::load(&args.scenario)?;
     if let Some(slots) = &args.slots {
-        scenario.set_slots(slots).map_err(anyhow::Error::msg).context("--slots")?;
+        scenario.set_slots(slots).context("--slots")?;
     }
     if let Some(seed) = args.seed {
         scenario.seed = seed;

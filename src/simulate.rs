@@ -77,10 +77,12 @@ pub fn late_start(scenario: &Scenario, path: &std::path::Path, line: Option<u64>
             path,
             line,
             message: format!("the first row is at {t} s, not before {what}: {why}"),
+            entry: None,
         },
         None => TraceError::File {
             path,
             message: format!("every row is at or after {what}, the earliest at {t} s: {why}"),
+            entry: None,
         },
     }
 }

@@ -84,7 +84,19 @@ impl Bin {
 
 /// An explicit `output.bin` too fine for how far the run went (known only
 /// when a trace, with no `duration`, reaches that far).
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{}`output.bin` = \"{}\" needs more than {max} bins to reach {until} s, {}{}; choose a wider `bin` (at least \"{}\" to reach it)",
+    key_at.as_ref().map_or_else(String::new, |at| format!("{at}: ")),
+    crate::time::format_duration(Nanos::new(*width)),
+    if *reacting {
+        "a time the run reached (with no `duration` it lasts until its last retry or closed client's request)"
+    } else {
+        "a time in the trace"
+    },
+    cells_note(*max, *columns),
+    crate::time::format_duration(self.fitting_bin()),
+)]
 pub struct TooManyBins {
     pub width: u64,
     pub max: u64,
@@ -112,30 +124,6 @@ impl TooManyBins {
         Nanos::new(width)
     }
 }
-
-impl std::fmt::Display for TooManyBins {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if let Some(at) = &self.key_at {
-            write!(f, "{at}: ")?;
-        }
-        write!(
-            f,
-            "`output.bin` = \"{}\" needs more than {} bins to reach {} s, {}{}; choose a wider `bin` (at least \"{}\" to reach it)",
-            crate::time::format_duration(Nanos::new(self.width)),
-            self.max,
-            self.until,
-            if self.reacting {
-                "a time the run reached (with no `duration` it lasts until its last retry or closed client's request)"
-            } else {
-                "a time in the trace"
-            },
-            cells_note(self.max, self.columns),
-            crate::time::format_duration(self.fitting_bin()),
-        )
-    }
-}
-
-impl std::error::Error for TooManyBins {}
 
 /// Why a run's most bins are fewer than [`MAX_BINS`], if they are: " (the
 /// timelines hold 50 columns, a limiter each and a node each of every

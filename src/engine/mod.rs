@@ -942,7 +942,12 @@ mod tests {
         let [pooled, in_turn] = on_both_schedules(|| {
             let mut arrivals: Vec<ArrivalResult> =
                 (0..3 * C + 100).map(|t| Ok(Arrival::at(Nanos::new(t)))).collect();
-            let row = TraceError::Row { path: "t.csv".into(), line: 3 * C + 51, message: "bad time".into() };
+            let row = TraceError::Row {
+                path: "t.csv".into(),
+                line: 3 * C + 51,
+                message: "bad time".into(),
+                entry: None,
+            };
             arrivals.insert(3 * C as usize + 50, Err(row));
             let (e, reported) = failing_run(&three_limiters(None), arrivals, None);
             (matches!(e, RunError::Trace(TraceError::Row { line, .. }) if line == 3 * C + 51), reported)

@@ -13,13 +13,18 @@ use crate::time::{Nanos, TimeParseError, parse_duration};
 
 /// What is wrong with a file a scenario names (a trace, a font), if
 /// anything: its errors say "<kind> file <path> <problem>".
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum FileProblem {
+    #[error("does not exist")]
     Missing,
+    #[error("is a directory, not a file")]
     Directory,
     /// A device, pipe or socket: it may never end (`/dev/zero`) and cannot
     /// be opened again for each run of a sweep.
+    #[error("is not a regular file (a device, pipe or socket)")]
     NotRegular,
+    /// The message says why (a cause of its own would say it twice).
+    #[error("cannot be read ({0})")]
     Unreadable(std::io::Error),
 }
 
@@ -31,17 +36,6 @@ impl FileProblem {
             Ok(_) => Some(FileProblem::NotRegular),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(FileProblem::Missing),
             Err(e) => Some(FileProblem::Unreadable(e)),
-        }
-    }
-}
-
-impl std::fmt::Display for FileProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FileProblem::Missing => write!(f, "does not exist"),
-            FileProblem::Directory => write!(f, "is a directory, not a file"),
-            FileProblem::NotRegular => write!(f, "is not a regular file (a device, pipe or socket)"),
-            FileProblem::Unreadable(e) => write!(f, "cannot be read ({e})"),
         }
     }
 }

@@ -530,14 +530,10 @@ impl Scenario {
     /// `--slots`: one `slot_counter` per count in place of the scenario's
     /// slot counters (where the first was), or added before the sliding log
     /// when the scenario has none.
-    pub fn set_slots(&mut self, slots: &[u64]) -> Result<(), String> {
-        for &n in slots {
-            if n == 0 || n > self.limit.window.get() {
-                return Err(format!(
-                    "slot count {n} is out of range: it must be between 1 and the window length in nanoseconds ({})",
-                    self.limit.window.get()
-                ));
-            }
+    pub fn set_slots(&mut self, slots: &[u64]) -> Result<(), SlotsOutOfRange> {
+        let window = self.limit.window.get();
+        if let Some(&slots) = slots.iter().find(|&&n| n == 0 || n > window) {
+            return Err(SlotsOutOfRange { slots, window });
         }
         let is_slots = |l: &LimiterSpec| l.slots().is_some();
         let insert_at = self.limiters.iter().position(is_slots).unwrap_or_else(|| {
@@ -554,6 +550,18 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// A slot count `--slots` asks for that the scenario's window cannot hold:
+/// a slot is at least 1 ns, and there is at least one.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "slot count {slots} is out of range: it must be between 1 and the window length in nanoseconds ({window})"
+)]
+pub struct SlotsOutOfRange {
+    pub slots: u64,
+    /// The window length in ns.
+    pub window: u64,
 }
 
 /// A slot is at least 1 ns: the default limiters' slot counters (N up to
@@ -1024,7 +1032,10 @@ bin = "10ms"
         s.set_slots(&[5, 50]).unwrap();
         let labels: Vec<String> = s.limiters.iter().map(|l| l.label()).collect();
         assert_eq!(labels, ["fixed_window", "slot_counter(N=5)", "slot_counter(N=50)", "sliding_log"]);
-        assert!(s.set_slots(&[0]).is_err());
+        assert_eq!(
+            s.set_slots(&[5, 0]).unwrap_err().to_string(),
+            "slot count 0 is out of range: it must be between 1 and the window length in nanoseconds (1000000000)"
+        );
     }
 
     #[test]

@@ -126,7 +126,8 @@ mod tests {
     fn a_source_is_not_read_past_the_end() {
         let bad = || -> std::vec::IntoIter<ArrivalResult> {
             let row = |t| Ok(Arrival::at(Nanos::new(t)));
-            let e = super::super::TraceError::File { path: "t.csv".into(), message: "bad".into() };
+            let e =
+                super::super::TraceError::File { path: "t.csv".into(), message: "bad".into(), entry: None };
             vec![row(5), row(50), Err(e)].into_iter()
         };
         let times = |m: Merge<_>| m.map(|r| r.map(|a| a.time.get())).collect::<Result<Vec<_>, _>>();

@@ -67,63 +67,50 @@ pub fn key_hash(bytes: &[u8]) -> u64 {
     h.finish()
 }
 
-/// A problem reading a trace, located in its file. Its message is shown
-/// with control characters escaped (see [`escape_controls`]): it may quote
-/// the trace's own bytes.
-#[derive(Debug)]
+/// A problem reading a trace, located in its file, and in the scenario
+/// when it names the `[[traffic]]` entry it is of (a scenario may read one
+/// file in several entries; [`TraceError::in_entry`]). Its message is
+/// shown with control characters escaped (see [`escape_controls`]): it may
+/// quote the trace's own bytes.
+#[derive(Debug, thiserror::Error)]
 pub enum TraceError {
+    #[error("{}cannot open trace {}", of_entry(*entry), path.display())]
     Open {
         path: PathBuf,
+        #[source]
         source: std::io::Error,
+        entry: Option<usize>,
     },
-    Row {
-        path: PathBuf,
-        line: u64,
-        message: String,
-    },
-    File {
-        path: PathBuf,
-        message: String,
-    },
-    /// An error of the trace of `[[traffic]]` entry `entry` (a scenario
-    /// may read one file in several entries).
-    InEntry {
-        entry: usize,
-        error: Box<TraceError>,
-    },
+    #[error("{}{}, line {line}: {}", of_entry(*entry), path.display(), escape_controls(message))]
+    Row { path: PathBuf, line: u64, message: String, entry: Option<usize> },
+    #[error("{}{}: {}", of_entry(*entry), path.display(), escape_controls(message))]
+    File { path: PathBuf, message: String, entry: Option<usize> },
+}
+
+/// "`traffic[2]`, ", the start of the message of an error of entry 2.
+fn of_entry(entry: Option<usize>) -> String {
+    entry.map_or_else(String::new, |i| format!("`traffic[{i}]`, "))
 }
 
 impl TraceError {
-    /// This error, said to be of `[[traffic]]` entry `entry`.
-    pub fn in_entry(self, entry: usize) -> TraceError {
-        match self {
-            TraceError::InEntry { .. } => self,
-            error => TraceError::InEntry { entry, error: Box::new(error) },
-        }
+    /// This error, said to be of `[[traffic]]` entry `entry` (unless it
+    /// names its entry already).
+    pub fn in_entry(mut self, entry: usize) -> TraceError {
+        self.entry().get_or_insert(entry);
+        self
     }
-}
 
-impl std::fmt::Display for TraceError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TraceError::Open { path, .. } => write!(f, "cannot open trace {}", path.display()),
-            TraceError::Row { path, line, message } => {
-                write!(f, "{}, line {line}: {}", path.display(), escape_controls(message))
-            }
-            TraceError::File { path, message } => {
-                write!(f, "{}: {}", path.display(), escape_controls(message))
-            }
-            TraceError::InEntry { entry, error } => write!(f, "`traffic[{entry}]`, {error}"),
-        }
+    /// This error, not naming its entry (inside a message that does).
+    pub fn without_entry(mut self) -> TraceError {
+        *self.entry() = None;
+        self
     }
-}
 
-impl std::error::Error for TraceError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+    fn entry(&mut self) -> &mut Option<usize> {
         match self {
-            TraceError::Open { source, .. } => Some(source),
-            TraceError::InEntry { error, .. } => error.source(),
-            _ => None,
+            TraceError::Open { entry, .. }
+            | TraceError::Row { entry, .. }
+            | TraceError::File { entry, .. } => entry,
         }
     }
 }
@@ -176,14 +163,18 @@ mod tests {
             path: "t.csv".into(),
             line: 2,
             message: "`\u{1b}[2J\0\t\u{202e}x`".into(),
+            entry: None,
         };
         assert_eq!(e.to_string(), "t.csv, line 2: `\\u{1b}[2J\\u{0}\\t\\u{202e}x`");
         // Zero-width characters and a stray byte-order mark too: `ti\u{200b}me`
         // read as `time` and hid why the column was not found.
-        let e =
-            super::TraceError::File { path: "t.csv".into(), message: "`ti\u{200b}me`, `\u{feff}id`".into() };
+        let e = super::TraceError::File {
+            path: "t.csv".into(),
+            message: "`ti\u{200b}me`, `\u{feff}id`".into(),
+            entry: None,
+        };
         assert_eq!(e.to_string(), "t.csv: `ti\\u{200b}me`, `\\u{feff}id`");
-        let e = super::TraceError::File { path: "t.csv".into(), message: "plain `é`".into() };
+        let e = super::TraceError::File { path: "t.csv".into(), message: "plain `é`".into(), entry: None };
         assert_eq!(e.to_string(), "t.csv: plain `é`");
     }
 
@@ -192,12 +183,21 @@ mod tests {
     #[test]
     fn errors_name_their_entry() {
         use std::error::Error;
-        let row = super::TraceError::Row { path: "t.csv".into(), line: 3, message: "bad".into() };
-        assert_eq!(row.in_entry(2).in_entry(5).to_string(), "`traffic[2]`, t.csv, line 3: bad");
+        let row =
+            super::TraceError::Row { path: "t.csv".into(), line: 3, message: "bad".into(), entry: None };
+        let row = row.in_entry(2).in_entry(5);
+        assert_eq!(row.to_string(), "`traffic[2]`, t.csv, line 3: bad");
+        assert_eq!(row.without_entry().to_string(), "t.csv, line 3: bad");
         let io = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
-        let open = super::TraceError::Open { path: "t.csv".into(), source: io }.in_entry(1);
+        let open = super::TraceError::Open { path: "t.csv".into(), source: io, entry: None }.in_entry(1);
         assert_eq!(open.to_string(), "`traffic[1]`, cannot open trace t.csv");
-        assert!(open.source().is_some());
+        // The cause comes next in the chain, once.
+        let source = open.source().expect("the I/O error");
+        assert_eq!(
+            source.to_string(),
+            std::io::Error::from(std::io::ErrorKind::PermissionDenied).to_string()
+        );
+        assert!(source.source().is_none());
     }
 
     #[test]

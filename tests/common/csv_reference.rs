@@ -107,6 +107,7 @@ fn open_quote_error(path: &Path, line: u64, field: String) -> TraceError {
         message: format!(
             "a quote `\"` opened in {field} is never closed: the file ends inside it (every line after it would be read as part of that field)"
         ),
+        entry: None,
     }
 }
 
@@ -147,12 +148,14 @@ impl<R: Read> ReferenceCsvTrace<R> {
             return Err(TraceError::File {
                 path,
                 message: "the file is empty: expected a header row with a `time` column".into(),
+                entry: None,
             });
         }
         let column = |name: &str, time: bool| {
             headers.iter().position(|h| h.trim_ascii() == name.as_bytes()).ok_or_else(|| TraceError::File {
                 path: path.clone(),
                 message: missing_column(name, &headers.iter().collect::<Vec<_>>(), time),
+                entry: None,
             })
         };
         let time_index = column(&options.time_column, true)?;
@@ -174,6 +177,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
                         index + 1,
                         later + 1
                     ),
+                    entry: None,
                 });
             }
         }
@@ -241,7 +245,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
     }
 
     fn row_error(&self, message: String) -> TraceError {
-        TraceError::Row { path: self.path.clone(), line: self.line(), message }
+        TraceError::Row { path: self.path.clone(), line: self.line(), message, entry: None }
     }
 
     /// Reads one row; `in_order` refuses a row earlier than the one before.
@@ -253,6 +257,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
                     return Some(Err(TraceError::File {
                         path: self.path.clone(),
                         message: "the trace has a header but no rows".into(),
+                        entry: None,
                     }));
                 }
                 None
@@ -289,6 +294,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
                                 message: format!(
                                     "{name} runs over lines {first} to {last}: a quote `\"` opens it on line {first} and closes it only on line {last}; a {role} must be on one line (a stray quote reads every line up to the next quote as one field)"
                                 ),
+                                entry: None,
                             }));
                         }
                     }
@@ -397,8 +403,8 @@ fn csv_error(path: &Path, e: csv::Error) -> TraceError {
         _ => e.to_string(),
     };
     match line {
-        Some(line) => TraceError::Row { path: path.to_path_buf(), line, message },
-        None => TraceError::File { path: path.to_path_buf(), message },
+        Some(line) => TraceError::Row { path: path.to_path_buf(), line, message, entry: None },
+        None => TraceError::File { path: path.to_path_buf(), message, entry: None },
     }
 }
 

@@ -81,8 +81,11 @@ pub struct CsvTrace<R: Read = File> {
 impl CsvTrace<File> {
     /// Opens the file and reads its header (and, with `sort`, every row).
     pub fn open(options: &CsvOptions) -> Result<CsvTrace<File>, TraceError> {
-        let file = File::open(&options.path)
-            .map_err(|source| TraceError::Open { path: options.path.clone(), source })?;
+        let file = File::open(&options.path).map_err(|source| TraceError::Open {
+            path: options.path.clone(),
+            source,
+            entry: None,
+        })?;
         CsvTrace::from_reader(file, options)
     }
 }
@@ -254,6 +257,7 @@ impl<R: Read> CsvTrace<R> {
                     return Some(Err(TraceError::File {
                         path: rules.path.clone(),
                         message: "the trace has a header but no rows".into(),
+                        entry: None,
                     }));
                 }
                 None
@@ -276,7 +280,7 @@ impl<R: Read> CsvTrace<R> {
 }
 
 fn read_failed(path: &Path, err: &std::io::Error) -> TraceError {
-    TraceError::File { path: path.to_path_buf(), message: format!("read failed: {err}") }
+    TraceError::File { path: path.to_path_buf(), message: format!("read failed: {err}"), entry: None }
 }
 
 /// The file ends inside the quoted field `field` that opened on `line`.
@@ -288,6 +292,7 @@ fn open_quote(path: &Path, line: u64, field: String) -> TraceError {
         message: format!(
             "a quote `\"` opened in {field} is never closed: the file ends inside it (every line after it would be read as part of that field)"
         ),
+        entry: None,
     }
 }
 
@@ -313,7 +318,7 @@ stray quote, or quote the field whole (a quote inside a quoted field is written 
 CSV trace?"
         ),
     };
-    TraceError::Row { path: path.to_path_buf(), line: e.line, message }
+    TraceError::Row { path: path.to_path_buf(), line: e.line, message, entry: None }
 }
 
 impl<R: Read> Iterator for CsvTrace<R> {

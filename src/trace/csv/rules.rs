@@ -114,12 +114,14 @@ impl RowRules {
             return Err(TraceError::File {
                 path,
                 message: "the file is empty: expected a header row with a `time` column".into(),
+                entry: None,
             });
         }
         let column = |name: &str, time: bool| {
             headers.iter().position(|h| h.trim_ascii() == name.as_bytes()).ok_or_else(|| TraceError::File {
                 path: path.clone(),
                 message: missing_column(name, headers, time),
+                entry: None,
             })
         };
         let time_index = column(&options.time_column, true)?;
@@ -145,6 +147,7 @@ impl RowRules {
                         index + 1,
                         index + 2 + later
                     ),
+                    entry: None,
                 });
             }
         }
@@ -200,7 +203,7 @@ impl RowRules {
             let message = format!(
                 "{name} runs over lines {first} to {last}: a quote `\"` opens it on line {first} and closes it only on line {last}; a {role} must be on one line (a stray quote reads every line up to the next quote as one field)"
             );
-            return Some(TraceError::Row { path: self.path.clone(), line: first, message });
+            return Some(TraceError::Row { path: self.path.clone(), line: first, message, entry: None });
         }
         None
     }
@@ -234,7 +237,8 @@ impl RowRules {
         fields: usize,
         in_order: bool,
     ) -> ArrivalResult {
-        let row_error = |message: String| Err(TraceError::Row { path: self.path.clone(), line, message });
+        let row_error =
+            |message: String| Err(TraceError::Row { path: self.path.clone(), line, message, entry: None });
         if fields > self.columns {
             return row_error(self.too_many_fields(fields));
         }
