@@ -13,23 +13,11 @@
 use std::collections::HashMap;
 
 use crate::engine::{self, RunReport};
-use crate::limiter::{
-    AlgorithmSpec, FixedWindowSpec, Limit, Limiter, LimiterSpec, RetryAfter, SlotCounterSpec, Style,
-};
+pub use crate::limiter::Cutting;
+use crate::limiter::{DiagramStyle, FixedWindowSpec, Limit, Limiter, LimiterSpec, SlotCounterSpec, Style};
 use crate::metrics::WindowTracker;
 use crate::scenario::Scenario;
 use crate::time::Nanos;
-
-/// How a lane of the diagram cuts time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cutting {
-    /// Aligned windows of length W: the one holding `t*` is counted.
-    Windows,
-    /// N slots per window: the slot holding `t*` and the N - 1 before it.
-    Slots(u64),
-    /// The exact window `(t* - W, t*]`.
-    Exact,
-}
 
 /// One algorithm's row.
 #[derive(Clone, Debug)]
@@ -49,8 +37,9 @@ pub struct DiagramLane {
 pub struct WindowsDiagram {
     pub title: String,
     pub limit: Limit,
-    /// The limiters drawn, top to bottom, each with how it cuts time.
-    pub limiters: Vec<(LimiterSpec, Cutting)>,
+    /// The limiters drawn, top to bottom, each with how the diagram shows
+    /// it (its own [`LimiterSpec::diagram_style`]).
+    pub limiters: Vec<(LimiterSpec, DiagramStyle)>,
     /// Every arrival from time 0 to the end of the view, sorted (of
     /// [`WindowsDiagram::client`] only, when there is one).
     pub arrivals: Vec<Nanos>,
@@ -74,55 +63,16 @@ const MAX_ARRIVALS: usize = 1_000_000;
 /// run, and the exact window last.
 pub const MAX_LANES: usize = 6;
 
-impl Cutting {
-    /// How `spec` cuts time, if it is a window limiter the diagram draws:
-    /// the fixed window on the aligned grid, a slot counter, the exact
-    /// sliding log (not one that counts its rejects).
-    pub fn of(spec: &LimiterSpec) -> Option<Cutting> {
-        match &spec.algorithm {
-            AlgorithmSpec::FixedWindow(f) if *f == FixedWindowSpec::ALIGNED => Some(Cutting::Windows),
-            AlgorithmSpec::SlotCounter(s) => Some(Cutting::Slots(s.slots)),
-            AlgorithmSpec::SlidingLog(l) if !l.count_rejected => Some(Cutting::Exact),
-            _ => None,
-        }
-    }
-
-    /// The length of the cells this cutting draws (windows or slots), for a
-    /// window of `w` ns; the exact window is one cell ending at `t*`.
-    pub fn cell(self, w: u64) -> u64 {
-        match self {
-            Cutting::Slots(n) => w / n,
-            Cutting::Windows | Cutting::Exact => w,
-        }
-    }
-
-    /// Whether the cell `[a, b)` is counted by a decision at `t_star`.
-    pub fn counts(self, a: u64, b: u64, t_star: u64, w: u64) -> bool {
-        match self {
-            Cutting::Windows => a <= t_star && t_star < b,
-            Cutting::Slots(n) => {
-                b > t_star.saturating_sub(w) && a <= t_star && {
-                    let n = u128::from(n);
-                    let k_star = (u128::from(t_star) * n) / u128::from(w);
-                    let k_a = (u128::from(a) * n) / u128::from(w);
-                    k_a + n > k_star
-                }
-            }
-            Cutting::Exact => false,
-        }
-    }
-}
-
 /// The lanes of a run's diagram: its window limiters in the run's order
 /// (each once), at most [`MAX_LANES`] with the exact window last; none when
 /// the run has no fixed window or slot counter to show against it.
-pub fn run_lanes(specs: &[LimiterSpec]) -> Vec<(LimiterSpec, Cutting)> {
-    let mut cut: Vec<(LimiterSpec, Cutting)> = Vec::new();
+pub fn run_lanes(specs: &[LimiterSpec]) -> Vec<(LimiterSpec, DiagramStyle)> {
+    let mut cut: Vec<(LimiterSpec, DiagramStyle)> = Vec::new();
     let mut exact = None;
     for s in specs {
-        match Cutting::of(s) {
-            Some(Cutting::Exact) => exact = exact.or(Some((s.clone(), Cutting::Exact))),
-            Some(c) if !cut.iter().any(|(t, _)| t == s) => cut.push((s.clone(), c)),
+        match s.diagram_style() {
+            Some(d) if d.cutting == Cutting::Exact => exact = exact.or(Some((s.clone(), d))),
+            Some(d) if !cut.iter().any(|(t, _)| t == s) => cut.push((s.clone(), d)),
             _ => {}
         }
     }
@@ -134,17 +84,10 @@ pub fn run_lanes(specs: &[LimiterSpec]) -> Vec<(LimiterSpec, Cutting)> {
     cut
 }
 
-/// A lane's name: the limiter's short name, with its header rounding when
-/// not exact, and "(exact)" for the sliding log.
-fn lane_name(spec: &LimiterSpec, cutting: Cutting) -> String {
-    let short = spec.style().short;
-    let short = if cutting == Cutting::Exact { format!("{short} (exact)") } else { short };
-    match spec.retry_after {
-        RetryAfter::Exact => short,
-        RetryAfter::CeilSeconds => format!("{short}, header ceil"),
-        RetryAfter::FloorSeconds => format!("{short}, header floor"),
-        RetryAfter::RedisCell => format!("{short}, header redis-cell"),
-    }
+/// A limiter the diagram draws, with how it draws it.
+fn lane(spec: LimiterSpec) -> (LimiterSpec, DiagramStyle) {
+    let style = spec.diagram_style().expect("a window limiter the diagram draws");
+    (spec, style)
 }
 
 /// Where `spec` admits most in one exact window: the key and the instant,
@@ -174,7 +117,7 @@ impl WindowsDiagram {
     pub fn around_worst(
         title: String,
         limit: Limit,
-        limiters: Vec<(LimiterSpec, Cutting)>,
+        limiters: Vec<(LimiterSpec, DiagramStyle)>,
         arrivals: Vec<Nanos>,
     ) -> WindowsDiagram {
         let keyed: Vec<(Nanos, u64)> = arrivals.into_iter().map(|t| (t, 0)).collect();
@@ -187,7 +130,7 @@ impl WindowsDiagram {
     fn around_worst_key(
         title: String,
         limit: Limit,
-        limiters: Vec<(LimiterSpec, Cutting)>,
+        limiters: Vec<(LimiterSpec, DiagramStyle)>,
         arrivals: Vec<(Nanos, u64)>,
     ) -> WindowsDiagram {
         let first = limiters.first().map_or_else(|| FixedWindowSpec::ALIGNED.into(), |(s, _)| s.clone());
@@ -273,9 +216,9 @@ impl WindowsDiagram {
             title: String::new(),
             limit,
             limiters: vec![
-                (FixedWindowSpec::ALIGNED.into(), Cutting::Windows),
-                (SlotCounterSpec { slots: n }.into(), Cutting::Slots(n)),
-                (LimiterSpec::reference(), Cutting::Exact),
+                lane(FixedWindowSpec::ALIGNED.into()),
+                lane(SlotCounterSpec { slots: n }.into()),
+                lane(LimiterSpec::reference()),
             ],
             arrivals,
             instant: Nanos::new(t2),
@@ -306,8 +249,8 @@ impl WindowsDiagram {
     pub fn reference_lanes(&self, scenario: &Scenario) -> Vec<String> {
         self.limiters
             .iter()
-            .filter(|(s, c)| *c != Cutting::Exact && !scenario.limiters.contains(s))
-            .map(|(s, c)| lane_name(s, *c))
+            .filter(|(s, d)| d.cutting != Cutting::Exact && !scenario.limiters.contains(s))
+            .map(|(_, d)| d.name.clone())
             .collect()
     }
 
@@ -315,7 +258,7 @@ impl WindowsDiagram {
     pub fn lanes(&self) -> Vec<DiagramLane> {
         self.limiters
             .iter()
-            .map(|(spec, cutting)| {
+            .map(|(spec, diagram)| {
                 let mut l = spec.build(self.limit);
                 let admitted: Vec<bool> = self.arrivals.iter().map(|&t| l.decide(t, 1).admitted()).collect();
                 let lo = self.instant.get().saturating_sub(self.limit.window.get());
@@ -330,8 +273,8 @@ impl WindowsDiagram {
                 DiagramLane {
                     style: spec.style(),
                     spec: spec.clone(),
-                    cutting: *cutting,
-                    name: lane_name(spec, *cutting),
+                    cutting: diagram.cutting,
+                    name: diagram.name.clone(),
                     admitted,
                     in_window,
                 }
@@ -344,11 +287,8 @@ impl WindowsDiagram {
     pub fn cut_names(&self) -> Vec<String> {
         self.limiters
             .iter()
-            .filter(|(_, c)| *c != Cutting::Exact)
-            .map(|(s, c)| match c {
-                Cutting::Windows => lane_name(s, *c).replacen("fixed window", "fixed windows", 1),
-                _ => lane_name(s, *c),
-            })
+            .filter(|(_, d)| d.cutting != Cutting::Exact)
+            .map(|(_, d)| d.cut_name.clone())
             .collect()
     }
 }

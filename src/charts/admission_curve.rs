@@ -65,7 +65,7 @@ impl Chart for AdmissionCurve<'_> {
         for l in &curves {
             let at = |tau| self.over_bound(l, tau).map_or("–".to_string(), ratio);
             entries.push(LegendEntry::new(
-                format!("{}: {}, {}", short_label(&l.spec), at(r.limit.window), at(ten)),
+                format!("{}: {}, {}", l.spec.short_name(), at(r.limit.window), at(ten)),
                 self.palette.colour(&l.spec),
                 Mark::Line,
             ));

@@ -62,8 +62,8 @@ impl Chart for BurstPairMap<'_> {
             let c = self.palette.colour(&row.spec);
             // Marked one by one where the scenario has some of the panels.
             let name = match self.reference.get(k) {
-                Some(true) if !all_reference => format!("{} (reference)", short_label(&row.spec)),
-                _ => short_label(&row.spec),
+                Some(true) if !all_reference => format!("{} (reference)", row.spec.short_name()),
+                _ => row.spec.short_name(),
             };
             let caption = if row.resolved() {
                 format!(

@@ -116,9 +116,9 @@ impl Chart for DelayCdf<'_> {
         let mut entries = Vec::new();
         for ((l, d), same) in shaping.iter().zip(&like) {
             let mark = if same.is_some() { Mark::Dashed } else { Mark::Line };
-            entries.push(LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), mark));
+            entries.push(LegendEntry::new(l.spec.short_name(), self.palette.colour(&l.spec), mark));
             let stats = match (same, d.cdf(), d.quantile(0.99)) {
-                (Some(j), _, _) => format!("    ≈ {}", short_label(&curves[*j].0.spec)),
+                (Some(j), _, _) => format!("    ≈ {}", curves[*j].0.spec.short_name()),
                 (None, Some((undelayed, _)), Some(p99)) => {
                     format!("    {} at once, p99 {}", fmt_share(undelayed), fmt_seconds(p99))
                 }

@@ -45,9 +45,9 @@ impl ErrorVsSlots<'_> {
         for row in r.rows.iter().filter(|row| !row.measured()) {
             let label = match row.unmeasured {
                 Some(Unmeasured::FinerThanGrid) => {
-                    format!("{}: not resolved (N > G = {})", short_label(&row.spec), r.grid)
+                    format!("{}: not resolved (N > G = {})", row.spec.short_name(), r.grid)
                 }
-                _ => format!("{} not measured (a lone pair opens its window)", short_label(&row.spec)),
+                _ => format!("{} not measured (a lone pair opens its window)", row.spec.short_name()),
             };
             entries.push(LegendEntry::new(label, self.palette.colour(&row.spec), Mark::Heading));
         }
@@ -63,7 +63,7 @@ impl ErrorVsSlots<'_> {
         if off.iter().all(|row| row.violations == 0) {
             for row in off {
                 entries.push(LegendEntry::new(
-                    format!("{}: {} pairs broken", short_label(&row.spec), row.violations),
+                    format!("{}: {} pairs broken", row.spec.short_name(), row.violations),
                     self.palette.colour(&row.spec),
                     Mark::Dot,
                 ));
@@ -76,7 +76,7 @@ impl ErrorVsSlots<'_> {
                 entries.push(LegendEntry::new(
                     format!(
                         "{}: {}, {}",
-                        short_label(&row.spec),
+                        row.spec.short_name(),
                         pct(row.band_width(r.grid)),
                         pct(row.violation_probability(r.grid))
                     ),
@@ -105,7 +105,7 @@ impl ErrorVsSlots<'_> {
                     r.band_width(g),
                     r.violation_probability(g),
                     self.palette.colour(&r.spec),
-                    short_label(&r.spec),
+                    r.spec.short_name(),
                     r.spec.slots().is_none(),
                 ))
             })

@@ -46,7 +46,7 @@ impl Chart for LoadSweep<'_> {
             .report
             .limiters
             .iter()
-            .map(|l| LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), Mark::Line))
+            .map(|l| LegendEntry::new(l.spec.short_name(), self.palette.colour(&l.spec), Mark::Line))
             .collect();
         let equal = |a: usize, b: usize| (same(0, a, b) || same(1, a, b)).then_some(0.0);
         entries.extend(nested_note(n, equal, "values", |_| String::new()));

@@ -341,19 +341,6 @@ impl RunPalette {
     }
 }
 
-/// A short name for legends: `fixed window`, `10 slots`, `sliding log`;
-/// with the Retry-After rounding when it is not exact
-/// (`fixed window, header floor`).
-pub fn short_label(spec: &LimiterSpec) -> String {
-    let short = spec.style().short;
-    match spec.retry_after {
-        RetryAfter::Exact => short,
-        RetryAfter::CeilSeconds => format!("{short}, header ceil"),
-        RetryAfter::FloorSeconds => format!("{short}, header floor"),
-        RetryAfter::RedisCell => format!("{short}, header redis-cell"),
-    }
-}
-
 /// What a limiter was offered, for "admitted X of {offered}" in a chart:
 /// the count, and "attempts" when clients retry (a retried request is
 /// offered once per attempt, so the count is not of requests).
@@ -1290,7 +1277,7 @@ mod tests {
         colours.sort();
         colours.dedup();
         assert_eq!(colours.len(), specs.len());
-        let mut names: Vec<String> = specs.iter().map(short_label).collect();
+        let mut names: Vec<String> = specs.iter().map(LimiterSpec::short_name).collect();
         names.sort();
         names.dedup();
         assert_eq!(names.len(), specs.len());
@@ -1318,7 +1305,7 @@ mod tests {
                     a.style().rgb,
                     b.style().rgb
                 );
-                assert_ne!(short_label(a), short_label(b));
+                assert_ne!(a.short_name(), b.short_name());
             }
         }
     }

@@ -246,7 +246,7 @@ impl Chart for NodesTimeline<'_> {
             let title = |per_node: &str| {
                 format!(
                     "{}: admitted {} of {}{per_node}, peak {}",
-                    short_label(&l.spec),
+                    l.spec.short_name(),
                     l.counts.admitted,
                     offered_count(l),
                     window_count::fmt_ratio_x(l.peak_ratio())

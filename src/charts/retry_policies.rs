@@ -390,7 +390,7 @@ impl Chart for RetryPolicies<'_> {
 
         let mut entries: Vec<LegendEntry> = lanes
             .iter()
-            .map(|l| LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), Mark::Solid))
+            .map(|l| LegendEntry::new(l.spec.short_name(), self.palette.colour(&l.spec), Mark::Solid))
             .collect();
         entries.push(LegendEntry::new("attempts per success =", BLACK, Mark::Heading));
         entries.push(LegendEntry::new("  all attempts / successes", BLACK, Mark::Heading));

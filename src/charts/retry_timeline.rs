@@ -64,7 +64,7 @@ impl Chart for RetryTimeline<'_> {
             let amp = l.clients.as_ref().and_then(|k| k.amplification());
             let text = format!(
                 "{}: {} attempts ({} retries{}), {} admitted",
-                short_label(&l.spec),
+                l.spec.short_name(),
                 l.counts.offered,
                 retries,
                 amp.map_or(String::new(), |a| format!(
@@ -86,7 +86,7 @@ impl Chart for RetryTimeline<'_> {
             LegendEntry::new("retries, by limiter:", BLACK, Mark::Heading),
         ];
         for l in &r.limiters {
-            entries.push(LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), Mark::Solid));
+            entries.push(LegendEntry::new(l.spec.short_name(), self.palette.colour(&l.spec), Mark::Solid));
         }
         draw_legend(&legend, &entries)?;
         Ok(())

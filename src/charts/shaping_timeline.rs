@@ -157,7 +157,7 @@ fn strip_label<DB: DrawingBackend>(
     let (y1, y2) = (h / 2 - 9, h / 2 + 10);
     area.draw(&Rectangle::new([(8, y1 - 7), (26, y1 + 7)], c.mix(0.6).filled())).map_err(err)?;
     area.draw(&Rectangle::new([(8, y1 - 7), (26, y1 + 7)], c.stroke_width(2))).map_err(err)?;
-    let name = short_label(&l.spec);
+    let name = l.spec.short_name();
     let (name, size) = fit_line(area, &name, LEGEND_SIZE - 2.0, room);
     area.draw_text(&name, &font(size).pos(left), (32, y1)).map_err(err)?;
     let figures = match &l.delays {

@@ -153,7 +153,7 @@ impl Chart for TimeToSuccess<'_> {
             .collect();
         let mut entries = Vec::new();
         for (l, _) in &cdfs {
-            entries.push(LegendEntry::new(short_label(&l.spec), self.palette.colour(&l.spec), Mark::Line));
+            entries.push(LegendEntry::new(l.spec.short_name(), self.palette.colour(&l.spec), Mark::Line));
             for line in legend_lines(l.clients.as_ref()) {
                 entries.push(LegendEntry::new(format!("      {line}"), BLACK, Mark::Heading));
             }

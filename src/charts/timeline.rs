@@ -62,7 +62,7 @@ impl Chart for Timeline<'_> {
         for l in &r.limiters {
             let what = if l.delays.is_some() { "at the backend" } else { "admitted" };
             entries.push(LegendEntry::new(
-                format!("{what}: {}", short_label(&l.spec)),
+                format!("{what}: {}", l.spec.short_name()),
                 self.palette.colour(&l.spec),
                 Mark::Fill(ADMITTED_ALPHA),
             ));
@@ -150,14 +150,14 @@ impl Chart for Timeline<'_> {
             let text = if delayed > 0 {
                 format!(
                     "{}: admitted {} of {}{share}, {delayed} delayed",
-                    short_label(&l.spec),
+                    l.spec.short_name(),
                     l.counts.admitted,
                     offered_count(l)
                 )
             } else {
                 format!(
                     "{}: admitted {} of {}{share}",
-                    short_label(&l.spec),
+                    l.spec.short_name(),
                     l.counts.admitted,
                     offered_count(l)
                 )

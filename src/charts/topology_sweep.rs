@@ -87,10 +87,10 @@ impl TopologySweep<'_> {
                     })
                     .collect();
                 let name = match store {
-                    Some(true) => format!("{}, atomic", short_label(&l.spec)),
-                    Some(false) if !l.nodes.is_empty() => format!("{}, get-then-set", short_label(&l.spec)),
-                    _ if l.nodes.is_empty() => format!("{} (reference)", short_label(&l.spec)),
-                    _ => short_label(&l.spec),
+                    Some(true) => format!("{}, atomic", l.spec.short_name()),
+                    Some(false) if !l.nodes.is_empty() => format!("{}, get-then-set", l.spec.short_name()),
+                    _ if l.nodes.is_empty() => format!("{} (reference)", l.spec.short_name()),
+                    _ => l.spec.short_name(),
                 };
                 let line =
                     Line { colour: self.palette.colour(&l.spec), dashed: store == Some(true), points: pts };

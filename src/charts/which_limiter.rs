@@ -104,7 +104,7 @@ impl Chart for WhichLimiter<'_> {
             entries.push(LegendEntry::new(
                 format!(
                     "{}: {}, {}, {}",
-                    short_label(&l.spec),
+                    l.spec.short_name(),
                     fmt_state(p.0),
                     ratesim::export::fmt_ratio_fixed(p.1, 2),
                     p.2.map_or("n/a".to_string(), fmt_over)

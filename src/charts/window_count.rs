@@ -87,7 +87,7 @@ impl Chart for WindowCount<'_> {
         let over: Vec<String> = if covered * 2 > bins.len() {
             (0..r.limiters.len())
                 .filter(|&i| bins.iter().filter(|row| at(i, row)).count() * 4 >= covered)
-                .map(|i| short_label(&r.limiters[i].spec))
+                .map(|i| r.limiters[i].spec.short_name())
                 .collect()
         } else {
             Vec::new()
@@ -202,7 +202,7 @@ impl WindowCount<'_> {
         ];
         for l in &r.limiters {
             entries.push(LegendEntry::new(
-                format!("{} ({})", short_label(&l.spec), fmt_ratio_x(l.peak_ratio())),
+                format!("{} ({})", l.spec.short_name(), fmt_ratio_x(l.peak_ratio())),
                 self.palette.colour(&l.spec),
                 Mark::Line,
             ));
@@ -259,7 +259,7 @@ impl WindowCount<'_> {
             let c = self.palette.colour(&l.spec);
             chart.draw_series(LineSeries::new(pts, c.stroke_width(2))).map_err(err)?;
             let text =
-                format!("{}: peak {} ({})", short_label(&l.spec), l.counts.peak, fmt_ratio_x(l.peak_ratio()));
+                format!("{}: peak {} ({})", l.spec.short_name(), l.counts.peak, fmt_ratio_x(l.peak_ratio()));
             // Strips here are always compact (from `STRIPS_FROM` limiters).
             strip_title(&mut chart, text, 0.0..x_end, y_max * 0.99, TICK_SIZE - 3.0, true)?;
         }

@@ -6,7 +6,9 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Algorithm, Decision, FastDiv, Limit, Limiter, StateSize, Style, SweepTraits};
+use super::{
+    Algorithm, Cutting, Decision, DiagramStyle, FastDiv, Limit, Limiter, StateSize, Style, SweepTraits,
+};
 use crate::scenario::{Entry, ScenarioError};
 use crate::time::{Nanos, format_duration};
 
@@ -99,6 +101,17 @@ impl Algorithm for FixedWindowSpec {
                 Style { rgb: (255, 127, 14), line_width: 4, short: "first-request window".into() }
             }
         }
+    }
+
+    /// Drawn on the aligned grid: with an offset or opened by the first
+    /// request, its windows are not the diagram's.
+    fn diagram_style(&self) -> Option<DiagramStyle> {
+        let short = Algorithm::style(self).short;
+        (*self == FixedWindowSpec::ALIGNED).then(|| DiagramStyle {
+            cutting: Cutting::Windows,
+            cut_name: format!("{short}s"),
+            name: short,
+        })
     }
 
     fn sweep_traits(&self) -> SweepTraits {

@@ -143,6 +143,57 @@ pub struct Style {
     pub short: String,
 }
 
+/// How a window limiter cuts time, as the windows diagram
+/// ([`crate::diagram`]) draws it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cutting {
+    /// Aligned windows of length W: the one holding `t*` is counted.
+    Windows,
+    /// N slots per window: the slot holding `t*` and the N - 1 before it.
+    Slots(u64),
+    /// The exact window `(t* - W, t*]`.
+    Exact,
+}
+
+impl Cutting {
+    /// The length of the cells this cutting draws (windows or slots), for a
+    /// window of `w` ns; the exact window is one cell ending at `t*`.
+    pub fn cell(self, w: u64) -> u64 {
+        match self {
+            Cutting::Slots(n) => w / n,
+            Cutting::Windows | Cutting::Exact => w,
+        }
+    }
+
+    /// Whether the cell `[a, b)` is counted by a decision at `t_star`.
+    pub fn counts(self, a: u64, b: u64, t_star: u64, w: u64) -> bool {
+        match self {
+            Cutting::Windows => a <= t_star && t_star < b,
+            Cutting::Slots(n) => {
+                b > t_star.saturating_sub(w) && a <= t_star && {
+                    let n = u128::from(n);
+                    let k_star = (u128::from(t_star) * n) / u128::from(w);
+                    let k_a = (u128::from(a) * n) / u128::from(w);
+                    k_a + n > k_star
+                }
+            }
+            Cutting::Exact => false,
+        }
+    }
+}
+
+/// How the windows diagram shows a window limiter: how it cuts time, and
+/// what its lane is called.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiagramStyle {
+    pub cutting: Cutting,
+    /// The lane's name: `fixed window`, `10 slots`, `sliding log (exact)`.
+    pub name: String,
+    /// Its name in a caption that lists the lanes' cuts: `fixed windows`,
+    /// `10 slots`.
+    pub cut_name: String,
+}
+
 /// What the sweeps may assume about a limiter (`docs/semantics.md`, "Error
 /// versus slot count"). The defaults assume nothing.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -181,6 +232,12 @@ pub trait Algorithm: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
     fn label(&self) -> String;
     fn build(&self, limit: Limit) -> Self::Limiter;
     fn style(&self) -> Style;
+    /// How the windows diagram draws this limiter, if it is a window
+    /// limiter that cuts time the diagram can show; `None` (the default)
+    /// keeps it out of the diagram.
+    fn diagram_style(&self) -> Option<DiagramStyle> {
+        None
+    }
     fn sweep_traits(&self) -> SweepTraits {
         SweepTraits::default()
     }
@@ -218,6 +275,7 @@ pub trait Describe {
     fn kind(&self) -> &'static str;
     fn label(&self) -> String;
     fn style(&self) -> Style;
+    fn diagram_style(&self) -> Option<DiagramStyle>;
     fn sweep_traits(&self) -> SweepTraits;
     fn slots(&self) -> Option<u64>;
     fn advertises_retry(&self) -> bool;
@@ -235,6 +293,9 @@ impl<A: Algorithm> Describe for A {
     }
     fn style(&self) -> Style {
         Algorithm::style(self)
+    }
+    fn diagram_style(&self) -> Option<DiagramStyle> {
+        Algorithm::diagram_style(self)
     }
     fn sweep_traits(&self) -> SweepTraits {
         Algorithm::sweep_traits(self)
@@ -447,6 +508,17 @@ impl RetryAfter {
         }
     }
 
+    /// A short name with this rounding when it is not exact:
+    /// `fixed window, header floor`.
+    fn named(self, short: String) -> String {
+        match self {
+            RetryAfter::Exact => short,
+            RetryAfter::CeilSeconds => format!("{short}, header ceil"),
+            RetryAfter::FloorSeconds => format!("{short}, header floor"),
+            RetryAfter::RedisCell => format!("{short}, header redis-cell"),
+        }
+    }
+
     /// The instant a client reads from the header sent at `now` for a
     /// retry time `at`; `None` when rounding up carries it past the end of
     /// time (`u64::MAX` ns), where no retry can be sent.
@@ -511,6 +583,25 @@ impl LimiterSpec {
 
     pub fn style(&self) -> Style {
         self.describe().style()
+    }
+
+    /// A short name for legends: `fixed window`, `10 slots`, `sliding log`;
+    /// with the Retry-After rounding when it is not exact
+    /// (`fixed window, header floor`).
+    pub fn short_name(&self) -> String {
+        self.retry_after.named(self.style().short)
+    }
+
+    /// How the windows diagram draws this limiter, if it draws it: its
+    /// algorithm's [`DiagramStyle`], the names with the Retry-After
+    /// rounding when it is not exact (`sliding log (exact), header ceil`).
+    pub fn diagram_style(&self) -> Option<DiagramStyle> {
+        let style = self.describe().diagram_style()?;
+        Some(DiagramStyle {
+            name: self.retry_after.named(style.name),
+            cut_name: self.retry_after.named(style.cut_name),
+            ..style
+        })
     }
 
     pub fn sweep_traits(&self) -> SweepTraits {
@@ -621,6 +712,39 @@ mod tests {
         assert_eq!(spec.label(), "slot_counter(N=10;retry_after=floor_seconds)");
         let spec = LimiterSpec { retry_after: RetryAfter::CeilSeconds, ..FixedWindowSpec::ALIGNED.into() };
         assert_eq!(spec.label(), "fixed_window(retry_after=ceil_seconds)");
+    }
+
+    /// Legends and the windows diagram's lanes name a limiter by its short
+    /// name, with the header rounding; the diagram draws only the window
+    /// limiters that cut time on its grid.
+    #[test]
+    fn short_names_and_diagram_lanes() {
+        let floor = |spec: LimiterSpec| LimiterSpec { retry_after: RetryAfter::FloorSeconds, ..spec };
+        let fixed: LimiterSpec = FixedWindowSpec::ALIGNED.into();
+        assert_eq!(fixed.short_name(), "fixed window");
+        assert_eq!(floor(fixed.clone()).short_name(), "fixed window, header floor");
+        let d = floor(fixed).diagram_style().unwrap();
+        assert_eq!((d.cutting, d.name.as_str()), (Cutting::Windows, "fixed window, header floor"));
+        assert_eq!(d.cut_name, "fixed windows, header floor");
+        let d = LimiterSpec::from(SlotCounterSpec { slots: 10 }).diagram_style().unwrap();
+        assert_eq!(
+            (d.cutting, d.name.as_str(), d.cut_name.as_str()),
+            (Cutting::Slots(10), "10 slots", "10 slots")
+        );
+        let d =
+            LimiterSpec { retry_after: RetryAfter::RedisCell, ..LimiterSpec::reference() }.diagram_style();
+        assert_eq!(
+            d.map(|d| (d.cutting, d.name)),
+            Some((Cutting::Exact, "sliding log (exact), header redis-cell".into()))
+        );
+        for other in [
+            LimiterSpec::from(FixedWindowSpec { align: WindowAlign::FirstRequest }),
+            FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(1) } }.into(),
+            SlidingLogSpec { count_rejected: true }.into(),
+            GcraSpec { burst: None, max_wait: None }.into(),
+        ] {
+            assert_eq!(other.diagram_style(), None, "{}", other.label());
+        }
     }
 
     /// Every kind is listed once and labels of different specs differ.

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Algorithm, Decision, Limit, Limiter, StateSize, Style, SweepTraits};
+use super::{Algorithm, Cutting, Decision, DiagramStyle, Limit, Limiter, StateSize, Style, SweepTraits};
 use crate::ring::Ring;
 use crate::scenario::{Entry, ScenarioError};
 use crate::time::Nanos;
@@ -54,6 +54,15 @@ impl Algorithm for SlidingLogSpec {
         } else {
             Style { rgb: (20, 20, 20), line_width: 4, short: "sliding log".into() }
         }
+    }
+
+    /// The exact window, when the log holds only what it admitted (one
+    /// that counts its rejects is no window the others can be held to).
+    fn diagram_style(&self) -> Option<DiagramStyle> {
+        (!self.count_rejected).then(|| {
+            let name = format!("{} (exact)", Algorithm::style(self).short);
+            DiagramStyle { cutting: Cutting::Exact, name: name.clone(), cut_name: name }
+        })
     }
 
     fn sweep_traits(&self) -> SweepTraits {

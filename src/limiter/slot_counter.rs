@@ -14,7 +14,9 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Algorithm, Decision, FastDiv, Limit, Limiter, StateSize, Style, SweepTraits};
+use super::{
+    Algorithm, Cutting, Decision, DiagramStyle, FastDiv, Limit, Limiter, StateSize, Style, SweepTraits,
+};
 use crate::ring::Ring;
 use crate::scenario::{Counts, Entry, ScenarioError};
 use crate::time::Nanos;
@@ -85,6 +87,11 @@ impl Algorithm for SlotCounterSpec {
     fn style(&self) -> Style {
         let short = if self.slots == 1 { "1 slot".to_string() } else { format!("{} slots", self.slots) };
         Style { rgb: slot_colour(self.slots), line_width: 2, short }
+    }
+
+    fn diagram_style(&self) -> Option<DiagramStyle> {
+        let short = Algorithm::style(self).short;
+        Some(DiagramStyle { cutting: Cutting::Slots(self.slots), name: short.clone(), cut_name: short })
     }
 
     fn sweep_traits(&self) -> SweepTraits {
