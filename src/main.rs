@@ -6,7 +6,7 @@ mod charts;
 mod cli;
 
 use std::io::{self, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -214,26 +214,13 @@ fn run(args: &CommonArgs, decisions: bool, sweep_only: bool) -> Result<()> {
         ratesim::engine::set_memory_budget(bytes);
     }
     let chart_set = chart_set(args, &scenario)?;
-    // Retries can multiply a run's requests past what their guard allows:
-    // say so before a run that may take long (CSV sources are not counted
-    // here; `check` reads them and does). `sweep` alone runs the traffic
-    // with its retries only in a retry-policy or topology sweep.
-    let retries_run = !sweep_only
-        || scenario.topology_sweep.is_some()
-        || scenario.sweep.as_ref().is_some_and(|s| !s.retry_policies.is_empty());
     if !args.quiet
-        && retries_run
-        && let Some(estimate) = scenario.attempts_estimate(&[]).filter(|e| e.is_large())
+        && let Some(estimate) = ratesim::run::large_attempts(&scenario, sweep_only)
     {
         eprintln!("{}", estimate.warning());
     }
-    // `sweep` writes beside the run's folder, never over it.
-    let default_out = || {
-        let folder = if sweep_only { format!("{}-sweeps", scenario.name) } else { scenario.name.clone() };
-        PathBuf::from("output").join(folder)
-    };
     let options = RunOptions {
-        out_dir: args.out.clone().unwrap_or_else(default_out),
+        out_dir: args.out.clone().unwrap_or_else(|| ratesim::run::default_out_dir(&scenario, sweep_only)),
         sweep_only,
         decisions,
         charts: !chart_set.formats.is_empty(),

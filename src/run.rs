@@ -14,7 +14,7 @@ use crate::engine::{self, DecisionSink, Progress, RunError, RunReport};
 use crate::export::report::{ChartRef, ReportInput};
 use crate::export::{self, OutputDir, OutputError};
 use crate::limiter::{FixedWindowSpec, LimiterSpec, SlotCounterSpec};
-use crate::scenario::{Scenario, SweepOptions};
+use crate::scenario::{AttemptsEstimate, Scenario, SweepOptions};
 use crate::simulate;
 use crate::sweep::burst_pair::BurstPairError;
 use crate::sweep::{
@@ -42,6 +42,34 @@ pub struct RunOptions {
     /// it is (the `--font`): like the scenario's own inputs, the output
     /// folder must not hold them.
     pub inputs: Vec<(PathBuf, String)>,
+}
+
+/// Where a run writes when it is given no folder (`--out`):
+/// `output/<name>`, and for the sweeps alone (`ratesim sweep`)
+/// `output/<name>-sweeps`, beside the run's folder, never over it.
+pub fn default_out_dir(scenario: &Scenario, sweep_only: bool) -> PathBuf {
+    let folder = if sweep_only { format!("{}-sweeps", scenario.name) } else { scenario.name.clone() };
+    PathBuf::from("output").join(folder)
+}
+
+/// Whether a run sends the scenario's traffic with its clients' retries:
+/// the simulation does; the sweeps alone (`sweep_only`) do only in a
+/// retry-policy or topology sweep.
+pub fn runs_retries(scenario: &Scenario, sweep_only: bool) -> bool {
+    !sweep_only
+        || scenario.topology_sweep.is_some()
+        || scenario.sweep.as_ref().is_some_and(|s| !s.retry_policies.is_empty())
+}
+
+/// What to warn of before a run that may take long: the run sends retries
+/// ([`runs_retries`]) that can multiply its requests past what their guard
+/// allows ([`AttemptsEstimate::is_large`]). CSV sources are not counted
+/// (a run does not read them before it starts; `check` does).
+pub fn large_attempts(scenario: &Scenario, sweep_only: bool) -> Option<AttemptsEstimate> {
+    if !runs_retries(scenario, sweep_only) {
+        return None;
+    }
+    scenario.attempts_estimate(&[]).filter(|e| e.is_large())
 }
 
 /// What a run is doing, for progress display.

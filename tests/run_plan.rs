@@ -5,7 +5,7 @@ mod common;
 
 use ratesim::diagram::WindowsDiagram;
 use ratesim::engine::{self, DecisionRecord, DecisionSink};
-use ratesim::run::{ChartKind, RunOptions, run};
+use ratesim::run::{ChartKind, RunOptions, default_out_dir, run, runs_retries};
 use ratesim::scenario::Scenario;
 use ratesim::simulate;
 
@@ -18,6 +18,20 @@ fn options(out: &std::path::Path, sweep_only: bool) -> RunOptions {
         overrides: Vec::new(),
         inputs: Vec::new(),
     }
+}
+
+/// With no `--out`, `sweep` writes beside the run's folder, never over it;
+/// it sends the traffic with its retries only in a retry-policy (or
+/// topology) sweep, where the run always does.
+#[test]
+fn where_a_run_writes_and_whether_it_retries() {
+    let storm = Scenario::load(&common::scenario("retry_storm.toml")).unwrap();
+    assert_eq!(default_out_dir(&storm, false), std::path::Path::new("output/retry_storm"));
+    assert_eq!(default_out_dir(&storm, true), std::path::Path::new("output/retry_storm-sweeps"));
+    assert!(runs_retries(&storm, false));
+    assert!(!runs_retries(&storm, true), "no sweep of retry_storm sends its traffic");
+    let backoff = Scenario::load(&common::scenario("backoff.toml")).unwrap();
+    assert!(runs_retries(&backoff, false) && runs_retries(&backoff, true), "its retry_policies sweep does");
 }
 
 #[test]
