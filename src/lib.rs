@@ -12,6 +12,7 @@ pub mod clients;
 pub mod diagram;
 pub mod engine;
 pub mod export;
+pub mod font;
 pub mod limiter;
 pub mod metrics;
 pub mod nodes;

@@ -265,19 +265,7 @@ fn chart_set(args: &CommonArgs, scenario: &Scenario) -> Result<ChartSet> {
         })
         .collect();
     formats.dedup();
-    // `--font` is held to what `[output] font` is: a regular file (a FIFO
-    // would block the run forever, a device may never end).
-    if let Some(path) = &args.font
-        && let Ok(meta) = std::fs::metadata(path)
-        && !meta.is_file()
-        && !meta.is_dir()
-    {
-        return Err(anyhow::anyhow!(
-            "font file {} is not a regular file (a device, pipe or socket): give a TrueType or OpenType font file",
-            path.display()
-        ))
-        .context("cannot load the chart font");
-    }
+    // `--font` is read as `[output] font` is (`ratesim::font::read_font`).
     let font = args.font.as_deref().or(scenario.output.font.as_deref());
     charts::init_fonts(font).context("cannot load the chart font")?;
     // Chart titles carry the scenario name; warn when the embedded font

@@ -516,13 +516,32 @@ fn s35_trace_path_is_a_directory() {
 }
 
 /// The font a scenario names gets the trace path's check: a folder is said
-/// to be one, not said not to exist.
+/// to be one, not said not to exist. `--font` is checked by the same
+/// function and says the same (it once said "cannot read font .", with
+/// "Is a directory" as its cause).
 #[test]
 fn o08_font_path_is_a_directory() {
     Case::new(&format!("{BASE}\n[output]\nfont = \".\"\n")).refused(&[
         "s.toml:19:8:",
         "`output.font`: font file . is a directory, not a file (paths are relative to the scenario file)",
     ]);
+    let c = Case::new(BASE);
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--font", "."],
+        1,
+        &["error: cannot load the chart font\n  caused by: font file . is a directory, not a file\n"],
+    );
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--font", "nope.ttf"],
+        1,
+        &["error: cannot load the chart font\n  caused by: font file nope.ttf does not exist\n"],
+    );
+    assert!(!c.path("out").exists());
+    if cfg!(unix) {
+        Case::new(&format!("{BASE}\n[output]\nfont = \"/dev/null\"\n")).refused(&[
+            "`output.font`: font file /dev/null is not a regular file (a device, pipe or socket): give a TrueType or OpenType font file (paths are relative to the scenario file)",
+        ]);
+    }
 }
 
 /// `[output] font` names a file that is no font: refused where the key is,

@@ -25,7 +25,7 @@ pub mod windows_diagram;
 use std::path::Path;
 use std::sync::Once;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
@@ -70,26 +70,9 @@ pub fn init_fonts(custom: Option<&Path>) -> Result<()> {
         result = (|| {
             let (regular, bold): (&'static [u8], &'static [u8]) = match custom {
                 Some(path) => {
-                    // Fonts for whole scripts run to tens of MB; a cap keeps
-                    // `--font /dev/zero` from reading until memory runs out.
-                    const MAX_FONT_BYTES: u64 = 256 << 20;
-                    let mut bytes = Vec::new();
-                    std::fs::File::open(path)
-                        .and_then(|f| {
-                            std::io::Read::read_to_end(
-                                &mut std::io::Read::take(f, MAX_FONT_BYTES + 1),
-                                &mut bytes,
-                            )
-                        })
-                        .with_context(|| format!("cannot read font {}", path.display()))?;
-                    if bytes.len() as u64 > MAX_FONT_BYTES {
-                        return Err(anyhow!(
-                            "font {} is larger than {} MiB",
-                            path.display(),
-                            MAX_FONT_BYTES >> 20
-                        ));
-                    }
-                    let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                    // Refused as `[output] font` is (a FIFO unopened, a
+                    // huge file unread), in the same words.
+                    let bytes: &'static [u8] = Box::leak(ratesim::font::read_font(path)?.into_boxed_slice());
                     (bytes, bytes)
                 }
                 None => (dejavu::sans::regular(), dejavu::sans::bold()),

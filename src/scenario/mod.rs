@@ -12,7 +12,7 @@ mod retry;
 mod sweep;
 mod traffic;
 
-pub use diagnostics::{Counts, Loose, ScenarioError, Whole};
+pub use diagnostics::{Counts, FileProblem, Loose, ScenarioError, Whole};
 pub use entry::Entry;
 pub use nodes::MAX_NODES;
 pub use sweep::{MAX_GRID, SweepOptions, default_sweep_problem};
@@ -727,12 +727,7 @@ fn output(
         }
         Some(f) => {
             let p = base.join(f.get_ref());
-            let problem = diagnostics::FileProblem::of(&p)
-                .map(|problem| {
-                    format!("font file {} {problem}", crate::shown::plain(&p.display().to_string()))
-                })
-                .or_else(|| font_problem(&p));
-            if let Some(problem) = problem {
+            if let Err(problem) = crate::font::read_font(&p) {
                 return Err(ctx.at(
                     f.span(),
                     format!("`output.font`: {problem} (paths are relative to the scenario file)"),
@@ -796,39 +791,6 @@ fn output(
     }
     let bin_at = raw.bin.as_ref().map(|b| ctx.location(b.span()));
     Ok(OutputOptions { bin, bin_at, decisions: raw.decisions, font, admission_curve: raw.admission_curve })
-}
-
-/// The largest font file read: fonts for whole scripts run to tens of MB,
-/// and the cap keeps a huge file from being read into memory.
-pub const MAX_FONT_BYTES: u64 = 256 << 20;
-
-/// What keeps the regular file `path` from being a chart font, if
-/// anything: too large, unreadable, or not TrueType/OpenType (what the
-/// charts' font loader refuses, said before any work is done).
-fn font_problem(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    let read = std::fs::File::open(path).and_then(|f| f.take(MAX_FONT_BYTES + 1).read_to_end(&mut bytes));
-    if let Err(e) = read {
-        return Some(format!(
-            "font file {} cannot be read ({e})",
-            crate::shown::plain(&path.display().to_string())
-        ));
-    }
-    if bytes.len() as u64 > MAX_FONT_BYTES {
-        return Some(format!(
-            "font file {} is larger than {} MiB, more than any font",
-            crate::shown::plain(&path.display().to_string()),
-            MAX_FONT_BYTES >> 20
-        ));
-    }
-    match ab_glyph::FontRef::try_from_slice(&bytes) {
-        Ok(_) => None,
-        Err(_) => Some(format!(
-            "{} is not a usable TrueType/OpenType font",
-            crate::shown::plain(&path.display().to_string())
-        )),
-    }
 }
 
 /// Fixed window, slot counters with N = 2, 10, 100, and the sliding log.
