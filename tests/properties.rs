@@ -65,6 +65,15 @@ proptest! {
     /// and measures peak, excess, false rejects and disagreement from their
     /// definitions. The log is exact: peak <= L, no excess, no false rejects.
     /// (The engine sends cost 1: an arrival has no cost.)
+    ///
+    /// State (docs/semantics.md, "State, per algorithm"): the slot counter
+    /// stores its non-empty slots, each an (index, count) pair of 16 B, plus
+    /// an 8 B running sum, and drops a slot when a request no longer counts
+    /// it, so its peak is [`brute_slot_state`]'s: the most distinct slots
+    /// among the admitted requests in the counted span `(k - N, k]` of some
+    /// request; the log drops the timestamps at or before `t - W` before
+    /// it logs one at `t`, so it peaks at the run's peak, 8 B each. No
+    /// request, no key, no state.
     #[test]
     fn figures_match_a_brute_force(
         (requests, window, slots, times) in (1u64..8, 10u64..1000, 1u64..8).prop_flat_map(|(l, w, n)| {
@@ -91,6 +100,14 @@ proptest! {
         }
         prop_assert!(log.counts.peak <= requests);
         prop_assert_eq!((log.counts.excess, log.counts.false_rejects), (0, 0));
+        let entries = brute_slot_state(window, slots, &ones, &counted);
+        let (slot_state, log_state) = if times.is_empty() {
+            ((0, 0), (0, 0))
+        } else {
+            ((entries, 16 * entries + 8), (log.counts.peak, 8 * log.counts.peak))
+        };
+        prop_assert_eq!((slot.state.entries, slot.state.bytes), slot_state, "{}", slot.label);
+        prop_assert_eq!((log.state.entries, log.state.bytes), log_state, "{}", log.label);
     }
 
     /// Fixed windows and slot counters count a span that lies inside the exact
@@ -252,6 +269,27 @@ fn brute_slots(requests: u64, window: u64, slots: u64, reqs: &[(u64, u32)]) -> V
             ok
         })
         .collect()
+}
+
+/// The slot counter's peak state in slots, by brute force: after each
+/// request at `t`, the distinct slots among the requests admitted so far
+/// that lie in its counted span `(k - N, k]`, `k = floor(t N / W)`; the
+/// most over the run.
+fn brute_slot_state(window: u64, slots: u64, reqs: &[(u64, u32)], decisions: &[bool]) -> u64 {
+    let slot = |t: u64| (u128::from(t) * u128::from(slots) / u128::from(window)) as u64;
+    let mut admitted: Vec<u64> = Vec::new();
+    let mut peak = 0;
+    for (&(t, _), &ok) in reqs.iter().zip(decisions) {
+        if ok {
+            admitted.push(slot(t));
+        }
+        let k = slot(t);
+        let mut live: Vec<u64> = admitted.iter().copied().filter(|&s| s + slots > k).collect();
+        live.sort_unstable();
+        live.dedup();
+        peak = peak.max(live.len() as u64);
+    }
+    peak
 }
 
 /// (peak, excess, false rejects) of a run's decisions, from the definitions.
