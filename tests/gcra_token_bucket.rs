@@ -65,6 +65,18 @@ fn end_of_time(len: usize, max_cost: u32) -> impl Strategy<Value = Vec<(u64, u32
     })
 }
 
+/// A `max_wait` for a limiter whose `k`-th wait at one instant is
+/// `step(k)` ns (the GCRA's `k T`, the bucket's `ceil(k W / L)`): none,
+/// exactly such a wait or 1 ns either side of it (where a wait lands on
+/// `max_wait` or just past it), or anything up to `most`.
+fn max_wait<S: Fn(u64) -> u64 + Clone + 'static>(step: S, most: u64) -> impl Strategy<Value = u64> {
+    prop_oneof![
+        1 => Just(0u64),
+        2 => (0u64..12, 0u64..3).prop_map(move |(k, e)| step(k).saturating_add(e).saturating_sub(1)),
+        2 => 0..=most,
+    ]
+}
+
 fn decide_all(mut l: impl Limiter, reqs: &[(u64, u32)]) -> Vec<bool> {
     reqs.iter().map(|&(t, c)| l.decide(Nanos::new(t), c).admitted()).collect()
 }
@@ -87,7 +99,15 @@ fn timer(max_tokens: u64, tokens_per_fill: u64, fill_interval: u64) -> TokenBuck
 /// admitted requests `(t_j, c_j)` is `max_j (t_j + T * (c_j + ... + c_n))`
 /// (the recursion `tat = max(tat, t) + T c` unrolled), recomputed from the
 /// whole history for every request, in signed 128-bit integers.
-fn oracle_gcra(requests: u64, window: u64, burst: u64, reqs: &[(u64, u32)]) -> Vec<bool> {
+///
+/// With `max_wait` (docs/semantics.md, "Shaping"): a request waits
+/// `d = max(0, tat + T (c - 1) - tau - now)` (`tat = now` for a fresh
+/// limiter), is admitted iff `d <= max_wait` (and its cost fits the burst),
+/// passes at once (`Admit`) when `d = 0` and is `Delay(d)` otherwise; a
+/// delayed request enters the history at its backend time `now + d`, as if
+/// it had arrived then. `max_wait = 0` is the policing limiter, whose rule
+/// "reject iff `now + tau < tat + T (c - 1)`" is `d > 0`.
+fn oracle_gcra(requests: u64, window: u64, burst: u64, max_wait: u64, reqs: &[(u64, u32)]) -> Vec<Decision> {
     let t = i128::from((window / requests).max(1));
     let tau = t * (i128::from(burst) - 1);
     let mut admitted: Vec<(i128, i128)> = Vec::new();
@@ -95,7 +115,7 @@ fn oracle_gcra(requests: u64, window: u64, burst: u64, reqs: &[(u64, u32)]) -> V
         .map(|&(now, cost)| {
             let (now, cost) = (i128::from(now), i128::from(cost));
             if t * (cost - 1) > tau {
-                return false; // more than the burst can ever hold
+                return Decision::Reject; // more than the burst can ever hold
             }
             let mut suffix = 0;
             let mut tat = None::<i128>;
@@ -103,47 +123,73 @@ fn oracle_gcra(requests: u64, window: u64, burst: u64, reqs: &[(u64, u32)]) -> V
                 suffix += cj;
                 tat = Some(tat.unwrap_or(i128::MIN).max(tj + t * suffix));
             }
-            let ok = now + tau >= tat.unwrap_or(now) + t * (cost - 1);
-            if ok {
-                admitted.push((now, cost));
+            let wait = (tat.unwrap_or(now) + t * (cost - 1) - tau - now).max(0);
+            if wait > i128::from(max_wait) {
+                return Decision::Reject;
             }
-            ok
+            admitted.push((now + wait, cost));
+            if wait == 0 { Decision::Admit } else { Decision::Delay(Nanos::new(wait as u64)) }
         })
         .collect()
 }
 
-/// The continuous bucket without incremental state: the credit just before
-/// request `n` is the least of "the initial credit plus all refill minus all
-/// admitted needs" and, for every earlier request `j` (and `n` itself),
-/// "full at `t_j`, plus refill since, minus the needs admitted from `j` on"
-/// (the recursion `credit = min(cap, credit + dt L)` unrolled).
+/// `ceil(a / b)` for `b > 0`, either sign of `a`.
+fn ceil_div(a: i128, b: i128) -> i128 {
+    -(-a).div_euclid(b)
+}
+
+/// The continuous bucket without incremental state: the credit at `x` (at
+/// or after every admitted request) is the least of the cap, "the initial
+/// credit plus all refill minus all admitted needs" and, for every admitted
+/// request `j`, "full at `t_j`, plus refill since, minus the needs admitted
+/// from `j` on" (the recursion `credit = min(cap, credit + dt L)` unrolled;
+/// a rejected request's "full at `t_j`" term is never the least).
+///
+/// With `max_wait` (docs/semantics.md, "Shaping"): a request of cost `c`
+/// reaches the backend at the first whole nanosecond `x`, not before `now`
+/// nor before the request admitted last reaches it (waiters leave in the
+/// order they came), at which that credit holds `c W`; it waits
+/// `d = x - now`, is admitted iff `c <= b` and `d <= max_wait`, passes at
+/// once when `d = 0` and is `Delay(d)` otherwise, and takes `c W` at `x`.
+/// Every term but the cap grows by `L` per ns, so `x` is the latest of the
+/// instants at which each term reaches `c W`. `max_wait = 0` is the
+/// policing bucket: admit iff the credit at `now` is at least `c W`.
 fn oracle_continuous(
     requests: u64,
     window: u64,
     capacity: u64,
     initial: Initial,
+    max_wait: u64,
     reqs: &[(u64, u32)],
-) -> Vec<bool> {
+) -> Vec<Decision> {
     let (l, w) = (i128::from(requests), i128::from(window));
     let cap = i128::from(capacity) * w;
     let start = if initial == Initial::Full { cap } else { 0 };
-    let mut decisions: Vec<bool> = Vec::new();
-    for (n, &(now, cost)) in reqs.iter().enumerate() {
-        let now = i128::from(now);
-        // Full at `now` itself; then, going back, full at each earlier
-        // request less what was admitted from it on.
-        let mut credit = cap;
-        let mut since = 0;
-        for j in (0..n).rev() {
-            if decisions[j] {
-                since += i128::from(reqs[j].1) * w;
+    // (backend time, need) of every admitted request, in order.
+    let mut taken: Vec<(i128, i128)> = Vec::new();
+    reqs.iter()
+        .map(|&(now, cost)| {
+            let (now, need) = (i128::from(now), i128::from(cost) * w);
+            if need > cap {
+                return Decision::Reject; // more than the bucket ever holds
             }
-            credit = credit.min(cap + l * (now - i128::from(reqs[j].0)) - since);
-        }
-        credit = credit.min(start + l * now - since);
-        decisions.push(credit >= i128::from(cost) * w);
-    }
-    decisions
+            let mut at = taken.last().map_or(now, |&(b, _)| b.max(now));
+            let mut since = 0;
+            for &(b, n) in taken.iter().rev() {
+                since += n;
+                // cap + L (x - b) - since >= need
+                at = at.max(b + ceil_div(need + since - cap, l));
+            }
+            // start + L x - since >= need
+            at = at.max(ceil_div(need + since - start, l));
+            let wait = at - now;
+            if wait > i128::from(max_wait) {
+                return Decision::Reject;
+            }
+            taken.push((at, need));
+            if wait == 0 { Decision::Admit } else { Decision::Delay(Nanos::new(wait as u64)) }
+        })
+        .collect()
 }
 
 /// Envoy's timer bucket by replaying, for every request, every fill and
@@ -183,7 +229,28 @@ proptest! {
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let spec = GcraSpec { burst: Some(burst), max_wait: None };
-        prop_assert_eq!(decide_all(spec.build(limit), &reqs), oracle_gcra(requests, window, burst, &reqs));
+        prop_assert_eq!(decisions(spec.build(limit), &reqs), oracle_gcra(requests, window, burst, 0, &reqs));
+    }
+
+    /// The shaping GCRA (`max_wait`) against the oracle: every decision and
+    /// every delay, to the nanosecond, on the traces above plus gaps of
+    /// `max_wait` and 1 ns either side.
+    #[test]
+    fn gcra_with_max_wait_matches_its_oracle(
+        (requests, window, burst, wait, reqs) in (1u64..8, 1u64..1000, 1u64..10)
+            .prop_flat_map(|(l, w, b)| {
+                let t = (w / l).max(1);
+                (Just(l), Just(w), Just(b), max_wait(move |k| k * t, 3 * w))
+            })
+            .prop_flat_map(|(l, w, b, wait)| {
+                let mut edges = gcra_edges(l, w, b);
+                edges.extend(around(wait));
+                (Just(l), Just(w), Just(b), Just(wait), costed(w, edges, 150, 12))
+            }),
+    ) {
+        let limit = Limit { requests, window: Nanos::new(window) };
+        let spec = GcraSpec { burst: Some(burst), max_wait: Some(Nanos::new(wait)) };
+        prop_assert_eq!(decisions(spec.build(limit), &reqs), oracle_gcra(requests, window, burst, wait, &reqs));
     }
 
     #[test]
@@ -198,8 +265,29 @@ proptest! {
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let initial = if empty { Initial::Empty } else { Initial::Full };
-        let ours = decide_all(continuous(capacity, initial).build(limit), &reqs);
-        prop_assert_eq!(ours, oracle_continuous(requests, window, capacity, initial, &reqs));
+        let ours = decisions(continuous(capacity, initial).build(limit), &reqs);
+        prop_assert_eq!(ours, oracle_continuous(requests, window, capacity, initial, 0, &reqs));
+    }
+
+    /// The shaping bucket (`max_wait`) against the oracle: every decision
+    /// and every delay, to the nanosecond, on the traces above plus gaps of
+    /// `max_wait` and 1 ns either side.
+    #[test]
+    fn continuous_bucket_with_max_wait_matches_its_oracle(
+        (requests, window, capacity, wait, reqs) in (1u64..8, 1u64..1000, 1u64..10)
+            .prop_flat_map(|(l, w, b)| (Just(l), Just(w), Just(b), max_wait(move |k| (k * w).div_ceil(l), 3 * w)))
+            .prop_flat_map(|(l, w, b, wait)| {
+                let mut edges = parts(w, l);
+                edges.extend(parts(b * w, l));
+                edges.extend(around(wait));
+                (Just(l), Just(w), Just(b), Just(wait), costed(w, edges, 120, 12))
+            }),
+        empty in any::<bool>(),
+    ) {
+        let limit = Limit { requests, window: Nanos::new(window) };
+        let initial = if empty { Initial::Empty } else { Initial::Full };
+        let ours = decisions(bucket_wait(capacity, initial, Some(wait)).build(limit), &reqs);
+        prop_assert_eq!(ours, oracle_continuous(requests, window, capacity, initial, wait, &reqs));
     }
 
     #[test]
@@ -226,7 +314,23 @@ proptest! {
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let spec = GcraSpec { burst: Some(burst), max_wait: None };
-        prop_assert_eq!(decide_all(spec.build(limit), &reqs), oracle_gcra(requests, window, burst, &reqs));
+        prop_assert_eq!(decisions(spec.build(limit), &reqs), oracle_gcra(requests, window, burst, 0, &reqs));
+    }
+
+    /// The same with `max_wait`: waits of up to any u64, backend times past
+    /// `u64::MAX`.
+    #[test]
+    fn gcra_with_max_wait_matches_its_oracle_at_the_end_of_time(
+        (requests, window, wait) in (1u64..4, (1u64 << 58)..(1u64 << 62)).prop_flat_map(|(l, w)| {
+            let t = w / l;
+            (Just(l), Just(w), max_wait(move |k| k.saturating_mul(t), u64::MAX))
+        }),
+        burst in 1u64..6,
+        reqs in end_of_time(40, 4),
+    ) {
+        let limit = Limit { requests, window: Nanos::new(window) };
+        let spec = GcraSpec { burst: Some(burst), max_wait: Some(Nanos::new(wait)) };
+        prop_assert_eq!(decisions(spec.build(limit), &reqs), oracle_gcra(requests, window, burst, wait, &reqs));
     }
 
     /// Caps of credit on both sides of `2^63` (`b W`), where the bucket
@@ -238,8 +342,25 @@ proptest! {
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let initial = if empty { Initial::Empty } else { Initial::Full };
-        let ours = decide_all(continuous(capacity, initial).build(limit), &reqs);
-        prop_assert_eq!(ours, oracle_continuous(requests, window, capacity, initial, &reqs));
+        let ours = decisions(continuous(capacity, initial).build(limit), &reqs);
+        prop_assert_eq!(ours, oracle_continuous(requests, window, capacity, initial, 0, &reqs));
+    }
+
+    /// The same with `max_wait`: waits of up to any u64, backend times past
+    /// `u64::MAX`.
+    #[test]
+    fn continuous_bucket_with_max_wait_matches_its_oracle_near_u64(
+        (requests, window, wait) in (1u64..8, (1u64 << 61)..(1u64 << 63)).prop_flat_map(|(l, w)| {
+            let step = move |k: u64| u64::try_from((u128::from(k) * u128::from(w)).div_ceil(u128::from(l))).unwrap_or(u64::MAX);
+            (Just(l), Just(w), max_wait(step, u64::MAX))
+        }),
+        capacity in 1u64..12, empty in any::<bool>(),
+        reqs in end_of_time(40, 12),
+    ) {
+        let limit = Limit { requests, window: Nanos::new(window) };
+        let initial = if empty { Initial::Empty } else { Initial::Full };
+        let ours = decisions(bucket_wait(capacity, initial, Some(wait)).build(limit), &reqs);
+        prop_assert_eq!(ours, oracle_continuous(requests, window, capacity, initial, wait, &reqs));
     }
 
     /// The defaults of the timer bucket, resolved against the limit.

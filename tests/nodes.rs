@@ -716,6 +716,73 @@ fn central_oracle(
     decisions
 }
 
+/// The peak state, in slots, of a sync fleet of `k` slot counters with `n`
+/// slots (W = 1000 ns) after the requests `decided` (time, node, counted;
+/// none inside an outage), by brute force over what each copy holds
+/// (docs/semantics.md: "sync mode adds up the shared state's peak and
+/// every view's own (a sync copies the shared state into a view, not the
+/// shared state's past peak)"; "Slot counter": a request drops the slots
+/// that left its counted span before adding to its own).
+///
+/// A copy holds the requests it counted (a view: those it decided since it
+/// was last a copy of the shared state, on top of that copy; the shared
+/// state: all it merged) and has a last request; it stores the distinct
+/// slots of what it holds in the counted span `(j - n, j]` of that last
+/// request's slot `j`. Its peak is the most it stores at any moment: after
+/// each of its decisions (a view), after each request merged (the shared
+/// state), after each copy (a view). The sync before a request at `t` is
+/// made when the oracle's last sync at or before `t` comes after the
+/// previous decision: the shared state merges, in time order, what was
+/// counted since the sync before, and every view becomes a copy of it.
+fn sync_slot_entries(n: u64, k: u16, oracle: &SyncOracle, decided: &[(u64, u16, bool)]) -> u64 {
+    #[derive(Clone, Default)]
+    struct Copy {
+        held: Vec<u64>,
+        last: Option<u64>,
+        peak: u64,
+    }
+    impl Copy {
+        fn stored(&self, n: u64) -> u64 {
+            let slot = |t: u64| t * n / 1000;
+            let Some(j) = self.last.map(slot) else { return 0 };
+            let mut live: Vec<u64> = self.held.iter().map(|&r| slot(r)).filter(|&s| s + n > j).collect();
+            live.sort_unstable();
+            live.dedup();
+            live.len() as u64
+        }
+        fn moment(&mut self, n: u64) {
+            self.peak = self.peak.max(self.stored(n));
+        }
+    }
+    let mut shared = Copy::default();
+    let mut views = vec![Copy::default(); usize::from(k)];
+    let mut since: Vec<u64> = Vec::new();
+    let mut previous: Option<u64> = None;
+    for &(t, node, counted) in decided {
+        if oracle.last_sync(t).is_some_and(|s| previous.is_none_or(|p| s > p)) {
+            since.sort_unstable();
+            for r in since.drain(..) {
+                shared.held.push(r);
+                shared.last = Some(r);
+                shared.moment(n);
+            }
+            for v in &mut views {
+                (v.held, v.last) = (shared.held.clone(), shared.last);
+                v.moment(n);
+            }
+        }
+        previous = Some(t);
+        let v = &mut views[usize::from(node)];
+        v.last = Some(t);
+        if counted {
+            v.held.push(t);
+            since.push(t);
+        }
+        v.moment(n);
+    }
+    shared.peak + views.iter().map(|v| v.peak).sum::<u64>()
+}
+
 /// The limiters that share counts in sync mode, `which` in 0..5 (the two
 /// with `count_rejected` among them, whose rejections move a view too).
 fn sharing_counts(which: usize) -> LimiterSpec {
@@ -754,11 +821,11 @@ proptest! {
     /// state's peak plus every view's own): a fixed window is one counter
     /// and its window (1 item, 16 B) and a weighted window three counters
     /// (3, 24 B) whatever they count, so K nodes hold exactly K + 1 of
-    /// them. A slot counter copy stores at most N slots (it drops those
-    /// that left its span before adding one) and only slots that hold a
-    /// counted request, at 16 B each plus 8 B for its sum; a log copy holds
-    /// at most the counted requests in one exact window, 8 B each. Each
-    /// node that counted a request held it in its view.
+    /// them. A slot counter copy stores the non-empty slots of its counted
+    /// span, 16 B each plus 8 B for its sum: exactly
+    /// [`sync_slot_entries`]; a log copy holds at most the counted requests
+    /// in one exact window, 8 B each. Each node that counted a request held
+    /// it in its view.
     #[test]
     fn sync_decides_as_the_documented_views(
         requests in prop::collection::vec(
@@ -779,11 +846,17 @@ proptest! {
         let mut oracle = SyncOracle::new(rule, limit, interval, outages);
         let mut balancer = Balancer::new(&t, 0);
         let mut now = 0;
+        // The requests the views decided (none inside an outage): time,
+        // node, whether counted.
+        let mut decided: Vec<(u64, u16, bool)> = Vec::new();
         for (i, (gap, cost)) in requests.into_iter().enumerate() {
             now += gap;
             let node = balancer.pick(i as u32);
             fleet.route(node);
             let admitted = fleet.decide(Nanos::new(now), cost).admitted();
+            if oracle.down(now).is_none() {
+                decided.push((now, node, admitted || rule.counts_rejected()));
+            }
             prop_assert_eq!(admitted, oracle.decide(node, now, cost), "request {} at {} on node {}", i, now, node);
         }
         let copies = u64::from(k) + 1;
@@ -799,12 +872,8 @@ proptest! {
             Rule::Fixed { .. } => prop_assert_eq!(state, StateSize { entries: copies, bytes: 16 * copies }),
             Rule::Weighted { .. } => prop_assert_eq!(state, StateSize { entries: 3 * copies, bytes: 24 * copies }),
             Rule::Slots { n } => {
-                let mut slots: Vec<u64> = counted.iter().map(|&(r, _, _)| r * n / 1000).collect();
-                slots.sort_unstable();
-                slots.dedup();
-                prop_assert!(state.entries <= copies * n.min(slots.len() as u64), "{:?}", state);
-                prop_assert!(state.entries >= nodes_counting, "{:?}", state);
-                prop_assert_eq!(state.bytes, 16 * state.entries + 8 * copies);
+                let entries = sync_slot_entries(n, k, &oracle, &decided);
+                prop_assert_eq!(state, StateSize { entries, bytes: 16 * entries + 8 * copies });
             }
             Rule::Log => {
                 let most_in_a_window = counted

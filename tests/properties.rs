@@ -13,7 +13,7 @@ use ratesim::trace::{Arrival, ArrivalResult};
 #[path = "common/edges.rs"]
 mod edges;
 
-use edges::{has_pair_exactly, parts, trace};
+use edges::{costed, has_pair_exactly, parts, trace};
 
 /// A limit of `L` in `requests` per `W` in `window`, and a trace for it
 /// whose gaps hit `W`, `W +- 1` and the lengths `edges(W)` returns.
@@ -64,6 +64,16 @@ proptest! {
     /// of every admitted timestamp, the slot counter by summing every slot)
     /// and measures peak, excess, false rejects and disagreement from their
     /// definitions. The log is exact: peak <= L, no excess, no false rejects.
+    /// (The engine sends cost 1: an arrival has no cost.)
+    ///
+    /// State (docs/semantics.md, "State, per algorithm"): the slot counter
+    /// stores its non-empty slots, each an (index, count) pair of 16 B, plus
+    /// an 8 B running sum, and drops a slot when a request no longer counts
+    /// it, so its peak is [`brute_slot_state`]'s: the most distinct slots
+    /// among the admitted requests in the counted span `(k - N, k]` of some
+    /// request; the log drops the timestamps at or before `t - W` before
+    /// it logs one at `t`, so it peaks at the run's peak, 8 B each. No
+    /// request, no key, no state.
     #[test]
     fn figures_match_a_brute_force(
         (requests, window, slots, times) in (1u64..8, 10u64..1000, 1u64..8).prop_flat_map(|(l, w, n)| {
@@ -75,7 +85,8 @@ proptest! {
         let (slot, log) = (&r[0], &r[1]);
         prop_assert_eq!(&log.label, "sliding_log");
         let exact = brute_exact(requests, window, &times);
-        let counted = brute_slots(requests, window, slots, &times);
+        let ones: Vec<(u64, u32)> = times.iter().map(|&t| (t, 1)).collect();
+        let counted = brute_slots(requests, window, slots, &ones);
         for (report, decisions) in [(log, &exact), (slot, &counted)] {
             let (peak, excess, false_rejects) = brute_figures(requests, window, &times, decisions);
             let admitted = decisions.iter().filter(|a| **a).count() as u64;
@@ -89,6 +100,14 @@ proptest! {
         }
         prop_assert!(log.counts.peak <= requests);
         prop_assert_eq!((log.counts.excess, log.counts.false_rejects), (0, 0));
+        let entries = brute_slot_state(window, slots, &ones, &counted);
+        let (slot_state, log_state) = if times.is_empty() {
+            ((0, 0), (0, 0))
+        } else {
+            ((entries, 16 * entries + 8), (log.counts.peak, 8 * log.counts.peak))
+        };
+        prop_assert_eq!((slot.state.entries, slot.state.bytes), slot_state, "{}", slot.label);
+        prop_assert_eq!((log.state.entries, log.state.bytes), log_state, "{}", log.label);
     }
 
     /// Fixed windows and slot counters count a span that lies inside the exact
@@ -164,26 +183,32 @@ proptest! {
         }
     }
 
-    /// The O(1) slot counter agrees with a naive ring that sums all N slots.
+    /// The O(1) slot counter agrees with a naive ring that sums all N
+    /// slots, and with [`brute_slots`], with costs: a request of cost `c`
+    /// is admitted iff the permits admitted in its counted span plus `c`
+    /// are at most L (`src/limiter/slot_counter.rs`; with `c = 1` that is
+    /// docs/semantics.md's "fewer than L"), so a cost above L never is.
     #[test]
     fn slot_counter_matches_naive_sum(
-        (requests, window, slots, times) in (1u64..8, 12u64..1000, 1u64..12).prop_flat_map(|(l, w, n)| {
-            (Just(l), Just(w), Just(n), trace(w, parts(w, n), 300))
+        (requests, window, slots, reqs) in (1u64..8, 12u64..1000, 1u64..12).prop_flat_map(|(l, w, n)| {
+            (Just(l), Just(w), Just(n), costed(w, parts(w, n), 300, 9))
         }),
     ) {
         let limit = Limit { requests, window: Nanos::new(window) };
         let mut fast = LimiterSpec::from(SlotCounterSpec { slots }).build(limit);
-        // Naive: keep (slot, count) for every slot ever used; sum the last N.
+        let brute = brute_slots(requests, window, slots, &reqs);
+        // Naive: keep (slot, permits) for every slot ever used; sum the last N.
         let mut used: std::collections::BTreeMap<u64, u64> = Default::default();
-        for &t in &times {
+        for (&(t, cost), &by_brute) in reqs.iter().zip(&brute) {
             let k = (t as u128 * slots as u128 / window as u128) as u64;
             let lo = (k + 1).saturating_sub(slots);
             let sum: u64 = used.range(lo..=k).map(|(_, c)| c).sum();
-            let admit = sum < requests;
+            let admit = sum + u64::from(cost) <= requests;
             if admit {
-                *used.entry(k).or_default() += 1;
+                *used.entry(k).or_default() += u64::from(cost);
             }
-            prop_assert_eq!(fast.decide(Nanos::new(t), 1).admitted(), admit, "t = {}", t);
+            prop_assert_eq!(by_brute, admit, "brute_slots at t = {}, cost {}", t, cost);
+            prop_assert_eq!(fast.decide(Nanos::new(t), cost).admitted(), admit, "t = {}, cost {}", t, cost);
         }
     }
 }
@@ -227,23 +252,44 @@ fn brute_exact(requests: u64, window: u64, times: &[u64]) -> Vec<bool> {
         .collect()
 }
 
-/// The slot counter by brute force: sum slot `k = floor(t N / W)` and the
-/// `N - 1` before it over every admitted request.
-fn brute_slots(requests: u64, window: u64, slots: u64, times: &[u64]) -> Vec<bool> {
+/// The slot counter by brute force: sum the permits of every admitted
+/// request in slot `k = floor(t N / W)` and the `N - 1` before it; admit a
+/// request of cost `c` iff that sum plus `c` is at most L.
+fn brute_slots(requests: u64, window: u64, slots: u64, reqs: &[(u64, u32)]) -> Vec<bool> {
     let slot = |t: u64| (u128::from(t) * u128::from(slots) / u128::from(window)) as u64;
-    let mut admitted: Vec<u64> = Vec::new();
-    times
-        .iter()
-        .map(|&t| {
+    let mut admitted: Vec<(u64, u64)> = Vec::new();
+    reqs.iter()
+        .map(|&(t, cost)| {
             let k = slot(t);
-            let sum = admitted.iter().filter(|&&a| slot(a) + slots > k).count() as u64;
-            let ok = sum < requests;
+            let sum: u64 = admitted.iter().filter(|&&(a, _)| slot(a) + slots > k).map(|&(_, c)| c).sum();
+            let ok = sum + u64::from(cost) <= requests;
             if ok {
-                admitted.push(t);
+                admitted.push((t, u64::from(cost)));
             }
             ok
         })
         .collect()
+}
+
+/// The slot counter's peak state in slots, by brute force: after each
+/// request at `t`, the distinct slots among the requests admitted so far
+/// that lie in its counted span `(k - N, k]`, `k = floor(t N / W)`; the
+/// most over the run.
+fn brute_slot_state(window: u64, slots: u64, reqs: &[(u64, u32)], decisions: &[bool]) -> u64 {
+    let slot = |t: u64| (u128::from(t) * u128::from(slots) / u128::from(window)) as u64;
+    let mut admitted: Vec<u64> = Vec::new();
+    let mut peak = 0;
+    for (&(t, _), &ok) in reqs.iter().zip(decisions) {
+        if ok {
+            admitted.push(slot(t));
+        }
+        let k = slot(t);
+        let mut live: Vec<u64> = admitted.iter().copied().filter(|&s| s + slots > k).collect();
+        live.sort_unstable();
+        live.dedup();
+        peak = peak.max(live.len() as u64);
+    }
+    peak
 }
 
 /// (peak, excess, false rejects) of a run's decisions, from the definitions.

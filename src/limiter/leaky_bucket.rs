@@ -480,7 +480,7 @@ mod tests {
 
     use super::*;
     use crate::limiter::Decision::{Admit, Reject};
-    use crate::limiter::LimiterSpec;
+    use crate::limiter::{AlgorithmSpec, LimiterSpec};
     use crate::scenario::Scenario;
 
     fn ms(v: u64) -> Nanos {
@@ -962,7 +962,15 @@ mod tests {
         assert_eq!(labels, ["leaky_bucket", "leaky_bucket(burst=5)", "leaky_bucket(burst=20)"]);
         assert_eq!(specs[2].algorithm(), "leaky_bucket");
         assert_eq!(specs[2].sweep_traits(), Default::default());
-        assert!(scenario(&format!("burst = {MAX_BURST}"), "1s").is_ok());
+        // The largest burst (burst x 1000 still fits nginx's i64) parses as
+        // itself, and the limiter built from it compares in milli-requests.
+        let specs = scenario(&format!("burst = {MAX_BURST}"), "1s").unwrap();
+        assert_eq!(specs, [LeakyBucketSpec { burst: MAX_BURST, delay: None }.into()]);
+        assert_eq!(specs[0].label(), "leaky_bucket(burst=9223372036854775)");
+        let AlgorithmSpec::LeakyBucket(spec) = &specs[0].algorithm else { panic!("{:?}", specs[0]) };
+        let l = spec.build(Limit { requests: 10, window: Nanos::from_secs(1) });
+        assert_eq!((l.burst, l.rate, l.delay), (9_223_372_036_854_775_000, 10_000, None));
+        assert!(l.burst <= i64::MAX as u64);
     }
 
     #[test]
@@ -986,6 +994,18 @@ mod tests {
         let e = scenario("", "10001s").unwrap_err();
         assert!(e.starts_with("s.toml:9:8:") && e.contains("rounds to 0"), "{e}");
         assert!(e.contains("with 10 requests the window may be at most 10000s"), "{e}");
-        assert!(scenario("", "10000s").is_ok());
+        // At the bound the rate is 1 milli-request per second (10 x 1000 /
+        // 10000), not 0: a request leaks in exactly 1000 s.
+        let text = "name = \"t\"\n[limit]\nrequests = 10\nwindow = \"10000s\"\n[[traffic]]\nkind = \"burst\"\n\
+                    count = 1\n[[limiter]]\nkind = \"leaky_bucket\"\n";
+        let s = Scenario::parse(text, Path::new("s.toml")).unwrap();
+        assert_eq!(s.limit, Limit { requests: 10, window: Nanos::from_secs(10_000) });
+        assert_eq!(s.limiters, [LeakyBucketSpec { burst: 0, delay: None }.into()]);
+        let AlgorithmSpec::LeakyBucket(spec) = &s.limiters[0].algorithm else { panic!("{:?}", s.limiters) };
+        let mut l = spec.build(s.limit);
+        assert_eq!(l.rate(), 1);
+        assert_eq!(l.decide(Nanos::ZERO, 1), Admit);
+        assert_eq!(l.decide(ms(999_999), 1), Reject);
+        assert_eq!(l.decide(ms(1_000_000), 1), Admit);
     }
 }
