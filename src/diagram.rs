@@ -197,7 +197,7 @@ impl WindowsDiagram {
     /// The diagram of a sweep: one burst pair that breaks both the fixed
     /// window and N slots (gap W - s/2 and first burst 0.3 s before a window
     /// edge, s = W/N), which the sliding log holds to L. None when it
-    /// cannot be drawn: more than [`MAX_ARRIVALS`] requests in the two
+    /// cannot be drawn: more than `MAX_ARRIVALS` requests in the two
     /// bursts, or a window so long that its view (3.25 W) passes u64::MAX ns.
     pub fn of_burst_pair(scenario: &Scenario) -> Option<WindowsDiagram> {
         let limit = scenario.limit;

@@ -16,7 +16,7 @@ use crate::limiter::RetryAfter;
 use crate::time::Nanos;
 
 /// Bytes a lane's event queue holds per closed client or waiting retry:
-/// a slot (its time and [`ClientEvent`]) and a link. The queue's buffers
+/// a slot (its time and `ClientEvent`) and a link. The queue's buffers
 /// double, so it holds up to twice this per event at its peak.
 pub const CLIENT_EVENT_BYTES: u64 =
     (std::mem::size_of::<(u64, Scheduled<ClientEvent>)>() + std::mem::size_of::<u32>()) as u64;

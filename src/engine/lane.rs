@@ -25,7 +25,7 @@ use crate::timeline::{Bin, Timeline, TooManyBins};
 
 /// What follows from a lane's decisions: the events the lane schedules for
 /// itself (clients' retries and next requests, `crate::clients`). Open-loop
-/// runs react to nothing ([`OpenLoop`]).
+/// runs react to nothing (`OpenLoop`).
 pub trait Reactor: Send + 'static {
     /// What an event carries besides its time and key.
     type Event: Copy + Send + 'static;

@@ -13,7 +13,7 @@ pub use output_dir::{Abandoned, OutputDir, OutputError, abandon_all_staging};
 
 /// A ratio with up to 6 decimals and no trailing zeros (`2`, `0.5`,
 /// `0.333333`); more when 6 would round a value that is not whole to a whole
-/// one (`1.0000001`, never `1`: see [`decimals`]).
+/// one (`1.0000001`, never `1`: see `decimals`).
 pub fn fmt_ratio(v: f64) -> String {
     let d = decimals(v, 6);
     trim_zeros(format!("{v:.d$}"))

@@ -262,7 +262,7 @@ impl OutputDir {
     }
 
     /// [`OutputDir::stage`] for a run that reads `inputs` (each with what
-    /// it is): a target that holds one is refused ([`refuse_inputs`]).
+    /// it is): a target that holds one is refused (`refuse_inputs`).
     pub fn stage_apart_from(target: &Path, inputs: &[(PathBuf, String)]) -> Result<OutputDir, OutputError> {
         // A symbolic link is followed: the results replace the folder it
         // points to (the link stays), staged beside that folder so the
@@ -654,7 +654,7 @@ const RUN_FILES: &[&str] = &[
     "windows_diagram",
 ];
 
-/// Whether a run may write a file of this name: one of [`RUN_FILES`] as
+/// Whether a run may write a file of this name: one of `RUN_FILES` as
 /// `.csv`, `.md`, `.svg` or `.png`, directly in its output folder.
 pub fn is_run_file(name: &str) -> bool {
     let path = Path::new(name);

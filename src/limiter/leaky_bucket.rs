@@ -135,7 +135,7 @@ pub const MAX_BURST: u64 = i64::MAX as u64 / ONE;
 /// the excess at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LeakyBucketSpec {
-    /// nginx's `burst=`, in requests (at most [`MAX_BURST`]).
+    /// nginx's `burst=`, in requests (at most `MAX_BURST`).
     pub burst: u64,
     /// nginx's `delay=`, in requests: the first `delay` excess requests pass
     /// at once, later ones wait. `None`: `nodelay`.

@@ -4,7 +4,7 @@
 //! clock. Each algorithm lives in one file that owns everything about it:
 //! its scenario keys and their validation, its label, how it is built, its
 //! chart style and what the sweeps may assume about it (the [`Algorithm`]
-//! trait). The [`registry!`] list below turns the files into the
+//! trait). The `registry!` list below turns the files into the
 //! [`LimiterSpec`] and [`AnyLimiter`] enums, so adding an algorithm is one
 //! new file, its `mod` and `pub use` lines here and one line in that list;
 //! nothing else in ratesim matches on algorithm kinds. What the decisions mean is fixed in `docs/semantics.md`.

@@ -12,7 +12,7 @@ use crate::shown::{code, number, string};
 use crate::time::{Nanos, TimeParseError, parse_duration};
 
 /// What is wrong with a file a scenario names (a trace, a font), if
-/// anything: its errors say "<kind> file <path> <problem>".
+/// anything: its errors say `"<kind> file <path> <problem>"`.
 #[derive(Debug, thiserror::Error)]
 pub enum FileProblem {
     #[error("does not exist")]
