@@ -2983,6 +2983,66 @@ fn r38_closed_clients_past_the_memory_budget_before_the_run() {
     );
 }
 
+/// A closed population runs between two open-loop arrivals, 200 ms apart:
+/// 20 million attempts, all admitted under L = 10^9 per 1 s, before the
+/// second is decided. The budget is checked as they run, not only after
+/// the chunk of (two) arrivals, which once held all their timestamps first
+/// (3.2 GB with 1000 clients over 2 s, then aborted, out of memory).
+#[test]
+fn r39_closed_clients_between_two_arrivals_past_the_memory_budget() {
+    let c = Case::new(
+        "name = \"x\"\nduration = \"300ms\"\n[limit]\nrequests = 1000000000\nwindow = \"1s\"\n[[traffic]]\n\
+         kind = \"burst\"\ncount = 1\n[[traffic]]\nkind = \"burst\"\nstart = \"200ms\"\ncount = 1\n[[traffic]]\n\
+         kind = \"closed\"\nclients = 1000\nthink = \"10us\"\n[[limiter]]\nkind = \"fixed_window\"\n",
+    );
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "16MiB"],
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: the run holds 32.0 MiB of admitted timestamps inside exact windows and 143.8 KiB of waiting requests (32.1 MiB in all), more than the 16.0 MiB it may use (--memory)",
+        ],
+    );
+    assert!(!c.path("out").exists());
+    // With decisions.csv, each attempt is kept until its chunk is written,
+    // and counted.
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "16MiB", "--decisions"],
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: `fixed_window` ran 131072 attempts of its clients (retries and closed clients' requests) among the arrivals of one chunk, up to 0.001311473 s, and came to hold 16.1 MiB (2.0 MiB of admitted timestamps inside exact windows, 71.9 KiB of waiting requests and 14.0 MiB of attempts kept for decisions.csv until the chunk is written), more than the 16.0 MiB the run may use (--memory)",
+            "or run without --decisions",
+        ],
+    );
+    assert!(!c.path("out").exists());
+}
+
+/// With decisions.csv, every attempt of a chunk of arrivals is kept until
+/// the chunk is written: 1000 requests retried at once up to 1000 times
+/// each make a million in one chunk of 4096 arrivals (over 56 MB a
+/// limiter, and 16 limiters once took 3.6 GB and aborted, out of memory,
+/// under --memory 64MiB). They count against it as they run.
+#[test]
+fn r40_decisions_of_immediate_retries_past_the_memory_budget() {
+    let c = Case::new(
+        "name = \"x\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n[retry]\npolicy = \"immediate\"\nmax_attempts = 1000\n\
+         [[traffic]]\nkind = \"burst\"\ncount = 1000\nspan = \"1s\"\n[[limiter]]\nkind = \"fixed_window\"\n",
+    );
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "16MiB", "--decisions"],
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: `fixed_window` ran 262144 attempts of its clients (retries and closed clients' requests) among the arrivals of one chunk, up to 0.263000406 s, and came to hold 28.0 MiB (32 B of admitted timestamps inside exact windows, 784 B of waiting requests and 28.0 MiB of attempts kept for decisions.csv until the chunk is written), more than the 16.0 MiB the run may use (--memory)",
+        ],
+    );
+    assert!(!c.path("out").exists());
+    // Without decisions.csv nothing is kept: the same run fits.
+    let out = c.run(&["run", "s.toml", "--out", "out", "-q", "--no-charts", "--memory", "16MiB"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
 // ---- many nodes: [nodes] and the topology sweeps ------------------------------
 
 /// `BASE` with `table` after a blank line: `[nodes]` (or `[sweep]`) starts on

@@ -266,6 +266,28 @@ shorten the waits (`base`, `cap`), lower `max_attempts`, add a retry `budget`, {
         held: u64,
         budget: u64,
     },
+    #[error(
+        "`{limiter}` ran {} attempts of its clients (retries and closed clients' requests) among the arrivals of \
+one chunk, up to {} s, and came to hold {} ({} of admitted timestamps inside exact windows, {} of waiting requests{}), \
+more than the {} the run may use (--memory). Use fewer closed clients or a longer `think`, a lower `max_attempts` or a retry `budget`{}, \
+or, if the machine has the memory, raise --memory",
+        overrun.attempts, overrun.at,
+        crate::export::fmt_bytes_apart(overrun.bytes(), *budget).0,
+        fmt_bytes(overrun.rings), fmt_bytes(overrun.waiting),
+        if overrun.records > 0 {
+            format!(" and {} of attempts kept for decisions.csv until the chunk is written", fmt_bytes(overrun.records))
+        } else {
+            String::new()
+        },
+        crate::export::fmt_bytes_apart(overrun.bytes(), *budget).1,
+        if overrun.records > 0 { ", or run without --decisions" } else { "" }
+    )]
+    ChunkAttempts {
+        /// The label of the lane that passed the budget.
+        limiter: String,
+        overrun: lane::Overrun,
+        budget: u64,
+    },
 }
 
 /// Everything a run measured.
@@ -427,6 +449,7 @@ pub fn run(
                 seed,
                 shapes,
                 client_keys,
+                budget: config.memory_budget,
             })
         })
         .collect();
@@ -601,6 +624,19 @@ fn check_memory(
     let clients: u64 = outs.iter().map(|o| o.client_bytes).sum();
     let key_state: u64 = outs.iter().map(|o| o.key_bytes).sum::<u64>() + reader_key_bytes;
     if held.saturating_add(queues).saturating_add(clients).saturating_add(key_state) <= budget {
+        // A lane that passed the budget between two arrivals stopped
+        // running its attempts, so the run must stop here even when what it
+        // holds after the chunk (attempts kept for decisions.csv are not
+        // counted above) is back within the budget.
+        if let Some((i, overrun)) =
+            outs.iter().enumerate().find_map(|(i, o)| o.overrun.as_ref().map(|r| (i, r)))
+        {
+            return Err(RunError::ChunkAttempts {
+                limiter: names[i].clone(),
+                overrun: overrun.clone(),
+                budget,
+            });
+        }
         return Ok(());
     }
     // Many client keys, each with its own limiters and trackers in every
