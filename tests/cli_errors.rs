@@ -2676,6 +2676,30 @@ fn r15_source_retry_table_checked_under_its_own_name() {
     ]);
 }
 
+/// An unknown key inside an inline table is named with that table's path,
+/// as one under a `[table]` header is (r15): it once said only "unknown
+/// field `bse`, expected one of ...", with no table, where a source's
+/// `retry = { ... }`, an entry of a list of retry tables over several
+/// lines, or an outage in `outage = [{ ... }]` could have been meant.
+#[test]
+fn r41_unknown_key_in_an_inline_table_names_its_table() {
+    Case::new(&with(
+        "count = 20",
+        "count = 20\nretry = { policy = \"fixed\", base = \"1s\", max_attempts = 2, bse = 1 }",
+    ))
+    .refused(&[
+        "s.toml:13:60: unknown field `bse` in `traffic[0].retry`, expected one of `policy`, `base`, `cap`, `max_attempts`, `jitter`, `budget`; did you mean `base`?",
+    ]);
+    Case::new(&format!(
+        "{BASE}\n[sweep]\nretry_policies = [\n  {{ policy = \"none\" }}, # {{ a, b\n  {{ policy = \"fixed\", base = \"1s,{{\", bse = \"1s\" }},\n]\n"
+    ))
+    .refused(&["s.toml:21:38: unknown field `bse` in `sweep.retry_policies[1]`, expected one of", "did you mean `base`?"]);
+    Case::new(&format!(
+        "{BASE}\n[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\noutage = [{{ start = \"0s\", end = \"1s\", fial = \"open\" }}]\n"
+    ))
+    .refused(&["s.toml:22:39: unknown field `fial` in `nodes.outage[0]`, expected one of `start`, `end`, `fail`; did you mean `fail`?"]);
+}
+
 #[test]
 fn r16_retry_jitter_negative() {
     Case::new(&with_retry("policy = \"retry_after\"\njitter = \"-1s\"\nmax_attempts = 3"))
