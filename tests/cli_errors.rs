@@ -2245,6 +2245,30 @@ fn k07_many_client_keys_past_the_memory_budget() {
     );
 }
 
+/// A limiter on many nodes keeps a copy per node for every client key:
+/// with 1000 nodes, 86 KB a key, so one chunk of 262 144 new keys once
+/// took 3.9 GB under --memory 64MiB, uncounted, and aborted out of memory.
+/// Each key's copies count, and chunks are cut so that their new keys stay
+/// within a quarter of the budget; the message names the nodes.
+#[test]
+fn k08_client_keys_on_many_nodes_past_the_memory_budget() {
+    let c = Case::new(
+        "name = \"x\"\nduration = \"10s\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[[traffic]]\nkind = \"poisson\"\n\
+         rate = 100000.0\nclients = 1000000\n[[limiter]]\nkind = \"fixed_window\"\n[nodes]\ncount = 20\n",
+    );
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "4MiB"],
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: the run keeps limiters for 1778 client keys (from `traffic[0].clients` = 1000000): their state and window timestamps hold 4.1 MiB, more than the 4.0 MiB the run may use (--memory)",
+            "in each of the 2 limiters run, and each limiter on [nodes] a copy on every one of its 20 nodes",
+            "or fewer nodes",
+        ],
+    );
+    assert!(!c.path("out").exists());
+}
+
 // ---- production limiters: leaky_bucket (nginx) and weighted_window ------------
 
 const SLOTS: &str = "kind = \"slot_counter\"\nslots = [2, 10]";

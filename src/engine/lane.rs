@@ -139,6 +139,10 @@ pub trait LaneOps: Send {
     fn finish(&mut self, end: Nanos, out: &mut LaneOut) -> Result<(), TooManyBins>;
     fn counts_mut(&mut self) -> &mut Counts;
     fn into_result(self: Box<Self>) -> LaneResult;
+    /// The bytes each client key's state adds to the lane, besides its
+    /// window timestamps, and of that what its limiter holds on the heap
+    /// ([`Limiter::heap_bytes`]: a copy per node).
+    fn key_cost(&self) -> (u64, u64);
 }
 
 /// What one slice of [`LaneOps::run_pending`] did.
@@ -858,7 +862,8 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
     fn report_queue(&self, out: &mut LaneOut) {
         out.overrun.clone_from(&self.overrun);
         out.key_bytes = (self.keys.capacity() * std::mem::size_of::<KeyState<L>>()
-            + self.curves.capacity() * std::mem::size_of::<CurveTracker>()) as u64;
+            + self.curves.capacity() * std::mem::size_of::<CurveTracker>()) as u64
+            + self.keys.len() as u64 * self.prototype.heap_bytes();
         // Every field is set, to 0 when it does not apply: the pooled
         // schedule hands a lane whichever spare `LaneOut` it finds, perhaps
         // one a shaping lane filled (whose queue was then counted twice).
@@ -965,6 +970,12 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
 
     fn counts_mut(&mut self) -> &mut Counts {
         &mut self.counts
+    }
+
+    fn key_cost(&self) -> (u64, u64) {
+        let curve = if self.curve { std::mem::size_of::<CurveTracker>() } else { 0 };
+        let heap = self.prototype.heap_bytes();
+        ((std::mem::size_of::<KeyState<L>>() + curve) as u64 + heap, heap)
     }
 
     fn into_result(self: Box<Self>) -> LaneResult {
