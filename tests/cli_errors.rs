@@ -2724,6 +2724,15 @@ fn r41_unknown_key_in_an_inline_table_names_its_table() {
     .refused(&["s.toml:22:39: unknown field `fial` in `nodes.outage[0]`, expected one of `start`, `end`, `fail`; did you mean `fail`?"]);
 }
 
+/// `[traffic.retry]` with no `[[traffic]]` above it makes `traffic` a table:
+/// it was once told to use single brackets, which it did.
+#[test]
+fn r42_source_retry_table_before_any_source() {
+    Case::new(&with(&format!("[[traffic]]\n{BURST}"), "[traffic.retry]\npolicy = \"none\"")).refused(&[
+        "s.toml:8:2: `traffic.retry`: [traffic.retry] comes before any [[traffic]] entry, which makes `traffic` one table, not the list of sources: a source's retry table goes below its own [[traffic]] header and keys (for every source, write [retry] instead)",
+    ]);
+}
+
 #[test]
 fn r16_retry_jitter_negative() {
     Case::new(&with_retry("policy = \"retry_after\"\njitter = \"-1s\"\nmax_attempts = 3"))

@@ -519,6 +519,13 @@ fn one_table_as_a_list(key: &str, raw: &str) -> Option<String> {
     if !raw.starts_with("invalid type: map") {
         return None;
     }
+    // A [traffic.retry] above every [[traffic]] header makes `traffic` a
+    // table: no list was written, the entry is missing.
+    if key == "traffic.retry" {
+        return Some(
+            "`traffic.retry`: [traffic.retry] comes before any [[traffic]] entry, which makes `traffic` one table, not the list of sources: a source's retry table goes below its own [[traffic]] header and keys (for every source, write [retry] instead)".to_string(),
+        );
+    }
     // `retry[0]` from [[retry]]; `traffic[0].retry` from `retry = [{...}]`
     // in a source (or `traffic.retry[0]` from [[traffic.retry]]).
     let base = key.strip_suffix(']').and_then(|k| k.rsplit_once('[')).map_or(key, |(b, _)| b);
