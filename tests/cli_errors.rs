@@ -3737,6 +3737,27 @@ fn sh04_window_timestamps_past_the_memory_budget() {
     assert!(!c.path("out").exists());
 }
 
+/// The parts a memory message names add up past the budget: 4096
+/// admitted timestamps (130.2 KiB) on a fixed window on 1000 nodes, whose
+/// copies (87 KiB with the waiting requests) pass 140 KiB. The message once
+/// said "130.2 KiB ... more than the 140.0 KiB it may use".
+#[test]
+fn sh06_the_limiters_state_is_named_when_it_passes_the_budget() {
+    let c = Case::new(
+        "name = \"x\"\n[limit]\nrequests = 1000000\nwindow = \"1h\"\n[[traffic]]\nkind = \"burst\"\ncount = 4096\n\
+         [[limiter]]\nkind = \"fixed_window\"\n[nodes]\ncount = 1000\n",
+    );
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "140KiB"],
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: the run holds 130.2 KiB of admitted timestamps inside exact windows and 87.6 KiB of waiting requests and limiter state (217.8 KiB in all), more than the 140.0 KiB it may use (--memory)",
+        ],
+    );
+    assert!(!c.path("out").exists());
+}
+
 /// A size past u64 bytes is a usage error that says the largest in the
 /// unit written.
 #[test]

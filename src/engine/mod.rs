@@ -144,6 +144,11 @@ pub struct Progress {
     pub now: Nanos,
 }
 
+/// What a [`RunError::Memory`] names beside the window timestamps.
+fn memory_rest(state: u64) -> &'static str {
+    if state > 0 { " of waiting requests and limiter state" } else { " of waiting requests" }
+}
+
 /// A memory message's amounts: `main` bytes, then (when `rest` > 0) " and
 /// {rest}{what} ({main + rest} in all)", then the budget; the sum that
 /// passed the budget and the budget in whole bytes where rounding would
@@ -170,9 +175,9 @@ pub enum RunError {
 with limit.requests = {requests}, one window can hold up to {} timestamps of 8 bytes per limiter and client (the \
 sliding log: {requests} entries of 16 bytes), {} each; ratesim keeps every one of them to measure exactly. Lower \
 limit.requests, use a shorter or sparser trace, or, if the machine has the memory, raise --memory",
-        held_against(*held, *rest, " of waiting requests", *budget).0,
-        held_against(*held, *rest, " of waiting requests", *budget).1,
-        held_against(*held, *rest, " of waiting requests", *budget).2,
+        held_against(*held, rest.saturating_add(*state), memory_rest(*state), *budget).0,
+        held_against(*held, rest.saturating_add(*state), memory_rest(*state), *budget).1,
+        held_against(*held, rest.saturating_add(*state), memory_rest(*state), *budget).2,
         requests.saturating_mul(2), fmt_bytes(requests.saturating_mul(16))
     )]
     Memory {
@@ -180,6 +185,9 @@ limit.requests, use a shorter or sparser trace, or, if the machine has the memor
         /// Delayed requests and requests waiting to retry, with closed
         /// clients' next requests.
         rest: u64,
+        /// The limiters' own state (every client key's, a copy per node),
+        /// named only when the parts above stay within the budget without it.
+        state: u64,
         budget: u64,
         requests: u64,
     },
@@ -676,7 +684,19 @@ fn check_memory(
     // Past the budget: the error names the largest part, what holds it and
     // what to change.
     if held >= queues && held >= clients {
-        return Err(RunError::Memory { held, rest: queues + clients, budget, requests: limit.requests });
+        // The parts the message names add up past the budget: the
+        // limiters' own state (each client key's, a copy per node) is named
+        // too when it is what passes it (482.5 KiB "more than the 512.0
+        // KiB" once).
+        let named = held.saturating_add(queues).saturating_add(clients);
+        let state = if named <= budget { key_state } else { 0 };
+        return Err(RunError::Memory {
+            held,
+            rest: queues + clients,
+            state,
+            budget,
+            requests: limit.requests,
+        });
     }
     if queues >= clients
         && let Some(i) = (0..outs.len()).max_by_key(|&i| (outs[i].delay_queue_bytes, std::cmp::Reverse(i)))
