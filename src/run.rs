@@ -1016,8 +1016,8 @@ fn located(error: RunError, scenario: &Scenario) -> RunError {
                 !scenario.retry_descriptions().is_empty() || !scenario.closed_populations().is_empty();
             RunError::Timeline(t)
         }
-        RunError::Keys { keys, from: None, bytes, held, budget, lanes } => {
-            RunError::Keys { keys, from: keyed_sources(scenario), bytes, held, budget, lanes }
+        RunError::Keys { keys, from: None, bytes, held, budget, lanes, nodes } => {
+            RunError::Keys { keys, from: keyed_sources(scenario), bytes, held, budget, lanes, nodes }
         }
         other => other,
     }

@@ -2245,6 +2245,30 @@ fn k07_many_client_keys_past_the_memory_budget() {
     );
 }
 
+/// A limiter on many nodes keeps a copy per node for every client key:
+/// with 1000 nodes, 86 KB a key, so one chunk of 262 144 new keys once
+/// took 3.9 GB under --memory 64MiB, uncounted, and aborted out of memory.
+/// Each key's copies count, and chunks are cut so that their new keys stay
+/// within a quarter of the budget; the message names the nodes.
+#[test]
+fn k08_client_keys_on_many_nodes_past_the_memory_budget() {
+    let c = Case::new(
+        "name = \"x\"\nduration = \"10s\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[[traffic]]\nkind = \"poisson\"\n\
+         rate = 100000.0\nclients = 1000000\n[[limiter]]\nkind = \"fixed_window\"\n[nodes]\ncount = 20\n",
+    );
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "4MiB"],
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: the run keeps limiters for 1778 client keys (from `traffic[0].clients` = 1000000): their state and window timestamps hold 4.1 MiB, more than the 4.0 MiB the run may use (--memory)",
+            "in each of the 2 limiters run, and each limiter on [nodes] a copy on every one of its 20 nodes",
+            "or fewer nodes",
+        ],
+    );
+    assert!(!c.path("out").exists());
+}
+
 // ---- production limiters: leaky_bucket (nginx) and weighted_window ------------
 
 const SLOTS: &str = "kind = \"slot_counter\"\nslots = [2, 10]";
@@ -2676,6 +2700,39 @@ fn r15_source_retry_table_checked_under_its_own_name() {
     ]);
 }
 
+/// An unknown key inside an inline table is named with that table's path,
+/// as one under a `[table]` header is (r15): it once said only "unknown
+/// field `bse`, expected one of ...", with no table, where a source's
+/// `retry = { ... }`, an entry of a list of retry tables over several
+/// lines, or an outage in `outage = [{ ... }]` could have been meant.
+#[test]
+fn r41_unknown_key_in_an_inline_table_names_its_table() {
+    Case::new(&with(
+        "count = 20",
+        "count = 20\nretry = { policy = \"fixed\", base = \"1s\", max_attempts = 2, bse = 1 }",
+    ))
+    .refused(&[
+        "s.toml:13:60: unknown field `bse` in `traffic[0].retry`, expected one of `policy`, `base`, `cap`, `max_attempts`, `jitter`, `budget`; did you mean `base`?",
+    ]);
+    Case::new(&format!(
+        "{BASE}\n[sweep]\nretry_policies = [\n  {{ policy = \"none\" }}, # {{ a, b\n  {{ policy = \"fixed\", base = \"1s,{{\", bse = \"1s\" }},\n]\n"
+    ))
+    .refused(&["s.toml:21:38: unknown field `bse` in `sweep.retry_policies[1]`, expected one of", "did you mean `base`?"]);
+    Case::new(&format!(
+        "{BASE}\n[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\noutage = [{{ start = \"0s\", end = \"1s\", fial = \"open\" }}]\n"
+    ))
+    .refused(&["s.toml:22:39: unknown field `fial` in `nodes.outage[0]`, expected one of `start`, `end`, `fail`; did you mean `fail`?"]);
+}
+
+/// `[traffic.retry]` with no `[[traffic]]` above it makes `traffic` a table:
+/// it was once told to use single brackets, which it did.
+#[test]
+fn r42_source_retry_table_before_any_source() {
+    Case::new(&with(&format!("[[traffic]]\n{BURST}"), "[traffic.retry]\npolicy = \"none\"")).refused(&[
+        "s.toml:8:2: `traffic.retry`: [traffic.retry] comes before any [[traffic]] entry, which makes `traffic` one table, not the list of sources: a source's retry table goes below its own [[traffic]] header and keys (for every source, write [retry] instead)",
+    ]);
+}
+
 #[test]
 fn r16_retry_jitter_negative() {
     Case::new(&with_retry("policy = \"retry_after\"\njitter = \"-1s\"\nmax_attempts = 3"))
@@ -2981,6 +3038,66 @@ fn r38_closed_clients_past_the_memory_budget_before_the_run() {
         base.replace("clients = 10000", "clients = 10000000") + &"[[limiter]]\nkind = \"gcra\"\n".repeat(12),
         "warning: a run of this scenario would stop at its start: 10000000 closed clients keep their next request in each of the 14 limiters run (the exact reference included): 1.1 GiB a limiter, 14.9 GiB in all, more than the 8.0 GiB the run may use (--memory)",
     );
+}
+
+/// A closed population runs between two open-loop arrivals, 200 ms apart:
+/// 20 million attempts, all admitted under L = 10^9 per 1 s, before the
+/// second is decided. The budget is checked as they run, not only after
+/// the chunk of (two) arrivals, which once held all their timestamps first
+/// (3.2 GB with 1000 clients over 2 s, then aborted, out of memory).
+#[test]
+fn r39_closed_clients_between_two_arrivals_past_the_memory_budget() {
+    let c = Case::new(
+        "name = \"x\"\nduration = \"300ms\"\n[limit]\nrequests = 1000000000\nwindow = \"1s\"\n[[traffic]]\n\
+         kind = \"burst\"\ncount = 1\n[[traffic]]\nkind = \"burst\"\nstart = \"200ms\"\ncount = 1\n[[traffic]]\n\
+         kind = \"closed\"\nclients = 1000\nthink = \"10us\"\n[[limiter]]\nkind = \"fixed_window\"\n",
+    );
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "16MiB"],
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: the run holds 32.0 MiB of admitted timestamps inside exact windows and 143.8 KiB of waiting requests (32.1 MiB in all), more than the 16.0 MiB it may use (--memory)",
+        ],
+    );
+    assert!(!c.path("out").exists());
+    // With decisions.csv, each attempt is kept until its chunk is written,
+    // and counted.
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "16MiB", "--decisions"],
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: `fixed_window` ran 131072 attempts of its clients (retries and closed clients' requests) among the arrivals of one chunk, up to 0.001311473 s, and came to hold 16.1 MiB (2.0 MiB of admitted timestamps inside exact windows, 71.9 KiB of waiting requests and 14.0 MiB of attempts kept for decisions.csv until the chunk is written), more than the 16.0 MiB the run may use (--memory)",
+            "or run without --decisions",
+        ],
+    );
+    assert!(!c.path("out").exists());
+}
+
+/// With decisions.csv, every attempt of a chunk of arrivals is kept until
+/// the chunk is written: 1000 requests retried at once up to 1000 times
+/// each make a million in one chunk of 4096 arrivals (over 56 MB a
+/// limiter, and 16 limiters once took 3.6 GB and aborted, out of memory,
+/// under --memory 64MiB). They count against it as they run.
+#[test]
+fn r40_decisions_of_immediate_retries_past_the_memory_budget() {
+    let c = Case::new(
+        "name = \"x\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n[retry]\npolicy = \"immediate\"\nmax_attempts = 1000\n\
+         [[traffic]]\nkind = \"burst\"\ncount = 1000\nspan = \"1s\"\n[[limiter]]\nkind = \"fixed_window\"\n",
+    );
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "16MiB", "--decisions"],
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: `fixed_window` ran 262144 attempts of its clients (retries and closed clients' requests) among the arrivals of one chunk, up to 0.263000406 s, and came to hold 28.0 MiB (32 B of admitted timestamps inside exact windows, 784 B of waiting requests and 28.0 MiB of attempts kept for decisions.csv until the chunk is written), more than the 16.0 MiB the run may use (--memory)",
+        ],
+    );
+    assert!(!c.path("out").exists());
+    // Without decisions.csv nothing is kept: the same run fits.
+    let out = c.run(&["run", "s.toml", "--out", "out", "-q", "--no-charts", "--memory", "16MiB"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
 // ---- many nodes: [nodes] and the topology sweeps ------------------------------
@@ -3615,6 +3732,27 @@ fn sh04_window_timestamps_past_the_memory_budget() {
             "caused by: the run holds ",
             " of admitted timestamps inside exact windows, more than the 1.0 MiB it may use (--memory): with limit.requests = 1000000000",
             "Lower limit.requests, use a shorter or sparser trace, or, if the machine has the memory, raise --memory",
+        ],
+    );
+    assert!(!c.path("out").exists());
+}
+
+/// The parts a memory message names add up past the budget: 4096
+/// admitted timestamps (130.2 KiB) on a fixed window on 1000 nodes, whose
+/// copies (87 KiB with the waiting requests) pass 140 KiB. The message once
+/// said "130.2 KiB ... more than the 140.0 KiB it may use".
+#[test]
+fn sh06_the_limiters_state_is_named_when_it_passes_the_budget() {
+    let c = Case::new(
+        "name = \"x\"\n[limit]\nrequests = 1000000\nwindow = \"1h\"\n[[traffic]]\nkind = \"burst\"\ncount = 4096\n\
+         [[limiter]]\nkind = \"fixed_window\"\n[nodes]\ncount = 1000\n",
+    );
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "140KiB"],
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: the run holds 130.2 KiB of admitted timestamps inside exact windows and 87.6 KiB of waiting requests and limiter state (217.8 KiB in all), more than the 140.0 KiB it may use (--memory)",
         ],
     );
     assert!(!c.path("out").exists());

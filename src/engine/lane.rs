@@ -139,6 +139,10 @@ pub trait LaneOps: Send {
     fn finish(&mut self, end: Nanos, out: &mut LaneOut) -> Result<(), TooManyBins>;
     fn counts_mut(&mut self) -> &mut Counts;
     fn into_result(self: Box<Self>) -> LaneResult;
+    /// The bytes each client key's state adds to the lane, besides its
+    /// window timestamps, and of that what its limiter holds on the heap
+    /// ([`Limiter::heap_bytes`]: a copy per node).
+    fn key_cost(&self) -> (u64, u64);
 }
 
 /// What one slice of [`LaneOps::run_pending`] did.
@@ -189,6 +193,9 @@ pub struct MakeLane<'a> {
     /// The arrivals carry client keys: each key's copy of the limiter is
     /// made at the key's first request ([`Limiter::create_on_first_request`]).
     pub client_keys: bool,
+    /// The run's memory budget ([`super::RunConfig::memory_budget`]), which
+    /// a lane with clients checks itself between arrivals ([`Overrun`]).
+    pub budget: u64,
 }
 
 impl MakeLane<'_> {
@@ -207,6 +214,7 @@ impl MakeLane<'_> {
                 let mut lane = Lane::new(limiter, self.limit, self.bin, reactor);
                 lane.timeline = Timeline::new(self.bin, 1).in_run_of(self.columns);
                 (lane.curve, lane.nodes, lane.shapes) = (self.curve, nodes, self.shapes);
+                lane.budget = self.budget;
                 Box::new(lane)
             }
             None => {
@@ -240,6 +248,41 @@ pub struct AttemptRecord {
     pub delay: Nanos,
     /// The node that decided it, when the limiter runs on many nodes.
     pub node: Option<u16>,
+}
+
+/// Scheduled attempts a lane decides between two looks at what it holds,
+/// while it runs its clients' attempts between two arrivals.
+const CHECK_EVERY: u64 = 4096;
+
+/// What a lane with clients held when, running the attempts its clients
+/// scheduled among a chunk's arrivals (closed clients' requests, retries),
+/// it passed the run's memory budget on its own. The run checks the budget
+/// after each chunk of arrivals, but the attempts of a chunk are not
+/// bounded by its length: a closed population runs any number of them
+/// between two sparse open-loop requests, and with decisions.csv every
+/// attempt of the chunk is kept until it is written (a million immediate
+/// retries of a thousand requests). The lane then stops running them, and
+/// the run stops with an error at that chunk's check.
+#[derive(Clone, Debug)]
+pub struct Overrun {
+    /// The lane's window rings (admitted timestamps).
+    pub rings: u64,
+    /// Its queues: requests waiting to retry, closed clients' next
+    /// requests, delayed requests, the clients' tables.
+    pub waiting: u64,
+    /// Its decided attempts kept for decisions.csv until the chunk is
+    /// written.
+    pub records: u64,
+    /// Scheduled attempts decided in the chunk so far.
+    pub attempts: u64,
+    /// The time of the last of them.
+    pub at: Nanos,
+}
+
+impl Overrun {
+    pub fn bytes(&self) -> u64 {
+        self.rings.saturating_add(self.waiting).saturating_add(self.records)
+    }
 }
 
 /// What a lane hands back for one chunk, besides its own counters.
@@ -279,6 +322,9 @@ pub struct LaneOut {
     pub key_bytes: u64,
     /// The bytes the lane's window rings hold, after this chunk.
     pub ring_bytes: u64,
+    /// The lane passed the memory budget on its own while it ran its
+    /// clients' attempts between two arrivals, and stopped running them.
+    pub overrun: Option<Overrun>,
 }
 
 impl LaneOut {
@@ -297,6 +343,7 @@ impl LaneOut {
             client_bytes: 0,
             key_bytes: 0,
             ring_bytes: 0,
+            overrun: None,
         }
     }
 
@@ -361,6 +408,14 @@ pub struct Lane<L, R: Reactor> {
     /// this lane: what they grew by while it decided, measured on the
     /// thread that ran it ([`crate::ring::held_on_this_thread`]).
     ring_bytes: u64,
+    /// The thread's ring total when the lane started its current chunk.
+    rings_mark: u64,
+    /// The run's memory budget, checked between arrivals ([`Overrun`]);
+    /// `u64::MAX` (never) for a lane without clients.
+    budget: u64,
+    /// Set once the lane passed `budget` between arrivals: it runs no more
+    /// scheduled attempts, and the run stops at this chunk's check.
+    overrun: Option<Overrun>,
 }
 
 /// The running state of one pass over a chunk (or over the events at the
@@ -419,6 +474,9 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             delays: DelayReport::new(),
             shapes: false,
             ring_bytes: 0,
+            rings_mark: 0,
+            budget: u64::MAX,
+            overrun: None,
         };
         lane.reactor.start(&mut Calendar { queue: &mut lane.events, due: &mut lane.due });
         lane
@@ -626,6 +684,9 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         max_events: u64,
         arrival: bool,
     ) -> Result<(), TooManyBins> {
+        if arrival && self.overrun.is_some() {
+            return Ok(());
+        }
         let mut last = Nanos::ZERO;
         let bound = t.unwrap_or(Nanos::MAX);
         // Releases due strictly before this (at `t` included for an arrival).
@@ -680,9 +741,34 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             let decided =
                 Decided { time: ev.time, key, admitted, delay, event: Some(&event), arrival: None, retry_at };
             self.reactor.react(&decided, &mut Calendar { queue: &mut self.events, due: &mut self.due });
+            // The attempts between two arrivals are not bounded by the
+            // chunk's length: the lane looks at what it holds every so often.
+            if arrival
+                && p.events.is_multiple_of(CHECK_EVERY)
+                && self.passed_budget(p, ev.time, record.as_deref())
+            {
+                break;
+            }
         }
         self.due = self.events.next_time().min(self.releases.next_time().saturating_sub(1));
         Ok(())
+    }
+
+    /// Whether what the lane holds now (its window rings, its queues and the
+    /// attempts kept for decisions.csv) passes the run's budget; if so,
+    /// records it in `overrun`.
+    #[cold]
+    fn passed_budget(&mut self, p: &Pass, at: Nanos, record: Option<&Vec<AttemptRecord>>) -> bool {
+        let rings =
+            self.ring_bytes.wrapping_add(crate::ring::held_on_this_thread().wrapping_sub(self.rings_mark));
+        let waiting = self.events.bytes() + self.releases.bytes() + self.reactor.held().1;
+        let records = record.map_or(0, |r| (r.capacity() * std::mem::size_of::<AttemptRecord>()) as u64);
+        let overrun = Overrun { rings, waiting, records, attempts: p.events, at };
+        if overrun.bytes() <= self.budget {
+            return false;
+        }
+        self.overrun = Some(overrun);
+        true
     }
 
     /// Decides a chunk. `OWN`: the limiter counts its own exact window (no
@@ -774,8 +860,10 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
 
     /// What the delayed requests hold, for the run's memory check.
     fn report_queue(&self, out: &mut LaneOut) {
+        out.overrun.clone_from(&self.overrun);
         out.key_bytes = (self.keys.capacity() * std::mem::size_of::<KeyState<L>>()
-            + self.curves.capacity() * std::mem::size_of::<CurveTracker>()) as u64;
+            + self.curves.capacity() * std::mem::size_of::<CurveTracker>()) as u64
+            + self.keys.len() as u64 * self.prototype.heap_bytes();
         // Every field is set, to 0 when it does not apply: the pooled
         // schedule hands a lane whichever spare `LaneOut` it finds, perhaps
         // one a shaping lane filled (whose queue was then counted twice).
@@ -814,6 +902,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         out.delays.clear();
         out.nodes.clear();
         let rings = crate::ring::held_on_this_thread();
+        self.rings_mark = rings;
         // One loop per combination, so no choice is a test per arrival.
         let decided = match (self.self_tracking, out.window_counts.is_some(), self.curve) {
             (false, false, false) => self.decide_chunk::<false, false, false>(chunk, out),
@@ -881,6 +970,12 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
 
     fn counts_mut(&mut self) -> &mut Counts {
         &mut self.counts
+    }
+
+    fn key_cost(&self) -> (u64, u64) {
+        let curve = if self.curve { std::mem::size_of::<CurveTracker>() } else { 0 };
+        let heap = self.prototype.heap_bytes();
+        ((std::mem::size_of::<KeyState<L>>() + curve) as u64 + heap, heap)
     }
 
     fn into_result(self: Box<Self>) -> LaneResult {

@@ -144,6 +144,11 @@ pub struct Progress {
     pub now: Nanos,
 }
 
+/// What a [`RunError::Memory`] names beside the window timestamps.
+fn memory_rest(state: u64) -> &'static str {
+    if state > 0 { " of waiting requests and limiter state" } else { " of waiting requests" }
+}
+
 /// A memory message's amounts: `main` bytes, then (when `rest` > 0) " and
 /// {rest}{what} ({main + rest} in all)", then the budget; the sum that
 /// passed the budget and the budget in whole bytes where rounding would
@@ -170,9 +175,9 @@ pub enum RunError {
 with limit.requests = {requests}, one window can hold up to {} timestamps of 8 bytes per limiter and client (the \
 sliding log: {requests} entries of 16 bytes), {} each; ratesim keeps every one of them to measure exactly. Lower \
 limit.requests, use a shorter or sparser trace, or, if the machine has the memory, raise --memory",
-        held_against(*held, *rest, " of waiting requests", *budget).0,
-        held_against(*held, *rest, " of waiting requests", *budget).1,
-        held_against(*held, *rest, " of waiting requests", *budget).2,
+        held_against(*held, rest.saturating_add(*state), memory_rest(*state), *budget).0,
+        held_against(*held, rest.saturating_add(*state), memory_rest(*state), *budget).1,
+        held_against(*held, rest.saturating_add(*state), memory_rest(*state), *budget).2,
         requests.saturating_mul(2), fmt_bytes(requests.saturating_mul(16))
     )]
     Memory {
@@ -180,6 +185,9 @@ limit.requests, use a shorter or sparser trace, or, if the machine has the memor
         /// Delayed requests and requests waiting to retry, with closed
         /// clients' next requests.
         rest: u64,
+        /// The limiters' own state (every client key's, a copy per node),
+        /// named only when the parts above stay within the budget without it.
+        state: u64,
         budget: u64,
         requests: u64,
     },
@@ -210,12 +218,14 @@ them, and with the {} the rest of the run holds (window timestamps, limiter stat
     #[error(
         "the run keeps limiters for {keys} client keys{}: their state and window timestamps hold {}{}, more than \
 the {} the run may use (--memory). Every distinct client key gets its own limiter and exact-window tracker in each of \
-the {lanes} limiters run: use fewer clients, or a `key_column` with fewer distinct values, or a shorter trace or \
-`duration`, or, if the machine has the memory, raise --memory",
+the {lanes} limiters run{}: use fewer clients, or a `key_column` with fewer distinct values, or a shorter trace or \
+`duration`{}, or, if the machine has the memory, raise --memory",
         from.as_deref().map(|f| format!(" (from {f})")).unwrap_or_default(),
         held_against(*bytes, *held, "", *budget).0,
         held_against(*bytes, *held, "", *budget).1.replacen(" and ", " and waiting requests ", 1),
-        held_against(*bytes, *held, "", *budget).2
+        held_against(*bytes, *held, "", *budget).2,
+        nodes.map(|n| format!(", and each limiter on [nodes] a copy on every one of its {n} nodes")).unwrap_or_default(),
+        if nodes.is_some() { ", or fewer nodes" } else { "" }
     )]
     Keys {
         /// Distinct client keys seen so far.
@@ -231,6 +241,8 @@ the {lanes} limiters run: use fewer clients, or a `key_column` with fewer distin
         budget: u64,
         /// Limiters run, the exact reference included.
         lanes: usize,
+        /// The nodes of `[nodes]`, when the limiters run on many.
+        nodes: Option<u16>,
     },
     #[error(
         "{clients} closed clients keep their next request in each of the {} limiters run (the exact reference \
@@ -264,6 +276,28 @@ shorten the waits (`base`, `cap`), lower `max_attempts`, add a retry `budget`, {
         bytes: u64,
         /// Everything else the budget counts.
         held: u64,
+        budget: u64,
+    },
+    #[error(
+        "`{limiter}` ran {} attempts of its clients (retries and closed clients' requests) among the arrivals of \
+one chunk, up to {} s, and came to hold {} ({} of admitted timestamps inside exact windows, {} of waiting requests{}), \
+more than the {} the run may use (--memory). Use fewer closed clients or a longer `think`, a lower `max_attempts` or a retry `budget`{}, \
+or, if the machine has the memory, raise --memory",
+        overrun.attempts, overrun.at,
+        crate::export::fmt_bytes_apart(overrun.bytes(), *budget).0,
+        fmt_bytes(overrun.rings), fmt_bytes(overrun.waiting),
+        if overrun.records > 0 {
+            format!(" and {} of attempts kept for decisions.csv until the chunk is written", fmt_bytes(overrun.records))
+        } else {
+            String::new()
+        },
+        crate::export::fmt_bytes_apart(overrun.bytes(), *budget).1,
+        if overrun.records > 0 { ", or run without --decisions" } else { "" }
+    )]
+    ChunkAttempts {
+        /// The label of the lane that passed the budget.
+        limiter: String,
+        overrun: lane::Overrun,
         budget: u64,
     },
 }
@@ -427,6 +461,7 @@ pub fn run(
                 seed,
                 shapes,
                 client_keys,
+                budget: config.memory_budget,
             })
         })
         .collect();
@@ -434,6 +469,16 @@ pub fn run(
     let mut reader = Reader::new(arrivals, config.end, record, clients.is_some());
     let slice = delay_chunk(config.memory_budget, specs.iter().filter(|s| s.delays()).count() as u64);
     reader.limit_chunk(slice);
+    // A limiter on many nodes holds a copy per node for every client key:
+    // chunks short enough that their new keys add at most a quarter of the
+    // budget between two checks (1000 nodes once took 3.9 GB in one chunk
+    // of 262 144 keys under --memory 64MiB).
+    let (per_key, heap): (u64, u64) =
+        lanes.iter().map(|l| l.key_cost()).fold((0, 0), |(a, b), (c, d)| (a + c, b + d));
+    if config.client_keys && heap > 0 {
+        let per_chunk = config.memory_budget / per_key.saturating_mul(4).max(1);
+        reader.limit_chunk(usize::try_from(per_chunk).unwrap_or(CHUNK).clamp(MIN_DELAY_CHUNK, CHUNK));
+    }
     if clients.is_some_and(|c| !c.closed.is_empty()) {
         reader.reserve_key_zero();
     }
@@ -601,6 +646,19 @@ fn check_memory(
     let clients: u64 = outs.iter().map(|o| o.client_bytes).sum();
     let key_state: u64 = outs.iter().map(|o| o.key_bytes).sum::<u64>() + reader_key_bytes;
     if held.saturating_add(queues).saturating_add(clients).saturating_add(key_state) <= budget {
+        // A lane that passed the budget between two arrivals stopped
+        // running its attempts, so the run must stop here even when what it
+        // holds after the chunk (attempts kept for decisions.csv are not
+        // counted above) is back within the budget.
+        if let Some((i, overrun)) =
+            outs.iter().enumerate().find_map(|(i, o)| o.overrun.as_ref().map(|r| (i, r)))
+        {
+            return Err(RunError::ChunkAttempts {
+                limiter: names[i].clone(),
+                overrun: overrun.clone(),
+                budget,
+            });
+        }
         return Ok(());
     }
     // Many client keys, each with its own limiters and trackers in every
@@ -620,12 +678,25 @@ fn check_memory(
             held: queues + clients,
             budget,
             lanes: outs.len(),
+            nodes: config.topology.as_ref().map(|t| t.count),
         });
     }
     // Past the budget: the error names the largest part, what holds it and
     // what to change.
     if held >= queues && held >= clients {
-        return Err(RunError::Memory { held, rest: queues + clients, budget, requests: limit.requests });
+        // The parts the message names add up past the budget: the
+        // limiters' own state (each client key's, a copy per node) is named
+        // too when it is what passes it (482.5 KiB "more than the 512.0
+        // KiB" once).
+        let named = held.saturating_add(queues).saturating_add(clients);
+        let state = if named <= budget { key_state } else { 0 };
+        return Err(RunError::Memory {
+            held,
+            rest: queues + clients,
+            state,
+            budget,
+            requests: limit.requests,
+        });
     }
     if queues >= clients
         && let Some(i) = (0..outs.len()).max_by_key(|&i| (outs[i].delay_queue_bytes, std::cmp::Reverse(i)))

@@ -132,6 +132,13 @@ pub trait Limiter {
     /// or whose named implementation makes every key's state up front,
     /// ignores it (`docs/semantics.md`, "Keyed runs").
     fn create_on_first_request(&mut self) {}
+    /// Bytes this limiter holds on the heap besides its window rings
+    /// (which [`crate::ring`] counts): a copy per node of a limiter on many
+    /// nodes. Every client key has its own, so a run's memory check counts
+    /// this per key.
+    fn heap_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// How a limiter is drawn, the same in every chart: an RGB colour, a line

@@ -393,6 +393,26 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
     /// request of the key first reaches it: a node's copy at that node's
     /// first request of the key (on its own clock), the store's at the
     /// store's first.
+    fn heap_bytes(&self) -> u64 {
+        use std::mem::size_of;
+        let size = size_of::<L>() as u64;
+        let own =
+            (self.skew.capacity() * size_of::<i64>() + self.outages.capacity() * size_of::<Outage>()) as u64;
+        own + match &self.shared {
+            FleetMode::Local(nodes) => {
+                nodes.capacity() as u64 * size + nodes.iter().map(L::heap_bytes).sum::<u64>()
+            }
+            FleetMode::Central { store, writes, .. } => writes.capacity() as u64 * size + store.heap_bytes(),
+            FleetMode::Sync { global, views, view_peaks, since, .. } => {
+                views.capacity() as u64 * size
+                    + views.iter().map(L::heap_bytes).sum::<u64>()
+                    + global.heap_bytes()
+                    + (view_peaks.capacity() * size_of::<StateSize>()
+                        + since.capacity() * size_of::<(u64, u32)>()) as u64
+            }
+        }
+    }
+
     fn create_on_first_request(&mut self) {
         match &mut self.shared {
             FleetMode::Local(nodes) => nodes.iter_mut().for_each(L::create_on_first_request),

@@ -122,7 +122,13 @@ impl Ctx<'_> {
                         format!("{}: {}{hint}", code(&key), array_of_tables(&key, &message))
                     }
                     key => {
-                        let message = in_table(&message, e.message(), key.as_deref());
+                        // A key inside an inline table (`retry = { bse = 1 }`)
+                        // is named with that table's path.
+                        let inline =
+                            key.as_deref().zip(unknown_field(e.message())).and_then(|(k, (unknown, _))| {
+                                inline_table_at(self.text, span.start, k).map(|t| format!("{t}.{unknown}"))
+                            });
+                        let message = in_table(&message, e.message(), inline.as_deref().or(key.as_deref()));
                         let hint = top_level_key_of_a_table(self.text, span.start, e.message());
                         format!("{message}{}", hint.unwrap_or_default())
                     }
@@ -513,6 +519,13 @@ fn one_table_as_a_list(key: &str, raw: &str) -> Option<String> {
     if !raw.starts_with("invalid type: map") {
         return None;
     }
+    // A [traffic.retry] above every [[traffic]] header makes `traffic` a
+    // table: no list was written, the entry is missing.
+    if key == "traffic.retry" {
+        return Some(
+            "`traffic.retry`: [traffic.retry] comes before any [[traffic]] entry, which makes `traffic` one table, not the list of sources: a source's retry table goes below its own [[traffic]] header and keys (for every source, write [retry] instead)".to_string(),
+        );
+    }
     // `retry[0]` from [[retry]]; `traffic[0].retry` from `retry = [{...}]`
     // in a source (or `traffic.retry[0]` from [[traffic.retry]]).
     let base = key.strip_suffix(']').and_then(|k| k.rsplit_once('[')).map_or(key, |(b, _)| b);
@@ -543,6 +556,105 @@ fn in_table(message: &str, raw: &str, path: Option<&str>) -> String {
         Some(rest) if !table.is_empty() => format!("{named} in {}{rest}", code(table)),
         _ => message.to_string(),
     }
+}
+
+/// The path of the inline table that `offset` is in, for a value whose key
+/// is `key` (from [`key_path_at`]): `traffic[0].retry` for a key inside
+/// `retry = { ... }`, `sweep.retry_policies[1]` inside the second table of
+/// `retry_policies = [{ ... }, { ... }]` (a list may run over several
+/// lines), `nodes.outage[0]`; `None` when `offset` is in no inline table. The
+/// value starts after the `=` of the last `key = ` line at or before
+/// `offset`; strings and comments are skipped.
+fn inline_table_at(text: &str, offset: usize, key: &str) -> Option<String> {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    // The line of `key = ...`: the last that starts with a bare key and `=`
+    // (a list's later lines start with a value, like `{` or `]`).
+    let mut start = None;
+    let mut at = 0;
+    for line in text[..offset].split_inclusive('\n') {
+        let l = line.trim_start();
+        if let Some((k, _)) = l.split_once('=')
+            && !k.trim().is_empty()
+            && k.trim().chars().all(|c| c.is_ascii_alphanumeric() || "_-.\"' ".contains(c))
+        {
+            start = Some(at + (line.len() - l.len()) + k.len() + 1);
+        }
+        at += line.len();
+    }
+    let start = start.filter(|&s| s <= offset)?;
+    enum Frame {
+        List(usize),
+        Table(String),
+    }
+    let mut frames: Vec<Frame> = Vec::new();
+    // The bare word last read, for the key before an `=` (`gap`: a space
+    // ended it).
+    let (mut word, mut gap) = (String::new(), false);
+    let mut chars = text[start..offset].chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' | '\'' => {
+                let mut escaped = false;
+                for d in chars.by_ref() {
+                    if c == '"' && d == '\\' && !escaped {
+                        escaped = true;
+                        continue;
+                    }
+                    if d == c && !escaped {
+                        break;
+                    }
+                    escaped = false;
+                }
+                word.clear();
+            }
+            '#' => {
+                for d in chars.by_ref() {
+                    if d == '\n' {
+                        break;
+                    }
+                }
+            }
+            '[' => frames.push(Frame::List(0)),
+            '{' => frames.push(Frame::Table(String::new())),
+            ']' | '}' => {
+                frames.pop();
+            }
+            ',' => match frames.last_mut() {
+                Some(Frame::List(i)) => *i += 1,
+                Some(Frame::Table(k)) => k.clear(),
+                None => {}
+            },
+            '=' => {
+                if let Some(Frame::Table(k)) = frames.last_mut() {
+                    *k = word.trim().to_string();
+                }
+                word.clear();
+            }
+            c if c.is_ascii_alphanumeric() || "_-.".contains(c) => {
+                if std::mem::take(&mut gap) {
+                    word.clear();
+                }
+                word.push(c);
+            }
+            c if c.is_whitespace() => gap = true,
+            _ => word.clear(),
+        }
+    }
+    let (Frame::Table(_), outer) = frames.split_last()? else { return None };
+    let mut path = key.to_string();
+    for frame in outer {
+        match frame {
+            Frame::List(i) => path.push_str(&format!("[{i}]")),
+            Frame::Table(k) => {
+                path.push('.');
+                path.push_str(k);
+            }
+        }
+    }
+    Some(path)
 }
 
 /// The unknown key and the keys serde expected, from its message
@@ -965,8 +1077,8 @@ mod tests {
     }
 
     /// An unknown key says which table it is in, where its path is known
-    /// and ends in it; top-level keys and keys of inline tables (whose
-    /// path the heuristic cannot tell) stay as serde says.
+    /// and ends in it; top-level keys stay as serde says (keys of inline
+    /// tables get their path from [`inline_table_at`]).
     #[test]
     fn unknown_keys_name_their_table() {
         let raw = "unknown field `bse`, expected `base` or `cap`";
@@ -979,6 +1091,21 @@ mod tests {
         assert_eq!(in_table(&m, raw, Some("limit")), m);
         assert_eq!(in_table(&m, raw, None), m);
         assert_eq!(in_table("other", "other", Some("a.b")), "other");
+    }
+
+    /// The inline table an offset is in: nested in lists (counted past
+    /// strings and comments with commas and brackets) and tables.
+    #[test]
+    fn inline_tables_are_named_by_their_path() {
+        let at = |text: &str, needle: &str, key: &str| inline_table_at(text, text.find(needle).unwrap(), key);
+        let t = "[[traffic]]\nretry = { policy = \"fixed\", bse = 1 }\n";
+        assert_eq!(at(t, "bse", "traffic[0].retry").as_deref(), Some("traffic[0].retry"));
+        let t =
+            "retry_policies = [\n  { policy = \"a,[\" }, # x, {\n  { p = 1, q = { r = 1, bse = 2 } },\n]\n";
+        assert_eq!(at(t, "bse", "sweep.retry_policies").as_deref(), Some("sweep.retry_policies[1].q"));
+        // Not inside an inline table: a list's item, or a plain value.
+        assert_eq!(at("slots = [2, 10]", "10", "limiter[0].slots"), None);
+        assert_eq!(at("count = 20", "20", "traffic[0].count"), None);
     }
 
     /// A date-time where another type is expected is called one, not a
