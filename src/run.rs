@@ -922,6 +922,13 @@ fn client_charts(r: &RunReport, name: &str) -> [Chart; 2] {
             ". Bins of {bin} are wider than a tenth of the {window} window: too coarse to show retries \
 bunching at window boundaries (set [output] bin)"
         )
+    } else if r.timeline.boundary_bars(r.limit.window).is_none() {
+        format!(
+            ". Bars a tenth of the {window} window wide would be more than {} across the chart, too thin to \
+see: merged wider, they do not show retries bunching at window boundaries (timeline.csv keeps the {bin} \
+bins; a shorter run draws them)",
+            crate::timeline::CHART_MAX_NARROW_BINS
+        )
     } else {
         String::new()
     };

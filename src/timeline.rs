@@ -31,6 +31,12 @@ pub fn max_bins(columns: u64) -> u64 {
 /// keeps every bin.
 pub const CHART_MAX_BINS: usize = 200;
 
+/// The most bars a chart that keeps them a tenth of a window wide
+/// ([`Timeline::boundary_bars`]) draws: bars of 2 px. Past it, narrower
+/// bars blur into noise (120 s of 100 ms bins is 1200 bars in 800 px), so
+/// the chart merges them like any other.
+pub const CHART_MAX_NARROW_BINS: usize = 400;
+
 /// One bin of one limiter.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Bin {
@@ -335,8 +341,12 @@ impl Timeline {
     /// The widest bar a chart of retries may draw ([`Self::chart_factor`]):
     /// a tenth of `window` when the bins are that narrow, so that retries a
     /// header sends back together still stand out at window boundaries.
+    /// `None` too when bars that narrow would be more than
+    /// [`CHART_MAX_NARROW_BINS`]: too thin to see at all.
     pub fn boundary_bars(&self, window: Nanos) -> Option<Nanos> {
-        (self.width.saturating_mul(10) <= window.get()).then(|| Nanos::new(window.get() / 10))
+        let widest =
+            (self.width.saturating_mul(10) <= window.get()).then(|| Nanos::new(window.get() / 10))?;
+        (self.len().div_ceil(self.chart_factor(Some(widest))) <= CHART_MAX_NARROW_BINS).then_some(widest)
     }
 
     /// This timeline with every `factor` bins merged into one, from time 0
@@ -385,6 +395,26 @@ impl Timeline {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bars a tenth of a 1 s window wide: kept while there are at most 400
+    /// of them (20 s of 10 ms bins, 200 bars of 100 ms; 40 s, 400), not past
+    /// that (40.01 s: 401; 120 s of 100 ms bins: 1200), nor when the bins
+    /// are already wider.
+    #[test]
+    fn boundary_bars_stay_only_while_they_can_be_seen() {
+        let ms = |m: u64| Nanos::from_millis(m);
+        let bars = |bin: u64, run_ms: u64| {
+            let mut tl = Timeline::new(Some(ms(bin)), 1);
+            tl.extend_to(ms(run_ms), |_, _| 0).unwrap();
+            tl.boundary_bars(ms(1000))
+        };
+        assert_eq!(bars(10, 20_000), Some(ms(100)));
+        assert_eq!(bars(10, 40_000), Some(ms(100)));
+        assert_eq!(bars(10, 40_010), None);
+        assert_eq!(bars(100, 40_000), Some(ms(100)));
+        assert_eq!(bars(100, 120_000), None);
+        assert_eq!(bars(200, 1_000), None);
+    }
 
     /// A timeline of 2000 bins of 10 ms is drawn as 200 bars of 100 ms; 300
     /// as 150 of 20 ms; 132 as they are. A chart that must keep bars within
