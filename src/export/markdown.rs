@@ -7,7 +7,8 @@ use std::fmt::Write;
 
 use super::table::{Align, Table, pad};
 use super::{
-    excess_share, fmt_bytes, fmt_percent, fmt_percent2, fmt_ratio, fmt_ratio_fixed, fmt_ratio_short,
+    excess_share, fmt_bytes, fmt_percent, fmt_percent2, fmt_ratio, fmt_ratio_column, fmt_ratio_fixed,
+    fmt_ratio_short,
 };
 use crate::engine::RunReport;
 use crate::sweep::burst_pair::Unmeasured;
@@ -201,14 +202,16 @@ pub fn clients_table(report: &RunReport) -> Table {
         ("p99", Right),
         ("max", Right),
     ]);
-    for l in &report.limiters {
-        let Some(k) = &l.clients else { continue };
+    let reacting: Vec<_> = report.limiters.iter().filter_map(|l| Some((l, l.clients.as_ref()?))).collect();
+    let amplification =
+        fmt_ratio_column(&reacting.iter().map(|(_, k)| k.amplification()).collect::<Vec<_>>(), 2);
+    for ((l, k), amplification) in reacting.into_iter().zip(amplification) {
         let q = |q: f64| k.tts_quantile(q).map_or("–".to_string(), fmt_seconds);
         t.push(vec![
             l.label.clone(),
             k.logical.to_string(),
             l.counts.offered.to_string(),
-            k.amplification().map_or("n/a".into(), |a| fmt_ratio_fixed(a, 2)),
+            amplification,
             k.succeeded.to_string(),
             k.gave_up.to_string(),
             k.unfinished.to_string(),
@@ -473,28 +476,34 @@ pub fn retry_policies_table(points: &[RetryPolicyPoint]) -> Table {
         ("p99", Right),
         ("max", Right),
     ]);
-    for p in points {
-        for l in &p.report.limiters {
-            let Some(k) = &l.clients else { continue };
-            let q = |q: f64| k.tts_quantile(q).map_or("–".to_string(), fmt_seconds);
-            t.push(vec![
-                p.label.clone(),
-                l.label.clone(),
-                k.logical.to_string(),
-                l.counts.offered.to_string(),
-                k.amplification().map_or("n/a".into(), |a| fmt_ratio_fixed(a, 2)),
-                k.attempts_per_success().map_or("n/a".into(), |a| fmt_ratio_fixed(a, 2)),
-                k.succeeded.to_string(),
-                match k.gave_up_share() {
-                    Some(share) if k.gave_up > 0 => format!("{} ({})", k.gave_up, fmt_percent(share, false)),
-                    _ => k.gave_up.to_string(),
-                },
-                k.unfinished.to_string(),
-                q(0.5),
-                q(0.99),
-                q(1.0),
-            ]);
-        }
+    let rows: Vec<_> = points
+        .iter()
+        .flat_map(|p| p.report.limiters.iter().filter_map(move |l| Some((p, l, l.clients.as_ref()?))))
+        .collect();
+    let column = |f: &dyn Fn(&crate::clients::ClientReport) -> Option<f64>| {
+        fmt_ratio_column(&rows.iter().map(|(_, _, k)| f(k)).collect::<Vec<_>>(), 2)
+    };
+    let amplification = column(&|k| k.amplification());
+    let per_success = column(&|k| k.attempts_per_success());
+    for (((p, l, k), amplification), per_success) in rows.iter().zip(amplification).zip(per_success) {
+        let q = |q: f64| k.tts_quantile(q).map_or("–".to_string(), fmt_seconds);
+        t.push(vec![
+            p.label.clone(),
+            l.label.clone(),
+            k.logical.to_string(),
+            l.counts.offered.to_string(),
+            amplification,
+            per_success,
+            k.succeeded.to_string(),
+            match k.gave_up_share() {
+                Some(share) if k.gave_up > 0 => format!("{} ({})", k.gave_up, fmt_percent(share, false)),
+                _ => k.gave_up.to_string(),
+            },
+            k.unfinished.to_string(),
+            q(0.5),
+            q(0.99),
+            q(1.0),
+        ]);
     }
     t
 }

@@ -47,6 +47,15 @@ pub fn fmt_ratios_fixed(values: &[f64], places: usize) -> Vec<String> {
     values.iter().map(|v| format!("{v:.d$}")).collect()
 }
 
+/// A table column of ratios ([`fmt_ratios_fixed`]: one precision down the
+/// column, so `6.002` never stands among `6.27` and `5.99`), `n/a` where
+/// there is none.
+pub fn fmt_ratio_column(values: &[Option<f64>], places: usize) -> Vec<String> {
+    let known: Vec<f64> = values.iter().flatten().copied().collect();
+    let mut shown = fmt_ratios_fixed(&known, places).into_iter();
+    values.iter().map(|v| v.and_then(|_| shown.next()).unwrap_or_else(|| "n/a".into())).collect()
+}
+
 /// The most decimals a ratio is written with: enough to tell 1 + 1e-15 from 1.
 const MAX_DECIMALS: usize = 15;
 
@@ -247,5 +256,13 @@ mod tests {
         );
         assert_eq!(fmt_ratios_fixed(&[8.2, 1.0, 50.5], 1), ["8.2", "1.0", "50.5"]);
         assert_eq!(fmt_ratios_fixed(&[], 1), Vec::<String>::new());
+        // A table column: output/backoff_closed's attempts per request,
+        // 7731 / 1288 = 6.0023 beside 6.27 and 5.99, and a limiter without
+        // clients.
+        assert_eq!(
+            fmt_ratio_column(&[Some(6.27), Some(7731.0 / 1288.0), None, Some(5.99)], 2),
+            ["6.270", "6.002", "n/a", "5.990"]
+        );
+        assert_eq!(fmt_ratio_column(&[None, Some(1.0)], 2), ["n/a", "1.00"]);
     }
 }
