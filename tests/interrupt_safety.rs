@@ -204,6 +204,72 @@ fn ctrl_c_into_a_new_folder_says_nothing_was_written() {
     assert!(!dir.join("out").exists());
 }
 
+/// Ctrl-C on a terminal, with the progress bar drawn: the bar holds the
+/// line, so the message first returns to its start and erases it (`\r`,
+/// `ESC [2K`) and stands on a line of its own, not after the bar's text.
+/// stderr is a pseudo-terminal here (its line discipline writes `\n` as
+/// `\r\n`); the run, 10^8 Poisson arrivals, lasts seconds.
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_on_a_terminal_erases_the_progress_line_first() {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    use std::sync::{Arc, Mutex};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    fs::write(
+        dir.join("long.toml"),
+        "name = \"long\"\nduration = \"100s\"\n[limit]\nrequests = 100\nwindow = \"10ms\"\n\
+[[traffic]]\nkind = \"poisson\"\nrate = 1000000\n",
+    )
+    .unwrap();
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty(3) writes two new descriptors into the two ints; the
+    // name, termios and window size may be null.
+    let opened = unsafe {
+        libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null(), std::ptr::null())
+    };
+    assert_eq!(opened, 0, "openpty failed");
+    // SAFETY: both descriptors were just opened and are owned by nothing else.
+    let (mut master, slave) = unsafe { (File::from_raw_fd(master), File::from_raw_fd(slave)) };
+    let said = Arc::new(Mutex::new(Vec::new()));
+    let reader = {
+        let said = Arc::clone(&said);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            // EIO once the child, the slave's last holder, has exited.
+            while let Ok(n @ 1..) = master.read(&mut buf) {
+                said.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    let mut child = Command::new(bin())
+        .current_dir(dir)
+        .args(["run", "long.toml", "--out", "out", "--no-charts"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(slave))
+        .spawn()
+        .unwrap();
+    // The command, and its copy of the slave, are gone: the child holds the
+    // only one. Wait for the progress bar (it redraws a few times a second).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while said.lock().unwrap().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) with a pid of our own child that has not been waited for.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = wait_at_most(&mut child, 60);
+    reader.join().unwrap();
+    let said = String::from_utf8_lossy(&said.lock().unwrap()).into_owned();
+    assert_eq!(status.code(), Some(130), "after SIGINT: {status:?}, the terminal showed {said:?}");
+    let message = "\r\x1b[2Kinterrupted; nothing was written\r\n";
+    assert!(said.ends_with(message), "the terminal showed {said:?}");
+    assert!(said.len() > message.len(), "no progress bar was drawn before the message: {said:?}");
+    assert!(!dir.join("out").exists());
+}
+
 /// The library side of Ctrl-C, in this process: `abandon_all_staging`
 /// removes uncommitted staging folders and nothing else; while its guard
 /// lives a commit waits, and afterwards writes and commits of an abandoned
