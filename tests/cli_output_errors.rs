@@ -416,6 +416,42 @@ fn help_that_cannot_be_written_is_an_error() {
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// Standard output on a full disk (`> /dev/full`): the run's terminal
+/// table after its results were written (they stay, whole), `check`'s
+/// summary and `completions`' script are errors naming the cause, exit 1;
+/// a closed pipe (`| head -1`) exits 0 quietly in every case.
+#[cfg(target_os = "linux")]
+#[test]
+fn standard_output_that_cannot_be_written_is_an_error() {
+    let c = Case::new(BASE);
+    let full = "  caused by: No space left on device (os error 28)";
+    let run = ["run", "s.toml", "--out", "out", "--no-charts"];
+    let cases: [(&[&str], &str); 3] = [
+        (&run, "error: the results were written to out, but the summary could not be printed"),
+        (
+            &["check", "s.toml"],
+            "error: the scenario is valid, but its summary could not be written to standard output",
+        ),
+        (&["completions", "bash"], "error: cannot write to standard output"),
+    ];
+    for (args, said) in cases {
+        let out = c.command(args, "").stdout(fs::File::create("/dev/full").unwrap()).output().unwrap();
+        let stderr = Case::failed(out, args, &[said, full]);
+        assert_eq!(stderr, format!("{said}\n{full}\n"), "{args:?}");
+    }
+    let written = common::snapshot(&c.path("out"));
+    assert!(written.keys().any(|f| f.ends_with("summary.csv")), "{:?}", written.keys());
+    c.ok(&["run", "s.toml", "--out", "again", "-q", "--no-charts"]);
+    assert_eq!(common::snapshot(&c.path("again")), written, "the results of the run that could not print");
+    for (args, _) in cases {
+        let mut child = c.command(args, "").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
 // ---- trace errors ----------------------------------------------------------
 
 /// A stray quote read the rest of the file into one field: `check` and
