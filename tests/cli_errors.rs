@@ -2061,13 +2061,78 @@ fn x04_missing_scenario_argument() {
     );
 }
 
+/// The message of a bad `--slots` value, as clap wraps it.
+fn slots_usage_error(value: &str, message: &str) -> String {
+    format!(
+        "error: invalid value '{value}' for '--slots <LIST>': {message}\n\nFor more information, try '--help'.\n"
+    )
+}
+
 #[test]
 fn x05_slots_zero_on_the_command_line() {
-    Case::new(BASE).fails(
-        &["run", "s.toml", "--slots", "2,0"],
-        2,
-        &["invalid value '0' for '--slots <LIST>'", "0 is not in 1.."],
+    // It once said "0 is not in 1..18446744073709551615", a range that
+    // read as excluding its end and said nothing of the window.
+    let stderr = Case::new(BASE).fails(&["run", "s.toml", "--slots", "2,0"], 2, &[]);
+    assert_eq!(
+        stderr,
+        slots_usage_error(
+            "0",
+            "slot count 0 is out of range: it must be between 1 and the window length in nanoseconds"
+        )
     );
+}
+
+/// A slot count past u64 once got Rust's "number too large to fit in
+/// target type", which named neither the key nor the range.
+#[test]
+fn x13_slots_past_u64_on_the_command_line() {
+    let c = Case::new(BASE);
+    for list in ["99999999999999999999999", "2,18446744073709551616"] {
+        let value = list.rsplit(',').next().unwrap();
+        let stderr = c.fails(&["run", "s.toml", "--slots", list], 2, &[]);
+        assert_eq!(
+            stderr,
+            slots_usage_error(
+                value,
+                &format!(
+                    "slot count {value} is out of range: it must be between 1 and the window length in nanoseconds, and no window is longer than 18446744073709551615 ns"
+                )
+            )
+        );
+    }
+    // u64::MAX itself is a number: the window refuses it (x06's message).
+    c.fails(
+        &["run", "s.toml", "--slots", "18446744073709551615"],
+        1,
+        &["slot count 18446744073709551615 is out of range: it must be between 1 and the window length in nanoseconds (1000000000)"],
+    );
+    assert!(!c.path("output").exists());
+}
+
+/// An empty slot count (`--slots ""`, `2,,3`, `2,`) once got Rust's
+/// "cannot parse integer from empty string"; text that is no number, its
+/// "invalid digit found in string".
+#[test]
+fn x14_slots_empty_or_not_a_number_on_the_command_line() {
+    let c = Case::new(BASE);
+    let empty = "a slot count is empty (an empty list, two commas in a row, or a comma at an end): expected whole numbers, each between 1 and the window length in nanoseconds, with one comma between two, like 2,10,100";
+    for list in ["", "2,,3", "2,", ",2"] {
+        let stderr = c.fails(&["run", "s.toml", "--slots", list], 2, &[]);
+        assert_eq!(stderr, slots_usage_error("", empty), "--slots {list:?}");
+    }
+    for (list, value) in [("abc", "abc"), ("2,1.5", "1.5"), ("1e3", "1e3")] {
+        let stderr = c.fails(&["run", "s.toml", "--slots", list], 2, &[]);
+        assert_eq!(
+            stderr,
+            slots_usage_error(
+                value,
+                &format!(
+                    "`{value}` is not a slot count: expected a whole number in digits, between 1 and the window length in nanoseconds, like 2 or 2,10,100"
+                )
+            )
+        );
+    }
+    assert!(!c.path("output").exists());
 }
 
 #[test]
@@ -2086,10 +2151,13 @@ fn x07_seed_not_a_number() {
     // A negative number is a bad value, not clap's "unexpected argument
     // '-1'" with a tip to write `-- -1`; in `--slots` too.
     Case::new(BASE).fails(&["run", "s.toml", "--seed", "-1"], 2, &["invalid value '-1' for '--seed <SEED>'"]);
-    Case::new(BASE).fails(
-        &["run", "s.toml", "--slots", "2,-5"],
-        2,
-        &["invalid value '-5' for '--slots <LIST>'"],
+    let stderr = Case::new(BASE).fails(&["run", "s.toml", "--slots", "2,-5"], 2, &[]);
+    assert_eq!(
+        stderr,
+        slots_usage_error(
+            "-5",
+            "slot count -5 is out of range: it must be between 1 and the window length in nanoseconds"
+        )
     );
 }
 
