@@ -2790,6 +2790,16 @@ fn r41_unknown_key_in_an_inline_table_names_its_table() {
         "{BASE}\n[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\noutage = [{{ start = \"0s\", end = \"1s\", fial = \"open\" }}]\n"
     ))
     .refused(&["s.toml:22:39: unknown field `fial` in `nodes.outage[0]`, expected one of `start`, `end`, `fail`; did you mean `fail`?"]);
+    // An inline table over several lines (TOML 1.1): the key on a line of
+    // its own was once taken for a key of the [[traffic]] entry, "unknown
+    // field `bse` in `traffic[0]`".
+    Case::new(&with(
+        "count = 20",
+        "count = 20\nretry = {\n  policy = \"fixed\", # a } {\n  base = \"1s\",\n  max_attempts = 2,\n  bse = 1,\n}",
+    ))
+    .refused(&[
+        "s.toml:17:3: unknown field `bse` in `traffic[0].retry`, expected one of `policy`, `base`, `cap`, `max_attempts`, `jitter`, `budget`; did you mean `base`?",
+    ]);
 }
 
 /// `[traffic.retry]` with no `[[traffic]]` above it makes `traffic` a table:

@@ -124,10 +124,9 @@ impl Ctx<'_> {
                     key => {
                         // A key inside an inline table (`retry = { bse = 1 }`)
                         // is named with that table's path.
-                        let inline =
-                            key.as_deref().zip(unknown_field(e.message())).and_then(|(k, (unknown, _))| {
-                                inline_table_at(self.text, span.start, k).map(|t| format!("{t}.{unknown}"))
-                            });
+                        let inline = unknown_field(e.message()).and_then(|(unknown, _)| {
+                            inline_table_at(self.text, span.start).map(|t| format!("{t}.{unknown}"))
+                        });
                         let message = in_table(&message, e.message(), inline.as_deref().or(key.as_deref()));
                         let hint = top_level_key_of_a_table(self.text, span.start, e.message());
                         format!("{message}{}", hint.unwrap_or_default())
@@ -558,33 +557,84 @@ fn in_table(message: &str, raw: &str, path: Option<&str>) -> String {
     }
 }
 
-/// The path of the inline table that `offset` is in, for a value whose key
-/// is `key` (from [`key_path_at`]): `traffic[0].retry` for a key inside
-/// `retry = { ... }`, `sweep.retry_policies[1]` inside the second table of
-/// `retry_policies = [{ ... }, { ... }]` (a list may run over several
-/// lines), `nodes.outage[0]`; `None` when `offset` is in no inline table. The
-/// value starts after the `=` of the last `key = ` line at or before
-/// `offset`; strings and comments are skipped.
-fn inline_table_at(text: &str, offset: usize, key: &str) -> Option<String> {
+/// Where the value of the `key = value` statement that holds `offset`
+/// starts (just after its `=`), when `offset` is in that value, not in
+/// its key. The text is read from its start, past strings (multi-line
+/// ones too), comments and table headers, so that a value running over
+/// several lines (a list, or an inline table, which TOML 1.1 allows to
+/// break) is followed to its end, not taken for statements of its own.
+fn value_start_at(text: &str, offset: usize) -> Option<usize> {
+    let text = &text[..offset];
+    let mut chars = text.char_indices().peekable();
+    // The value being read, and how deep in its lists and tables.
+    let (mut value, mut depth) = (None::<usize>, 0usize);
+    // Only whitespace since the line began, outside any value.
+    let mut line_start = true;
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' | '\'' => {
+                let triple_quote = if c == '"' { "\"\"\"" } else { "'''" };
+                let triple = text[i..].starts_with(triple_quote);
+                if triple {
+                    chars.nth(1);
+                }
+                line_start = false;
+                let mut escaped = false;
+                while let Some((j, d)) = chars.next() {
+                    if escaped {
+                        escaped = false;
+                    } else if c == '"' && d == '\\' {
+                        escaped = true;
+                    } else if d == c && (!triple || text[j..].starts_with(triple_quote)) {
+                        if triple {
+                            chars.nth(1);
+                        }
+                        break;
+                    } else if d == '\n' && !triple {
+                        // An unclosed string ends at the line's end.
+                        if depth == 0 {
+                            value = None;
+                            line_start = true;
+                        }
+                        break;
+                    }
+                }
+            }
+            '#' => while chars.next_if(|&(_, d)| d != '\n').is_some() {},
+            '\n' => {
+                if depth == 0 {
+                    value = None;
+                    line_start = true;
+                }
+            }
+            '[' if value.is_none() && line_start => {
+                // A table header: its line holds nothing else but a comment.
+                while chars.next_if(|&(_, d)| d != '\n').is_some() {}
+            }
+            '[' | '{' if value.is_some() => depth += 1,
+            ']' | '}' if value.is_some() => depth = depth.saturating_sub(1),
+            '=' if value.is_none() => value = Some(i + 1),
+            c if c.is_whitespace() => {}
+            _ => line_start = false,
+        }
+    }
+    value
+}
+
+/// The path of the inline table that `offset` is in: `traffic[0].retry`
+/// for a key inside `retry = { ... }`, `sweep.retry_policies[1]` inside
+/// the second table of `retry_policies = [{ ... }, { ... }]`,
+/// `nodes.outage[0]`; `None` when `offset` is in no inline table. The
+/// value is that of the statement holding `offset` ([`value_start_at`]:
+/// a list or an inline table may run over several lines), named by
+/// [`key_path_at`]; strings and comments in it are skipped.
+fn inline_table_at(text: &str, offset: usize) -> Option<String> {
     let mut offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;
     }
-    // The line of `key = ...`: the last that starts with a bare key and `=`
-    // (a list's later lines start with a value, like `{` or `]`).
-    let mut start = None;
-    let mut at = 0;
-    for line in text[..offset].split_inclusive('\n') {
-        let l = line.trim_start();
-        if let Some((k, _)) = l.split_once('=')
-            && !k.trim().is_empty()
-            && k.trim().chars().all(|c| c.is_ascii_alphanumeric() || "_-.\"' ".contains(c))
-        {
-            start = Some(at + (line.len() - l.len()) + k.len() + 1);
-        }
-        at += line.len();
-    }
-    let start = start.filter(|&s| s <= offset)?;
+    let start = value_start_at(text, offset)?;
+    let key = key_path_at(text, start)?;
     enum Frame {
         List(usize),
         Table(String),
@@ -644,7 +694,7 @@ fn inline_table_at(text: &str, offset: usize, key: &str) -> Option<String> {
         }
     }
     let (Frame::Table(_), outer) = frames.split_last()? else { return None };
-    let mut path = key.to_string();
+    let mut path = key;
     for frame in outer {
         match frame {
             Frame::List(i) => path.push_str(&format!("[{i}]")),
@@ -1097,15 +1147,23 @@ mod tests {
     /// strings and comments with commas and brackets) and tables.
     #[test]
     fn inline_tables_are_named_by_their_path() {
-        let at = |text: &str, needle: &str, key: &str| inline_table_at(text, text.find(needle).unwrap(), key);
+        let at = |text: &str, needle: &str| inline_table_at(text, text.find(needle).unwrap());
         let t = "[[traffic]]\nretry = { policy = \"fixed\", bse = 1 }\n";
-        assert_eq!(at(t, "bse", "traffic[0].retry").as_deref(), Some("traffic[0].retry"));
-        let t =
-            "retry_policies = [\n  { policy = \"a,[\" }, # x, {\n  { p = 1, q = { r = 1, bse = 2 } },\n]\n";
-        assert_eq!(at(t, "bse", "sweep.retry_policies").as_deref(), Some("sweep.retry_policies[1].q"));
-        // Not inside an inline table: a list's item, or a plain value.
-        assert_eq!(at("slots = [2, 10]", "10", "limiter[0].slots"), None);
-        assert_eq!(at("count = 20", "20", "traffic[0].count"), None);
+        assert_eq!(at(t, "bse").as_deref(), Some("traffic[0].retry"));
+        let t = "[sweep]\nretry_policies = [\n  { policy = \"a,[\" }, # x, {\n  { p = 1, q = { r = 1, bse = 2 } },\n]\n";
+        assert_eq!(at(t, "bse").as_deref(), Some("sweep.retry_policies[1].q"));
+        // An inline table over several lines (TOML 1.1), after strings
+        // that hold brackets, `=` and quotes, multi-line ones too.
+        let t = "[[traffic]]\nkind = \"x = [\"\nd = \"\"\"a = {\n\"\" ]\"\"\"\ne = '''{'''\nretry = {\n  policy = \"fixed\", # {\n  bse = 1\n}\n";
+        assert_eq!(at(t, "bse").as_deref(), Some("traffic[0].retry"));
+        // Not inside an inline table: a list's item, a plain value, a key,
+        // a statement after an inline table, a table header.
+        assert_eq!(at("[[limiter]]\nslots = [2, 10]", "10"), None);
+        assert_eq!(at("[[traffic]]\ncount = 20", "20"), None);
+        assert_eq!(at("[[traffic]]\nretry = { a = 1 }\ncount = 20", "count"), None);
+        assert_eq!(at("[[traffic]]\nretry = { a = 1 }\ncount = 20", "20"), None);
+        assert_eq!(at("x = {\n a = 1 }\n[t]\ny = 1", "t]"), None);
+        assert_eq!(value_start_at("a = 1\nb = [\n 2,\n", 15), Some(9));
     }
 
     /// A date-time where another type is expected is called one, not a
