@@ -265,6 +265,37 @@ fn s09_duplicate_key() {
     ]);
 }
 
+/// A key set twice inside an inline table: the message named the table
+/// the key is in (`traffic[0].retry`), or nothing when the table was on a
+/// line of a list of its own; it names the key, at the second one.
+#[test]
+fn s91_duplicate_key_in_an_inline_table() {
+    Case::new(&with(
+        "count = 20",
+        "count = 20\nretry = { policy = \"fixed\", base = \"1s\", max_attempts = 2, base = \"2s\" }",
+    ))
+    .refused(&[
+        "error: s.toml:13:60: `traffic[0].retry.base`: duplicate key: this inline table already sets `base`; give each key once\n",
+    ]);
+    Case::new(&format!(
+        "{BASE}\n[sweep]\nretry_policies = [\n  {{ policy = \"none\" }},\n  {{ policy = \"fixed\", base = \"1s\", base = \"2s\", max_attempts = 2 }},\n]\n"
+    ))
+    .refused(&[
+        "error: s.toml:21:36: `sweep.retry_policies[1].base`: duplicate key: this inline table already sets `base`; give each key once\n",
+    ]);
+    Case::new(&format!("{BASE}\n[nodes]\ncount = 2\nbalance = {{ weights = [1, 2], weights = [1, 1] }}\n")).refused(&[
+        "error: s.toml:20:31: `nodes.balance.weights`: duplicate key: this inline table already sets `weights`; give each key once\n",
+    ]);
+    // A table broken over lines (TOML 1.1) once named `traffic[0].base`.
+    Case::new(&with(
+        "count = 20",
+        "count = 20\nretry = {\n  policy = \"fixed\",\n  base = \"1s\",\n  max_attempts = 2,\n  base = \"2s\",\n}",
+    ))
+    .refused(&[
+        "error: s.toml:17:3: `traffic[0].retry.base`: duplicate key: this inline table already sets `base`; give each key once\n",
+    ]);
+}
+
 /// A table written twice: the parser's "duplicate key" named no key.
 #[test]
 fn s64_table_written_twice() {

@@ -167,6 +167,16 @@ impl Ctx<'_> {
             };
             return self.at(span, message);
         }
+        if let Some((path, key)) = duplicate_inline_key(e.message(), self.text, span.clone()) {
+            return self.at(
+                span,
+                format!(
+                    "{}: duplicate key: this inline table already sets {}; give each key once",
+                    code(&path),
+                    code(&key)
+                ),
+            );
+        }
         match key_of_line(self.text, span.start) {
             Some(key) => self.at(span, format!("{}: {message}", code(&key))),
             None => self.at(span, message),
@@ -882,6 +892,31 @@ fn duplicate_table(message: &str, text: &str, offset: usize) -> Option<String> {
     (!name.is_empty() && !name.starts_with('[')).then(|| name.to_string())
 }
 
+/// The key that the parser calls a duplicate at `span` (the key written
+/// a second time) when it is inside an inline table: its path
+/// (`traffic[0].retry.base` for the second `base` of `retry = { base =
+/// "1s", base = "2s" }`) and the key as written in the table (`base`).
+/// The span is the key's last part: the parts of a dotted key before it
+/// are read back to the `{`, `,` or line break before the key.
+fn duplicate_inline_key(message: &str, text: &str, span: Range<usize>) -> Option<(String, String)> {
+    if !message.starts_with("duplicate key") {
+        return None;
+    }
+    let written = text.get(span.clone())?.trim();
+    if written.is_empty() {
+        return None;
+    }
+    let table = inline_table_at(text, span.start)?;
+    let before = &text[..span.start];
+    let dotted = format!("{}{written}", &before[before.rfind(['{', ',', '\n']).map_or(0, |i| i + 1)..]);
+    let key = if is_key(dotted.trim()) {
+        dotted.split('.').map(str::trim).collect::<Vec<_>>().join(".")
+    } else {
+        written.to_string()
+    };
+    Some((format!("{table}.{key}"), key))
+}
+
 /// A parser message with no place in the file, in plain words: "recursion
 /// limit" is the parser giving up on keys or values nested too deep (a
 /// dotted key of hundreds of parts), which it reports with no line.
@@ -1164,6 +1199,23 @@ mod tests {
         assert_eq!(at("[[traffic]]\nretry = { a = 1 }\ncount = 20", "20"), None);
         assert_eq!(at("x = {\n a = 1 }\n[t]\ny = 1", "t]"), None);
         assert_eq!(value_start_at("a = 1\nb = [\n 2,\n", 15), Some(9));
+    }
+
+    /// A key set twice in an inline table is named with its path, a
+    /// dotted one whole; a duplicate outside inline tables is not this.
+    #[test]
+    fn duplicate_keys_of_inline_tables_are_named() {
+        let dup = |text: &str, needle: &str| {
+            let at = text.rfind(needle).unwrap();
+            duplicate_inline_key("duplicate key", text, at..at + needle.len())
+        };
+        let t = "[[traffic]]\nretry = { base = \"1s\", base = \"2s\" }\n";
+        assert_eq!(dup(t, "base"), Some(("traffic[0].retry.base".into(), "base".into())));
+        let t = "[sweep]\nretry_policies = [\n  { policy = \"none\" },\n  { a . b = 1, a. b = 2 },\n]\n";
+        assert_eq!(dup(t, "b"), Some(("sweep.retry_policies[1].a.b".into(), "a.b".into())));
+        assert_eq!(dup("name = \"t\"\nname = \"u\"\n", "name"), None);
+        let t = "[[traffic]]\nretry = { base = \"1s\", base = \"2s\" }\n";
+        assert_eq!(duplicate_inline_key("invalid key", t, t.rfind("base").unwrap()..t.len()), None);
     }
 
     /// A date-time where another type is expected is called one, not a
