@@ -2833,6 +2833,63 @@ fn r41_unknown_key_in_an_inline_table_names_its_table() {
     ]);
 }
 
+/// A limiter's header rounding where no client retries: the header is
+/// read only to time a retry (and to count those sent at or after it), so
+/// the key changed nothing but the limiter's label, and was accepted.
+#[test]
+fn r43_header_rounding_read_by_no_client() {
+    let rounded = |value: &str, rest: &str| {
+        format!("{}{rest}", with("slots = [2, 10]", &format!("slots = [2, 10]\nretry_after = \"{value}\"")))
+    };
+    let message = |value: &str, line: u32| {
+        format!(
+            "error: s.toml:{line}:15: `limiter[0].retry_after` = \"{value}\" has no effect: no client retries, so none reads the Retry-After header (a client reads it only to time a retry); leave the key out, or give the clients a policy that retries: a [retry] or [traffic.retry] table, or a [sweep] retry_policies entry, with a policy other than \"none\" and `max_attempts` of 2 or more\n"
+        )
+    };
+    // No retry table at all; `[retry]` that never retries (`none`, or one
+    // attempt); a `[retry]` that retries, overridden by the source's own.
+    for (value, rest) in [
+        ("ceil_seconds", ""),
+        ("floor_seconds", "\n[retry]\npolicy = \"none\"\n"),
+        ("redis_cell", "\n[retry]\npolicy = \"fixed\"\nbase = \"1s\"\nmax_attempts = 1\n"),
+        ("ceil_seconds", "\n[retry]\npolicy = \"immediate\"\nmax_attempts = 3\n"),
+    ] {
+        let text = rounded(value, rest);
+        // The source's own table adds a line above the limiter.
+        let (text, line) = if rest.contains("immediate") {
+            (text.replace("count = 20", "count = 20\nretry = { policy = \"none\" }"), 18)
+        } else {
+            (text, 17)
+        };
+        assert_eq!(Case::new(&text).refused_with(&[]), message(value, line), "{text}");
+    }
+    // A closed population with no retries thinks after each answer, and
+    // reads no header either; nor does a retry-policy sweep of `none` alone.
+    let text = rounded("ceil_seconds", "").replace(
+        "kind = \"burst\"\nstart = \"100ms\"\nspan = \"10ms\"\ncount = 20",
+        "kind = \"closed\"\nclients = 5\nthink = \"100ms\"",
+    );
+    // (The closed source has one key fewer than the burst.)
+    assert_eq!(Case::new(&text).refused_with(&[]), message("ceil_seconds", 16));
+    let c = Case::new(&rounded("ceil_seconds", "\n[sweep]\nretry_policies = [{ policy = \"none\" }]\n"));
+    assert_eq!(c.refused_with(&[]), message("ceil_seconds", 17));
+    // Accepted: `exact` (the default), any policy that retries, in `[retry]`,
+    // a source's own table, a closed population's, or one entry of a sweep.
+    for text in [
+        rounded("exact", ""),
+        rounded("ceil_seconds", "\n[retry]\npolicy = \"fixed\"\nbase = \"1s\"\nmax_attempts = 2\n"),
+        rounded("floor_seconds", "")
+            .replace("count = 20", "count = 20\nretry = { policy = \"retry_after\", max_attempts = 2 }"),
+        rounded(
+            "redis_cell",
+            "\n[sweep]\nretry_policies = [{ policy = \"none\" }, { policy = \"immediate\", max_attempts = 2 }]\n",
+        ),
+    ] {
+        let out = Case::new(&text).run(&["check", "s.toml"]);
+        assert_eq!(out.code, 0, "{text}\n{}", out.stderr);
+    }
+}
+
 /// `[traffic.retry]` with no `[[traffic]]` above it makes `traffic` a table:
 /// it was once told to use single brackets, which it did.
 #[test]

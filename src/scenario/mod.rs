@@ -306,6 +306,9 @@ impl Scenario {
             || raw.sweep.as_ref().is_some_and(|s| s.get_ref().nodes.is_some());
         let limiter_entries =
             entries(&ctx, doc.get_ref(), "limiter", limit, duration, &["retry_after"], node_defaults)?;
+        // The first header rounding written (not "exact"): its key, value
+        // and place, for the check that some client reads it.
+        let mut rounded: Option<(String, Spanned<String>)> = None;
         for (mut entry, kind) in limiter_entries {
             let header = entry.take::<String>("retry_after")?;
             let retry_after = match &header {
@@ -328,6 +331,9 @@ impl Scenario {
                         silent.describe().label()
                     ),
                 ));
+            }
+            if retry_after != RetryAfter::Exact && rounded.is_none() {
+                rounded = header.map(|v| (entry.key("retry_after"), v));
             }
             let named = (format!("`{}` ({})", entry.table(), kind.get_ref()), entry.span());
             limiter_at.extend(std::iter::repeat_n(named, specs.len()));
@@ -364,6 +370,13 @@ impl Scenario {
             policies.extend(spans.into_iter().zip(swept.retry_policies.iter().map(|p| Some(*p))));
         }
         follows_headers(&ctx, &policies, &limiters)?;
+        if let Some((key, v)) = rounded {
+            let runs = (0..traffic.len()).map(|i| source_retry[i].or(retry));
+            let swept = sweep.iter().flat_map(|s| &s.retry_policies).map(|p| Some(*p));
+            if !runs.chain(swept).any(|p| p.is_some_and(|p| p.retries())) {
+                return Err(ctx.at(v.span(), header_read_by_no_client(&key, v.get_ref())));
+            }
+        }
         let nodes = match &raw.nodes {
             None => None,
             Some(n) => {
@@ -610,6 +623,17 @@ fn follows_headers(
             l.label()
         ),
     ))
+}
+
+/// A limiter's `retry_after` (`key`) rounds its Retry-After header to
+/// `value`, but no client of the scenario retries: the header is read
+/// only to time a retry (and to count the retries sent at or after it),
+/// so the rounding would change nothing but the limiter's label.
+fn header_read_by_no_client(key: &str, value: &str) -> String {
+    format!(
+        "`{key}` = {} has no effect: no client retries, so none reads the Retry-After header (a client reads it only to time a retry); leave the key out, or give the clients a policy that retries: a [retry] or [traffic.retry] table, or a [sweep] retry_policies entry, with a policy other than \"none\" and `max_attempts` of 2 or more",
+        string(value)
+    )
 }
 
 /// Whether a scenario `name` may name its output folder (`output/<name>`):
