@@ -296,6 +296,37 @@ fn s91_duplicate_key_in_an_inline_table() {
     ]);
 }
 
+/// A value of the wrong type inside an inline table: the message named the
+/// table (`traffic[0].retry`), which left out the duration hint its key
+/// gets under a `[table]` header, or, broken over lines, `traffic[0].base`.
+#[test]
+fn s92_wrong_type_in_an_inline_table_names_its_key() {
+    let hint = "(a duration is a string with a unit, like \"1s\" or \"100ms\")";
+    Case::new(&with("count = 20", "count = 20\nretry = { policy = \"fixed\", base = 5, max_attempts = 2 }"))
+        .refused(&[&format!(
+            "error: s.toml:13:36: `traffic[0].retry.base`: invalid type: integer `5`, expected a string {hint}\n"
+        )]);
+    Case::new(&with(
+        "count = 20",
+        "count = 20\nretry = {\n  policy = \"fixed\",\n  base = 5,\n  max_attempts = 2,\n}",
+    ))
+    .refused(&[&format!(
+        "error: s.toml:15:10: `traffic[0].retry.base`: invalid type: integer `5`, expected a string {hint}\n"
+    )]);
+    Case::new(&format!(
+        "{BASE}\n[sweep]\nretry_policies = [\n  {{ policy = \"none\" }},\n  {{ policy = \"fixed\", base = 1, max_attempts = 2 }},\n]\n"
+    ))
+    .refused(&[&format!(
+        "error: s.toml:21:30: `sweep.retry_policies[1].base`: invalid type: integer `1`, expected a string {hint}\n"
+    )]);
+    Case::new(&format!(
+        "{BASE}\n[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\noutage = [{{ start = 1, end = \"2s\" }}]\n"
+    ))
+    .refused(&[&format!(
+        "error: s.toml:22:21: `nodes.outage[0].start`: invalid type: integer `1`, expected a string {hint}\n"
+    )]);
+}
+
 /// A table written twice: the parser's "duplicate key" named no key.
 #[test]
 fn s64_table_written_twice() {

@@ -112,7 +112,13 @@ impl Ctx<'_> {
                 // serde names unknown keys itself; for the rest, say which key.
                 // The top-level table's span is empty at the start of the
                 // file: its errors (a missing `name`) are no first key's.
-                let key = if span == (0..0) { None } else { key_path_at(self.text, span.start) };
+                // A value in an inline table is named with its own key
+                // (`traffic[0].retry.base`), not only the table's.
+                let key = if span == (0..0) {
+                    None
+                } else {
+                    inline_value_at(self.text, span.start).or_else(|| key_path_at(self.text, span.start))
+                };
                 let message = match key {
                     Some(key) if let Some(one) = one_table_as_a_list(&key, e.message()) => one,
                     Some(key) if !message.starts_with("unknown field") => {
@@ -639,6 +645,20 @@ fn value_start_at(text: &str, offset: usize) -> Option<usize> {
 /// a list or an inline table may run over several lines), named by
 /// [`key_path_at`]; strings and comments in it are skipped.
 fn inline_table_at(text: &str, offset: usize) -> Option<String> {
+    inline_at(text, offset).map(|(table, _)| table)
+}
+
+/// The path of the value that `offset` is in when that value is a key's
+/// in an inline table: `traffic[0].retry.base` for the `5` of `retry = {
+/// base = 5 }`. `None` at a key, or outside inline tables.
+fn inline_value_at(text: &str, offset: usize) -> Option<String> {
+    let (table, key) = inline_at(text, offset)?;
+    (!key.is_empty()).then(|| format!("{table}.{key}"))
+}
+
+/// [`inline_table_at`], and the key of that table whose value `offset` is
+/// in (empty at a key: before its `=`).
+fn inline_at(text: &str, offset: usize) -> Option<(String, String)> {
     let mut offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;
@@ -703,7 +723,7 @@ fn inline_table_at(text: &str, offset: usize) -> Option<String> {
             _ => word.clear(),
         }
     }
-    let (Frame::Table(_), outer) = frames.split_last()? else { return None };
+    let (Frame::Table(inner), outer) = frames.split_last()? else { return None };
     let mut path = key;
     for frame in outer {
         match frame {
@@ -714,7 +734,7 @@ fn inline_table_at(text: &str, offset: usize) -> Option<String> {
             }
         }
     }
-    Some(path)
+    Some((path, inner.clone()))
 }
 
 /// The unknown key and the keys serde expected, from its message
@@ -1199,6 +1219,15 @@ mod tests {
         assert_eq!(at("[[traffic]]\nretry = { a = 1 }\ncount = 20", "20"), None);
         assert_eq!(at("x = {\n a = 1 }\n[t]\ny = 1", "t]"), None);
         assert_eq!(value_start_at("a = 1\nb = [\n 2,\n", 15), Some(9));
+        // A value in an inline table is named by its own key; a key, or a
+        // list's item, is not a key's value.
+        let value = |text: &str, needle: &str| inline_value_at(text, text.find(needle).unwrap());
+        let t = "[[traffic]]\nretry = { policy = \"fixed\", base = 5, cap = { x = 1 } }\n";
+        assert_eq!(value(t, "5").as_deref(), Some("traffic[0].retry.base"));
+        assert_eq!(value(t, "{ x").as_deref(), Some("traffic[0].retry.cap"));
+        assert_eq!(value(t, "1 }").as_deref(), Some("traffic[0].retry.cap.x"));
+        assert_eq!(value(t, "base"), None);
+        assert_eq!(value("[nodes]\nbalance = { weights = [1, 2] }", "2]"), None);
     }
 
     /// A key set twice in an inline table is named with its path, a
