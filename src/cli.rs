@@ -117,7 +117,7 @@ pub struct CommonArgs {
     pub slots: Option<Vec<u64>>,
     /// Random seed, replacing the scenario's: 0 to 2^63 - 1, as a scenario's
     /// `seed` can hold, so a run's seed can be written back into it.
-    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Write no charts (so no --format or --font: they would be ignored).
     #[arg(long, conflicts_with_all = ["format", "font"])]
@@ -172,6 +172,24 @@ pub fn parse_slot_count(text: &str) -> Result<u64, String> {
     ))
 }
 
+/// A `--seed`: a whole number from 0 to 2^63 - 1, what a scenario's
+/// `seed` can hold (TOML integers stop there).
+pub fn parse_seed(text: &str) -> Result<u64, String> {
+    let range = format!("it must be between 0 and {}, what a scenario's `seed` can hold", i64::MAX);
+    if text.trim().is_empty() {
+        return Err(format!("the seed is empty: expected a whole number; {range}"));
+    }
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return match text.parse::<i64>() {
+            Ok(n) if n >= 0 => Ok(n as u64),
+            // Negative, or past i64 (any number of digits).
+            _ => Err(format!("seed {text} is out of range: {range}")),
+        };
+    }
+    Err(format!("{} is not a seed: expected a whole number in digits; {range}", ratesim::shown::code(text)))
+}
+
 /// A size in bytes: a whole number with a unit, `512MiB`, `8GiB`, `100B`
 /// (units B, KiB, MiB, GiB, TiB; 1 KiB = 1024 B).
 pub fn parse_size(text: &str) -> Result<u64, String> {
@@ -224,6 +242,21 @@ mod tests {
         assert_eq!(parse_size("18446744073709551615B"), Ok(u64::MAX));
         assert!(parse_size("18446744073709551616B").unwrap_err().contains("at most 18446744073709551615B"));
         assert!(parse_size("99999999999999999999999MiB").unwrap_err().contains("too large"));
+    }
+
+    #[test]
+    fn seeds_say_what_was_given_and_the_range() {
+        assert_eq!(parse_seed("0"), Ok(0));
+        assert_eq!(parse_seed("9223372036854775807"), Ok(i64::MAX as u64));
+        let range = "it must be between 0 and 9223372036854775807, what a scenario's `seed` can hold";
+        for n in ["-1", "9223372036854775808", "99999999999999999999999"] {
+            assert_eq!(parse_seed(n), Err(format!("seed {n} is out of range: {range}")));
+        }
+        assert_eq!(parse_seed(""), Err(format!("the seed is empty: expected a whole number; {range}")));
+        assert_eq!(
+            parse_seed("abc"),
+            Err(format!("`abc` is not a seed: expected a whole number in digits; {range}"))
+        );
     }
 
     #[test]

@@ -2205,14 +2205,20 @@ fn x06_slots_more_than_nanoseconds_on_the_command_line() {
 
 #[test]
 fn x07_seed_not_a_number() {
-    Case::new(BASE).fails(
-        &["run", "s.toml", "--seed", "abc"],
-        2,
-        &["invalid value 'abc' for '--seed <SEED>'"],
-    );
+    // Rust's own words once: "invalid digit found in string", "cannot
+    // parse integer from empty string".
+    let range = "it must be between 0 and 9223372036854775807, what a scenario's `seed` can hold";
+    for (value, message) in [
+        ("abc", format!("`abc` is not a seed: expected a whole number in digits; {range}")),
+        ("", format!("the seed is empty: expected a whole number; {range}")),
+    ] {
+        let stderr = Case::new(BASE).fails(&["run", "s.toml", "--seed", value], 2, &[]);
+        assert_eq!(stderr, seed_usage_error(value, &message));
+    }
     // A negative number is a bad value, not clap's "unexpected argument
     // '-1'" with a tip to write `-- -1`; in `--slots` too.
-    Case::new(BASE).fails(&["run", "s.toml", "--seed", "-1"], 2, &["invalid value '-1' for '--seed <SEED>'"]);
+    let stderr = Case::new(BASE).fails(&["run", "s.toml", "--seed", "-1"], 2, &[]);
+    assert_eq!(stderr, seed_usage_error("-1", &format!("seed -1 is out of range: {range}")));
     let stderr = Case::new(BASE).fails(&["run", "s.toml", "--slots", "2,-5"], 2, &[]);
     assert_eq!(
         stderr,
@@ -2227,11 +2233,26 @@ fn x07_seed_not_a_number() {
 /// 2^63 - 1), so the seed a report names can be written back.
 #[test]
 fn x11_seed_past_what_a_scenario_holds() {
-    Case::new(BASE).fails(
-        &["run", "s.toml", "--seed", "9223372036854775808"],
-        2,
-        &["invalid value '9223372036854775808' for '--seed <SEED>': 9223372036854775808 is not in 0..=9223372036854775807"],
-    );
+    // Past u64 too, which once said "number too large to fit in target type".
+    for value in ["9223372036854775808", "99999999999999999999999"] {
+        let stderr = Case::new(BASE).fails(&["run", "s.toml", "--seed", value], 2, &[]);
+        assert_eq!(
+            stderr,
+            seed_usage_error(
+                value,
+                &format!(
+                    "seed {value} is out of range: it must be between 0 and 9223372036854775807, what a scenario's `seed` can hold"
+                )
+            )
+        );
+    }
+}
+
+/// The message of a bad `--seed` value, as clap wraps it.
+fn seed_usage_error(value: &str, message: &str) -> String {
+    format!(
+        "error: invalid value '{value}' for '--seed <SEED>': {message}\n\nFor more information, try '--help'.\n"
+    )
 }
 
 /// `--no-charts` with `--format` or `--font`: the chart options would be
