@@ -113,11 +113,11 @@ pub struct CommonArgs {
     /// Slot counts (e.g. 2,10,100): one slot counter per count in place of
     /// the scenario's slot counters; a scenario without any gets them added
     /// before the sliding log.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', allow_negative_numbers = true, value_parser = parse_slot_count)]
     pub slots: Option<Vec<u64>>,
     /// Random seed, replacing the scenario's: 0 to 2^63 - 1, as a scenario's
     /// `seed` can hold, so a run's seed can be written back into it.
-    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Write no charts (so no --format or --font: they would be ignored).
     #[arg(long, conflicts_with_all = ["format", "font"])]
@@ -139,6 +139,55 @@ pub struct CommonArgs {
     /// results kept [default: 8GiB].
     #[arg(long, value_name = "SIZE", allow_negative_numbers = true, value_parser = parse_size)]
     pub memory: Option<u64>,
+}
+
+/// One slot count of `--slots` (clap splits the list at its commas): a
+/// whole number of at least 1. Its upper bound, the window's length in
+/// nanoseconds, is checked once the scenario is read
+/// ([`ratesim::scenario::Scenario::set_slots`]), in the same words.
+pub fn parse_slot_count(text: &str) -> Result<u64, String> {
+    const RANGE: &str = "it must be between 1 and the window length in nanoseconds";
+    if text.trim().is_empty() {
+        return Err("a slot count is empty (an empty list, two commas in a row, or a comma at an end): \
+             expected whole numbers, each between 1 and the window length in nanoseconds, \
+             with one comma between two, like 2,10,100"
+            .into());
+    }
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return match text.parse::<u64>() {
+            Ok(n) if n >= 1 => Ok(n),
+            Ok(_) => Err(format!("slot count {text} is out of range: {RANGE}")),
+            Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Err(format!(
+                "slot count {text} is out of range: {RANGE}, and no window is longer than {} ns",
+                u64::MAX
+            )),
+            // A minus sign and digits.
+            Err(_) => Err(format!("slot count {text} is out of range: {RANGE}")),
+        };
+    }
+    Err(format!(
+        "{} is not a slot count: expected a whole number in digits, between 1 and the window length in nanoseconds, like 2 or 2,10,100",
+        ratesim::shown::code(text)
+    ))
+}
+
+/// A `--seed`: a whole number from 0 to 2^63 - 1, what a scenario's
+/// `seed` can hold (TOML integers stop there).
+pub fn parse_seed(text: &str) -> Result<u64, String> {
+    let range = format!("it must be between 0 and {}, what a scenario's `seed` can hold", i64::MAX);
+    if text.trim().is_empty() {
+        return Err(format!("the seed is empty: expected a whole number; {range}"));
+    }
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return match text.parse::<i64>() {
+            Ok(n) if n >= 0 => Ok(n as u64),
+            // Negative, or past i64 (any number of digits).
+            _ => Err(format!("seed {text} is out of range: {range}")),
+        };
+    }
+    Err(format!("{} is not a seed: expected a whole number in digits; {range}", ratesim::shown::code(text)))
 }
 
 /// A size in bytes: a whole number with a unit, `512MiB`, `8GiB`, `100B`
@@ -193,5 +242,44 @@ mod tests {
         assert_eq!(parse_size("18446744073709551615B"), Ok(u64::MAX));
         assert!(parse_size("18446744073709551616B").unwrap_err().contains("at most 18446744073709551615B"));
         assert!(parse_size("99999999999999999999999MiB").unwrap_err().contains("too large"));
+    }
+
+    #[test]
+    fn seeds_say_what_was_given_and_the_range() {
+        assert_eq!(parse_seed("0"), Ok(0));
+        assert_eq!(parse_seed("9223372036854775807"), Ok(i64::MAX as u64));
+        let range = "it must be between 0 and 9223372036854775807, what a scenario's `seed` can hold";
+        for n in ["-1", "9223372036854775808", "99999999999999999999999"] {
+            assert_eq!(parse_seed(n), Err(format!("seed {n} is out of range: {range}")));
+        }
+        assert_eq!(parse_seed(""), Err(format!("the seed is empty: expected a whole number; {range}")));
+        assert_eq!(
+            parse_seed("abc"),
+            Err(format!("`abc` is not a seed: expected a whole number in digits; {range}"))
+        );
+    }
+
+    #[test]
+    fn slot_counts_say_what_was_given_and_the_range() {
+        assert_eq!(parse_slot_count("2"), Ok(2));
+        assert_eq!(parse_slot_count("18446744073709551615"), Ok(u64::MAX));
+        let range = "is out of range: it must be between 1 and the window length in nanoseconds";
+        assert_eq!(parse_slot_count("0"), Err(format!("slot count 0 {range}")));
+        assert_eq!(parse_slot_count("-5"), Err(format!("slot count -5 {range}")));
+        assert_eq!(
+            parse_slot_count("18446744073709551616"),
+            Err(format!(
+                "slot count 18446744073709551616 {range}, and no window is longer than 18446744073709551615 ns"
+            ))
+        );
+        for empty in ["", " "] {
+            assert!(parse_slot_count(empty).unwrap_err().starts_with("a slot count is empty"), "{empty:?}");
+        }
+        assert_eq!(
+            parse_slot_count("1.5"),
+            Err("`1.5` is not a slot count: expected a whole number in digits, between 1 and the window length in nanoseconds, like 2 or 2,10,100".into())
+        );
+        assert!(parse_slot_count("-").unwrap_err().starts_with("`-` is not a slot count"));
+        assert!(parse_slot_count("\u{1b}[2J").unwrap_err().starts_with("`\\u{1b}[2J` is not"));
     }
 }

@@ -265,6 +265,68 @@ fn s09_duplicate_key() {
     ]);
 }
 
+/// A key set twice inside an inline table: the message named the table
+/// the key is in (`traffic[0].retry`), or nothing when the table was on a
+/// line of a list of its own; it names the key, at the second one.
+#[test]
+fn s91_duplicate_key_in_an_inline_table() {
+    Case::new(&with(
+        "count = 20",
+        "count = 20\nretry = { policy = \"fixed\", base = \"1s\", max_attempts = 2, base = \"2s\" }",
+    ))
+    .refused(&[
+        "error: s.toml:13:60: `traffic[0].retry.base`: duplicate key: this inline table already sets `base`; give each key once\n",
+    ]);
+    Case::new(&format!(
+        "{BASE}\n[sweep]\nretry_policies = [\n  {{ policy = \"none\" }},\n  {{ policy = \"fixed\", base = \"1s\", base = \"2s\", max_attempts = 2 }},\n]\n"
+    ))
+    .refused(&[
+        "error: s.toml:21:36: `sweep.retry_policies[1].base`: duplicate key: this inline table already sets `base`; give each key once\n",
+    ]);
+    Case::new(&format!("{BASE}\n[nodes]\ncount = 2\nbalance = {{ weights = [1, 2], weights = [1, 1] }}\n")).refused(&[
+        "error: s.toml:20:31: `nodes.balance.weights`: duplicate key: this inline table already sets `weights`; give each key once\n",
+    ]);
+    // A table broken over lines (TOML 1.1) once named `traffic[0].base`.
+    Case::new(&with(
+        "count = 20",
+        "count = 20\nretry = {\n  policy = \"fixed\",\n  base = \"1s\",\n  max_attempts = 2,\n  base = \"2s\",\n}",
+    ))
+    .refused(&[
+        "error: s.toml:17:3: `traffic[0].retry.base`: duplicate key: this inline table already sets `base`; give each key once\n",
+    ]);
+}
+
+/// A value of the wrong type inside an inline table: the message named the
+/// table (`traffic[0].retry`), which left out the duration hint its key
+/// gets under a `[table]` header, or, broken over lines, `traffic[0].base`.
+#[test]
+fn s92_wrong_type_in_an_inline_table_names_its_key() {
+    let hint = "(a duration is a string with a unit, like \"1s\" or \"100ms\")";
+    Case::new(&with("count = 20", "count = 20\nretry = { policy = \"fixed\", base = 5, max_attempts = 2 }"))
+        .refused(&[&format!(
+            "error: s.toml:13:36: `traffic[0].retry.base`: invalid type: integer `5`, expected a string {hint}\n"
+        )]);
+    Case::new(&with(
+        "count = 20",
+        "count = 20\nretry = {\n  policy = \"fixed\",\n  base = 5,\n  max_attempts = 2,\n}",
+    ))
+    .refused(&[&format!(
+        "error: s.toml:15:10: `traffic[0].retry.base`: invalid type: integer `5`, expected a string {hint}\n"
+    )]);
+    Case::new(&format!(
+        "{BASE}\n[sweep]\nretry_policies = [\n  {{ policy = \"none\" }},\n  {{ policy = \"fixed\", base = 1, max_attempts = 2 }},\n]\n"
+    ))
+    .refused(&[&format!(
+        "error: s.toml:21:30: `sweep.retry_policies[1].base`: invalid type: integer `1`, expected a string {hint}\n"
+    )]);
+    Case::new(&format!(
+        "{BASE}\n[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\noutage = [{{ start = 1, end = \"2s\" }}]\n"
+    ))
+    .refused(&[&format!(
+        "error: s.toml:22:21: `nodes.outage[0].start`: invalid type: integer `1`, expected a string {hint}\n"
+    )]);
+}
+
 /// A table written twice: the parser's "duplicate key" named no key.
 #[test]
 fn s64_table_written_twice() {
@@ -2061,13 +2123,78 @@ fn x04_missing_scenario_argument() {
     );
 }
 
+/// The message of a bad `--slots` value, as clap wraps it.
+fn slots_usage_error(value: &str, message: &str) -> String {
+    format!(
+        "error: invalid value '{value}' for '--slots <LIST>': {message}\n\nFor more information, try '--help'.\n"
+    )
+}
+
 #[test]
 fn x05_slots_zero_on_the_command_line() {
-    Case::new(BASE).fails(
-        &["run", "s.toml", "--slots", "2,0"],
-        2,
-        &["invalid value '0' for '--slots <LIST>'", "0 is not in 1.."],
+    // It once said "0 is not in 1..18446744073709551615", a range that
+    // read as excluding its end and said nothing of the window.
+    let stderr = Case::new(BASE).fails(&["run", "s.toml", "--slots", "2,0"], 2, &[]);
+    assert_eq!(
+        stderr,
+        slots_usage_error(
+            "0",
+            "slot count 0 is out of range: it must be between 1 and the window length in nanoseconds"
+        )
     );
+}
+
+/// A slot count past u64 once got Rust's "number too large to fit in
+/// target type", which named neither the key nor the range.
+#[test]
+fn x13_slots_past_u64_on_the_command_line() {
+    let c = Case::new(BASE);
+    for list in ["99999999999999999999999", "2,18446744073709551616"] {
+        let value = list.rsplit(',').next().unwrap();
+        let stderr = c.fails(&["run", "s.toml", "--slots", list], 2, &[]);
+        assert_eq!(
+            stderr,
+            slots_usage_error(
+                value,
+                &format!(
+                    "slot count {value} is out of range: it must be between 1 and the window length in nanoseconds, and no window is longer than 18446744073709551615 ns"
+                )
+            )
+        );
+    }
+    // u64::MAX itself is a number: the window refuses it (x06's message).
+    c.fails(
+        &["run", "s.toml", "--slots", "18446744073709551615"],
+        1,
+        &["slot count 18446744073709551615 is out of range: it must be between 1 and the window length in nanoseconds (1000000000)"],
+    );
+    assert!(!c.path("output").exists());
+}
+
+/// An empty slot count (`--slots ""`, `2,,3`, `2,`) once got Rust's
+/// "cannot parse integer from empty string"; text that is no number, its
+/// "invalid digit found in string".
+#[test]
+fn x14_slots_empty_or_not_a_number_on_the_command_line() {
+    let c = Case::new(BASE);
+    let empty = "a slot count is empty (an empty list, two commas in a row, or a comma at an end): expected whole numbers, each between 1 and the window length in nanoseconds, with one comma between two, like 2,10,100";
+    for list in ["", "2,,3", "2,", ",2"] {
+        let stderr = c.fails(&["run", "s.toml", "--slots", list], 2, &[]);
+        assert_eq!(stderr, slots_usage_error("", empty), "--slots {list:?}");
+    }
+    for (list, value) in [("abc", "abc"), ("2,1.5", "1.5"), ("1e3", "1e3")] {
+        let stderr = c.fails(&["run", "s.toml", "--slots", list], 2, &[]);
+        assert_eq!(
+            stderr,
+            slots_usage_error(
+                value,
+                &format!(
+                    "`{value}` is not a slot count: expected a whole number in digits, between 1 and the window length in nanoseconds, like 2 or 2,10,100"
+                )
+            )
+        );
+    }
+    assert!(!c.path("output").exists());
 }
 
 #[test]
@@ -2078,18 +2205,27 @@ fn x06_slots_more_than_nanoseconds_on_the_command_line() {
 
 #[test]
 fn x07_seed_not_a_number() {
-    Case::new(BASE).fails(
-        &["run", "s.toml", "--seed", "abc"],
-        2,
-        &["invalid value 'abc' for '--seed <SEED>'"],
-    );
+    // Rust's own words once: "invalid digit found in string", "cannot
+    // parse integer from empty string".
+    let range = "it must be between 0 and 9223372036854775807, what a scenario's `seed` can hold";
+    for (value, message) in [
+        ("abc", format!("`abc` is not a seed: expected a whole number in digits; {range}")),
+        ("", format!("the seed is empty: expected a whole number; {range}")),
+    ] {
+        let stderr = Case::new(BASE).fails(&["run", "s.toml", "--seed", value], 2, &[]);
+        assert_eq!(stderr, seed_usage_error(value, &message));
+    }
     // A negative number is a bad value, not clap's "unexpected argument
     // '-1'" with a tip to write `-- -1`; in `--slots` too.
-    Case::new(BASE).fails(&["run", "s.toml", "--seed", "-1"], 2, &["invalid value '-1' for '--seed <SEED>'"]);
-    Case::new(BASE).fails(
-        &["run", "s.toml", "--slots", "2,-5"],
-        2,
-        &["invalid value '-5' for '--slots <LIST>'"],
+    let stderr = Case::new(BASE).fails(&["run", "s.toml", "--seed", "-1"], 2, &[]);
+    assert_eq!(stderr, seed_usage_error("-1", &format!("seed -1 is out of range: {range}")));
+    let stderr = Case::new(BASE).fails(&["run", "s.toml", "--slots", "2,-5"], 2, &[]);
+    assert_eq!(
+        stderr,
+        slots_usage_error(
+            "-5",
+            "slot count -5 is out of range: it must be between 1 and the window length in nanoseconds"
+        )
     );
 }
 
@@ -2097,11 +2233,26 @@ fn x07_seed_not_a_number() {
 /// 2^63 - 1), so the seed a report names can be written back.
 #[test]
 fn x11_seed_past_what_a_scenario_holds() {
-    Case::new(BASE).fails(
-        &["run", "s.toml", "--seed", "9223372036854775808"],
-        2,
-        &["invalid value '9223372036854775808' for '--seed <SEED>': 9223372036854775808 is not in 0..=9223372036854775807"],
-    );
+    // Past u64 too, which once said "number too large to fit in target type".
+    for value in ["9223372036854775808", "99999999999999999999999"] {
+        let stderr = Case::new(BASE).fails(&["run", "s.toml", "--seed", value], 2, &[]);
+        assert_eq!(
+            stderr,
+            seed_usage_error(
+                value,
+                &format!(
+                    "seed {value} is out of range: it must be between 0 and 9223372036854775807, what a scenario's `seed` can hold"
+                )
+            )
+        );
+    }
+}
+
+/// The message of a bad `--seed` value, as clap wraps it.
+fn seed_usage_error(value: &str, message: &str) -> String {
+    format!(
+        "error: invalid value '{value}' for '--seed <SEED>': {message}\n\nFor more information, try '--help'.\n"
+    )
 }
 
 /// `--no-charts` with `--format` or `--font`: the chart options would be
@@ -2722,6 +2873,73 @@ fn r41_unknown_key_in_an_inline_table_names_its_table() {
         "{BASE}\n[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\noutage = [{{ start = \"0s\", end = \"1s\", fial = \"open\" }}]\n"
     ))
     .refused(&["s.toml:22:39: unknown field `fial` in `nodes.outage[0]`, expected one of `start`, `end`, `fail`; did you mean `fail`?"]);
+    // An inline table over several lines (TOML 1.1): the key on a line of
+    // its own was once taken for a key of the [[traffic]] entry, "unknown
+    // field `bse` in `traffic[0]`".
+    Case::new(&with(
+        "count = 20",
+        "count = 20\nretry = {\n  policy = \"fixed\", # a } {\n  base = \"1s\",\n  max_attempts = 2,\n  bse = 1,\n}",
+    ))
+    .refused(&[
+        "s.toml:17:3: unknown field `bse` in `traffic[0].retry`, expected one of `policy`, `base`, `cap`, `max_attempts`, `jitter`, `budget`; did you mean `base`?",
+    ]);
+}
+
+/// A limiter's header rounding where no client retries: the header is
+/// read only to time a retry (and to count those sent at or after it), so
+/// the key changed nothing but the limiter's label, and was accepted.
+#[test]
+fn r43_header_rounding_read_by_no_client() {
+    let rounded = |value: &str, rest: &str| {
+        format!("{}{rest}", with("slots = [2, 10]", &format!("slots = [2, 10]\nretry_after = \"{value}\"")))
+    };
+    let message = |value: &str, line: u32| {
+        format!(
+            "error: s.toml:{line}:15: `limiter[0].retry_after` = \"{value}\" has no effect: no client retries, so none reads the Retry-After header (a client reads it only to time a retry); leave the key out, or give the clients a policy that retries: a [retry] or [traffic.retry] table, or a [sweep] retry_policies entry, with a policy other than \"none\" and `max_attempts` of 2 or more\n"
+        )
+    };
+    // No retry table at all; `[retry]` that never retries (`none`, or one
+    // attempt); a `[retry]` that retries, overridden by the source's own.
+    for (value, rest) in [
+        ("ceil_seconds", ""),
+        ("floor_seconds", "\n[retry]\npolicy = \"none\"\n"),
+        ("redis_cell", "\n[retry]\npolicy = \"fixed\"\nbase = \"1s\"\nmax_attempts = 1\n"),
+        ("ceil_seconds", "\n[retry]\npolicy = \"immediate\"\nmax_attempts = 3\n"),
+    ] {
+        let text = rounded(value, rest);
+        // The source's own table adds a line above the limiter.
+        let (text, line) = if rest.contains("immediate") {
+            (text.replace("count = 20", "count = 20\nretry = { policy = \"none\" }"), 18)
+        } else {
+            (text, 17)
+        };
+        assert_eq!(Case::new(&text).refused_with(&[]), message(value, line), "{text}");
+    }
+    // A closed population with no retries thinks after each answer, and
+    // reads no header either; nor does a retry-policy sweep of `none` alone.
+    let text = rounded("ceil_seconds", "").replace(
+        "kind = \"burst\"\nstart = \"100ms\"\nspan = \"10ms\"\ncount = 20",
+        "kind = \"closed\"\nclients = 5\nthink = \"100ms\"",
+    );
+    // (The closed source has one key fewer than the burst.)
+    assert_eq!(Case::new(&text).refused_with(&[]), message("ceil_seconds", 16));
+    let c = Case::new(&rounded("ceil_seconds", "\n[sweep]\nretry_policies = [{ policy = \"none\" }]\n"));
+    assert_eq!(c.refused_with(&[]), message("ceil_seconds", 17));
+    // Accepted: `exact` (the default), any policy that retries, in `[retry]`,
+    // a source's own table, a closed population's, or one entry of a sweep.
+    for text in [
+        rounded("exact", ""),
+        rounded("ceil_seconds", "\n[retry]\npolicy = \"fixed\"\nbase = \"1s\"\nmax_attempts = 2\n"),
+        rounded("floor_seconds", "")
+            .replace("count = 20", "count = 20\nretry = { policy = \"retry_after\", max_attempts = 2 }"),
+        rounded(
+            "redis_cell",
+            "\n[sweep]\nretry_policies = [{ policy = \"none\" }, { policy = \"immediate\", max_attempts = 2 }]\n",
+        ),
+    ] {
+        let out = Case::new(&text).run(&["check", "s.toml"]);
+        assert_eq!(out.code, 0, "{text}\n{}", out.stderr);
+    }
 }
 
 /// `[traffic.retry]` with no `[[traffic]]` above it makes `traffic` a table:

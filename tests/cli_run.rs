@@ -529,7 +529,10 @@ fn check_and_run_warn_when_retries_may_make_over_a_billion_attempts() {
     )
     .unwrap();
     let warning = "warning: a run of this scenario may make up to about 3.6e10 attempts (about 3.6e7 requests, \
-                   at most 1000 attempts each)";
+                   at most 1000 attempts each), more than 1e9, the most requests a scenario's generated sources \
+                   may send: at tens to hundreds of nanoseconds an attempt for each limiter, it may run for minutes \
+                   or hours, though its memory stays bounded. A smaller `max_attempts`, a retry `budget` or fewer \
+                   requests lowers it.\n";
     let out = ratesim().args(["check", path.to_str().unwrap()]).output().unwrap();
     let (stdout, stderr) = (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap());
     assert!(out.status.success(), "a warning, not an error: {stderr}");

@@ -123,6 +123,12 @@ impl RetryPolicy {
         budget: None,
     };
 
+    /// Whether a client under this policy ever retries: a policy other
+    /// than `none` that allows a second attempt.
+    pub fn retries(&self) -> bool {
+        self.backoff != Backoff::None && self.max_attempts > 1
+    }
+
     /// The policy in words, with the settings it uses, as `ratesim check`
     /// and a run's header show it: `full_jitter (base 100ms, cap 10s, at
     /// most 5 attempts, budget 0.1)`.

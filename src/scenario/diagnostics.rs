@@ -112,7 +112,13 @@ impl Ctx<'_> {
                 // serde names unknown keys itself; for the rest, say which key.
                 // The top-level table's span is empty at the start of the
                 // file: its errors (a missing `name`) are no first key's.
-                let key = if span == (0..0) { None } else { key_path_at(self.text, span.start) };
+                // A value in an inline table is named with its own key
+                // (`traffic[0].retry.base`), not only the table's.
+                let key = if span == (0..0) {
+                    None
+                } else {
+                    inline_value_at(self.text, span.start).or_else(|| key_path_at(self.text, span.start))
+                };
                 let message = match key {
                     Some(key) if let Some(one) = one_table_as_a_list(&key, e.message()) => one,
                     Some(key) if !message.starts_with("unknown field") => {
@@ -124,10 +130,9 @@ impl Ctx<'_> {
                     key => {
                         // A key inside an inline table (`retry = { bse = 1 }`)
                         // is named with that table's path.
-                        let inline =
-                            key.as_deref().zip(unknown_field(e.message())).and_then(|(k, (unknown, _))| {
-                                inline_table_at(self.text, span.start, k).map(|t| format!("{t}.{unknown}"))
-                            });
+                        let inline = unknown_field(e.message()).and_then(|(unknown, _)| {
+                            inline_table_at(self.text, span.start).map(|t| format!("{t}.{unknown}"))
+                        });
                         let message = in_table(&message, e.message(), inline.as_deref().or(key.as_deref()));
                         let hint = top_level_key_of_a_table(self.text, span.start, e.message());
                         format!("{message}{}", hint.unwrap_or_default())
@@ -167,6 +172,16 @@ impl Ctx<'_> {
                 )
             };
             return self.at(span, message);
+        }
+        if let Some((path, key)) = duplicate_inline_key(e.message(), self.text, span.clone()) {
+            return self.at(
+                span,
+                format!(
+                    "{}: duplicate key: this inline table already sets {}; give each key once",
+                    code(&path),
+                    code(&key)
+                ),
+            );
         }
         match key_of_line(self.text, span.start) {
             Some(key) => self.at(span, format!("{}: {message}", code(&key))),
@@ -558,33 +573,98 @@ fn in_table(message: &str, raw: &str, path: Option<&str>) -> String {
     }
 }
 
-/// The path of the inline table that `offset` is in, for a value whose key
-/// is `key` (from [`key_path_at`]): `traffic[0].retry` for a key inside
-/// `retry = { ... }`, `sweep.retry_policies[1]` inside the second table of
-/// `retry_policies = [{ ... }, { ... }]` (a list may run over several
-/// lines), `nodes.outage[0]`; `None` when `offset` is in no inline table. The
-/// value starts after the `=` of the last `key = ` line at or before
-/// `offset`; strings and comments are skipped.
-fn inline_table_at(text: &str, offset: usize, key: &str) -> Option<String> {
+/// Where the value of the `key = value` statement that holds `offset`
+/// starts (just after its `=`), when `offset` is in that value, not in
+/// its key. The text is read from its start, past strings (multi-line
+/// ones too), comments and table headers, so that a value running over
+/// several lines (a list, or an inline table, which TOML 1.1 allows to
+/// break) is followed to its end, not taken for statements of its own.
+fn value_start_at(text: &str, offset: usize) -> Option<usize> {
+    let text = &text[..offset];
+    let mut chars = text.char_indices().peekable();
+    // The value being read, and how deep in its lists and tables.
+    let (mut value, mut depth) = (None::<usize>, 0usize);
+    // Only whitespace since the line began, outside any value.
+    let mut line_start = true;
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' | '\'' => {
+                let triple_quote = if c == '"' { "\"\"\"" } else { "'''" };
+                let triple = text[i..].starts_with(triple_quote);
+                if triple {
+                    chars.nth(1);
+                }
+                line_start = false;
+                let mut escaped = false;
+                while let Some((j, d)) = chars.next() {
+                    if escaped {
+                        escaped = false;
+                    } else if c == '"' && d == '\\' {
+                        escaped = true;
+                    } else if d == c && (!triple || text[j..].starts_with(triple_quote)) {
+                        if triple {
+                            chars.nth(1);
+                        }
+                        break;
+                    } else if d == '\n' && !triple {
+                        // An unclosed string ends at the line's end.
+                        if depth == 0 {
+                            value = None;
+                            line_start = true;
+                        }
+                        break;
+                    }
+                }
+            }
+            '#' => while chars.next_if(|&(_, d)| d != '\n').is_some() {},
+            '\n' => {
+                if depth == 0 {
+                    value = None;
+                    line_start = true;
+                }
+            }
+            '[' if value.is_none() && line_start => {
+                // A table header: its line holds nothing else but a comment.
+                while chars.next_if(|&(_, d)| d != '\n').is_some() {}
+            }
+            '[' | '{' if value.is_some() => depth += 1,
+            ']' | '}' if value.is_some() => depth = depth.saturating_sub(1),
+            '=' if value.is_none() => value = Some(i + 1),
+            c if c.is_whitespace() => {}
+            _ => line_start = false,
+        }
+    }
+    value
+}
+
+/// The path of the inline table that `offset` is in: `traffic[0].retry`
+/// for a key inside `retry = { ... }`, `sweep.retry_policies[1]` inside
+/// the second table of `retry_policies = [{ ... }, { ... }]`,
+/// `nodes.outage[0]`; `None` when `offset` is in no inline table. The
+/// value is that of the statement holding `offset` ([`value_start_at`]:
+/// a list or an inline table may run over several lines), named by
+/// [`key_path_at`]; strings and comments in it are skipped.
+fn inline_table_at(text: &str, offset: usize) -> Option<String> {
+    inline_at(text, offset).map(|(table, _)| table)
+}
+
+/// The path of the value that `offset` is in when that value is a key's
+/// in an inline table: `traffic[0].retry.base` for the `5` of `retry = {
+/// base = 5 }`. `None` at a key, or outside inline tables.
+fn inline_value_at(text: &str, offset: usize) -> Option<String> {
+    let (table, key) = inline_at(text, offset)?;
+    (!key.is_empty()).then(|| format!("{table}.{key}"))
+}
+
+/// [`inline_table_at`], and the key of that table whose value `offset` is
+/// in (empty at a key: before its `=`).
+fn inline_at(text: &str, offset: usize) -> Option<(String, String)> {
     let mut offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;
     }
-    // The line of `key = ...`: the last that starts with a bare key and `=`
-    // (a list's later lines start with a value, like `{` or `]`).
-    let mut start = None;
-    let mut at = 0;
-    for line in text[..offset].split_inclusive('\n') {
-        let l = line.trim_start();
-        if let Some((k, _)) = l.split_once('=')
-            && !k.trim().is_empty()
-            && k.trim().chars().all(|c| c.is_ascii_alphanumeric() || "_-.\"' ".contains(c))
-        {
-            start = Some(at + (line.len() - l.len()) + k.len() + 1);
-        }
-        at += line.len();
-    }
-    let start = start.filter(|&s| s <= offset)?;
+    let start = value_start_at(text, offset)?;
+    let key = key_path_at(text, start)?;
     enum Frame {
         List(usize),
         Table(String),
@@ -643,8 +723,8 @@ fn inline_table_at(text: &str, offset: usize, key: &str) -> Option<String> {
             _ => word.clear(),
         }
     }
-    let (Frame::Table(_), outer) = frames.split_last()? else { return None };
-    let mut path = key.to_string();
+    let (Frame::Table(inner), outer) = frames.split_last()? else { return None };
+    let mut path = key;
     for frame in outer {
         match frame {
             Frame::List(i) => path.push_str(&format!("[{i}]")),
@@ -654,7 +734,7 @@ fn inline_table_at(text: &str, offset: usize, key: &str) -> Option<String> {
             }
         }
     }
-    Some(path)
+    Some((path, inner.clone()))
 }
 
 /// The unknown key and the keys serde expected, from its message
@@ -830,6 +910,31 @@ fn duplicate_table(message: &str, text: &str, offset: usize) -> Option<String> {
     let header = line.trim().strip_prefix('[')?;
     let name = header.split(']').next()?.trim();
     (!name.is_empty() && !name.starts_with('[')).then(|| name.to_string())
+}
+
+/// The key that the parser calls a duplicate at `span` (the key written
+/// a second time) when it is inside an inline table: its path
+/// (`traffic[0].retry.base` for the second `base` of `retry = { base =
+/// "1s", base = "2s" }`) and the key as written in the table (`base`).
+/// The span is the key's last part: the parts of a dotted key before it
+/// are read back to the `{`, `,` or line break before the key.
+fn duplicate_inline_key(message: &str, text: &str, span: Range<usize>) -> Option<(String, String)> {
+    if !message.starts_with("duplicate key") {
+        return None;
+    }
+    let written = text.get(span.clone())?.trim();
+    if written.is_empty() {
+        return None;
+    }
+    let table = inline_table_at(text, span.start)?;
+    let before = &text[..span.start];
+    let dotted = format!("{}{written}", &before[before.rfind(['{', ',', '\n']).map_or(0, |i| i + 1)..]);
+    let key = if is_key(dotted.trim()) {
+        dotted.split('.').map(str::trim).collect::<Vec<_>>().join(".")
+    } else {
+        written.to_string()
+    };
+    Some((format!("{table}.{key}"), key))
 }
 
 /// A parser message with no place in the file, in plain words: "recursion
@@ -1097,15 +1202,49 @@ mod tests {
     /// strings and comments with commas and brackets) and tables.
     #[test]
     fn inline_tables_are_named_by_their_path() {
-        let at = |text: &str, needle: &str, key: &str| inline_table_at(text, text.find(needle).unwrap(), key);
+        let at = |text: &str, needle: &str| inline_table_at(text, text.find(needle).unwrap());
         let t = "[[traffic]]\nretry = { policy = \"fixed\", bse = 1 }\n";
-        assert_eq!(at(t, "bse", "traffic[0].retry").as_deref(), Some("traffic[0].retry"));
-        let t =
-            "retry_policies = [\n  { policy = \"a,[\" }, # x, {\n  { p = 1, q = { r = 1, bse = 2 } },\n]\n";
-        assert_eq!(at(t, "bse", "sweep.retry_policies").as_deref(), Some("sweep.retry_policies[1].q"));
-        // Not inside an inline table: a list's item, or a plain value.
-        assert_eq!(at("slots = [2, 10]", "10", "limiter[0].slots"), None);
-        assert_eq!(at("count = 20", "20", "traffic[0].count"), None);
+        assert_eq!(at(t, "bse").as_deref(), Some("traffic[0].retry"));
+        let t = "[sweep]\nretry_policies = [\n  { policy = \"a,[\" }, # x, {\n  { p = 1, q = { r = 1, bse = 2 } },\n]\n";
+        assert_eq!(at(t, "bse").as_deref(), Some("sweep.retry_policies[1].q"));
+        // An inline table over several lines (TOML 1.1), after strings
+        // that hold brackets, `=` and quotes, multi-line ones too.
+        let t = "[[traffic]]\nkind = \"x = [\"\nd = \"\"\"a = {\n\"\" ]\"\"\"\ne = '''{'''\nretry = {\n  policy = \"fixed\", # {\n  bse = 1\n}\n";
+        assert_eq!(at(t, "bse").as_deref(), Some("traffic[0].retry"));
+        // Not inside an inline table: a list's item, a plain value, a key,
+        // a statement after an inline table, a table header.
+        assert_eq!(at("[[limiter]]\nslots = [2, 10]", "10"), None);
+        assert_eq!(at("[[traffic]]\ncount = 20", "20"), None);
+        assert_eq!(at("[[traffic]]\nretry = { a = 1 }\ncount = 20", "count"), None);
+        assert_eq!(at("[[traffic]]\nretry = { a = 1 }\ncount = 20", "20"), None);
+        assert_eq!(at("x = {\n a = 1 }\n[t]\ny = 1", "t]"), None);
+        assert_eq!(value_start_at("a = 1\nb = [\n 2,\n", 15), Some(9));
+        // A value in an inline table is named by its own key; a key, or a
+        // list's item, is not a key's value.
+        let value = |text: &str, needle: &str| inline_value_at(text, text.find(needle).unwrap());
+        let t = "[[traffic]]\nretry = { policy = \"fixed\", base = 5, cap = { x = 1 } }\n";
+        assert_eq!(value(t, "5").as_deref(), Some("traffic[0].retry.base"));
+        assert_eq!(value(t, "{ x").as_deref(), Some("traffic[0].retry.cap"));
+        assert_eq!(value(t, "1 }").as_deref(), Some("traffic[0].retry.cap.x"));
+        assert_eq!(value(t, "base"), None);
+        assert_eq!(value("[nodes]\nbalance = { weights = [1, 2] }", "2]"), None);
+    }
+
+    /// A key set twice in an inline table is named with its path, a
+    /// dotted one whole; a duplicate outside inline tables is not this.
+    #[test]
+    fn duplicate_keys_of_inline_tables_are_named() {
+        let dup = |text: &str, needle: &str| {
+            let at = text.rfind(needle).unwrap();
+            duplicate_inline_key("duplicate key", text, at..at + needle.len())
+        };
+        let t = "[[traffic]]\nretry = { base = \"1s\", base = \"2s\" }\n";
+        assert_eq!(dup(t, "base"), Some(("traffic[0].retry.base".into(), "base".into())));
+        let t = "[sweep]\nretry_policies = [\n  { policy = \"none\" },\n  { a . b = 1, a. b = 2 },\n]\n";
+        assert_eq!(dup(t, "b"), Some(("sweep.retry_policies[1].a.b".into(), "a.b".into())));
+        assert_eq!(dup("name = \"t\"\nname = \"u\"\n", "name"), None);
+        let t = "[[traffic]]\nretry = { base = \"1s\", base = \"2s\" }\n";
+        assert_eq!(duplicate_inline_key("invalid key", t, t.rfind("base").unwrap()..t.len()), None);
     }
 
     /// A date-time where another type is expected is called one, not a

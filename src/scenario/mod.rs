@@ -126,9 +126,11 @@ impl AttemptsEstimate {
     /// The warning `check` and a run print when [`AttemptsEstimate::is_large`].
     pub fn warning(&self) -> String {
         format!(
-            "warning: a run of this scenario may make up to about {} attempts ({}), more than {MAX_GENERATED}, the most requests a scenario's generated sources may send: at tens to hundreds of nanoseconds an attempt for each limiter, it may run for minutes or hours, though its memory stays bounded. A smaller `max_attempts`, a retry `budget` or fewer requests lowers it.",
+            "warning: a run of this scenario may make up to about {} attempts ({}), more than {}, the most requests a scenario's generated sources may send: at tens to hundreds of nanoseconds an attempt for each limiter, it may run for minutes or hours, though its memory stays bounded. A smaller `max_attempts`, a retry `budget` or fewer requests lowers it.",
             approx(self.attempts),
-            self.requests()
+            self.requests(),
+            // In the estimate's notation: "about 3.6e10 ... more than 1e9".
+            about(MAX_GENERATED as f64)
         )
     }
 }
@@ -304,6 +306,9 @@ impl Scenario {
             || raw.sweep.as_ref().is_some_and(|s| s.get_ref().nodes.is_some());
         let limiter_entries =
             entries(&ctx, doc.get_ref(), "limiter", limit, duration, &["retry_after"], node_defaults)?;
+        // The first header rounding written (not "exact"): its key, value
+        // and place, for the check that some client reads it.
+        let mut rounded: Option<(String, Spanned<String>)> = None;
         for (mut entry, kind) in limiter_entries {
             let header = entry.take::<String>("retry_after")?;
             let retry_after = match &header {
@@ -326,6 +331,9 @@ impl Scenario {
                         silent.describe().label()
                     ),
                 ));
+            }
+            if retry_after != RetryAfter::Exact && rounded.is_none() {
+                rounded = header.map(|v| (entry.key("retry_after"), v));
             }
             let named = (format!("`{}` ({})", entry.table(), kind.get_ref()), entry.span());
             limiter_at.extend(std::iter::repeat_n(named, specs.len()));
@@ -362,6 +370,13 @@ impl Scenario {
             policies.extend(spans.into_iter().zip(swept.retry_policies.iter().map(|p| Some(*p))));
         }
         follows_headers(&ctx, &policies, &limiters)?;
+        if let Some((key, v)) = rounded {
+            let runs = (0..traffic.len()).map(|i| source_retry[i].or(retry));
+            let swept = sweep.iter().flat_map(|s| &s.retry_policies).map(|p| Some(*p));
+            if !runs.chain(swept).any(|p| p.is_some_and(|p| p.retries())) {
+                return Err(ctx.at(v.span(), header_read_by_no_client(&key, v.get_ref())));
+            }
+        }
         let nodes = match &raw.nodes {
             None => None,
             Some(n) => {
@@ -608,6 +623,17 @@ fn follows_headers(
             l.label()
         ),
     ))
+}
+
+/// A limiter's `retry_after` (`key`) rounds its Retry-After header to
+/// `value`, but no client of the scenario retries: the header is read
+/// only to time a retry (and to count the retries sent at or after it),
+/// so the rounding would change nothing but the limiter's label.
+fn header_read_by_no_client(key: &str, value: &str) -> String {
+    format!(
+        "`{key}` = {} has no effect: no client retries, so none reads the Retry-After header (a client reads it only to time a retry); leave the key out, or give the clients a policy that retries: a [retry] or [traffic.retry] table, or a [sweep] retry_policies entry, with a policy other than \"none\" and `max_attempts` of 2 or more",
+        string(value)
+    )
 }
 
 /// Whether a scenario `name` may name its output folder (`output/<name>`):
@@ -879,12 +905,11 @@ mod tests {
         let e = s.attempts_estimate(&[]).unwrap();
         assert_eq!((e.attempts, e.budget_limited), (3.6e10, false));
         assert!(e.is_large());
-        assert!(
-            e.warning().starts_with(
-                "warning: a run of this scenario may make up to about 3.6e10 attempts (about 3.6e7 requests, at most 1000 attempts each), more than 1000000000,"
-            ),
-            "{}",
-            e.warning()
+        // The cap in the estimate's notation: it once said "about 3.6e10
+        // ... more than 1000000000".
+        assert_eq!(
+            e.warning(),
+            "warning: a run of this scenario may make up to about 3.6e10 attempts (about 3.6e7 requests, at most 1000 attempts each), more than 1e9, the most requests a scenario's generated sources may send: at tens to hundreds of nanoseconds an attempt for each limiter, it may run for minutes or hours, though its memory stays bounded. A smaller `max_attempts`, a retry `budget` or fewer requests lowers it."
         );
         // `[sweep] retry_policies`: the largest over its runs (`none` runs
         // with one attempt).
