@@ -350,6 +350,16 @@ impl LaneOut {
     pub fn admitted(&self, j: usize) -> bool {
         self.bits[j / 64] >> (j % 64) & 1 == 1
     }
+
+    /// Frees the attempts kept for decisions.csv (written, or to be made
+    /// again): each chunk's grow from nothing, so the room they take, which
+    /// a lane counts against its budget, is the same whatever `LaneOut`
+    /// the pooled schedule hands it.
+    pub fn drop_attempts(&mut self) {
+        if self.attempts.capacity() > 0 {
+            self.attempts = Vec::new();
+        }
+    }
 }
 
 struct KeyState<L> {
@@ -897,7 +907,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         if let Some(wc) = &mut out.window_counts {
             wc.clear();
         }
-        out.attempts.clear();
+        out.drop_attempts();
         out.outcomes.clear();
         out.delays.clear();
         out.nodes.clear();
@@ -924,7 +934,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         max_events: u64,
         out: &mut LaneOut,
     ) -> Result<PendingSlice, TooManyBins> {
-        out.attempts.clear();
+        out.drop_attempts();
         out.outcomes.clear();
         if self.events.is_empty() && self.releases.is_empty() {
             self.report_queue(out);

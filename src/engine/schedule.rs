@@ -234,8 +234,11 @@ fn report_in_order<'s, 'a: 's, I: Iterator<Item = ArrivalResult> + Send>(
         };
         s.first += 1;
         drop(s);
-        let outs: Vec<LaneOut> = outs.into_iter().map(|o| o.expect("decided")).collect();
+        let mut outs: Vec<LaneOut> = outs.into_iter().map(|o| o.expect("decided")).collect();
         report(&chunk, &outs)?;
+        // A spare keeps no attempts: they are written, and the next lane to
+        // take it must find none.
+        outs.iter_mut().for_each(LaneOut::drop_attempts);
         let mut s = shared.lock();
         if let Ok(chunk) = Arc::try_unwrap(chunk) {
             s.spare_chunks.push(chunk);
