@@ -975,6 +975,13 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         out.outcomes.clear();
         out.delays.clear();
         out.nodes.clear();
+        if self.overrun.is_some() {
+            // The run stops at the chunk where the lane passed its budget
+            // (its `LaneOut` says so), so nothing decided after it would be
+            // read: the lane decides no more, and holds no more for it.
+            self.report_queue(out);
+            return Ok(());
+        }
         let rings = crate::ring::held_on_this_thread();
         self.rings_mark = rings;
         self.arrivals = chunk.times.len();
