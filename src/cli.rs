@@ -134,9 +134,10 @@ pub struct CommonArgs {
     pub quiet: bool,
     /// The most memory the run may hold in exact-window timestamps, requests
     /// waiting to retry, closed clients' next requests, delayed requests
-    /// waiting for the backend and the limiters of every client key (e.g.
-    /// 512MiB, 8GiB); past it the run stops with an error, the previous
-    /// results kept [default: 8GiB].
+    /// waiting for the backend and the limiters of every client key, and
+    /// with --decisions the clients' attempts kept until written, each
+    /// limiter within an equal share (e.g. 512MiB, 8GiB); past it the run
+    /// stops with an error, the previous results kept [default: 8GiB].
     #[arg(long, value_name = "SIZE", allow_negative_numbers = true, value_parser = parse_size)]
     pub memory: Option<u64>,
 }

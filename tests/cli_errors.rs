@@ -3280,42 +3280,128 @@ fn r39_closed_clients_between_two_arrivals_past_the_memory_budget() {
     );
     assert!(!c.path("out").exists());
     // With decisions.csv, each attempt is kept until its chunk is written,
-    // and counted.
+    // and counted against the lane's share: half the budget, with the exact
+    // reference. 65536 attempts and the first arrival kept, room for 4096
+    // more and the second arrival: 69634 > 65536 places, doubled to
+    // 131072 x 56 B = 7.0 MiB, with 1.0 MiB of timestamps past 8.0 MiB.
     c.fails(
         &["run", "s.toml", "--out", "out", "--memory", "16MiB", "--decisions"],
         1,
         &[
             "error: scenario s.toml failed; nothing was written",
-            "caused by: `fixed_window` ran 131072 attempts of its clients (retries and closed clients' requests) among the arrivals of one chunk, up to 0.001311473 s, and came to hold 16.1 MiB (2.0 MiB of admitted timestamps inside exact windows, 71.9 KiB of waiting requests and 14.0 MiB of attempts kept for decisions.csv until the chunk is written), more than the 16.0 MiB the run may use (--memory)",
-            "or run without --decisions",
+            "caused by: `fixed_window` ran 65536 attempts of its clients (retries and closed clients' requests) among the arrivals of one chunk, up to 0.000658245 s, and came to need 8.1 MiB (1.0 MiB of admitted timestamps inside exact windows, 71.9 KiB of waiting requests and 7.0 MiB for attempts kept for decisions.csv until their chunk is written: the 65537 it kept in this chunk so far, with room for 4097 more before it looks again), more than 8.0 MiB, its share of the 16.0 MiB the run may use (--memory) as one of 2 limiters run side by side (the exact reference included). Use fewer closed clients or a longer `think`, a lower `max_attempts` or a retry `budget`, or run without --decisions, or, if the machine has the memory, raise --memory\n",
         ],
     );
     assert!(!c.path("out").exists());
+}
+
+/// 1000 requests over 1 s under L = 1 per 1 s, each refused one retried at
+/// once up to 1000 times.
+const IMMEDIATE_RETRIES: &str = "name = \"x\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n[retry]\n\
+policy = \"immediate\"\nmax_attempts = 1000\n[[traffic]]\nkind = \"burst\"\ncount = 1000\nspan = \"1s\"\n";
+
+/// The stderr of `args` run on `threads` threads, which must fail.
+fn stderr_on_threads(c: &Case, args: &[&str], threads: &str) -> String {
+    let out = std::process::Command::new(common::ratesim_path())
+        .current_dir(c.path(""))
+        .args(args)
+        .env("RAYON_NUM_THREADS", threads)
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{threads} threads");
+    String::from_utf8(out.stderr).unwrap()
 }
 
 /// With decisions.csv, every attempt of a chunk of arrivals is kept until
 /// the chunk is written: 1000 requests retried at once up to 1000 times
 /// each make a million in one chunk of 4096 arrivals (over 56 MB a
 /// limiter, and 16 limiters once took 3.6 GB and aborted, out of memory,
-/// under --memory 64MiB). They count against it as they run.
+/// under --memory 64MiB). They count against the lane's share as they run.
+///
+/// By hand: arrival 0 is admitted, every later one refused and retried 999
+/// times before the next. At the lane's look after E scheduled attempts
+/// it kept E and the arrivals decided, and makes room for 4096 more and
+/// the arrivals left: E + 5096 in all. 4096 x 31 + 5096 = 132072 passes
+/// the 131072 places made at the look before, so the vector would double
+/// to 262144 x 56 B = 14.0 MiB, past 8.0 MiB, half of 16 MiB (the exact
+/// reference is the other half). E = 126976 falls in the retries of arrival
+/// 128: 129 arrivals decided, 871 left.
 #[test]
 fn r40_decisions_of_immediate_retries_past_the_memory_budget() {
-    let c = Case::new(
-        "name = \"x\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n[retry]\npolicy = \"immediate\"\nmax_attempts = 1000\n\
-         [[traffic]]\nkind = \"burst\"\ncount = 1000\nspan = \"1s\"\n[[limiter]]\nkind = \"fixed_window\"\n",
-    );
+    let c = Case::new(&format!("{IMMEDIATE_RETRIES}[[limiter]]\nkind = \"fixed_window\"\n"));
     c.fails(
         &["run", "s.toml", "--out", "out", "--memory", "16MiB", "--decisions"],
         1,
         &[
             "error: scenario s.toml failed; nothing was written",
-            "caused by: `fixed_window` ran 262144 attempts of its clients (retries and closed clients' requests) among the arrivals of one chunk, up to 0.263000406 s, and came to hold 28.0 MiB (32 B of admitted timestamps inside exact windows, 784 B of waiting requests and 28.0 MiB of attempts kept for decisions.csv until the chunk is written), more than the 16.0 MiB the run may use (--memory)",
+            "caused by: `fixed_window` ran 126976 attempts of its clients (retries and closed clients' requests) among the arrivals of one chunk, up to 0.128000103 s, and came to need 14.0 MiB (32 B of admitted timestamps inside exact windows, 528 B of waiting requests and 14.0 MiB for attempts kept for decisions.csv until their chunk is written: the 127105 it kept in this chunk so far, with room for 4967 more before it looks again), more than 8.0 MiB, its share of the 16.0 MiB the run may use (--memory) as one of 2 limiters run side by side (the exact reference included). Use fewer closed clients or a longer `think`, a lower `max_attempts` or a retry `budget`, or run without --decisions, or, if the machine has the memory, raise --memory\n",
         ],
     );
     assert!(!c.path("out").exists());
     // Without decisions.csv nothing is kept: the same run fits.
     let out = c.run(&["run", "s.toml", "--out", "out", "-q", "--no-charts", "--memory", "16MiB"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+/// Each lane's kept attempts stayed within the budget, but not all of
+/// them together: r40 with 16 limiters under --memory 64MiB once ran to
+/// the end holding 17 lanes' million attempts each (59 MB a lane, 940 MB
+/// resident). Each lane now has a seventeenth of the budget, 3947580 B
+/// (3.8 MiB): by r40's count its room of E + 5096 places passes the 65536
+/// made at E = 4096 x 7 when E = 4096 x 15 = 61440 (66536 places), and
+/// doubling to 131072 x 56 B = 7.0 MiB is past the share. E falls in the
+/// retries of arrival 62: 63 decided, 937 left. The same on any thread
+/// count.
+#[test]
+fn r43_decisions_of_many_limiters_share_the_memory_budget() {
+    let limiters = "[[limiter]]\nkind = \"fixed_window\"\n".repeat(16);
+    let c = Case::new(&format!("{IMMEDIATE_RETRIES}{limiters}"));
+    let args = ["run", "s.toml", "--out", "out", "--memory", "64MiB", "--decisions", "-q", "--no-charts"];
+    c.fails(
+        &args,
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: `fixed_window` ran 61440 attempts of its clients (retries and closed clients' requests) among the arrivals of one chunk, up to 0.062000501 s, and came to need 7.0 MiB (32 B of admitted timestamps inside exact windows, 336 B of waiting requests and 7.0 MiB for attempts kept for decisions.csv until their chunk is written: the 61503 it kept in this chunk so far, with room for 5033 more before it looks again), more than 3.8 MiB, its share of the 64.0 MiB the run may use (--memory) as one of 17 limiters run side by side (the exact reference included). Use fewer closed clients or a longer `think`, a lower `max_attempts` or a retry `budget`, or run without --decisions, or, if the machine has the memory, raise --memory\n",
+        ],
+    );
+    assert!(!c.path("out").exists());
+    let one = stderr_on_threads(&c, &args, "1");
+    assert_eq!(stderr_on_threads(&c, &args, "2"), one);
+    assert_eq!(stderr_on_threads(&c, &args, "4"), one);
+}
+
+/// A lane counts the attempts of its 4 chunks before the one it decides as
+/// still held: they may wait to be written, however the threads ran.
+/// 8192 requests over 1 s under L = 1 per 1 s, each refused one retried at
+/// once up to 19 times, in chunks of 4096 arrivals. By hand: at each look
+/// a lane makes room for E + 8192 places (its E attempts and 4096
+/// arrivals); the first chunk's grows to 131072 places (E = 61440), 7.0
+/// MiB, within the 8.0 MiB share. In the second, 16384 places (896 KiB)
+/// and the first chunk's 7.0 MiB fit with 131072 B to spare, but at E =
+/// 12288 its room for 20480 doubles to 32768 places: 1.8 MiB, 8.8 MiB with
+/// the first chunk's. The second chunk began with the 19 retries of the
+/// first's last arrival, so E falls in those of its arrival 645: 646
+/// decided, 3450 left.
+#[test]
+fn r44_decisions_of_earlier_chunks_count_until_written() {
+    let c = Case::new(
+        "name = \"x\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n[retry]\npolicy = \"immediate\"\nmax_attempts = 20\n\
+         [[traffic]]\nkind = \"burst\"\ncount = 8192\nspan = \"1s\"\n[[limiter]]\nkind = \"fixed_window\"\n",
+    );
+    let args = ["run", "s.toml", "--out", "out", "--memory", "16MiB", "--decisions", "-q", "--no-charts"];
+    c.fails(
+        &args,
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: `fixed_window` ran 12288 attempts of its clients (retries and closed clients' requests) among the arrivals of one chunk, up to 0.578735365 s, and came to need 8.8 MiB (32 B of admitted timestamps inside exact windows, 4.3 KiB of waiting requests and 8.8 MiB for attempts kept for decisions.csv until their chunk is written: the 12934 it kept in this chunk so far, with room for 7546 more before it looks again, and 7.0 MiB for those of the 4 chunks before it, which may not be written yet), more than 8.0 MiB, its share of the 16.0 MiB the run may use (--memory) as one of 2 limiters run side by side (the exact reference included).",
+        ],
+    );
+    assert!(!c.path("out").exists());
+    let one = stderr_on_threads(&c, &args, "1");
+    assert_eq!(stderr_on_threads(&c, &args, "2"), one);
 }
 
 // ---- many nodes: [nodes] and the topology sweeps ------------------------------

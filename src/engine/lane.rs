@@ -15,6 +15,7 @@
 
 use super::events::EventQueue;
 use super::reader::{CHUNK, Chunk};
+use super::schedule::IN_FLIGHT;
 use crate::clients::{ClientReactor, ClientReport, Clients, Logical};
 use crate::limiter::{Algorithm, Decision, Limit, Limiter, RetryAfter, SpecVisitor, StateSize};
 use crate::metrics::DelayReport;
@@ -193,8 +194,10 @@ pub struct MakeLane<'a> {
     /// The arrivals carry client keys: each key's copy of the limiter is
     /// made at the key's first request ([`Limiter::create_on_first_request`]).
     pub client_keys: bool,
-    /// The run's memory budget ([`super::RunConfig::memory_budget`]), which
-    /// a lane with clients checks itself between arrivals ([`Overrun`]).
+    /// What a lane with clients may hold between arrivals, checked by
+    /// itself ([`Overrun`]): the run's memory budget
+    /// ([`super::RunConfig::memory_budget`]), or with decisions.csv its
+    /// share of it ([`super::lane_share`]).
     pub budget: u64,
 }
 
@@ -254,15 +257,25 @@ pub struct AttemptRecord {
 /// while it runs its clients' attempts between two arrivals.
 const CHECK_EVERY: u64 = 4096;
 
+/// Bytes an attempt kept for decisions.csv takes ([`AttemptRecord`]).
+pub const ATTEMPT_BYTES: u64 = std::mem::size_of::<AttemptRecord>() as u64;
+
 /// What a lane with clients held when, running the attempts its clients
 /// scheduled among a chunk's arrivals (closed clients' requests, retries),
-/// it passed the run's memory budget on its own. The run checks the budget
-/// after each chunk of arrivals, but the attempts of a chunk are not
-/// bounded by its length: a closed population runs any number of them
-/// between two sparse open-loop requests, and with decisions.csv every
-/// attempt of the chunk is kept until it is written (a million immediate
-/// retries of a thousand requests). The lane then stops running them, and
-/// the run stops with an error at that chunk's check.
+/// it passed what it may hold on its own ([`MakeLane::budget`]). The run
+/// checks the budget after each chunk of arrivals, but the attempts of a
+/// chunk are not bounded by its length: a closed population runs any
+/// number of them between two sparse open-loop requests, and with
+/// decisions.csv every attempt of the chunk is kept until it is written (a
+/// million immediate retries of a thousand requests). The lane then stops
+/// running them, and the run stops with an error at that chunk's check.
+///
+/// With decisions.csv the lanes, deciding side by side, each keep their
+/// attempts until the reporter writes them, for up to [`IN_FLIGHT`] + 1
+/// chunks at once; so each checks itself against an equal share of the
+/// budget, and counts the attempts of its last [`IN_FLIGHT`] chunks as
+/// still held. Both depend only on the lane's own chunks, so whether a run
+/// stops, and where, never depends on threads or timing.
 #[derive(Clone, Debug)]
 pub struct Overrun {
     /// The lane's window rings (admitted timestamps).
@@ -270,18 +283,26 @@ pub struct Overrun {
     /// Its queues: requests waiting to retry, closed clients' next
     /// requests, delayed requests, the clients' tables.
     pub waiting: u64,
-    /// Its decided attempts kept for decisions.csv until the chunk is
-    /// written.
+    /// The room for this chunk's attempts kept for decisions.csv: for
+    /// those kept so far and those it may keep before it looks again.
     pub records: u64,
+    /// Attempts of this chunk kept so far, and the room made for more.
+    pub kept: u64,
+    pub room: u64,
+    /// The attempts its [`IN_FLIGHT`] chunks before this one kept, which
+    /// may not be written yet.
+    pub earlier: u64,
     /// Scheduled attempts decided in the chunk so far.
     pub attempts: u64,
     /// The time of the last of them.
     pub at: Nanos,
+    /// What the lane may hold ([`MakeLane::budget`]).
+    pub share: u64,
 }
 
 impl Overrun {
     pub fn bytes(&self) -> u64 {
-        self.rings.saturating_add(self.waiting).saturating_add(self.records)
+        self.rings.saturating_add(self.waiting).saturating_add(self.records).saturating_add(self.earlier)
     }
 }
 
@@ -350,6 +371,16 @@ impl LaneOut {
     pub fn admitted(&self, j: usize) -> bool {
         self.bits[j / 64] >> (j % 64) & 1 == 1
     }
+
+    /// Frees the attempts kept for decisions.csv (written, or to be made
+    /// again): each chunk's grow from nothing, so the room they take, which
+    /// a lane counts against its budget, is the same whatever `LaneOut`
+    /// the pooled schedule hands it.
+    pub fn drop_attempts(&mut self) {
+        if self.attempts.capacity() > 0 {
+            self.attempts = Vec::new();
+        }
+    }
 }
 
 struct KeyState<L> {
@@ -416,6 +447,13 @@ pub struct Lane<L, R: Reactor> {
     /// Set once the lane passed `budget` between arrivals: it runs no more
     /// scheduled attempts, and the run stops at this chunk's check.
     overrun: Option<Overrun>,
+    /// The bytes of the attempts kept for decisions.csv in each of the
+    /// lane's last [`IN_FLIGHT`] chunks (chunk `c` at `c % IN_FLIGHT`),
+    /// and how many chunks it has decided.
+    earlier: [u64; IN_FLIGHT],
+    chunks: u64,
+    /// The arrivals of the chunk the lane decides (0 at the end).
+    arrivals: usize,
 }
 
 /// The running state of one pass over a chunk (or over the events at the
@@ -477,6 +515,9 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             rings_mark: 0,
             budget: u64::MAX,
             overrun: None,
+            earlier: [0; IN_FLIGHT],
+            chunks: 0,
+            arrivals: 0,
         };
         lane.reactor.start(&mut Calendar { queue: &mut lane.events, due: &mut lane.due });
         lane
@@ -745,7 +786,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             // chunk's length: the lane looks at what it holds every so often.
             if arrival
                 && p.events.is_multiple_of(CHECK_EVERY)
-                && self.passed_budget(p, ev.time, record.as_deref())
+                && self.passed_budget(p, ev.time, j, record.as_deref_mut())
             {
                 break;
             }
@@ -754,17 +795,50 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         Ok(())
     }
 
-    /// Whether what the lane holds now (its window rings, its queues and the
-    /// attempts kept for decisions.csv) passes the run's budget; if so,
-    /// records it in `overrun`.
+    /// Whether what the lane holds now passes its budget: its window rings,
+    /// its queues and, with decisions.csv, the room for the attempts it
+    /// keeps until their chunk is written, those of its last chunks
+    /// included ([`Overrun`]). The room is for those kept so far and for
+    /// every one it may keep before it looks again (`CHECK_EVERY` scheduled
+    /// attempts and the chunk's arrivals from `j` on), made now when it
+    /// fits, so that it does not grow past the budget between two looks.
+    /// Past the budget, records it in `overrun`.
     #[cold]
-    fn passed_budget(&mut self, p: &Pass, at: Nanos, record: Option<&Vec<AttemptRecord>>) -> bool {
+    fn passed_budget(
+        &mut self,
+        p: &Pass,
+        at: Nanos,
+        j: usize,
+        record: Option<&mut Vec<AttemptRecord>>,
+    ) -> bool {
         let rings =
             self.ring_bytes.wrapping_add(crate::ring::held_on_this_thread().wrapping_sub(self.rings_mark));
         let waiting = self.events.bytes() + self.releases.bytes() + self.reactor.held().1;
-        let records = record.map_or(0, |r| (r.capacity() * std::mem::size_of::<AttemptRecord>()) as u64);
-        let overrun = Overrun { rings, waiting, records, attempts: p.events, at };
+        let (kept, room) = match &record {
+            Some(r) => (r.len(), CHECK_EVERY as usize + self.arrivals.saturating_sub(j)),
+            None => (0, 0),
+        };
+        // The vector's capacity is the same at any thread count: it grows
+        // from nothing in every chunk (`LaneOut::drop_attempts`), by
+        // doubling, and only here once the lane has looked.
+        let capacity = record.as_ref().map_or(0, |r| r.capacity());
+        let needed = if kept + room <= capacity { capacity } else { (kept + room).max(2 * capacity) };
+        let earlier = if record.is_some() { self.earlier.iter().sum() } else { 0 };
+        let overrun = Overrun {
+            rings,
+            waiting,
+            records: needed as u64 * ATTEMPT_BYTES,
+            kept: kept as u64,
+            room: room as u64,
+            earlier,
+            attempts: p.events,
+            at,
+            share: self.budget,
+        };
         if overrun.bytes() <= self.budget {
+            if let Some(r) = record {
+                r.reserve_exact(needed - kept);
+            }
             return false;
         }
         self.overrun = Some(overrun);
@@ -897,12 +971,20 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         if let Some(wc) = &mut out.window_counts {
             wc.clear();
         }
-        out.attempts.clear();
+        out.drop_attempts();
         out.outcomes.clear();
         out.delays.clear();
         out.nodes.clear();
+        if self.overrun.is_some() {
+            // The run stops at the chunk where the lane passed its budget
+            // (its `LaneOut` says so), so nothing decided after it would be
+            // read: the lane decides no more, and holds no more for it.
+            self.report_queue(out);
+            return Ok(());
+        }
         let rings = crate::ring::held_on_this_thread();
         self.rings_mark = rings;
+        self.arrivals = chunk.times.len();
         // One loop per combination, so no choice is a test per arrival.
         let decided = match (self.self_tracking, out.window_counts.is_some(), self.curve) {
             (false, false, false) => self.decide_chunk::<false, false, false>(chunk, out),
@@ -915,6 +997,10 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
             (true, true, true) => self.decide_chunk::<true, true, true>(chunk, out),
         };
         self.count_rings(rings, out);
+        // What this chunk keeps until it is written, for the chunks after it.
+        self.earlier[(self.chunks % IN_FLIGHT as u64) as usize] =
+            out.attempts.capacity() as u64 * ATTEMPT_BYTES;
+        self.chunks += 1;
         decided
     }
 
@@ -924,7 +1010,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         max_events: u64,
         out: &mut LaneOut,
     ) -> Result<PendingSlice, TooManyBins> {
-        out.attempts.clear();
+        out.drop_attempts();
         out.outcomes.clear();
         if self.events.is_empty() && self.releases.is_empty() {
             self.report_queue(out);

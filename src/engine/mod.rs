@@ -162,6 +162,54 @@ fn held_against(main: u64, rest: u64, what: &str, budget: u64) -> (String, Strin
     (fmt_bytes(main), format!(" and {}{what} ({total} in all)", fmt_bytes(rest)), b)
 }
 
+/// The message of [`RunError::ChunkAttempts`]. Without decisions.csv the
+/// lane held its rings and queues, against the whole budget; with it, the
+/// room for the attempts it keeps too, against its share.
+fn chunk_attempts(limiter: &str, o: &lane::Overrun, budget: u64, lanes: u64) -> String {
+    let start = format!(
+        "`{limiter}` ran {} attempts of its clients (retries and closed clients' requests) among the arrivals of \
+one chunk, up to {} s, and came to",
+        o.attempts, o.at
+    );
+    let advice = "Use fewer closed clients or a longer `think`, a lower `max_attempts` or a retry `budget`";
+    let raise = "or, if the machine has the memory, raise --memory";
+    let (rings, waiting) = (fmt_bytes(o.rings), fmt_bytes(o.waiting));
+    if o.records == 0 {
+        let (held, budget) = crate::export::fmt_bytes_apart(o.bytes(), budget);
+        return format!(
+            "{start} hold {held} ({rings} of admitted timestamps inside exact windows, {waiting} of waiting \
+requests), more than the {budget} the run may use (--memory). {advice}, {raise}"
+        );
+    }
+    let (needed, share) = crate::export::fmt_bytes_apart(o.bytes(), o.share);
+    let earlier = if o.earlier > 0 {
+        format!(
+            ", and {} for those of the {} chunks before it, which may not be written yet",
+            fmt_bytes(o.earlier),
+            schedule::IN_FLIGHT
+        )
+    } else {
+        String::new()
+    };
+    let against = if lanes > 1 {
+        format!(
+            "{share}, its share of the {} the run may use (--memory) as one of {lanes} limiters run side by side \
+(the exact reference included)",
+            fmt_bytes(budget)
+        )
+    } else {
+        format!("the {share} the run may use (--memory)")
+    };
+    format!(
+        "{start} need {needed} ({rings} of admitted timestamps inside exact windows, {waiting} of waiting requests \
+and {} for attempts kept for decisions.csv until their chunk is written: the {} it kept in this chunk so far, with \
+room for {} more before it looks again{earlier}), more than {against}. {advice}, or run without --decisions, {raise}",
+        fmt_bytes(o.records.saturating_add(o.earlier)),
+        o.kept,
+        o.room
+    )
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error(transparent)]
@@ -278,27 +326,15 @@ shorten the waits (`base`, `cap`), lower `max_attempts`, add a retry `budget`, {
         held: u64,
         budget: u64,
     },
-    #[error(
-        "`{limiter}` ran {} attempts of its clients (retries and closed clients' requests) among the arrivals of \
-one chunk, up to {} s, and came to hold {} ({} of admitted timestamps inside exact windows, {} of waiting requests{}), \
-more than the {} the run may use (--memory). Use fewer closed clients or a longer `think`, a lower `max_attempts` or a retry `budget`{}, \
-or, if the machine has the memory, raise --memory",
-        overrun.attempts, overrun.at,
-        crate::export::fmt_bytes_apart(overrun.bytes(), *budget).0,
-        fmt_bytes(overrun.rings), fmt_bytes(overrun.waiting),
-        if overrun.records > 0 {
-            format!(" and {} of attempts kept for decisions.csv until the chunk is written", fmt_bytes(overrun.records))
-        } else {
-            String::new()
-        },
-        crate::export::fmt_bytes_apart(overrun.bytes(), *budget).1,
-        if overrun.records > 0 { ", or run without --decisions" } else { "" }
-    )]
+    #[error("{}", chunk_attempts(limiter, overrun, *budget, *lanes))]
     ChunkAttempts {
-        /// The label of the lane that passed the budget.
+        /// The label of the lane that passed what it may hold.
         limiter: String,
-        overrun: lane::Overrun,
+        /// Boxed: the error stays small for every `Result` that carries it.
+        overrun: Box<lane::Overrun>,
         budget: u64,
+        /// Limiters run, the exact reference included.
+        lanes: u64,
     },
 }
 
@@ -441,6 +477,13 @@ pub fn run(
             });
         }
     }
+    // With decisions.csv, what a lane with clients keeps is checked against
+    // its share of the budget ([`lane::Overrun`]).
+    let lane_budget = if record && clients.is_some() {
+        lane_share(config.memory_budget, specs.len() as u64)
+    } else {
+        config.memory_budget
+    };
     let mut lanes: Vec<Box<dyn LaneOps>> = specs
         .iter()
         .enumerate()
@@ -461,13 +504,18 @@ pub fn run(
                 seed,
                 shapes,
                 client_keys,
-                budget: config.memory_budget,
+                budget: lane_budget,
             })
         })
         .collect();
     let names = labels(&specs);
     let mut reader = Reader::new(arrivals, config.end, record, clients.is_some());
-    let slice = delay_chunk(config.memory_budget, specs.iter().filter(|s| s.delays()).count() as u64);
+    let mut slice = delay_chunk(config.memory_budget, specs.iter().filter(|s| s.delays()).count() as u64);
+    if record && clients.is_some() {
+        let (chunk, end_slice) = attempt_chunks(lane_budget);
+        reader.limit_chunk(chunk);
+        slice = slice.min(end_slice);
+    }
     reader.limit_chunk(slice);
     // A limiter on many nodes holds a copy per node for every client key:
     // chunks short enough that their new keys add at most a quarter of the
@@ -616,6 +664,30 @@ fn delay_chunk(budget: u64, shaping: u64) -> usize {
     usize::try_from(per_chunk).unwrap_or(CHUNK).clamp(MIN_DELAY_CHUNK, CHUNK)
 }
 
+/// A lane's share of `budget` among `lanes` lanes with clients when
+/// decisions are written: they decide side by side and each checks only
+/// what it holds itself ([`lane::Overrun`]), so an equal share is what
+/// keeps them all within the budget, whatever thread runs which.
+fn lane_share(budget: u64, lanes: u64) -> u64 {
+    budget / lanes.max(1)
+}
+
+/// Arrivals per chunk, and scheduled attempts per slice at the end, when
+/// decisions are written and clients react, for lanes that may each hold
+/// `share`: every arrival of a chunk is kept for decisions.csv before a
+/// lane looks at what it holds, in each of the [`schedule::IN_FLIGHT`] + 1
+/// chunks it may hold at once, so together they take at most a quarter of
+/// the share; at the end the lane does not look, and one slice is held at
+/// a time, so a slice's attempts take at most a quarter too (up to half as
+/// their vector doubles). Never longer than they are without a budget; the
+/// default budget (8 GiB) cuts chunks only past 1872 limiters, and slices
+/// past 146.
+fn attempt_chunks(share: u64) -> (usize, usize) {
+    let quarter = share / (4 * lane::ATTEMPT_BYTES);
+    let fit = |n: u64| usize::try_from(n).unwrap_or(CHUNK).clamp(MIN_DELAY_CHUNK, CHUNK);
+    (fit(quarter / (schedule::IN_FLIGHT as u64 + 1)), fit(quarter))
+}
+
 /// What the window timestamps of one client key in one lane hold when its
 /// windows have a few dozen requests: the limiter's ring and the tracker's.
 /// Past this on average, a run's timestamps are deep windows, not many keys.
@@ -655,8 +727,9 @@ fn check_memory(
         {
             return Err(RunError::ChunkAttempts {
                 limiter: names[i].clone(),
-                overrun: overrun.clone(),
+                overrun: Box::new(overrun.clone()),
                 budget,
+                lanes: outs.len() as u64,
             });
         }
         return Ok(());
@@ -930,6 +1003,26 @@ mod tests {
             text.contains("(the sliding log: 1000000000000 entries of 16 bytes), 14.6 TiB each;"),
             "{text}"
         );
+    }
+
+    /// With decisions and clients, chunks and end slices are cut only for a
+    /// small share: their arrivals' attempts in 5 chunks, or one slice's,
+    /// take at most a quarter of it (56 bytes each).
+    #[test]
+    fn attempt_chunks_are_cut_short_only_for_a_small_share() {
+        assert_eq!(lane::ATTEMPT_BYTES, 56);
+        assert_eq!(lane_share(64 << 20, 17), 3_947_580);
+        // 3947580 / 224 = 17623 attempts; 3524 arrivals in each of 5 chunks.
+        assert_eq!(attempt_chunks(3_947_580), (3524, 17623));
+        // Under the default budget: 52531 arrivals, past the 4096 of a
+        // chunk of decisions with clients, so no chunk is cut.
+        assert_eq!(attempt_chunks(lane_share(8 << 30, 146)), (52_531, CHUNK), "the default budget");
+        assert_eq!(attempt_chunks(lane_share(8 << 30, 147)).1, 260_870);
+        // Chunks of decisions with clients are 4096 arrivals already.
+        assert_eq!(reader::ATTEMPT_CHUNK, 4096);
+        assert_eq!(attempt_chunks(lane_share(8 << 30, 1872)).0, 4097);
+        assert_eq!(attempt_chunks(lane_share(8 << 30, 1873)).0, 4094);
+        assert_eq!(attempt_chunks(100), (MIN_DELAY_CHUNK, MIN_DELAY_CHUNK));
     }
 
     #[test]

@@ -102,8 +102,11 @@ fn run_in_turn<I: Iterator<Item = ArrivalResult>>(
 }
 
 /// Chunks read and not yet reported: how far the reader may run ahead of
-/// the report.
-const IN_FLIGHT: usize = 4;
+/// the report. With the one being reported, a lane's outputs for up to
+/// `IN_FLIGHT + 1` chunks are held at once (the attempts a lane keeps for
+/// decisions.csv count them all against its share of the memory budget:
+/// [`super::lane::Overrun`]).
+pub(super) const IN_FLIGHT: usize = 4;
 
 /// What the tasks of [`run_pooled`] share, under one lock.
 struct State<'a, I> {
@@ -234,8 +237,11 @@ fn report_in_order<'s, 'a: 's, I: Iterator<Item = ArrivalResult> + Send>(
         };
         s.first += 1;
         drop(s);
-        let outs: Vec<LaneOut> = outs.into_iter().map(|o| o.expect("decided")).collect();
+        let mut outs: Vec<LaneOut> = outs.into_iter().map(|o| o.expect("decided")).collect();
         report(&chunk, &outs)?;
+        // A spare keeps no attempts: they are written, and a lane counts
+        // only its last chunks' against its share of the budget.
+        outs.iter_mut().for_each(LaneOut::drop_attempts);
         let mut s = shared.lock();
         if let Ok(chunk) = Arc::try_unwrap(chunk) {
             s.spare_chunks.push(chunk);
