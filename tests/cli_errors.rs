@@ -3354,7 +3354,7 @@ fn r40_decisions_of_immediate_retries_past_the_memory_budget() {
 /// retries of arrival 62: 63 decided, 937 left. The same on any thread
 /// count.
 #[test]
-fn r43_decisions_of_many_limiters_share_the_memory_budget() {
+fn r44_decisions_of_many_limiters_share_the_memory_budget() {
     let limiters = "[[limiter]]\nkind = \"fixed_window\"\n".repeat(16);
     let c = Case::new(&format!("{IMMEDIATE_RETRIES}{limiters}"));
     let args = ["run", "s.toml", "--out", "out", "--memory", "64MiB", "--decisions", "-q", "--no-charts"];
@@ -3385,7 +3385,7 @@ fn r43_decisions_of_many_limiters_share_the_memory_budget() {
 /// first's last arrival, so E falls in those of its arrival 645: 646
 /// decided, 3450 left.
 #[test]
-fn r44_decisions_of_earlier_chunks_count_until_written() {
+fn r45_decisions_of_earlier_chunks_count_until_written() {
     let c = Case::new(
         "name = \"x\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n[retry]\npolicy = \"immediate\"\nmax_attempts = 20\n\
          [[traffic]]\nkind = \"burst\"\ncount = 8192\nspan = \"1s\"\n[[limiter]]\nkind = \"fixed_window\"\n",
