@@ -154,8 +154,7 @@ pub fn parse_slot_count(text: &str) -> Result<u64, String> {
              with one comma between two, like 2,10,100"
             .into());
     }
-    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
-    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+    if is_signed_digits(text) {
         return match text.parse::<u64>() {
             Ok(n) if n >= 1 => Ok(n),
             Ok(_) => Err(format!("slot count {text} is out of range: {RANGE}")),
@@ -180,8 +179,7 @@ pub fn parse_seed(text: &str) -> Result<u64, String> {
     if text.trim().is_empty() {
         return Err(format!("the seed is empty: expected a whole number; {range}"));
     }
-    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
-    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+    if is_signed_digits(text) {
         return match text.parse::<i64>() {
             Ok(n) if n >= 0 => Ok(n as u64),
             // Negative, or past i64 (any number of digits).
@@ -189,6 +187,13 @@ pub fn parse_seed(text: &str) -> Result<u64, String> {
         };
     }
     Err(format!("{} is not a seed: expected a whole number in digits; {range}", ratesim::shown::code(text)))
+}
+
+/// Digits with an optional sign: a number, whether or not it fits, as
+/// opposed to text that is none (`1.5`, `abc`, `-`).
+fn is_signed_digits(text: &str) -> bool {
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// A size in bytes: a whole number with a unit, `512MiB`, `8GiB`, `100B`
