@@ -178,21 +178,38 @@ impl Limiter for SlidingLog {
     }
 
     /// When the oldest entry that must leave for `cost` to fit leaves the
-    /// window: `entry + W`.
+    /// window: `entry + W`. With one permit an entry that is the
+    /// `len + cost - L`-th; with costs, the permits left once entries
+    /// `0..=i` have gone fall as `i` grows, so a binary search finds it.
+    /// Either way it takes no scan of the log, which holds far more than
+    /// the limit when rejected requests are logged.
     fn retry_at(&self, _now: Nanos, cost: u32) -> Option<Nanos> {
         let cost = u64::from(cost);
-        if cost > self.limit {
+        if cost > self.limit || self.log.is_empty() {
             return None;
         }
-        for i in 0..self.log.len() {
-            let &(t, _) = self.log.get(i)?;
-            // Permits left in the log once entries 0..=i have gone.
-            let left = self.log.get(i + 1).map_or(0, |&(_, before)| self.logged - before);
-            if left + cost <= self.limit {
-                return t.checked_add(self.window).map(Nanos::new);
+        if !self.weighted {
+            // One permit an entry: the first `len + cost - L` must leave.
+            let must_leave = (self.log.len() as u64 + cost).saturating_sub(self.limit);
+            let i = usize::try_from(must_leave.saturating_sub(1)).ok()?;
+            let &(t, _) = self.log.get(i.min(self.log.len() - 1))?;
+            return t.checked_add(self.window).map(Nanos::new);
+        }
+        // Permits left in the log once entries 0..=i have gone.
+        let left = |i: usize| self.log.get(i + 1).map_or(0, |&(_, before)| self.logged - before);
+        // The first i in lo..=hi with left(i) + cost <= limit; hi (the
+        // newest entry, after which nothing is left) always qualifies.
+        let (mut lo, mut hi) = (0, self.log.len() - 1);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if left(mid) + cost <= self.limit {
+                hi = mid;
+            } else {
+                lo = mid + 1;
             }
         }
-        None
+        let &(t, _) = self.log.get(lo)?;
+        t.checked_add(self.window).map(Nanos::new)
     }
 
     #[inline(always)]
@@ -244,5 +261,61 @@ mod tests {
         assert_eq!(exact_d, [Admit, Admit, Reject, Admit, Admit, Reject, Admit]);
         // Logging rejections: the window never empties below 2 entries.
         assert_eq!(strict_d, [Admit, Admit, Reject, Reject, Reject, Reject, Reject]);
+    }
+
+    /// The advertised time by a plain scan from the oldest entry: the
+    /// first whose leaving leaves room for `cost`.
+    fn retry_at_by_scan(l: &SlidingLog, cost: u64) -> Option<Nanos> {
+        if cost > l.limit {
+            return None;
+        }
+        for i in 0..l.log.len() {
+            let left = l.log.get(i + 1).map_or(0, |&(_, before)| l.logged - before);
+            if left + cost <= l.limit {
+                return Some(Nanos::new(l.log.get(i)?.0 + l.window));
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn retry_at_matches_a_scan_of_the_log() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for round in 0..300 {
+            let limit = rng.random_range(1..=6u64);
+            let logs_rejected = round % 2 == 0;
+            let mut l = SlidingLog::new(Limit { requests: limit, window: ms(100) }, logs_rejected);
+            let mut now = 0;
+            for _ in 0..rng.random_range(1..60) {
+                now += rng.random_range(0..30u64);
+                let cost = if round % 3 == 0 { rng.random_range(1..=3u32) } else { 1 };
+                if l.decide(ms(now), cost) == Reject {
+                    for c in 1..=limit + 1 {
+                        assert_eq!(
+                            l.retry_at(ms(now), c as u32),
+                            retry_at_by_scan(&l, c),
+                            "round {round}, log of {}, cost {c}",
+                            l.log.len()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// A log of rejected requests far longer than the limit: the advertised
+    /// time is when all but `L - cost` of them have left.
+    #[test]
+    fn retry_at_on_a_long_log_of_rejected_requests() {
+        let mut l = SlidingLog::new(Limit { requests: 3, window: ms(1000) }, true);
+        for t in 0..1000 {
+            l.decide(ms(t), 1);
+        }
+        // 1000 entries at 0..999 ms: for one request, entries 0..=997 must
+        // leave (two stay), the last of them at 997 ms + 1 s.
+        assert_eq!(l.retry_at(ms(999), 1), Some(ms(1997)));
+        assert_eq!(l.retry_at(ms(999), 3), Some(ms(1999)));
+        assert_eq!(l.retry_at(ms(999), 4), None);
     }
 }
