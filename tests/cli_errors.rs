@@ -3262,7 +3262,11 @@ fn r38_closed_clients_past_the_memory_budget_before_the_run() {
 /// 20 million attempts, all admitted under L = 10^9 per 1 s, before the
 /// second is decided. The budget is checked as they run, not only after
 /// the chunk of (two) arrivals, which once held all their timestamps first
-/// (3.2 GB with 1000 clients over 2 s, then aborted, out of memory).
+/// (3.2 GB with 1000 clients over 2 s, then aborted, out of memory). Each
+/// lane checks itself against its share, half the budget: its window ring
+/// (8 B a timestamp) doubles to 8.0 MiB at the 1048577th, past 8.0 MiB
+/// with the waiting requests, so the two lanes stop at 8.0 MiB each and
+/// the run's check finds 16.0 MiB (each once went on to 16.0 MiB alone).
 #[test]
 fn r39_closed_clients_between_two_arrivals_past_the_memory_budget() {
     let c = Case::new(
@@ -3275,7 +3279,7 @@ fn r39_closed_clients_between_two_arrivals_past_the_memory_budget() {
         1,
         &[
             "error: scenario s.toml failed; nothing was written",
-            "caused by: the run holds 32.0 MiB of admitted timestamps inside exact windows and 143.8 KiB of waiting requests (32.1 MiB in all), more than the 16.0 MiB it may use (--memory)",
+            "caused by: the run holds 16.0 MiB of admitted timestamps inside exact windows and 143.8 KiB of waiting requests (16.1 MiB in all), more than the 16.0 MiB it may use (--memory)",
         ],
     );
     assert!(!c.path("out").exists());
@@ -3402,6 +3406,108 @@ fn r45_decisions_of_earlier_chunks_count_until_written() {
     assert!(!c.path("out").exists());
     let one = stderr_on_threads(&c, &args, "1");
     assert_eq!(stderr_on_threads(&c, &args, "2"), one);
+}
+
+/// `BURSTS_AND_CLOSED` with `requests` per 1 s and the given limiters: a
+/// closed population of 1000 clients thinking 10 us between two
+/// open-loop requests at 0 and 200 ms.
+fn bursts_and_closed(requests: &str, first: &str, limiters: &str) -> String {
+    format!(
+        "name = \"x\"\nduration = \"300ms\"\n[limit]\nrequests = {requests}\nwindow = \"1s\"\n[[traffic]]\n\
+         kind = \"burst\"\ncount = {first}\n[[traffic]]\nkind = \"burst\"\nstart = \"200ms\"\ncount = 1\n[[traffic]]\n\
+         kind = \"closed\"\nclients = 1000\nthink = \"10us\"\n{limiters}"
+    )
+}
+
+/// r39 with 16 limiters: each lane's share is a seventeenth of 16 MiB,
+/// 986895 B, so each stops when its ring doubles to 1.0 MiB (at the
+/// 65537th timestamp) and the run's check finds 17.0 MiB with 17 x 71.9
+/// KiB of waiting requests. With each lane held only to the whole budget
+/// the same run once reached 185 MB resident before it stopped. The same on
+/// any thread count.
+#[test]
+fn r39_many_limiters_share_the_memory_budget_without_decisions() {
+    let limiters = "[[limiter]]\nkind = \"fixed_window\"\n".repeat(16);
+    let c = Case::new(&bursts_and_closed("1000000000", "1", &limiters));
+    let args = ["run", "s.toml", "--out", "out", "--memory", "16MiB", "-q", "--no-charts"];
+    c.fails(
+        &args,
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: the run holds 17.0 MiB of admitted timestamps inside exact windows and 1.2 MiB of waiting requests (18.2 MiB in all), more than the 16.0 MiB it may use (--memory)",
+        ],
+    );
+    assert!(!c.path("out").exists());
+    let one = stderr_on_threads(&c, &args, "1");
+    assert_eq!(stderr_on_threads(&c, &args, "4"), one);
+}
+
+const LOG_REJECTED: &str = "[[limiter]]\nkind = \"sliding_log\"\ncount_rejected = true\n";
+
+/// A sliding log that logs rejected requests too holds every attempt of
+/// the window (16 B each), whatever the limit, while the exact reference
+/// holds one: at the look after 262144 attempts its log of 262145 doubles
+/// to 524288 x 16 B = 8.0 MiB, past its share (half of 16 MiB) with the
+/// 71.9 KiB of waiting requests, though the run is well within the budget.
+#[test]
+fn r46_a_lane_past_its_share_of_the_budget_without_decisions() {
+    let c = Case::new(&bursts_and_closed("1", "1", LOG_REJECTED));
+    let args = ["run", "s.toml", "--out", "out", "--memory", "16MiB", "-q", "--no-charts"];
+    c.fails(
+        &args,
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: `sliding_log(count_rejected)` ran 262144 attempts of its clients (retries and closed clients' requests) among the arrivals of one chunk, up to 0.00261755 s, and came to hold 8.1 MiB (8.0 MiB of timestamps of admitted and rejected requests inside exact windows, 71.9 KiB of waiting requests), more than 8.0 MiB, its share of the 16.0 MiB the run may use (--memory) as one of 2 limiters run side by side (the exact reference included). Use fewer closed clients or a longer `think`, a lower `max_attempts` or a retry `budget`, or, if the machine has the memory, raise --memory\n",
+        ],
+    );
+    assert!(!c.path("out").exists());
+    let one = stderr_on_threads(&c, &args, "1");
+    assert_eq!(stderr_on_threads(&c, &args, "4"), one);
+}
+
+/// 262144 requests at 0 fill the first chunk: the log of rejected
+/// requests holds them all, 262144 x 16 B = 4.0 MiB, past its share (a
+/// third of 10 MiB) but within the budget with the others. It may keep
+/// what it held, not add to it: at its first look in the next chunk (4096
+/// attempts) its log has doubled to 8.0 MiB.
+#[test]
+fn r47_a_lane_past_its_share_when_the_chunk_began_may_not_grow() {
+    let limiters = format!("{LOG_REJECTED}[[limiter]]\nkind = \"fixed_window\"\n");
+    let c = Case::new(&bursts_and_closed("1", "262144", &limiters));
+    let args = ["run", "s.toml", "--out", "out", "--memory", "10MiB", "-q", "--no-charts"];
+    c.fails(
+        &args,
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: `sliding_log(count_rejected)` ran 4096 attempts of its clients (retries and closed clients' requests) among the arrivals of one chunk, up to 0.000040877 s, and came to hold 8.3 MiB (8.0 MiB of timestamps of admitted and rejected requests inside exact windows, 327.9 KiB of waiting requests), more than the 4.3 MiB it held when the chunk began, already past 3.3 MiB, its share of the 10.0 MiB the run may use (--memory) as one of 3 limiters run side by side (the exact reference included). Use fewer closed clients or a longer `think`, a lower `max_attempts` or a retry `budget`, or, if the machine has the memory, raise --memory\n",
+        ],
+    );
+    assert!(!c.path("out").exists());
+}
+
+/// Open-loop only: a log of rejected requests over a 10 s window holds
+/// every arrival of a Poisson 10^6/s stream. After the third chunk of
+/// 262144 its ring has doubled to 2^20 x 16 B = 16777216 B, and with the
+/// 128 B of the other two lanes' rings the run passes 16 MiB. The limit
+/// (one request) does not bound it, and the message says so.
+#[test]
+fn r48_a_log_of_rejected_requests_past_the_memory_budget() {
+    let c = Case::new(&format!(
+        "name = \"x\"\nduration = \"10s\"\n[limit]\nrequests = 1\nwindow = \"10s\"\n[[traffic]]\nkind = \"poisson\"\n\
+         rate = 1000000\n[[limiter]]\nkind = \"fixed_window\"\n{LOG_REJECTED}"
+    ));
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "16MiB", "-q", "--no-charts"],
+        1,
+        &[
+            "error: scenario s.toml failed; nothing was written",
+            "caused by: the run holds 16777344 B of timestamps of admitted and rejected requests inside exact windows, more than the 16777216 B it may use (--memory): `sliding_log(count_rejected)` logs every request inside its window, rejected ones too, so its log grows with the traffic, not with limit.requests; ratesim keeps every entry to decide exactly. Use a shorter window or a shorter or sparser trace, or, if the machine has the memory, raise --memory\n",
+        ],
+    );
+    assert!(!c.path("out").exists());
 }
 
 // ---- many nodes: [nodes] and the topology sweeps ------------------------------

@@ -195,9 +195,8 @@ pub struct MakeLane<'a> {
     /// made at the key's first request ([`Limiter::create_on_first_request`]).
     pub client_keys: bool,
     /// What a lane with clients may hold between arrivals, checked by
-    /// itself ([`Overrun`]): the run's memory budget
-    /// ([`super::RunConfig::memory_budget`]), or with decisions.csv its
-    /// share of it ([`super::lane_share`]).
+    /// itself ([`Overrun`]): its share of the run's memory budget
+    /// ([`super::lane_share`]).
     pub budget: u64,
 }
 
@@ -270,11 +269,15 @@ pub const ATTEMPT_BYTES: u64 = std::mem::size_of::<AttemptRecord>() as u64;
 /// million immediate retries of a thousand requests). The lane then stops
 /// running them, and the run stops with an error at that chunk's check.
 ///
-/// With decisions.csv the lanes, deciding side by side, each keep their
-/// attempts until the reporter writes them, for up to [`IN_FLIGHT`] + 1
-/// chunks at once; so each checks itself against an equal share of the
-/// budget, and counts the attempts of its last [`IN_FLIGHT`] chunks as
-/// still held. Both depend only on the lane's own chunks, so whether a run
+/// The lanes decide side by side, each checking only what it holds
+/// itself, so each checks itself against an equal share of the budget.
+/// Without decisions.csv a lane already past its share when the chunk
+/// began (its arrivals' timestamps, which the run's check after each chunk
+/// covers) may hold what it held then, but its clients may not add to it.
+/// With decisions.csv the lanes each keep their attempts until the
+/// reporter writes them, for up to [`IN_FLIGHT`] + 1 chunks at once, so
+/// each counts the attempts of its last [`IN_FLIGHT`] chunks as still
+/// held. All of it depends only on the lane's own chunks, so whether a run
 /// stops, and where, never depends on threads or timing.
 #[derive(Clone, Debug)]
 pub struct Overrun {
@@ -296,8 +299,12 @@ pub struct Overrun {
     pub attempts: u64,
     /// The time of the last of them.
     pub at: Nanos,
-    /// What the lane may hold ([`MakeLane::budget`]).
+    /// The lane's share of the budget ([`MakeLane::budget`]).
     pub share: u64,
+    /// Without decisions.csv, what the lane held (rings and queues) when
+    /// the chunk began: it may hold the larger of this and `share`. 0 with
+    /// decisions.csv.
+    pub started: u64,
 }
 
 impl Overrun {
@@ -441,9 +448,12 @@ pub struct Lane<L, R: Reactor> {
     ring_bytes: u64,
     /// The thread's ring total when the lane started its current chunk.
     rings_mark: u64,
-    /// The run's memory budget, checked between arrivals ([`Overrun`]);
-    /// `u64::MAX` (never) for a lane without clients.
+    /// The lane's share of the run's memory budget, checked between
+    /// arrivals ([`Overrun`]); `u64::MAX` (never) for a lane without
+    /// clients.
     budget: u64,
+    /// What the lane held (rings and queues) when its current chunk began.
+    held_at_start: u64,
     /// Set once the lane passed `budget` between arrivals: it runs no more
     /// scheduled attempts, and the run stops at this chunk's check.
     overrun: Option<Overrun>,
@@ -514,6 +524,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             ring_bytes: 0,
             rings_mark: 0,
             budget: u64::MAX,
+            held_at_start: 0,
             overrun: None,
             earlier: [0; IN_FLIGHT],
             chunks: 0,
@@ -795,14 +806,16 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         Ok(())
     }
 
-    /// Whether what the lane holds now passes its budget: its window rings,
+    /// Whether what the lane holds now passes its share of the budget (or,
+    /// without decisions.csv, what it held when the chunk began, if more):
+    /// its window rings,
     /// its queues and, with decisions.csv, the room for the attempts it
     /// keeps until their chunk is written, those of its last chunks
     /// included ([`Overrun`]). The room is for those kept so far and for
     /// every one it may keep before it looks again (`CHECK_EVERY` scheduled
     /// attempts and the chunk's arrivals from `j` on), made now when it
     /// fits, so that it does not grow past the budget between two looks.
-    /// Past the budget, records it in `overrun`.
+    /// Past it, records it in `overrun`.
     #[cold]
     fn passed_budget(
         &mut self,
@@ -813,7 +826,7 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
     ) -> bool {
         let rings =
             self.ring_bytes.wrapping_add(crate::ring::held_on_this_thread().wrapping_sub(self.rings_mark));
-        let waiting = self.events.bytes() + self.releases.bytes() + self.reactor.held().1;
+        let waiting = self.waiting_bytes();
         let (kept, room) = match &record {
             Some(r) => (r.len(), CHECK_EVERY as usize + self.arrivals.saturating_sub(j)),
             None => (0, 0),
@@ -834,8 +847,9 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
             attempts: p.events,
             at,
             share: self.budget,
+            started: if record.is_some() { 0 } else { self.held_at_start },
         };
-        if overrun.bytes() <= self.budget {
+        if overrun.bytes() <= self.budget.max(overrun.started) {
             if let Some(r) = record {
                 r.reserve_exact(needed - kept);
             }
@@ -843,6 +857,12 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         }
         self.overrun = Some(overrun);
         true
+    }
+
+    /// What the lane's queues hold: requests waiting to retry, closed
+    /// clients' next requests, delayed requests, the clients' tables.
+    fn waiting_bytes(&self) -> u64 {
+        self.events.bytes() + self.releases.bytes() + self.reactor.held().1
     }
 
     /// Decides a chunk. `OWN`: the limiter counts its own exact window (no
@@ -985,6 +1005,9 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
         let rings = crate::ring::held_on_this_thread();
         self.rings_mark = rings;
         self.arrivals = chunk.times.len();
+        if R::WANTS_RETRY_AT {
+            self.held_at_start = self.ring_bytes.saturating_add(self.waiting_bytes());
+        }
         // One loop per combination, so no choice is a test per arrival.
         let decided = match (self.self_tracking, out.window_counts.is_some(), self.curve) {
             (false, false, false) => self.decide_chunk::<false, false, false>(chunk, out),

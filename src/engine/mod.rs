@@ -162,10 +162,38 @@ fn held_against(main: u64, rest: u64, what: &str, budget: u64) -> (String, Strin
     (fmt_bytes(main), format!(" and {}{what} ({total} in all)", fmt_bytes(rest)), b)
 }
 
+/// What the window timestamps are: the admitted requests', or every
+/// request's when a limiter that logs rejected requests too holds them.
+fn stamps(logs_rejected: bool) -> &'static str {
+    if logs_rejected { "timestamps of admitted and rejected requests" } else { "admitted timestamps" }
+}
+
+/// What a [`RunError::Memory`] says bounds the window timestamps and what
+/// to change: the limit, or the traffic when the limiter holding the most
+/// (`logs_rejected`) logs rejected requests too.
+fn timestamps_advice(requests: u64, logs_rejected: Option<&str>) -> String {
+    match logs_rejected {
+        Some(limiter) => format!(
+            "`{limiter}` logs every request inside its window, rejected ones too, so its log grows with the \
+traffic, not with limit.requests; ratesim keeps every entry to decide exactly. Use a shorter window or a \
+shorter or sparser trace, or, if the machine has the memory, raise --memory"
+        ),
+        None => format!(
+            "with limit.requests = {requests}, one window can hold up to {} timestamps of 8 bytes per limiter and \
+client (the sliding log: {requests} entries of 16 bytes), {} each; ratesim keeps every one of them to measure \
+exactly. Lower limit.requests, use a shorter or sparser trace, or, if the machine has the memory, raise --memory",
+            requests.saturating_mul(2),
+            fmt_bytes(requests.saturating_mul(16))
+        ),
+    }
+}
+
 /// The message of [`RunError::ChunkAttempts`]. Without decisions.csv the
-/// lane held its rings and queues, against the whole budget; with it, the
-/// room for the attempts it keeps too, against its share.
-fn chunk_attempts(limiter: &str, o: &lane::Overrun, budget: u64, lanes: u64) -> String {
+/// lane held its rings and queues, against its share of the budget (or
+/// what it held when the chunk began, if more); with it, the room for the
+/// attempts it keeps too, against its share.
+fn chunk_attempts(limiter: &str, logs_rejected: bool, o: &lane::Overrun, budget: u64, lanes: u64) -> String {
+    let stamps = stamps(logs_rejected);
     let start = format!(
         "`{limiter}` ran {} attempts of its clients (retries and closed clients' requests) among the arrivals of \
 one chunk, up to {} s, and came to",
@@ -174,12 +202,29 @@ one chunk, up to {} s, and came to",
     let advice = "Use fewer closed clients or a longer `think`, a lower `max_attempts` or a retry `budget`";
     let raise = "or, if the machine has the memory, raise --memory";
     let (rings, waiting) = (fmt_bytes(o.rings), fmt_bytes(o.waiting));
+    let share_of = |share: &str| {
+        if lanes > 1 {
+            format!(
+                "{share}, its share of the {} the run may use (--memory) as one of {lanes} limiters run side by side \
+(the exact reference included)",
+                fmt_bytes(budget)
+            )
+        } else {
+            format!("the {share} the run may use (--memory)")
+        }
+    };
     if o.records == 0 {
-        let (held, budget) = crate::export::fmt_bytes_apart(o.bytes(), budget);
-        return format!(
-            "{start} hold {held} ({rings} of admitted timestamps inside exact windows, {waiting} of waiting \
-requests), more than the {budget} the run may use (--memory). {advice}, {raise}"
-        );
+        let parts = format!("{rings} of {stamps} inside exact windows, {waiting} of waiting requests");
+        if o.started > o.share {
+            let (held, started) = crate::export::fmt_bytes_apart(o.bytes(), o.started);
+            return format!(
+                "{start} hold {held} ({parts}), more than the {started} it held when the chunk began, already past \
+{}. {advice}, {raise}",
+                share_of(&fmt_bytes(o.share))
+            );
+        }
+        let (held, share) = crate::export::fmt_bytes_apart(o.bytes(), o.share);
+        return format!("{start} hold {held} ({parts}), more than {}. {advice}, {raise}", share_of(&share));
     }
     let (needed, share) = crate::export::fmt_bytes_apart(o.bytes(), o.share);
     let earlier = if o.earlier > 0 {
@@ -191,22 +236,14 @@ requests), more than the {budget} the run may use (--memory). {advice}, {raise}"
     } else {
         String::new()
     };
-    let against = if lanes > 1 {
-        format!(
-            "{share}, its share of the {} the run may use (--memory) as one of {lanes} limiters run side by side \
-(the exact reference included)",
-            fmt_bytes(budget)
-        )
-    } else {
-        format!("the {share} the run may use (--memory)")
-    };
     format!(
-        "{start} need {needed} ({rings} of admitted timestamps inside exact windows, {waiting} of waiting requests \
+        "{start} need {needed} ({rings} of {stamps} inside exact windows, {waiting} of waiting requests \
 and {} for attempts kept for decisions.csv until their chunk is written: the {} it kept in this chunk so far, with \
-room for {} more before it looks again{earlier}), more than {against}. {advice}, or run without --decisions, {raise}",
+room for {} more before it looks again{earlier}), more than {}. {advice}, or run without --decisions, {raise}",
         fmt_bytes(o.records.saturating_add(o.earlier)),
         o.kept,
-        o.room
+        o.room,
+        share_of(&share)
     )
 }
 
@@ -219,14 +256,12 @@ pub enum RunError {
     #[error("cannot write decisions")]
     Decisions(#[source] std::io::Error),
     #[error(
-        "the run holds {} of admitted timestamps inside exact windows{}, more than the {} it may use (--memory): \
-with limit.requests = {requests}, one window can hold up to {} timestamps of 8 bytes per limiter and client (the \
-sliding log: {requests} entries of 16 bytes), {} each; ratesim keeps every one of them to measure exactly. Lower \
-limit.requests, use a shorter or sparser trace, or, if the machine has the memory, raise --memory",
+        "the run holds {} of {} inside exact windows{}, more than the {} it may use (--memory): {}",
         held_against(*held, rest.saturating_add(*state), memory_rest(*state), *budget).0,
+        stamps(logs_rejected.is_some()),
         held_against(*held, rest.saturating_add(*state), memory_rest(*state), *budget).1,
         held_against(*held, rest.saturating_add(*state), memory_rest(*state), *budget).2,
-        requests.saturating_mul(2), fmt_bytes(requests.saturating_mul(16))
+        timestamps_advice(*requests, logs_rejected.as_deref())
     )]
     Memory {
         held: u64,
@@ -238,6 +273,9 @@ limit.requests, use a shorter or sparser trace, or, if the machine has the memor
         state: u64,
         budget: u64,
         requests: u64,
+        /// The limiter holding the most timestamps, when it logs rejected
+        /// requests too (then the limit does not bound them).
+        logs_rejected: Option<String>,
     },
     #[error(
         "`{limiter}` had up to {peak} delayed requests waiting for the backend at once{}: its queue holds {} for \
@@ -326,10 +364,12 @@ shorten the waits (`base`, `cap`), lower `max_attempts`, add a retry `budget`, {
         held: u64,
         budget: u64,
     },
-    #[error("{}", chunk_attempts(limiter, overrun, *budget, *lanes))]
+    #[error("{}", chunk_attempts(limiter, *logs_rejected, overrun, *budget, *lanes))]
     ChunkAttempts {
         /// The label of the lane that passed what it may hold.
         limiter: String,
+        /// Its limiter logs rejected requests too.
+        logs_rejected: bool,
         /// Boxed: the error stays small for every `Result` that carries it.
         overrun: Box<lane::Overrun>,
         budget: u64,
@@ -477,13 +517,9 @@ pub fn run(
             });
         }
     }
-    // With decisions.csv, what a lane with clients keeps is checked against
+    // What a lane with clients holds between arrivals is checked against
     // its share of the budget ([`lane::Overrun`]).
-    let lane_budget = if record && clients.is_some() {
-        lane_share(config.memory_budget, specs.len() as u64)
-    } else {
-        config.memory_budget
-    };
+    let lane_budget = lane_share(config.memory_budget, specs.len() as u64);
     let mut lanes: Vec<Box<dyn LaneOps>> = specs
         .iter()
         .enumerate()
@@ -664,10 +700,10 @@ fn delay_chunk(budget: u64, shaping: u64) -> usize {
     usize::try_from(per_chunk).unwrap_or(CHUNK).clamp(MIN_DELAY_CHUNK, CHUNK)
 }
 
-/// A lane's share of `budget` among `lanes` lanes with clients when
-/// decisions are written: they decide side by side and each checks only
-/// what it holds itself ([`lane::Overrun`]), so an equal share is what
-/// keeps them all within the budget, whatever thread runs which.
+/// A lane's share of `budget` among `lanes` lanes with clients: they
+/// decide side by side and each checks only what it holds itself
+/// ([`lane::Overrun`]), so an equal share is what keeps them all within
+/// the budget, whatever thread runs which.
 fn lane_share(budget: u64, lanes: u64) -> u64 {
     budget / lanes.max(1)
 }
@@ -727,6 +763,7 @@ fn check_memory(
         {
             return Err(RunError::ChunkAttempts {
                 limiter: names[i].clone(),
+                logs_rejected: specs.get(i).is_some_and(|s| s.logs_rejected()),
                 overrun: Box::new(overrun.clone()),
                 budget,
                 lanes: outs.len() as u64,
@@ -763,12 +800,17 @@ fn check_memory(
         // KiB" once).
         let named = held.saturating_add(queues).saturating_add(clients);
         let state = if named <= budget { key_state } else { 0 };
+        // The lane holding the most timestamps (the first of equals).
+        let largest = (0..outs.len()).max_by_key(|&i| (outs[i].ring_bytes, std::cmp::Reverse(i)));
+        let logs_rejected =
+            largest.filter(|&i| specs.get(i).is_some_and(|s| s.logs_rejected())).map(|i| names[i].clone());
         return Err(RunError::Memory {
             held,
             rest: queues + clients,
             state,
             budget,
             requests: limit.requests,
+            logs_rejected,
         });
     }
     if queues >= clients

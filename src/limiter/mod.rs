@@ -263,6 +263,12 @@ pub trait Algorithm: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
     fn shares_counts(&self) -> bool {
         false
     }
+    /// Whether it keeps a timestamp for every request inside its window,
+    /// rejected ones too: what it holds then grows with the traffic, not
+    /// with the limit (the run's memory error says so).
+    fn logs_rejected(&self) -> bool {
+        false
+    }
     /// Whether its limiter may answer [`Decision::Delay`] (a shaping
     /// limiter). Those that never delay say so here, once.
     fn delays(&self) -> bool {
@@ -287,6 +293,7 @@ pub trait Describe {
     fn slots(&self) -> Option<u64>;
     fn advertises_retry(&self) -> bool;
     fn shares_counts(&self) -> bool;
+    fn logs_rejected(&self) -> bool;
     fn delays(&self) -> bool;
     fn queue_advice(&self, limit: Limit) -> String;
 }
@@ -315,6 +322,9 @@ impl<A: Algorithm> Describe for A {
     }
     fn shares_counts(&self) -> bool {
         Algorithm::shares_counts(self)
+    }
+    fn logs_rejected(&self) -> bool {
+        Algorithm::logs_rejected(self)
     }
     fn delays(&self) -> bool {
         Algorithm::delays(self)
@@ -625,6 +635,10 @@ impl LimiterSpec {
 
     pub fn shares_counts(&self) -> bool {
         self.describe().shares_counts()
+    }
+
+    pub fn logs_rejected(&self) -> bool {
+        self.describe().logs_rejected()
     }
 
     pub fn delays(&self) -> bool {

@@ -39,6 +39,9 @@ impl Algorithm for SlidingLogSpec {
     fn advertises_retry(&self) -> bool {
         true
     }
+    fn logs_rejected(&self) -> bool {
+        self.count_rejected
+    }
 
     fn label(&self) -> String {
         if self.count_rejected { "sliding_log(count_rejected)".into() } else { "sliding_log".into() }
