@@ -487,7 +487,7 @@ fn s25_rate_infinite() {
 fn s26_load_too_high() {
     Case::new(&with_traffic("kind = \"poisson\"\nload = 1e300")).refused(&[
         "s.toml:10:8:",
-        "`traffic[0].load` gives 1e301 requests/s, about 2e301 requests over [0 s, 2 s): a generated source may produce at most 1000000000 requests",
+        "`traffic[0].load` gives 1e301 requests/s, about 2e301 requests over [0 s, 2 s): a generated source may produce at most 1e9 requests",
     ]);
 }
 
@@ -1115,7 +1115,7 @@ fn s71_offset_with_first_request_windows() {
 fn s45_load_sweep_too_many_requests() {
     Case::new(&format!("{BASE}\n[sweep]\nloads = [0.5, 1e9]\nload_duration = \"100s\"\n")).refused(&[
         "s.toml:19:15:",
-        "`sweep.loads` = 1000000000 over `sweep.load_duration` (100 s) is about 1e12 requests: a load-sweep run may generate at most 1000000000",
+        "`sweep.loads` = 1000000000 over `sweep.load_duration` (100 s) is about 1e12 requests: a load-sweep run may generate at most 1e9",
     ]);
     // `ratesim sweep` with no [sweep] table runs the default loads, 0.5 to
     // 3 x L / W for 100 windows: the same guard.
@@ -1124,7 +1124,7 @@ fn s45_load_sweep_too_many_requests() {
         &["sweep", "s.toml", "--out", "out"],
         1,
         &[
-            "error: s.toml:6:10: the default load sweep runs load 0.5 for 100s (100 windows) with L = 1000000000, about 5e10 requests, but a load-sweep run may generate at most 1000000000: give [sweep] a shorter `load_duration` or smaller `loads`",
+            "error: s.toml:6:10: the default load sweep runs load 0.5 for 100s (100 windows) with L = 1000000000, about 5e10 requests, but a load-sweep run may generate at most 1e9: give [sweep] a shorter `load_duration` or smaller `loads`",
         ],
     );
     assert!(!c.path("out").exists());
@@ -1242,7 +1242,7 @@ fn s75_generated_sources_too_many_requests_together() {
     let source = "\n[[traffic]]\nkind = \"constant\"\nrate = 3e8\n";
     assert_eq!(Case::new(&format!("{BASE}{source}")).run(&["check", "s.toml"]).code, 0);
     Case::new(&format!("{BASE}{source}{source}")).refused(&[
-        "s.toml:22:1: the generated sources send about 1.2e9 requests in all up to `traffic[2]`: a scenario's generated sources may produce at most 1000000000 requests together (use a CSV trace, or several runs, for more)",
+        "s.toml:22:1: the generated sources send about 1.2e9 requests in all up to `traffic[2]`: a scenario's generated sources may produce at most 1e9 requests together (use a CSV trace, or several runs, for more)",
     ]);
 }
 
@@ -3036,7 +3036,7 @@ fn r33_retry_after_with_a_limiter_that_sends_none() {
 fn r30_closed_population_too_busy() {
     Case::new(&closed("clients = 10\nthink = \"1ns\"")).refused(&[
         "s.toml:11:9:",
-        "`traffic[0].think` = \"1ns\" with 10 clients over [0 s, 2 s) is about 2e10 requests: a closed population may send at most 1000000000",
+        "`traffic[0].think` = \"1ns\" with 10 clients over [0 s, 2 s) is about 2e10 requests: a closed population may send at most 1e9",
     ]);
     // An estimate is given to 3 digits (it was 1.8446744073709553e14).
     Case::new(&closed("clients = 1\nthink = \"100us\"\nend = \"18446744073.709551615s\"")).refused(&[

@@ -292,8 +292,9 @@ impl Scenario {
                 return Err(entry.at(
                     entry.span(),
                     format!(
-                        "the generated sources send about {} requests in all up to `traffic[{i}]`: a scenario's generated sources may produce at most {MAX_GENERATED} requests together (use a CSV trace, or several runs, for more)",
-                        about(generated)
+                        "the generated sources send about {} requests in all up to `traffic[{i}]`: a scenario's generated sources may produce at most {} requests together (use a CSV trace, or several runs, for more)",
+                        about(generated),
+                        about(MAX_GENERATED as f64)
                     ),
                 ));
             }

@@ -155,11 +155,12 @@ pub fn default_sweep_problem(limit: Limit) -> Option<String> {
                     number(rate)
                 ),
                 LoadProblem::Requests(expected) => format!(
-                    "the default load sweep runs load {} for {} (100 windows) with L = {}, about {} requests, but a load-sweep run may generate at most {MAX_GENERATED}: give [sweep] a shorter `load_duration` or smaller `loads`",
+                    "the default load sweep runs load {} for {} (100 windows) with L = {}, about {} requests, but a load-sweep run may generate at most {}: give [sweep] a shorter `load_duration` or smaller `loads`",
                     number(load),
                     format_duration(defaults.load_duration),
                     limit.requests,
-                    about(expected)
+                    about(expected),
+                    about(MAX_GENERATED as f64)
                 ),
             })
         })
@@ -230,10 +231,11 @@ pub(super) fn validate(
                 return Err(ctx.at(
                     at,
                     format!(
-                        "`sweep.loads` = {} over `sweep.load_duration` ({} s) is about {} requests: a load-sweep run may generate at most {MAX_GENERATED}",
+                        "`sweep.loads` = {} over `sweep.load_duration` ({} s) is about {} requests: a load-sweep run may generate at most {}",
                         number(load),
                         out.load_duration,
-                        about(expected)
+                        about(expected),
+                        about(MAX_GENERATED as f64)
                     ),
                 ));
             }

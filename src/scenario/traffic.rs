@@ -259,8 +259,9 @@ fn rate(entry: &Entry<'_>, keys: &ConstantKeys, start: Nanos, end: Nanos) -> Res
         return Err(entry.at(
             rate_span,
             format!(
-                "`{rate_key}` gives {rate:e} requests/s, about {} requests over [{start} s, {end} s): a generated source may produce at most {MAX_GENERATED} requests",
-                about(expected)
+                "`{rate_key}` gives {rate:e} requests/s, about {} requests over [{start} s, {end} s): a generated source may produce at most {} requests",
+                about(expected),
+                about(MAX_GENERATED as f64)
             ),
         ));
     }
@@ -411,11 +412,12 @@ fn closed(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
         return Err(entry.at(
             think_raw.span(),
             format!(
-                "`{}` = {} with {clients} client{} over [{start} s, {end} s) is about {} requests: a closed population may send at most {MAX_GENERATED} (think longer, or use fewer clients or a shorter span)",
+                "`{}` = {} with {clients} client{} over [{start} s, {end} s) is about {} requests: a closed population may send at most {} (think longer, or use fewer clients or a shorter span)",
                 entry.key("think"),
                 string(think_raw.get_ref()),
                 if clients == 1 { "" } else { "s" },
-                about(expected)
+                about(expected),
+                about(MAX_GENERATED as f64)
             ),
         ));
     }
