@@ -733,8 +733,9 @@ fn central_oracle(
 /// state), after each copy (a view). The sync before a request at `t` is
 /// made when the oracle's last sync at or before `t` comes after the
 /// previous decision: the shared state merges, in time order, what was
-/// counted since the sync before, and every view becomes a copy of it.
-fn sync_slot_entries(n: u64, k: u16, oracle: &SyncOracle, decided: &[(u64, u16, bool)]) -> u64 {
+/// counted since the sync before, and every view becomes a copy of it. The
+/// run ends at `end`: the last sync before it is made the same way.
+fn sync_slot_entries(n: u64, k: u16, oracle: &SyncOracle, decided: &[(u64, u16, bool)], end: u64) -> u64 {
     #[derive(Clone, Default)]
     struct Copy {
         held: Vec<u64>,
@@ -758,18 +759,21 @@ fn sync_slot_entries(n: u64, k: u16, oracle: &SyncOracle, decided: &[(u64, u16, 
     let mut views = vec![Copy::default(); usize::from(k)];
     let mut since: Vec<u64> = Vec::new();
     let mut previous: Option<u64> = None;
+    let sync = |shared: &mut Copy, views: &mut Vec<Copy>, since: &mut Vec<u64>| {
+        since.sort_unstable();
+        for r in since.drain(..) {
+            shared.held.push(r);
+            shared.last = Some(r);
+            shared.moment(n);
+        }
+        for v in views.iter_mut() {
+            (v.held, v.last) = (shared.held.clone(), shared.last);
+            v.moment(n);
+        }
+    };
     for &(t, node, counted) in decided {
         if oracle.last_sync(t).is_some_and(|s| previous.is_none_or(|p| s > p)) {
-            since.sort_unstable();
-            for r in since.drain(..) {
-                shared.held.push(r);
-                shared.last = Some(r);
-                shared.moment(n);
-            }
-            for v in &mut views {
-                (v.held, v.last) = (shared.held.clone(), shared.last);
-                v.moment(n);
-            }
+            sync(&mut shared, &mut views, &mut since);
         }
         previous = Some(t);
         let v = &mut views[usize::from(node)];
@@ -779,6 +783,13 @@ fn sync_slot_entries(n: u64, k: u16, oracle: &SyncOracle, decided: &[(u64, u16, 
             since.push(t);
         }
         v.moment(n);
+    }
+    // After the last decision, a sync only if something was decided.
+    if let Some(p) = previous
+        && end > 0
+        && oracle.last_sync(end - 1).is_some_and(|s| s > p)
+    {
+        sync(&mut shared, &mut views, &mut since);
     }
     shared.peak + views.iter().map(|v| v.peak).sum::<u64>()
 }
@@ -837,6 +848,7 @@ proptest! {
         k in 1u16..5,
         outages in prop::collection::vec((0u64..4_000, prop_oneof![1u64..150, 1u64..3_000], any::<bool>()), 0..6),
         rule in any_rule(),
+        after_last in prop_oneof![Just(1u64), 1u64..3_000],
     ) {
         let limit = Limit { requests: requests_per_window, window: Nanos::new(1000) };
         let outages = outages_from(outages);
@@ -859,6 +871,10 @@ proptest! {
             }
             prop_assert_eq!(admitted, oracle.decide(node, now, cost), "request {} at {} on node {}", i, now, node);
         }
+        // The run ends `after_last` after the last request: the syncs
+        // between are made too.
+        let end = now + after_last;
+        fleet.settle(Nanos::new(end));
         let copies = u64::from(k) + 1;
         let state = fleet.peak_state();
         let counted = &oracle.counted;
@@ -872,7 +888,7 @@ proptest! {
             Rule::Fixed { .. } => prop_assert_eq!(state, StateSize { entries: copies, bytes: 16 * copies }),
             Rule::Weighted { .. } => prop_assert_eq!(state, StateSize { entries: 3 * copies, bytes: 24 * copies }),
             Rule::Slots { n } => {
-                let entries = sync_slot_entries(n, k, &oracle, &decided);
+                let entries = sync_slot_entries(n, k, &oracle, &decided, end);
                 prop_assert_eq!(state, StateSize { entries, bytes: 16 * entries + 8 * copies });
             }
             Rule::Log => {
@@ -969,6 +985,32 @@ fn a_synced_view_holds_its_own_state_not_the_shared_peak() {
     let (reports, bits) = run(limit, vec![SlotCounterSpec { slots: 10 }.into()], Some(t), &times);
     assert!(bits[0].iter().all(|&a| a));
     assert_eq!(reports[0].state, StateSize { entries: 21, bytes: 360 });
+}
+
+/// The syncs after a key's last request are made before the run ends, and
+/// their state counts. L = 100 per 1 s, a 10-slot counter on 2 nodes
+/// syncing every 2 s, all requests on node 0: ten at 0.05 s, 0.15 s, ...,
+/// 0.95 s (one a slot). A run of 3 s makes the 2 s sync after the last:
+/// the shared state absorbs the ten (10 slots), and each view becomes a
+/// copy of it (node 0 had peaked at 10 before; node 1 holds 10 from then):
+/// 30 slots, 30 x 16 + 3 x 8 = 504 B. A run of 1.5 s ends before that
+/// sync: node 0's 10 slots, the others empty, 10 x 16 + 3 x 8 = 184 B.
+#[test]
+fn the_syncs_after_a_keys_last_request_count_in_its_state() {
+    let limit = Limit { requests: 100, window: Nanos::from_secs(1) };
+    let times: Vec<u64> = (0..10).map(|i| (50 + 100 * i) * MS).collect();
+    let arrivals = || times.iter().map(|&t| Ok(Arrival::at(Nanos::new(t)))).collect::<Vec<ArrivalResult>>();
+    for (end_ms, entries, bytes) in [(3000, 30, 504), (1500, 10, 184)] {
+        let mut t = topology(2, Mode::Sync { interval: Nanos::from_secs(2) }, 0);
+        t.balance = Balance::Weights(vec![1, 0]);
+        let config = RunConfig {
+            topology: Some(t),
+            end: Some(Nanos::new(end_ms * MS)),
+            ..RunConfig::new(limit, vec![SlotCounterSpec { slots: 10 }.into()])
+        };
+        let report = engine::run(&config, arrivals().into_iter(), None, &mut |_| {}).unwrap();
+        assert_eq!(report.limiters[0].state, StateSize { entries, bytes }, "run of {end_ms} ms");
+    }
 }
 
 /// A get-then-set store's peak survives the write that replaces it. L =

@@ -1074,7 +1074,12 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> LaneOps for Lane<L, R> {
             stats.finish(end)?;
         }
         let (keys, own) = (&mut self.keys, self.self_tracking);
-        self.timeline.extend_to(end, |_, start| Self::carry(keys, start, own))
+        self.timeline.extend_to(end, |_, start| Self::carry(keys, start, own))?;
+        // Only the state reads the limiters after this.
+        for key in &mut self.keys {
+            key.limiter.settle(end);
+        }
+        Ok(())
     }
 
     fn counts_mut(&mut self) -> &mut Counts {

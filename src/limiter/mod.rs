@@ -114,6 +114,11 @@ pub trait Limiter {
     /// of the shared state, whose past peak the node never held. A limiter
     /// whose state never changes size has nothing to forget.
     fn restart_peak(&mut self) {}
+    /// The run ends at `end`: what the limiter does on its own before then
+    /// without a request to prompt it (a fleet's syncs after the key's last
+    /// request) happens now, so that [`Limiter::peak_state`] counts it.
+    /// Nothing is decided after it.
+    fn settle(&mut self, _end: Nanos) {}
     /// Whether a rejected request counts too (`count_rejected`): then the
     /// nodes that sync their counts pass on rejections as well.
     fn counts_rejected(&self) -> bool {
@@ -449,6 +454,11 @@ macro_rules! registry {
             fn restart_peak(&mut self) {
                 match self {
                     $( $(#[$meta])* AnyLimiter::$variant(l) => l.restart_peak(), )+
+                }
+            }
+            fn settle(&mut self, end: Nanos) {
+                match self {
+                    $( $(#[$meta])* AnyLimiter::$variant(l) => l.settle(end), )+
                 }
             }
             fn counts_rejected(&self) -> bool {

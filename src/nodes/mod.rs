@@ -389,6 +389,15 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
         self.node = node;
     }
 
+    /// The syncs due before the run's end `[0, end)` after the key's last
+    /// request: the shared state absorbs what was counted since the sync
+    /// before, and every view becomes a copy of it (their state counts).
+    fn settle(&mut self, end: Nanos) {
+        if end.get() > 0 {
+            self.sync_to(end.get() - 1);
+        }
+    }
+
     /// Every copy of the key's limiter is made by what holds it when a
     /// request of the key first reaches it: a node's copy at that node's
     /// first request of the key (on its own clock), the store's at the
