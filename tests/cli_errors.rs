@@ -256,12 +256,18 @@ fn s08_wrong_type_for_slots() {
         .refused(&["`sweep.map_slots`", "expected a list, like [2, 10]"]);
 }
 
+/// The parser names only the second setting; the message finds the
+/// first among the lines of the same table (CRLF line ends too).
 #[test]
 fn s09_duplicate_key() {
-    Case::new(&with("name = \"t\"", "name = \"t\"\nname = \"u\"")).refused(&[
-        "s.toml:2:1:",
-        "`name`",
-        "duplicate key",
+    Case::new(&with("name = \"t\"", "name = \"t\"\nname = \"u\""))
+        .refused(&["s.toml:2:1: `name`: duplicate key: it is set already on line 1; give each key once"]);
+    // `count` on line 12 of the [[traffic]] entry, again on line 14.
+    Case::new(&with("count = 20", "count = 20\n# again\ncount = 30")).refused(&[
+        "s.toml:14:1: `traffic[0].count`: duplicate key: it is set already on line 12; give each key once",
+    ]);
+    Case::new(&with("requests = 10", "requests = 10\nwindow = \"1s\"").replace('\n', "\r\n")).refused(&[
+        "s.toml:7:1: `limit.window`: duplicate key: it is set already on line 6; give each key once",
     ]);
 }
 

@@ -184,7 +184,21 @@ impl Ctx<'_> {
             );
         }
         match key_of_line(self.text, span.start) {
-            Some(key) => self.at(span, format!("{}: {message}", code(&key))),
+            Some(key) => {
+                let first = if e.message().starts_with("duplicate key") {
+                    first_setting(self.text, span.start, &key)
+                } else {
+                    None
+                };
+                let message = match first {
+                    Some(line) => format!(
+                        "{}: {message}: it is set already on line {line}; give each key once",
+                        code(&key)
+                    ),
+                    None => format!("{}: {message}", code(&key)),
+                };
+                self.at(span, message)
+            }
             None => self.at(span, message),
         }
     }
@@ -899,6 +913,36 @@ pub fn key_of_line(text: &str, offset: usize) -> Option<String> {
     key_path_at(text, start + line.len())
 }
 
+/// Lines looked back from a duplicate key for where it was first set.
+const DUPLICATE_LOOK_BACK: usize = 200;
+
+/// The line (1-based) that first set `key`, which the `key = value` line
+/// holding `offset` sets again: the parser's duplicate-key error names
+/// only the second. Looked for in the lines of the same table, from its
+/// header (or the top of the file) to that line, at most
+/// [`DUPLICATE_LOOK_BACK`] of them; `None` when it is not among them (a
+/// dotted key set from another table, say).
+fn first_setting(text: &str, offset: usize, key: &str) -> Option<usize> {
+    let (_, start) = line_at(text, offset);
+    let mut first = None;
+    // The start of the line after the one looked at; `end - 1` is its '\n'.
+    let mut end = start;
+    for _ in 0..DUPLICATE_LOOK_BACK {
+        if end == 0 {
+            break;
+        }
+        let line_start = text[..end - 1].rfind('\n').map_or(0, |i| i + 1);
+        if text[line_start..end - 1].trim_start().starts_with('[') {
+            break;
+        }
+        if key_of_line(text, line_start).as_deref() == Some(key) {
+            first = Some(line_start);
+        }
+        end = line_start;
+    }
+    first.map(|o| text[..o].matches('\n').count() + 1)
+}
+
 /// The name of the table whose header (`[output]`, on the line holding
 /// `offset`) the TOML parser calls a duplicate key: the parser names no
 /// key, and a header line is no `key = value` line.
@@ -1110,6 +1154,22 @@ pub fn key_path_at(text: &str, offset: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// The first setting of a key set twice: found in the same table only,
+    /// with LF or CRLF line ends, and never looked for past a header.
+    #[test]
+    fn first_setting_finds_the_line_above_in_the_same_table() {
+        let text = "name = \"é\"\n\n[limit]\nrequests = 1\n# x\nrequests = 2\n";
+        let second = text.rfind("requests").unwrap();
+        assert_eq!(first_setting(text, second, "limit.requests"), Some(4));
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(first_setting(&crlf, crlf.rfind("requests").unwrap(), "limit.requests"), Some(4));
+        // `name` is above the [limit] header: not looked for there.
+        assert_eq!(first_setting(text, second, "name"), None);
+        // The first line of the file, and nothing above it.
+        let top = "name = 1\nname = 2";
+        assert_eq!(first_setting(top, top.rfind("name").unwrap(), "name"), Some(1));
+        assert_eq!(first_setting(top, 0, "name"), None);
+    }
 
     #[test]
     fn key_path_heuristic() {
