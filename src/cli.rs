@@ -135,9 +135,10 @@ pub struct CommonArgs {
     /// The most memory the run may hold in exact-window timestamps, requests
     /// waiting to retry, closed clients' next requests, delayed requests
     /// waiting for the backend and the limiters of every client key, and
-    /// with --decisions the clients' attempts kept until written, each
-    /// limiter within an equal share (e.g. 512MiB, 8GiB); past it the run
-    /// stops with an error, the previous results kept [default: 8GiB].
+    /// with --decisions the clients' attempts kept until written (e.g.
+    /// 512MiB, 8GiB); a limiter whose clients react keeps within an equal
+    /// share as they run. Past it the run stops with an error, the previous
+    /// results kept [default: 8GiB].
     #[arg(long, value_name = "SIZE", allow_negative_numbers = true, value_parser = parse_size)]
     pub memory: Option<u64>,
 }

@@ -1381,7 +1381,10 @@ mod tests {
             "s.toml:3:2: `y` is not a value: a string must be quoted, like \"y\""
         );
         // An error at a key itself names it.
-        assert_eq!(err("name = \"a\"\nname = \"b\"\n"), "s.toml:2:1: `name`: duplicate key");
+        assert_eq!(
+            err("name = \"a\"\nname = \"b\"\n"),
+            "s.toml:2:1: `name`: duplicate key: it is set already on line 1; give each key once"
+        );
         // A table written twice is named by its header.
         assert_eq!(
             err("[output]\nbin = \"1s\"\n\n[output]\nbin = \"2s\"\n"),
