@@ -46,12 +46,6 @@ fn coincide(a: Option<&Curve>, b: Option<&Curve>, dx: u64) -> bool {
     xs.iter().all(|&x| within((*ua, pa), (*ub, pb), x) && within((*ub, pb), (*ua, pa), x))
 }
 
-/// A share as a percentage for the legend: `5 %`, `0.4 %`, `100 %`.
-fn fmt_share(v: f64) -> String {
-    let p = v * 100.0;
-    if p > 0.0 && p < 1.0 { format!("{p:.1} %") } else { format!("{p:.0} %") }
-}
-
 impl Chart for DelayCdf<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.report;
@@ -127,17 +121,5 @@ impl Chart for DelayCdf<'_> {
             entries.push(LegendEntry::new(stats, BLACK, Mark::Heading));
         }
         draw_legend(&legend, &entries)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shares_read_as_percentages() {
-        assert_eq!(fmt_share(1.0), "100 %");
-        assert_eq!(fmt_share(0.004), "0.4 %");
-        assert_eq!(fmt_share(0.375), "38 %");
     }
 }

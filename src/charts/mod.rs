@@ -626,6 +626,22 @@ pub fn wrap<DB: DrawingBackend>(
     wrap_with(text, width, &|s| text_width(area, s, style))
 }
 
+/// A share as a percentage for a legend: whole percents (`5 %`, `38 %`),
+/// one decimal under 1 % and over 99 % (`0.4 %`, `99.7 %`), and more where
+/// that still rounds to 0 or 100: only a share of exactly 0 or 1 reads
+/// `0 %` or `100 %` (2399 of 2406 succeeded is `99.7 %`, beside `0.3 %`
+/// that gave up, not `100 %`).
+pub fn fmt_share(v: f64) -> String {
+    let p = v * 100.0;
+    let mut decimals = usize::from((p > 0.0 && p < 1.0) || (p > 99.0 && p < 100.0));
+    let rounds_to = |d: usize, to: f64| format!("{p:.d$}").parse::<f64>() == Ok(to);
+    while decimals < 6 && ((p > 0.0 && rounds_to(decimals, 0.0)) || (p < 100.0 && rounds_to(decimals, 100.0)))
+    {
+        decimals += 1;
+    }
+    format!("{p:.decimals$} %")
+}
+
 /// A tick label without a needless `.0`: `10`, `2.5`.
 pub fn tick(v: &f64) -> String {
     if (v - v.round()).abs() < 1e-9 { format!("{:.0}", v) } else { format!("{}", (v * 1e6).round() / 1e6) }
@@ -1234,6 +1250,21 @@ pub fn steps(values: impl Iterator<Item = (f64, f64, f64)>) -> Vec<(f64, f64)> {
 mod tests {
     use super::*;
     use ratesim::limiter::{FixedWindowSpec, SlidingLogSpec, WindowAlign};
+
+    #[test]
+    fn shares_read_as_percentages_and_only_all_reads_100() {
+        assert_eq!(fmt_share(1.0), "100 %");
+        assert_eq!(fmt_share(0.0), "0 %");
+        assert_eq!(fmt_share(0.004), "0.4 %");
+        assert_eq!(fmt_share(0.375), "38 %");
+        assert_eq!(fmt_share(0.95), "95 %");
+        // outage_recovery's sliding log: 2399 of 2406 succeeded, 7 gave up.
+        assert_eq!(fmt_share(2399.0 / 2406.0), "99.7 %");
+        assert_eq!(fmt_share(7.0 / 2406.0), "0.3 %");
+        // 9996 of 10 000, 4 of 10 000: one decimal would read 100.0 and 0.0.
+        assert_eq!(fmt_share(0.9996), "99.96 %");
+        assert_eq!(fmt_share(0.0004), "0.04 %");
+    }
 
     /// 20 requests at 0.5 s against 10 per 1 s: the 10 the fixed window
     /// refuses retry at its next window's start (1 s), the 10 the sliding

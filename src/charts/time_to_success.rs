@@ -111,12 +111,6 @@ fn time_tick(v: &f64) -> String {
     }
 }
 
-/// A share as a percentage for the legend: `5 %`, `0.4 %`, `100 %`.
-fn fmt_share(v: f64) -> String {
-    let p = v * 100.0;
-    if p > 0.0 && p < 1.0 { format!("{p:.1} %") } else { format!("{p:.0} %") }
-}
-
 impl Chart for TimeToSuccess<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let r = self.report;
