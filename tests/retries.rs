@@ -120,6 +120,80 @@ fn retry_after_exact_ceil_and_floor_by_hand() {
     assert_eq!(fl.disagreement(), Some(0.5));
 }
 
+/// A store outage that ends (`scenarios/outage_recovery.toml` in small):
+/// L = 2 per 1 s in a store at rtt 0, down from 1 s to 2 s and failing
+/// closed; 5 requests at 1.5 s; clients follow Retry-After, up to 5
+/// attempts. All 5 are refused and told to come back at 2 s, the outage's
+/// end: a herd at one instant, decided first in, first out.
+const OUTAGE: &str = r#"
+name = "outage"
+duration = "10s"
+[limit]
+requests = 2
+window = "1s"
+[nodes]
+count = 1
+mode = "central"
+rtt = "0ms"
+outage = [{ start = "1s", end = "2s", fail = "closed" }]
+[retry]
+policy = "retry_after"
+max_attempts = 5
+[[traffic]]
+kind = "burst"
+start = "1500ms"
+count = 5
+[[limiter]]
+kind = "fixed_window"
+[[limiter]]
+kind = "gcra"
+burst = 1
+[[limiter]]
+kind = "sliding_log"
+"#;
+
+#[test]
+fn an_outage_sends_its_refused_clients_back_together_by_hand() {
+    let (rows, decisions) = run_recorded(&parse(OUTAGE));
+    let at = |limiter: usize, ms: u64| {
+        let at: Vec<_> =
+            decisions.iter().filter(|d| d.limiter == limiter && d.time.get() == ms * MS).collect();
+        (at.len(), at.iter().filter(|d| d.admitted).count())
+    };
+    // Fixed window: the 5 at 2 s meet a fresh window: the two refused
+    // first get in, the other 3 are told 3 s; there 2 get in and 1 is told
+    // 4 s. 5 + 5 + 3 + 1 attempts, nobody gives up; the 4 refused retries
+    // came when told.
+    let c = clients(&rows, "fixed_window");
+    assert_eq!([at(0, 1500), at(0, 2000), at(0, 3000), at(0, 4000)], [(5, 0), (5, 2), (3, 2), (1, 1)]);
+    assert_eq!((row(&rows, "fixed_window").counts.offered, c.succeeded, c.gave_up), (14, 5, 0));
+    assert_eq!((c.early_retries, c.too_early), (3 + 1, 0));
+    assert_eq!(c.tts_quantile(1.0), Some(Nanos::new(2500 * MS)));
+    let admitted_at_2s: Vec<_> = decisions
+        .iter()
+        .filter(|d| d.limiter == 0 && d.time.get() == 2000 * MS && d.admitted)
+        .map(|d| d.attempt)
+        .collect();
+    assert_eq!(admitted_at_2s, [(2, Some(Logical::Open(0))), (2, Some(Logical::Open(1)))].map(Some));
+    // GCRA, T = 500 ms, burst 1: one admission per 500 ms, and everyone it
+    // refuses at one instant is told the same next instant: a herd of 5,
+    // 4, 3, 2 at 2, 2.5, 3 and 3.5 s, one admitted each time; the last
+    // client's fifth attempt fails at 3.5 s and it gives up.
+    let c = clients(&rows, "gcra(burst=1)");
+    assert_eq!(
+        [at(1, 2000), at(1, 2500), at(1, 3000), at(1, 3500), at(1, 4000)],
+        [(5, 1), (4, 1), (3, 1), (2, 1), (0, 0)]
+    );
+    assert_eq!((row(&rows, "gcra(burst=1)").counts.offered, c.succeeded, c.gave_up), (19, 4, 1));
+    assert_eq!(c.early_retries, 4 + 3 + 2 + 1);
+    // The sliding log is the exact reference, on no store: no outage. It
+    // admits 2 at 1.5 s and tells the other 3 to come back at 2.5 s, when
+    // those 2 leave its window.
+    let c = clients(&rows, "sliding_log");
+    assert_eq!([at(2, 1500), at(2, 2500), at(2, 3500)], [(5, 2), (3, 2), (1, 1)]);
+    assert_eq!((c.succeeded, c.gave_up), (5, 0));
+}
+
 /// One closed client, thinking 1 us on average, against 1 per 1 s, following
 /// Retry-After, for 5 s. Its first request (after one think time) is
 /// admitted; every next one, sent microseconds after the last success, is
@@ -381,12 +455,12 @@ kind = "fixed_window"
 }
 
 /// Same outputs, byte for byte, on one thread and on two, for scenarios
-/// whose clients react (jitter, closed clients, the policy comparison),
-/// decisions included.
+/// whose clients react (jitter, closed clients, the policy comparison, a
+/// store outage), decisions included.
 #[test]
 fn reacting_clients_do_not_depend_on_the_thread_count() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["retry_storm.toml", "backoff_closed.toml"] {
+    for name in ["retry_storm.toml", "backoff_closed.toml", "outage_recovery.toml"] {
         let mut outputs = Vec::new();
         for threads in ["1", "2"] {
             let out = dir.path().join(format!("{name}-{threads}"));
