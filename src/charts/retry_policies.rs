@@ -82,12 +82,13 @@ fn bar_panel<'a, DB: DrawingBackend>(
     y_desc: &str,
     y_labels: usize,
     x_fmt: &dyn Fn(&f64) -> String,
+    x_label_area: u32,
 ) -> Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
     let groups = x.end - x.start;
     let mut chart = ChartBuilder::on(area)
         .margin(8)
         .margin_right(20)
-        .x_label_area_size(30)
+        .x_label_area_size(x_label_area)
         .y_label_area_size(80)
         .build_cartesian_2d(x, 0f64..y_top)
         .map_err(err)?;
@@ -105,6 +106,54 @@ fn bar_panel<'a, DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
     Ok(chart)
+}
+
+/// The groups' names on two lines each, broken before the settings
+/// (`retry_after` over `(jitter=1us)`), when one line would run a name
+/// into its neighbour's; `None` when every name fits its group's width.
+fn two_line_names<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    names: &[String],
+) -> Option<Vec<[String; 2]>> {
+    // The panels' plotting width: the area less the y labels and margins.
+    let width = area.dim_in_pixel().0.saturating_sub(80 + 8 + 20);
+    let group = width / names.len().max(1) as u32;
+    let style = font(TICK_SIZE - 2.0);
+    let fits = |name: &String| area.estimate_text_size(name, &style).is_ok_and(|(w, _)| w + 8 <= group);
+    if names.iter().all(fits) {
+        return None;
+    }
+    Some(
+        names
+            .iter()
+            .map(|name| match name.find('(') {
+                Some(i) if i > 0 => [name[..i].to_string(), name[i..].to_string()],
+                _ => [name.clone(), String::new()],
+            })
+            .collect(),
+    )
+}
+
+/// Writes two-line group names under a panel's plotting area, each centred
+/// under its group (groups are `n` equal spans of the x range).
+fn write_names<DB: DrawingBackend, X: Ranged, Y: Ranged>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    names: &[[String; 2]],
+) -> Result<()> {
+    let (xs, ys) = chart.plotting_area().get_pixel_range();
+    let (bx, by) = area.get_base_pixel();
+    let n = names.len().max(1) as f64;
+    let style = font(TICK_SIZE - 2.0).pos(Pos::new(HPos::Center, VPos::Top));
+    let line = (TICK_SIZE - 2.0) as i32 + 2;
+    for (g, lines) in names.iter().enumerate() {
+        let x = xs.start + ((g as f64 + 0.5) / n * f64::from(xs.end - xs.start)).round() as i32;
+        for (k, text) in lines.iter().enumerate() {
+            let y = ys.end + 6 + k as i32 * line;
+            area.draw(&Text::new(text.as_str(), (x - bx, y - by), style.clone())).map_err(err)?;
+        }
+    }
+    Ok(())
 }
 
 /// Where labels over bars go, left to right: each at `bottom` (its bar's
@@ -174,11 +223,6 @@ fn cost_cut(values: &[f64]) -> Option<f64> {
     (cap > 0.0 && sorted.last().is_some_and(|&top| top > 3.0 * cap)).then_some(cap)
 }
 
-/// A percentage over a bar: `90 %`, `0.5 %`, `100 %`.
-fn share_label(p: f64) -> String {
-    if p < 1.0 { format!("{p:.1} %") } else { format!("{p:.0} %") }
-}
-
 impl Chart for RetryPolicies<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let points = self.points;
@@ -228,9 +272,11 @@ impl Chart for RetryPolicies<'_> {
             out
         };
         let names: Vec<String> = points.iter().map(|p| p.label.clone()).collect();
+        let two_lines = two_line_names(&plots, &names);
+        let x_label_area = if two_lines.is_some() { 30 + TICK_SIZE as u32 } else { 30 };
         let x_fmt = |v: &f64| {
             let g = v.round();
-            if (v - g).abs() < 1e-6 && g >= 0.0 && (g as usize) < n {
+            if two_lines.is_none() && (v - g).abs() < 1e-6 && g >= 0.0 && (g as usize) < n {
                 names[g as usize].clone()
             } else {
                 String::new()
@@ -258,7 +304,11 @@ impl Chart for RetryPolicies<'_> {
         for (b, _) in &mut cost {
             b.value = b.value.min(y_max);
         }
-        let mut chart = bar_panel(&top, x_range.clone(), y_max * 1.2, "attempts per success", 5, &x_fmt)?;
+        let mut chart =
+            bar_panel(&top, x_range.clone(), y_max * 1.2, "attempts per success", 5, &x_fmt, x_label_area)?;
+        if let Some(names) = &two_lines {
+            write_names(&top, &chart, names)?;
+        }
         draw_bars(&mut chart, &cost, 0.0)?;
         if let Some(cap) = cut {
             let torn = cost
@@ -294,7 +344,10 @@ impl Chart for RetryPolicies<'_> {
         });
         let unfinished = open.iter().zip(&lost).any(|((o, _), (g, _))| o.value > g.value);
         let desc = if unfinished { "no success (%)" } else { "gave up (%)" };
-        let mut chart = bar_panel(&middle, x_range.clone(), 125.0, desc, 3, &x_fmt)?;
+        let mut chart = bar_panel(&middle, x_range.clone(), 125.0, desc, 3, &x_fmt, x_label_area)?;
+        if let Some(names) = &two_lines {
+            write_names(&middle, &chart, names)?;
+        }
         for ((o, _), (g, _)) in open.iter().zip(&lost).filter(|((o, _), (g, _))| o.value > g.value) {
             chart
                 .draw_series(std::iter::once(Rectangle::new(
@@ -304,8 +357,9 @@ impl Chart for RetryPolicies<'_> {
                 .map_err(err)?;
         }
         draw_bars(&mut chart, &lost, 0.0)?;
-        let labels =
-            open.iter().map(|(b, _)| if b.value > 0.0 { share_label(b.value) } else { "0".to_string() });
+        let labels = open
+            .iter()
+            .map(|(b, _)| if b.value > 0.0 { fmt_share(b.value / 100.0) } else { "0".to_string() });
         write_over(&mut chart, open.iter().map(|(b, _)| b).zip(labels), 3.0)?;
 
         // Bottom: the longest time to success (bar) and the median (ring)
@@ -341,7 +395,7 @@ impl Chart for RetryPolicies<'_> {
         let mut chart = ChartBuilder::on(&bottom)
             .margin(8)
             .margin_right(20)
-            .x_label_area_size(30)
+            .x_label_area_size(x_label_area)
             .y_label_area_size(80)
             .build_cartesian_2d(x_range.clone(), (y0..y_top).log_scale())
             .map_err(err)?;
@@ -357,6 +411,9 @@ impl Chart for RetryPolicies<'_> {
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(err)?;
+        if let Some(names) = &two_lines {
+            write_names(&bottom, &chart, names)?;
+        }
         if !never.is_empty() {
             let band = (y1 * y_top).sqrt();
             chart
@@ -422,6 +479,31 @@ impl Chart for RetryPolicies<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The plots' area of a 1200 px chart is about 900 px wide: five names as
+    /// backoff's fit on one line each; outage_recovery's six, four of them
+    /// `retry_after(jitter=...)`, would run together and go on two lines,
+    /// broken before the settings; a name without settings stays whole.
+    #[test]
+    fn names_too_wide_for_their_groups_go_on_two_lines() {
+        init_fonts(None).unwrap();
+        let mut svg = String::new();
+        let area = SVGBackend::with_string(&mut svg, (900, 500)).into_drawing_area();
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let backoff = names(&["none", "exponential", "full_jitter", "equal_jitter", "decorrelated"]);
+        assert_eq!(two_line_names(&area, &backoff), None);
+        let outage = names(&[
+            "retry_after(jitter=0s)",
+            "retry_after(jitter=1us)",
+            "retry_after(jitter=1s)",
+            "retry_after(jitter=3s)",
+            "exponential",
+            "full_jitter",
+        ]);
+        let lines = two_line_names(&area, &outage).expect("too wide for one line");
+        assert_eq!(lines[1], ["retry_after".to_string(), "(jitter=1us)".to_string()]);
+        assert_eq!(lines[4], ["exponential".to_string(), String::new()]);
+    }
 
     /// backoff's "none": "10.00" (28 px) over bars 31 px apart, the third
     /// bar far taller: the second label goes above the first; the third
