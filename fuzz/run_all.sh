@@ -6,6 +6,10 @@
 set -u
 cd "$(dirname "$0")/.."
 secs=${1:-180}
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "cargo-fuzz is not installed: cargo install cargo-fuzz --locked" >&2
+  exit 1
+fi
 for t in scenario_parse csv_trace time_parse run_trace run_scenario; do
   dict=""
   case $t in
