@@ -85,33 +85,36 @@ impl DrawingBackend for PngBackend<'_> {
         if width <= 1 || style.color().alpha < 1.0 {
             return self.0.draw_path(path, style);
         }
-        // A wide line is one segment and one w x w square per vertex at a
-        // time, not plotters' single outline of the whole path: that
-        // outline crosses itself where a segment is shorter than the line
-        // is wide (a step curve rising one pixel), and the crossing is
-        // filled as a notch out of the line. Opaque only: the overlaps
-        // would otherwise show as darker joins.
-        // The ends keep plotters' flat caps: squares go on inner vertices,
-        // as far out as plotters' outline of a segment reaches (it rounds
-        // the offsets of half the width, and its fill includes the edge).
+        // A wide line is drawn a segment at a time, with a w x w square
+        // filling each corner, not as plotters' one outline of the whole
+        // path: that outline truncates a collinear point's offset and
+        // rounds a corner's, so the edge of a level slants a pixel before
+        // each corner (a notch under every small step of a curve). The ends
+        // keep plotters' flat caps, and a point on a straight run gets no
+        // square (it would stick out past a nearby end). The square reaches
+        // as far as plotters' outline of a segment does (it rounds the
+        // offsets of half the width, and its fill includes the edge).
+        // Opaque only: the overlaps would otherwise show as darker joins.
         let reach = |v: i32, side: f64| (f64::from(v) + side * f64::from(width) / 2.0).round() as i32;
-        let mut previous: Option<(BackendCoord, bool)> = None;
+        let (mut before, mut from): (Option<BackendCoord>, Option<BackendCoord>) = (None, None);
         for point in path {
-            match previous {
-                Some((from, _)) if from == point => continue,
-                Some((from, inner)) => {
-                    if inner {
-                        let (near, far) = (
-                            (reach(from.0, -1.0), reach(from.1, -1.0)),
-                            (reach(from.0, 1.0), reach(from.1, 1.0)),
-                        );
-                        self.0.draw_rect(near, far, &style.color(), true)?;
-                    }
-                    self.0.draw_path([from, point], style)?;
-                    previous = Some((point, true));
-                }
-                None => previous = Some((point, false)),
+            let Some(at) = from else {
+                from = Some(point);
+                continue;
+            };
+            if at == point {
+                continue;
             }
+            if let Some(b) = before {
+                let (d1, d2) = ((at.0 - b.0, at.1 - b.1), (point.0 - at.0, point.1 - at.1));
+                if i64::from(d1.0) * i64::from(d2.1) != i64::from(d1.1) * i64::from(d2.0) {
+                    let near = (reach(at.0, -1.0), reach(at.1, -1.0));
+                    let far = (reach(at.0, 1.0), reach(at.1, 1.0));
+                    self.0.draw_rect(near, far, &style.color(), true)?;
+                }
+            }
+            self.0.draw_path([at, point], style)?;
+            (before, from) = (Some(at), Some(point));
         }
         Ok(())
     }
@@ -320,6 +323,33 @@ mod tests {
         }
         let ink = |x: u32, y: u32| buf[((y * w + x) * 3) as usize] < 128;
         (5..55).map(|x| (0..h).rev().find(|&y| ink(x, y)).unwrap_or(0)).collect()
+    }
+
+    /// A wide line through points on a straight run (window_count's
+    /// steps, one point per bin) ends flat where plotters' own drawing
+    /// ends it: no square at a point where it does not turn, which would
+    /// stick out half a width before the start.
+    #[test]
+    fn a_wide_line_ends_where_plotters_ends_it() {
+        let inked = |plain: bool| {
+            let (w, h) = (60u32, 30u32);
+            let mut buf = vec![255u8; (w * h * 3) as usize];
+            {
+                let mut backend = PngBackend(BitMapBackend::with_buffer(&mut buf, (w, h)));
+                let style = plotters::style::Color::stroke_width(&plotters::style::BLACK, 9);
+                let path = [(20, 15), (23, 15), (26, 15), (26, 15), (40, 15)];
+                if plain {
+                    backend.0.draw_path(path, &style).unwrap();
+                } else {
+                    backend.draw_path(path, &style).unwrap();
+                }
+                backend.present().unwrap();
+            }
+            (0..w).filter(|&x| buf[((15 * w + x) * 3) as usize] < 128).collect::<Vec<u32>>()
+        };
+        let (ours, plotters) = (inked(false), inked(true));
+        assert_eq!(ours, plotters);
+        assert_eq!(ours[0], 20, "{ours:?}");
     }
 
     /// A rising curve's lower edge never steps down: plotters' outline of
