@@ -73,6 +73,11 @@ fn draw_bars<DB: DrawingBackend, Y: Ranged<ValueType = f64>>(
     Ok(())
 }
 
+/// Every panel's margins and y label column, in pixels.
+const MARGIN: u32 = 8;
+const MARGIN_RIGHT: u32 = 20;
+const Y_LABEL_AREA: u32 = 80;
+
 /// A panel of bars on a linear value axis from 0 to `y_top`, one group of
 /// bars per policy along `x`.
 fn bar_panel<'a, DB: DrawingBackend>(
@@ -86,10 +91,10 @@ fn bar_panel<'a, DB: DrawingBackend>(
 ) -> Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
     let groups = x.end - x.start;
     let mut chart = ChartBuilder::on(area)
-        .margin(8)
-        .margin_right(20)
+        .margin(MARGIN)
+        .margin_right(MARGIN_RIGHT)
         .x_label_area_size(x_label_area)
-        .y_label_area_size(80)
+        .y_label_area_size(Y_LABEL_AREA)
         .build_cartesian_2d(x, 0f64..y_top)
         .map_err(err)?;
     chart
@@ -116,7 +121,7 @@ fn two_line_names<DB: DrawingBackend>(
     names: &[String],
 ) -> Option<Vec<[String; 2]>> {
     // The panels' plotting width: the area less the y labels and margins.
-    let width = area.dim_in_pixel().0.saturating_sub(80 + 8 + 20);
+    let width = area.dim_in_pixel().0.saturating_sub(Y_LABEL_AREA + MARGIN + MARGIN_RIGHT);
     let group = width / names.len().max(1) as u32;
     let style = font(TICK_SIZE - 2.0);
     let fits = |name: &String| area.estimate_text_size(name, &style).is_ok_and(|(w, _)| w + 8 <= group);
@@ -393,10 +398,10 @@ impl Chart for RetryPolicies<'_> {
             if !never.is_empty() && (v / y1 - 1.0).abs() < 1e-6 { String::new() } else { tick(v) }
         };
         let mut chart = ChartBuilder::on(&bottom)
-            .margin(8)
-            .margin_right(20)
+            .margin(MARGIN)
+            .margin_right(MARGIN_RIGHT)
             .x_label_area_size(x_label_area)
-            .y_label_area_size(80)
+            .y_label_area_size(Y_LABEL_AREA)
             .build_cartesian_2d(x_range.clone(), (y0..y_top).log_scale())
             .map_err(err)?;
         chart
