@@ -303,26 +303,33 @@ mod tests {
         assert!((0..=2).contains(&columns[0]), "{columns:?}");
     }
 
-    /// The lowest inked row of each column from x = 5 to 54 of a rising
-    /// step curve 3 px wide, drawn through points as a time-to-success
-    /// curve has them (collinear points on a level, then a rise of one
-    /// pixel); `plain` draws with the bitmap backend as it is.
-    fn bottom_edge(plain: bool) -> Vec<u32> {
+    /// Whether each pixel of a 60 x 30 image is inked after drawing `path`
+    /// `width` px wide, with this backend or (`plain`) the bitmap backend
+    /// as it is; indexed `[y][x]`.
+    fn draw_wide(path: &[(i32, i32)], width: u32, plain: bool) -> Vec<Vec<bool>> {
         let (w, h) = (60u32, 30u32);
         let mut buf = vec![255u8; (w * h * 3) as usize];
         {
             let mut backend = PngBackend(BitMapBackend::with_buffer(&mut buf, (w, h)));
-            let style = plotters::style::Color::stroke_width(&plotters::style::BLACK, 3);
-            let path = [(5, 15), (20, 15), (20, 15), (40, 15), (40, 14), (47, 14), (47, 13), (55, 13)];
+            let style = plotters::style::Color::stroke_width(&plotters::style::BLACK, width);
             if plain {
-                backend.0.draw_path(path, &style).unwrap();
+                backend.0.draw_path(path.iter().copied(), &style).unwrap();
             } else {
-                backend.draw_path(path, &style).unwrap();
+                backend.draw_path(path.iter().copied(), &style).unwrap();
             }
             backend.present().unwrap();
         }
-        let ink = |x: u32, y: u32| buf[((y * w + x) * 3) as usize] < 128;
-        (5..55).map(|x| (0..h).rev().find(|&y| ink(x, y)).unwrap_or(0)).collect()
+        (0..h).map(|y| (0..w).map(|x| buf[((y * w + x) * 3) as usize] < 128).collect()).collect()
+    }
+
+    /// The lowest inked row of each column from x = 5 to 54 of a rising
+    /// step curve 3 px wide, drawn through points as a time-to-success
+    /// curve has them (collinear points on a level, then a rise of one
+    /// pixel).
+    fn bottom_edge(plain: bool) -> Vec<u32> {
+        let path = [(5, 15), (20, 15), (20, 15), (40, 15), (40, 14), (47, 14), (47, 13), (55, 13)];
+        let ink = draw_wide(&path, 3, plain);
+        (5..55).map(|x| (0..30).rev().find(|&y| ink[y as usize][x]).unwrap_or(0)).collect()
     }
 
     /// A wide line through points on a straight run (window_count's
@@ -331,21 +338,10 @@ mod tests {
     /// stick out half a width before the start.
     #[test]
     fn a_wide_line_ends_where_plotters_ends_it() {
-        let inked = |plain: bool| {
-            let (w, h) = (60u32, 30u32);
-            let mut buf = vec![255u8; (w * h * 3) as usize];
-            {
-                let mut backend = PngBackend(BitMapBackend::with_buffer(&mut buf, (w, h)));
-                let style = plotters::style::Color::stroke_width(&plotters::style::BLACK, 9);
-                let path = [(20, 15), (23, 15), (26, 15), (26, 15), (40, 15)];
-                if plain {
-                    backend.0.draw_path(path, &style).unwrap();
-                } else {
-                    backend.draw_path(path, &style).unwrap();
-                }
-                backend.present().unwrap();
-            }
-            (0..w).filter(|&x| buf[((15 * w + x) * 3) as usize] < 128).collect::<Vec<u32>>()
+        let path = [(20, 15), (23, 15), (26, 15), (26, 15), (40, 15)];
+        let inked = |plain: bool| -> Vec<usize> {
+            let ink = draw_wide(&path, 9, plain);
+            (0..60).filter(|&x| ink[15][x]).collect()
         };
         let (ours, plotters) = (inked(false), inked(true));
         assert_eq!(ours, plotters);
