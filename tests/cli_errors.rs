@@ -337,7 +337,52 @@ fn s92_wrong_type_in_an_inline_table_names_its_key() {
 #[test]
 fn s64_table_written_twice() {
     Case::new(&format!("{BASE}\n[output]\nbin = \"10ms\"\n\n[output]\ndecisions = true\n")).refused(&[
-        "s.toml:21:2: `output`: duplicate key: the table [output] is written a second time here; give all its keys under one [output] header",
+        "s.toml:21:2: `output`: duplicate key: the table [output] is written a second time here (first on line 18); give all its keys under one [output] header",
+    ]);
+}
+
+/// A table set above by a dotted key or a `key = value` line, then written
+/// with a header: the parser's "duplicate key" is at the header, and the
+/// message says what set the table first (it once said the header was
+/// "written a second time").
+#[test]
+fn s93_table_set_by_a_key_then_by_a_header() {
+    let dotted = with("duration = \"2s\"\n", "duration = \"2s\"\noutput.bin = \"10ms\"\n");
+    Case::new(&format!("{dotted}\n[output]\ndecisions = true\n")).refused(&[
+        "s.toml:19:2: `output`: duplicate key: the table [output] is set already on line 3, by the dotted key `output.bin`; give all its keys under one [output] header",
+    ]);
+    let inline = with("duration = \"2s\"\n", "duration = \"2s\"\noutput = { bin = \"10ms\" }\n");
+    Case::new(&format!("{inline}\n[output]\ndecisions = true\n")).refused(&[
+        "s.toml:19:2: `output`: duplicate key: the table [output] is set already on line 3, by `output = ...`; give all its keys under one [output] header",
+    ]);
+    // A source's own retry table, started by a dotted key in the source.
+    Case::new(&format!("{}\n[traffic.retry]\nmax_attempts = 2\n", with("count = 20", "count = 20\nretry.policy = \"immediate\"")))
+        .refused(&[
+            "s.toml:19:10: `traffic.retry`: duplicate key: the table [traffic.retry] is set already on line 13, by the dotted key `retry.policy`; give all its keys under one [traffic.retry] header",
+        ]);
+    // A header written twice says where the first one is.
+    Case::new(&format!("{BASE}\n[output]\nbin = \"10ms\"\n\n[output]\ndecisions = true\n")).refused(&[
+        "s.toml:21:2: `output`: duplicate key: the table [output] is written a second time here (first on line 18); give all its keys under one [output] header",
+    ]);
+}
+
+/// A dotted key that adds to what was set above as something it cannot
+/// add to: a table with a header of its own (the parser said only
+/// "duplicate key"), an inline table or a value (the parser's "cannot
+/// extend value of type inline table with a dotted key").
+#[test]
+fn s94_dotted_key_into_what_is_set_above() {
+    Case::new(&with_nodes("[nodes.balance]\nweights = [1, 1]\n\n[nodes]\ncount = 2\nbalance.x = 1\n")).refused(&[
+        "s.toml:23:1: `nodes.balance.x`: duplicate key: the table [nodes.balance] has a header of its own on line 18, so a dotted key cannot add to it from another table; set `x` under [nodes.balance]",
+    ]);
+    Case::new(&with("count = 20", "count = 20\nretry = { policy = \"immediate\" }\nretry.max_attempts = 2")).refused(&[
+        "s.toml:14:1: `traffic[0].retry.max_attempts`: `retry` is an inline table, set on line 13, and an inline table is complete as written: a dotted key cannot add to it; put `max_attempts` inside its braces",
+    ]);
+    Case::new(&with("count = 20", "count = 20\ncount.x = 1")).refused(&[
+        "s.toml:13:1: `traffic[0].count.x`: `count` is set on line 12 to a value (a whole number), not a table: a dotted key cannot add `x` to it",
+    ]);
+    Case::new(&with("slots = [2, 10]", "slots = [2, 10]\nslots.x = 1")).refused(&[
+        "s.toml:17:1: `limiter[0].slots.x`: `slots` is set on line 16 to a list, not a table: a dotted key cannot add `x` to it",
     ]);
 }
 

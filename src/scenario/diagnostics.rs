@@ -160,10 +160,19 @@ impl Ctx<'_> {
             );
         }
         if let Some(table) = duplicate_table(e.message(), self.text, span.start) {
+            let first = first_definition(self.text, span.start, &table);
             let message = if code(&table) == format!("`{table}`") {
-                format!(
-                    "`{table}`: duplicate key: the table [{table}] is written a second time here; give all its keys under one [{table}] header"
-                )
+                match first {
+                    Some(Definition { line, by: None }) => format!(
+                        "`{table}`: duplicate key: the table [{table}] is written a second time here (first on line {line}); give all its keys under one [{table}] header"
+                    ),
+                    Some(Definition { line, by: Some(key) }) => format!(
+                        "`{table}`: duplicate key: the table [{table}] is set already on line {line}, by {key}; give all its keys under one [{table}] header"
+                    ),
+                    None => format!(
+                        "`{table}`: duplicate key: the table [{table}] is written a second time here; give all its keys under one [{table}] header"
+                    ),
+                }
             } else {
                 // Named once, escaped and cut.
                 format!(
@@ -190,11 +199,15 @@ impl Ctx<'_> {
                 } else {
                     None
                 };
+                let into = || dotted_into(self.text, span.start);
                 let message = match first {
                     Some(line) => format!(
                         "{}: {message}: it is set already on line {line}; give each key once",
                         code(&key)
                     ),
+                    None if let Some(why) = into().and_then(|d| d.why(e.message())) => {
+                        format!("{}: {why}", code(&key))
+                    }
                     None => format!("{}: {message}", code(&key)),
                 };
                 self.at(span, message)
@@ -921,7 +934,8 @@ const DUPLICATE_LOOK_BACK: usize = 200;
 /// only the second. Looked for in the lines of the same table, from its
 /// header (or the top of the file) to that line, at most
 /// [`DUPLICATE_LOOK_BACK`] of them; `None` when it is not among them (a
-/// dotted key set from another table, say).
+/// key that a dotted key from another table sets: [`dotted_into`] says
+/// what that key reached into).
 fn first_setting(text: &str, offset: usize, key: &str) -> Option<usize> {
     let (_, start) = line_at(text, offset);
     let mut first = None;
@@ -941,6 +955,148 @@ fn first_setting(text: &str, offset: usize, key: &str) -> Option<usize> {
         end = line_start;
     }
     first.map(|o| text[..o].matches('\n').count() + 1)
+}
+
+/// Where a table that a `[name]` header writes a second time was first
+/// set: its line, and the key that set it when that was no header of its
+/// own (`limit.requests` for `limit.requests = 5` above `[limit]`, or
+/// `retry` for `retry = { ... }`).
+#[derive(Debug, PartialEq)]
+struct Definition {
+    line: usize,
+    by: Option<String>,
+}
+
+/// The parts of a dotted name as written (`a . "b"` -> `a`, `b`), or
+/// `None` for one this does not read (a quoted part holding a dot).
+fn name_parts(name: &str) -> Option<Vec<String>> {
+    let parts: Vec<String> = name
+        .split('.')
+        .map(|p| {
+            let p = p.trim();
+            p.strip_prefix('"')
+                .and_then(|q| q.strip_suffix('"'))
+                .or_else(|| p.strip_prefix('\'').and_then(|q| q.strip_suffix('\'')))
+                .unwrap_or(p)
+                .to_string()
+        })
+        .collect();
+    parts.iter().all(|p| !p.is_empty() && !p.contains(['"', '\''])).then_some(parts)
+}
+
+/// Where `table`, whose header at `offset` the parser calls a duplicate,
+/// was first set (see [`Definition`]): the lines above the header are read
+/// with the table each is in, past multi-line strings; a `[[list]]` header
+/// that `table` is under starts a new element, which nothing above it set.
+fn first_definition(text: &str, offset: usize, table: &str) -> Option<Definition> {
+    let target = name_parts(table)?;
+    let (_, header_start) = line_at(text, offset);
+    let mut current: Vec<String> = Vec::new();
+    let mut found = None;
+    let mut in_string = false;
+    for (n, line) in text[..header_start].lines().enumerate() {
+        let quotes = line.matches("\"\"\"").count() + line.matches("'''").count();
+        let was_in_string = in_string;
+        in_string ^= quotes % 2 == 1;
+        if was_in_string {
+            continue;
+        }
+        let l = line.trim_start();
+        if let Some(rest) = l.strip_prefix("[[") {
+            current = rest.split("]]").next().and_then(name_parts).unwrap_or_default();
+            if target.starts_with(&current) {
+                found = None;
+            }
+            continue;
+        }
+        if let Some(rest) = l.strip_prefix('[') {
+            current = rest.split(']').next().and_then(name_parts).unwrap_or_default();
+            if found.is_none() && current == target {
+                found = Some(Definition { line: n + 1, by: None });
+            }
+            continue;
+        }
+        let Some((key, _)) = l.split_once('=') else { continue };
+        if l.starts_with('#') || !is_key(key.trim()) {
+            continue;
+        }
+        let Some(parts) = name_parts(key) else { continue };
+        let full: Vec<String> = current.iter().chain(&parts).cloned().collect();
+        if found.is_none() && full.starts_with(&target) {
+            let written = parts.join(".");
+            let by = if full.len() == target.len() {
+                code(&format!("{written} = ..."))
+            } else {
+                format!("the dotted key {}", code(&written))
+            };
+            found = Some(Definition { line: n + 1, by: Some(by) });
+        }
+    }
+    found
+}
+
+/// A dotted key (`balance.seed = 1`) that the parser refuses because a
+/// part of it was set above as something a dotted key cannot add to: a
+/// table with a header of its own, an inline table, or a value.
+struct DottedInto {
+    /// The part set above, as written in the key (`balance`).
+    part: String,
+    /// The rest of the key after it (`seed`).
+    rest: String,
+    /// That part's name as a table header would write it (`nodes.balance`).
+    table: String,
+    first: Definition,
+}
+
+impl DottedInto {
+    /// What is wrong, in plain words, for the parser's `message`; `None`
+    /// for a message this does not explain.
+    fn why(&self, message: &str) -> Option<String> {
+        let (part, rest, table, line) = (code(&self.part), code(&self.rest), &self.table, self.first.line);
+        if message.starts_with("duplicate key") && self.first.by.is_none() {
+            return Some(format!(
+                "duplicate key: the table [{table}] has a header of its own on line {line}, so a dotted key cannot add to it from another table; set {rest} under [{table}]"
+            ));
+        }
+        let what =
+            message.strip_prefix("cannot extend value of type ")?.strip_suffix(" with a dotted key")?;
+        Some(match what {
+            "inline table" => format!(
+                "{part} is an inline table, set on line {line}, and an inline table is complete as written: a dotted key cannot add to it; put {rest} inside its braces"
+            ),
+            "array" => format!(
+                "{part} is set on line {line} to a list, not a table: a dotted key cannot add {rest} to it"
+            ),
+            other => format!(
+                "{part} is set on line {line} to a value ({}), not a table: a dotted key cannot add {rest} to it",
+                other
+                    .replace("integer", "a whole number")
+                    .replace("float", "a number")
+                    .replace("boolean", "true or false")
+            ),
+        })
+    }
+}
+
+/// For the `key = value` line holding `offset`, whose key is dotted: the
+/// longest part of the key that was set above it ([`first_definition`]).
+fn dotted_into(text: &str, offset: usize) -> Option<DottedInto> {
+    let (line, line_start) = line_at(text, offset);
+    let (key, _) = line.split_once('=')?;
+    let parts = name_parts(key.trim())?;
+    // The table the line is in: the last header above it.
+    let current = text[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim_start)
+        .find(|l| l.starts_with('['))
+        .and_then(|l| l.trim_start_matches('[').split(']').next().and_then(name_parts))
+        .unwrap_or_default();
+    (1..parts.len()).rev().find_map(|k| {
+        let table = current.iter().chain(&parts[..k]).cloned().collect::<Vec<_>>().join(".");
+        let first = first_definition(text, offset, &table)?;
+        Some(DottedInto { part: parts[..k].join("."), rest: parts[k..].join("."), table, first })
+    })
 }
 
 /// The name of the table whose header (`[output]`, on the line holding
@@ -1388,15 +1544,46 @@ mod tests {
         // A table written twice is named by its header.
         assert_eq!(
             err("[output]\nbin = \"1s\"\n\n[output]\nbin = \"2s\"\n"),
-            "s.toml:4:2: `output`: duplicate key: the table [output] is written a second time here; give all its keys under one [output] header"
+            "s.toml:4:2: `output`: duplicate key: the table [output] is written a second time here (first on line 1); give all its keys under one [output] header"
         );
         assert_eq!(
             err("[nodes]\ncount = 2\n[nodes.balance]\nx = 1\n[nodes.balance]\n"),
-            "s.toml:5:8: `nodes.balance`: duplicate key: the table [nodes.balance] is written a second time here; give all its keys under one [nodes.balance] header"
+            "s.toml:5:8: `nodes.balance`: duplicate key: the table [nodes.balance] is written a second time here (first on line 3); give all its keys under one [nodes.balance] header"
         );
         assert_eq!(
             err("[limit]\nwindow = \"1s\n"),
             "s.toml:2:13: `limit.window`: invalid basic string, expected `\"`"
+        );
+    }
+
+    /// What set a table first, read past what only looks like it: a
+    /// header inside a multi-line string, a dotted key of an earlier
+    /// element of a `[[list]]`, and a key of another table of the same
+    /// name's parent.
+    #[test]
+    fn a_table_is_first_set_where_the_parser_set_it() {
+        let at = |text: &str, table: &str| {
+            let header = text.rfind(&format!("[{table}]")).unwrap();
+            first_definition(text, header, table)
+        };
+        let header = |line| Some(Definition { line, by: None });
+        let by = |line, by: &str| Some(Definition { line, by: Some(by.to_string()) });
+        assert_eq!(at("[retry]\nbase = \"1s\"\n[retry]\n", "retry"), header(1));
+        assert_eq!(at("d = \"\"\"\n[retry]\n\"\"\"\n[retry]\n", "retry"), None);
+        assert_eq!(at("d = '''\n[retry]\n'''\n[retry]\n[retry]\n", "retry"), header(4));
+        assert_eq!(at("retry.base = \"1s\"\n[retry]\n", "retry"), by(1, "the dotted key `retry.base`"));
+        assert_eq!(at("retry = { base = \"1s\" }\n[retry]\n", "retry"), by(1, "`retry = ...`"));
+        assert_eq!(at("[a]\nretry.base = 1\n[retry]\n", "retry"), None);
+        // Each `[[traffic]]` starts a new element: only the last one's
+        // dotted key set its retry table.
+        let list = "[[traffic]]\nretry.base = 1\n[[traffic]]\nx = 1\nretry . \"max\" = 2\n[traffic.retry]\n";
+        assert_eq!(at(list, "traffic.retry"), by(5, "the dotted key `retry.max`"));
+        assert_eq!(at("[[traffic]]\nretry.base = 1\n[[traffic]]\n[traffic.retry]\n", "traffic.retry"), None);
+        // A key inside a table below the one named reaches it only through
+        // that table: `[nodes]` then `balance.x`.
+        assert_eq!(
+            at("[nodes]\nbalance.x = 1\n[nodes.balance]\n", "nodes.balance"),
+            by(2, "the dotted key `balance.x`")
         );
     }
 
