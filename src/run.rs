@@ -908,6 +908,37 @@ taller than {level} (the tallest 1 in {} or fewer) cut there, the count of the t
     format!("Offered and admitted requests per {drawn} bin{merged}{zoom}{delays}{cut}, {name}")
 }
 
+/// How much taller than the median non-empty bar the tallest bar of the
+/// `retry_timeline` chart may be on a linear scale: past it, the chart is
+/// on a square-root scale ([`retry_timeline_sqrt`]).
+pub const RETRY_TIMELINE_LINEAR_UP_TO: u64 = 50;
+
+/// Whether the `retry_timeline` chart draws its bars on a square-root
+/// scale: when the tallest bar is more than [`RETRY_TIMELINE_LINEAR_UP_TO`]
+/// times the median non-empty bar, on a linear scale half the bars would
+/// be a pixel or two tall (AWS's backoff experiment: a first herd of 224
+/// attempts, then a tail of 1 or 2 a bin for 25 s; after an outage, herds
+/// of hundreds over 8 first attempts a bin). The retry storms whose herds
+/// are the point (602 over a median of 29, 434 over 17) stay linear. The
+/// bars are those the chart draws: never merged past a tenth of the
+/// window.
+pub fn retry_timeline_sqrt(r: &RunReport) -> bool {
+    let bars = r.timeline.merged(r.timeline.chart_factor(r.timeline.boundary_bars(r.limit.window)));
+    squeezed_on_a_linear_scale(bars.bins().iter().flatten().map(|b| b.offered))
+}
+
+/// Whether the tallest of `bars` is more than
+/// [`RETRY_TIMELINE_LINEAR_UP_TO`] times the median of the non-empty ones
+/// (the lower median of an even count).
+fn squeezed_on_a_linear_scale(bars: impl Iterator<Item = u64>) -> bool {
+    let mut busy: Vec<u64> = bars.filter(|&b| b > 0).collect();
+    busy.sort_unstable();
+    match (busy.get(busy.len().saturating_sub(1) / 2), busy.last()) {
+        (Some(&median), Some(&top)) => median.saturating_mul(RETRY_TIMELINE_LINEAR_UP_TO) < top,
+        _ => false,
+    }
+}
+
 /// The charts of a run whose clients react: the retry timeline and the
 /// time-to-success distribution.
 fn client_charts(r: &RunReport, name: &str) -> [Chart; 2] {
@@ -932,12 +963,20 @@ bins; a shorter run draws them)",
     } else {
         String::new()
     };
+    let sqrt = if retry_timeline_sqrt(r) {
+        format!(
+            "; on a square-root scale (the axis labels are counts), so that bins of a few attempts show beside \
+the tallest, which holds more than {RETRY_TIMELINE_LINEAR_UP_TO} times the median non-empty bin"
+        )
+    } else {
+        String::new()
+    };
     [
         Chart {
             name: "retry_timeline",
             caption: format!(
                 "Attempts per {drawn} bin{merged}, one strip per limiter: first attempts (grey) and retries (the limiter's \
-colour) stacked; retries sent back together stand out as spikes, {name}{coarse}"
+colour) stacked; retries sent back together stand out as spikes{sqrt}, {name}{coarse}"
             ),
             kind: ChartKind::RetryTimeline,
         },
@@ -1056,6 +1095,26 @@ mod tests {
     use super::*;
     use crate::time::Nanos;
     use crate::timeline::{Bin, Timeline};
+
+    /// The retry timeline goes to a square-root scale when its tallest bar
+    /// is more than 50 times the median non-empty one: empty bars do not
+    /// count, an even count takes the lower median, and 50 times is still
+    /// linear.
+    #[test]
+    fn a_few_tall_bars_over_a_low_median_put_the_retry_timeline_on_a_square_root_scale() {
+        let sqrt = |bars: &[u64]| squeezed_on_a_linear_scale(bars.iter().copied());
+        // backoff's shape: a herd of 224, then bars of 1 or 2.
+        assert!(sqrt(&[224, 60, 2, 0, 0, 1, 2, 1, 0, 1]));
+        // Exactly 50 times the median: linear; one more: square root.
+        assert!(!sqrt(&[100, 2, 2, 0, 0, 0]));
+        assert!(sqrt(&[101, 2, 2, 0, 0, 0]));
+        // Four non-empty bars: the median is the second, 2 (not 3).
+        assert!(sqrt(&[1, 2, 4, 101]));
+        assert!(!sqrt(&[1, 3, 4, 101]));
+        // A retry storm whose herds are the point: 602 over a median of 29.
+        assert!(!sqrt(&[29, 602, 29, 30, 28, 400, 31]));
+        assert!(!sqrt(&[]) && !sqrt(&[0, 0]) && !sqrt(&[7]));
+    }
 
     /// A timeline of 10 ms bins to `end`, offered requests in `busy`.
     fn timeline(end_ms: u64, busy: &[usize]) -> Timeline {

@@ -29,25 +29,43 @@ impl Chart for RetryTimeline<'_> {
         let (div, unit) = time_unit(end);
         let x_end = end as f64 / div;
         let bin = format_duration(timeline.width());
+        // A square-root scale where a linear one would flatten most bars
+        // (the library decides, and the caption says so): the bars are
+        // drawn as the roots of their counts, the labels are counts.
+        let sqrt = ratesim::run::retry_timeline_sqrt(r);
+        let scale = |v: u64| if sqrt { (v as f64).sqrt() } else { v as f64 };
         let y_max =
-            bins.iter().flat_map(|row| row.iter().map(|b| b.offered)).max().unwrap_or(1).max(1) as f64;
+            scale(bins.iter().flat_map(|row| row.iter().map(|b| b.offered)).max().unwrap_or(1).max(1));
+        // (On a square-root scale, none above the tallest bar: the next
+        // square up reads as a count at the top edge, over the strip
+        // above's 0.)
+        let label = |v: &f64| match sqrt {
+            true if *v > y_max => String::new(),
+            true => whole(&(v * v).round()),
+            false => whole(v),
+        };
         let area = titled(root, &format!("{}: first attempts and retries per {bin} bin", self.scenario))?;
         let (plots, legend) = with_legend(&area);
         let n = r.limiters.len();
-        let strips = strip_frame(&plots, &format!("time ({unit})"), &format!("attempts per {bin} bin"))?;
+        let y_title = if sqrt {
+            format!("attempts per {bin} bin (square-root scale)")
+        } else {
+            format!("attempts per {bin} bin")
+        };
+        let strips = strip_frame(&plots, &format!("time ({unit})"), &y_title)?;
         let rows = super::strips(&strips, n, 30);
         let grey = RGBColor(150, 150, 150);
         let series = |i: usize, f: &dyn Fn(&ratesim::timeline::Bin) -> u64| {
             steps(bins.iter().enumerate().map(|(b, row)| {
                 let x0 = (b as u64).saturating_mul(width) as f64 / div;
                 let x1 = (b as u64 + 1).saturating_mul(width) as f64 / div;
-                (x0, x1.min(x_end), f(&row[i]) as f64)
+                (x0, x1.min(x_end), scale(f(&row[i])))
             }))
         };
         for (i, strip) in rows.iter().enumerate() {
             let last = i + 1 == n;
             let l = &r.limiters[i];
-            let mut chart = strip_chart(strip, last, 0f64..x_end, y_max * 1.35, 3, &whole)?;
+            let mut chart = strip_chart(strip, last, 0f64..x_end, y_max * 1.35, 3, &label)?;
             let c = self.palette.colour(&l.spec);
             // Stacked: all attempts (retries on top) in colour, first
             // attempts over them in grey.
