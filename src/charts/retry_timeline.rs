@@ -65,7 +65,10 @@ impl Chart for RetryTimeline<'_> {
         for (i, strip) in rows.iter().enumerate() {
             let last = i + 1 == n;
             let l = &r.limiters[i];
-            let mut chart = strip_chart(strip, last, 0f64..x_end, y_max * 1.35, 3, &label)?;
+            // (Ticks evenly spaced in roots: 0, 100, 400 reads as a
+            // square-root scale; more of them, as each is further apart.)
+            let labels = if sqrt { 5 } else { 3 };
+            let mut chart = strip_chart(strip, last, 0f64..x_end, y_max * 1.35, labels, &label)?;
             let c = self.palette.colour(&l.spec);
             // Stacked: all attempts (retries on top) in colour, first
             // attempts over them in grey.
