@@ -958,9 +958,10 @@ fn first_setting(text: &str, offset: usize, key: &str) -> Option<usize> {
 }
 
 /// Where a table that a `[name]` header writes a second time was first
-/// set: its line, and the key that set it when that was no header of its
-/// own (`limit.requests` for `limit.requests = 5` above `[limit]`, or
-/// `retry` for `retry = { ... }`).
+/// set: its line, and, when that was no header of its own, what set it,
+/// as the message says it (``the dotted key `limit.requests` `` for
+/// `limit.requests = 5` above `[limit]`; `` `retry = ...` `` for
+/// `retry = { ... }`).
 #[derive(Debug, PartialEq)]
 struct Definition {
     line: usize,
@@ -1557,9 +1558,8 @@ mod tests {
     }
 
     /// What set a table first, read past what only looks like it: a
-    /// header inside a multi-line string, a dotted key of an earlier
-    /// element of a `[[list]]`, and a key of another table of the same
-    /// name's parent.
+    /// header inside a multi-line string, a dotted key in an earlier
+    /// element of a `[[list]]`, and a dotted key under another table.
     #[test]
     fn a_table_is_first_set_where_the_parser_set_it() {
         let at = |text: &str, table: &str| {
