@@ -386,6 +386,22 @@ fn s94_dotted_key_into_what_is_set_above() {
     ]);
 }
 
+/// More after a value or a table header on its line: the parser's
+/// "unexpected key or value, expected newline, `#`" named neither what it
+/// found nor what to write.
+#[test]
+fn s95_more_after_a_value_on_its_line() {
+    Case::new(&with("kind = \"slot_counter\"", "kind = \"slot_counter\" slots = [2, 10]")).refused(&[
+        "s.toml:15:23: `limiter[0].kind`: `slots` after the value: give each key = value a line of its own (a comment starts with #)",
+    ]);
+    Case::new(&with("start = \"100ms\"", "start = \"100ms\",")).refused(&[
+        "s.toml:10:16: `traffic[0].start`: a `,` after the value: in a table each key = value goes on a line of its own (commas separate the items of a list, [a, b], or of an inline table, { a = 1, b = 2 })",
+    ]);
+    Case::new(&with("[limit]", "[limit] requests = 10")).refused(&[
+        "s.toml:4:9: `requests` after the table header: a header stands on a line of its own (a comment starts with #)",
+    ]);
+}
+
 #[test]
 fn s10_missing_required_key() {
     // The top-level table's error is not about `duration`, the key on line 1.

@@ -1202,6 +1202,37 @@ pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
         let fixed = if header.starts_with("[[") { format!("[[{name}]]") } else { format!("[{name}]") };
         return format!("the table header {} is not closed: write {}", code(header), code(&fixed));
     }
+    if message.starts_with("unexpected key or value") {
+        // More after a value on its line: a second key = value (`kind =
+        // "gcra" burst = 2`), or a comma as in an inline table.
+        let after = text.get(span.start..).unwrap_or("");
+        let after = after.split(['\n', '\r']).next().unwrap_or("");
+        let token = |stop: &dyn Fn(char) -> bool| -> String {
+            after.chars().take_while(|&c| !c.is_whitespace() && !stop(c)).take(40).collect()
+        };
+        // The key written after the value (`burst`, not `burst=2`), else
+        // whatever stands there (`=`).
+        let word = match token(&|c| c == '=') {
+            w if w.is_empty() => token(&|_| false),
+            w => w,
+        };
+        return if line.trim_start().starts_with('[') {
+            format!(
+                "{} after the table header: a header stands on a line of its own (a comment starts with #)",
+                code(&word)
+            )
+        } else if after.starts_with(',') {
+            "a `,` after the value: in a table each key = value goes on a line of its own (commas separate the items of a list, [a, b], or of an inline table, { a = 1, b = 2 })".to_string()
+        } else if word.is_empty() {
+            "more after the value: give each key = value a line of its own (a comment starts with #)"
+                .to_string()
+        } else {
+            format!(
+                "{} after the value: give each key = value a line of its own (a comment starts with #)",
+                code(&word)
+            )
+        };
+    }
     // The parser ends some messages with what it expected, even when
     // that is nothing.
     message.trim_end_matches(", expected nothing").to_string()
