@@ -985,6 +985,19 @@ fn name_parts(name: &str) -> Option<Vec<String>> {
     parts.iter().all(|p| !p.is_empty() && !p.contains(['"', '\''])).then_some(parts)
 }
 
+/// The table a header line opens, as [`name_parts`] (none for a name it
+/// does not read), and whether it is a `[[list]]` element; `None` for a
+/// line that is no header.
+fn header_parts(line: &str) -> Option<(Vec<String>, bool)> {
+    let l = line.trim_start();
+    let (rest, list) = match l.strip_prefix("[[") {
+        Some(rest) => (rest, true),
+        None => (l.strip_prefix('[')?, false),
+    };
+    let name = rest.split(']').next().and_then(name_parts).unwrap_or_default();
+    Some((name, list))
+}
+
 /// Where `table`, whose header at `offset` the parser calls a duplicate,
 /// was first set (see [`Definition`]): the lines above the header are read
 /// with the table each is in, past multi-line strings; a `[[list]]` header
@@ -1002,21 +1015,16 @@ fn first_definition(text: &str, offset: usize, table: &str) -> Option<Definition
         if was_in_string {
             continue;
         }
-        let l = line.trim_start();
-        if let Some(rest) = l.strip_prefix("[[") {
-            current = rest.split("]]").next().and_then(name_parts).unwrap_or_default();
-            if target.starts_with(&current) {
+        if let Some((name, list)) = header_parts(line) {
+            current = name;
+            if list && target.starts_with(&current) {
                 found = None;
-            }
-            continue;
-        }
-        if let Some(rest) = l.strip_prefix('[') {
-            current = rest.split(']').next().and_then(name_parts).unwrap_or_default();
-            if found.is_none() && current == target {
+            } else if !list && found.is_none() && current == target {
                 found = Some(Definition { line: n + 1, by: None });
             }
             continue;
         }
+        let l = line.trim_start();
         let Some((key, _)) = l.split_once('=') else { continue };
         if l.starts_with('#') || !is_key(key.trim()) {
             continue;
@@ -1086,13 +1094,8 @@ fn dotted_into(text: &str, offset: usize) -> Option<DottedInto> {
     let (key, _) = line.split_once('=')?;
     let parts = name_parts(key.trim())?;
     // The table the line is in: the last header above it.
-    let current = text[..line_start]
-        .lines()
-        .rev()
-        .map(str::trim_start)
-        .find(|l| l.starts_with('['))
-        .and_then(|l| l.trim_start_matches('[').split(']').next().and_then(name_parts))
-        .unwrap_or_default();
+    let current =
+        text[..line_start].lines().rev().find_map(header_parts).map(|(name, _)| name).unwrap_or_default();
     (1..parts.len()).rev().find_map(|k| {
         let table = current.iter().chain(&parts[..k]).cloned().collect::<Vec<_>>().join(".");
         let first = first_definition(text, offset, &table)?;
@@ -1207,14 +1210,12 @@ pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
         // "gcra" burst = 2`), or a comma as in an inline table.
         let after = text.get(span.start..).unwrap_or("");
         let after = after.split(['\n', '\r']).next().unwrap_or("");
-        let token = |stop: &dyn Fn(char) -> bool| -> String {
-            after.chars().take_while(|&c| !c.is_whitespace() && !stop(c)).take(40).collect()
-        };
         // The key written after the value (`burst`, not `burst=2`), else
         // whatever stands there (`=`).
-        let word = match token(&|c| c == '=') {
-            w if w.is_empty() => token(&|_| false),
-            w => w,
+        let token: String = after.split(char::is_whitespace).next().unwrap_or("").chars().take(40).collect();
+        let word = match token.split_once('=') {
+            Some((key, _)) if !key.is_empty() => key.to_string(),
+            _ => token,
         };
         return if line.trim_start().starts_with('[') {
             format!(
