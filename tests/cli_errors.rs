@@ -183,11 +183,53 @@ fn with_traffic(new: &str) -> String {
 
 #[test]
 fn s01_toml_syntax_error() {
+    // An unclosed string is reported where it was opened.
     Case::new(&with("window = \"1s\"", "window = \"1s")).refused(&[
-        "s.toml:6:",
-        "`limit.window`",
-        "invalid basic string",
+        "error: s.toml:6:10: `limit.window`: the string opened here is not closed: end it with `\"` before the line ends (a string over several lines goes between `\"\"\"`)\n",
     ]);
+    Case::new(&with("window = \"1s\"", "window = '1s")).refused(&[
+        "error: s.toml:6:10: `limit.window`: the string opened here is not closed: end it with `'` before the line ends (a string over several lines goes between `'''`)\n",
+    ]);
+    Case::new(&with("window = \"1s\"", "window = \"\"\"1s")).refused(&[
+        "error: s.toml:6:10: `limit.window`: the multi-line string opened here is not closed: end it with `\"\"\"`\n",
+    ]);
+    Case::new(&with("count = 20", "\"count = 20"))
+        .refused(&["error: s.toml:12:1: the quoted key opened here is not closed: end it with `\"`\n"]);
+}
+
+#[test]
+fn s96_list_or_inline_table_left_open() {
+    Case::new(&with("slots = [2, 10]", "slots = [2, 10")).refused(&[
+        "error: s.toml:16:9: `limiter[0].slots`: the list opened here is not closed: end it with `]` (the file ends inside it)\n",
+    ]);
+    Case::new(&with("count = 20", "count = [20")).refused(&[
+        "error: s.toml:12:9: `traffic[0].count`: the list opened here is not closed: end it with `]` (everything up to line 14 was read as part of it)\n",
+    ]);
+    Case::new(&with("count = 20", "count = 20\nretry = { policy = \"fixed\"")).refused(&[
+        "error: s.toml:13:9: `traffic[0].retry`: the inline table opened here is not closed: end it with `}` (everything up to line 15 was read as part of it)\n",
+    ]);
+}
+
+#[test]
+fn s97_comma_missing_in_a_list_or_inline_table() {
+    Case::new(&with("slots = [2, 10]", "slots = [\n  2\n  10\n]")).refused(&[
+        "error: s.toml:18:3: `limiter[0].slots`: a `,` is missing between two items of the list: separate them with commas, [a, b]\n",
+    ]);
+    Case::new(&with("count = 20", "count = 20\nretry = { policy = \"fixed\" base = \"1s\" }")).refused(&[
+        "error: s.toml:13:28: `traffic[0].retry`: a `,` is missing between two keys of the inline table: separate them with commas, { a = 1, b = 2 }\n",
+    ]);
+}
+
+#[test]
+fn s98_a_closing_bracket_or_an_equals_sign_out_of_place() {
+    Case::new(&with("count = 20", "count = 20]")).refused(&[
+        "error: s.toml:12:11: `traffic[0].count`: a `]` after the value closes no list: remove it (a list is written [a, b])\n",
+    ]);
+    Case::new(&with("count = 20", "count = 20}")).refused(&[
+        "error: s.toml:12:11: `traffic[0].count`: a `}` after the value closes no inline table: remove it (an inline table is written { a = 1, b = 2 })\n",
+    ]);
+    Case::new(&with("count = 20", "= 20"))
+        .refused(&["error: s.toml:12:1: a `=` with no key before it: write key = value, like count = 20\n"]);
 }
 
 #[test]

@@ -145,10 +145,25 @@ impl Ctx<'_> {
     }
 
     /// A TOML syntax error, found before any key is read: located at its
-    /// span, in plain words, and named by a key only when the error is on
-    /// that key's own `key = value` line (never a key on a line before).
+    /// span, in plain words, and named by the key whose `key = value` it
+    /// is in (the statement's own, for a list running over several lines;
+    /// never another key on a line before). Something left open above (a
+    /// string, list or inline table) is reported where it was opened.
     pub fn syntax(&self, e: &toml::de::Error) -> ScenarioError {
         let Some(span) = e.span() else { return self.file(unplaced(e.message())) };
+        if let Some(open) = still_open(self.text, span.start) {
+            let (line, _) = self.line_col(span.start);
+            let (at, message) = still_open_message(self.text, &open, span.start, line);
+            let key = match open {
+                Open::Key(..) => None,
+                _ => inline_value_at(self.text, at).or_else(|| key_path_at(self.text, at)),
+            };
+            let message = match key {
+                Some(key) => format!("{}: {message}", code(&key)),
+                None => message,
+            };
+            return self.at(at..at, message);
+        }
         let message = plain_syntax(e.message(), self.text, span.clone());
         if let Some(list) = duplicate_list(e.message(), self.text, span.start) {
             return self.at(
@@ -212,7 +227,12 @@ impl Ctx<'_> {
                 };
                 self.at(span, message)
             }
-            None => self.at(span, message),
+            // A line inside a value that runs over several lines (a
+            // list's items): the statement's key.
+            None => match value_start_at(self.text, span.start).and_then(|v| key_path_at(self.text, v)) {
+                Some(key) => self.at(span, format!("{}: {message}", code(&key))),
+                None => self.at(span, message),
+            },
         }
     }
 
@@ -1164,6 +1184,167 @@ fn duplicate_list(message: &str, text: &str, offset: usize) -> Option<String> {
     (!name.is_empty()).then(|| name.to_string())
 }
 
+/// What a scenario's text leaves open where the parser gave up: a list or
+/// an inline table, or a string, that should have been closed before.
+#[derive(Debug, PartialEq)]
+enum Open {
+    /// A list's `[` at this offset.
+    List(usize),
+    /// An inline table's `{` at this offset.
+    Table(usize),
+    /// A string's opening quote at this offset: `"` or `'`, or `"""` or
+    /// `'''` for a multi-line one.
+    Str(usize, &'static str),
+    /// A quoted key's opening quote at this offset.
+    Key(usize, &'static str),
+}
+
+/// Whether the parser's error at `offset` comes from something opened
+/// before it and never closed, and what: a string whose line ends before
+/// its closing quote (`name = "x`), a multi-line string with no closing
+/// `"""`, or a list or inline table still open where a new statement
+/// begins (`rate = [1, 2` above `[[limiter]]`) or where the file ends.
+/// The text is read from its start, past comments, table headers and
+/// closed strings. An error inside a list that does not look like the
+/// next statement (a missing comma between items on lines of their own)
+/// is not taken for an unclosed list.
+fn still_open(text: &str, offset: usize) -> Option<Open> {
+    let offset = offset.min(text.len());
+    let bytes = text.as_bytes();
+    // The lists and inline tables open, outermost first.
+    let mut open: Vec<(u8, usize)> = Vec::new();
+    // In the value of a `key = value` statement, not at its key.
+    let mut in_value = false;
+    // Only whitespace since the line began, outside any value.
+    let mut line_start = true;
+    let mut i = 0;
+    while i < offset {
+        let c = bytes[i];
+        match c {
+            b'"' | b'\'' => {
+                let (one, triple) = if c == b'"' { ("\"", "\"\"\"") } else { ("'", "'''") };
+                let start = i;
+                line_start = false;
+                if bytes[i..].starts_with(triple.as_bytes()) {
+                    // The first closing triple quote not escaped.
+                    let mut j = i + 3;
+                    loop {
+                        if j >= bytes.len() {
+                            return Some(Open::Str(start, triple));
+                        }
+                        if c == b'"' && bytes[j] == b'\\' {
+                            j += 2;
+                        } else if bytes[j..].starts_with(triple.as_bytes()) {
+                            break;
+                        } else {
+                            j += 1;
+                        }
+                    }
+                    if j + 3 > offset {
+                        // The error is about something inside the string.
+                        return None;
+                    }
+                    i = j + 3;
+                    continue;
+                }
+                let mut j = i + 1;
+                while j < bytes.len() && bytes[j] != c && bytes[j] != b'\n' {
+                    j += if c == b'"' && bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= bytes.len() || bytes[j] == b'\n' {
+                    // Unclosed on its line: the parser stops at the line's
+                    // end or after it; before it, the error is about
+                    // something in the string (an escape).
+                    let end = j.min(bytes.len());
+                    let end = if end > start + 1 && bytes[end - 1] == b'\r' { end - 1 } else { end };
+                    let open = if in_value { Open::Str(start, one) } else { Open::Key(start, one) };
+                    return (offset >= end).then_some(open);
+                }
+                if j >= offset {
+                    return None;
+                }
+                i = j + 1;
+                continue;
+            }
+            b'#' => {
+                while i < offset && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'\n' => {
+                if open.is_empty() {
+                    in_value = false;
+                    line_start = true;
+                }
+            }
+            b'[' if !in_value && line_start => {
+                // A table header: nothing else on its line but a comment.
+                while i < offset && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'=' if !in_value => in_value = true,
+            b'[' | b'{' if in_value => open.push((c, i)),
+            b']' | b'}' if in_value => {
+                open.pop();
+            }
+            c if c.is_ascii_whitespace() => {}
+            _ => line_start = false,
+        }
+        i += 1;
+    }
+    // The innermost: what was opened last is what the parser read on in.
+    let &(kind, at) = open.last()?;
+    // Where the parser stopped: the end of the file, or a line that reads
+    // as the next statement (a table header, or a key and its `=`).
+    let (line, line_start) = line_at(text, offset);
+    let l = line.trim();
+    let at_end = bytes[offset..].iter().all(u8::is_ascii_whitespace);
+    if !at_end && line_start <= at {
+        // On the line it was opened on: the parser's own words say more.
+        return None;
+    }
+    let header = l.strip_prefix('[').is_some_and(|r| {
+        r.trim_start_matches('[').trim_start().starts_with(|c: char| c.is_ascii_alphabetic())
+            && l.ends_with(']')
+    });
+    // A key and its `=` (TOML 1.1 lets an inline table run over lines
+    // of them; a list never holds one).
+    let statement = kind == b'[' && l.split_once('=').is_some_and(|(k, _)| is_key(k.trim()));
+    (at_end || header || statement).then_some(if kind == b'[' { Open::List(at) } else { Open::Table(at) })
+}
+
+/// The words for what [`still_open`] found, with what to write, and the
+/// offset the error then stands at: where the thing was opened. `line` is
+/// the line the parser stopped on.
+fn still_open_message(text: &str, open: &Open, offset: usize, line: usize) -> (usize, String) {
+    let reached = if text.as_bytes().get(offset..).unwrap_or_default().iter().all(u8::is_ascii_whitespace) {
+        "the file ends inside it".to_string()
+    } else {
+        format!("everything up to line {line} was read as part of it")
+    };
+    match *open {
+        Open::List(at) => (at, format!("the list opened here is not closed: end it with `]` ({reached})")),
+        Open::Table(at) => {
+            (at, format!("the inline table opened here is not closed: end it with `}}` ({reached})"))
+        }
+        Open::Str(at, quote) if quote.len() == 3 => {
+            (at, format!("the multi-line string opened here is not closed: end it with `{quote}`"))
+        }
+        Open::Key(at, quote) => {
+            (at, format!("the quoted key opened here is not closed: end it with `{quote}`"))
+        }
+        Open::Str(at, quote) => (
+            at,
+            format!(
+                "the string opened here is not closed: end it with `{quote}` before the line ends (a string over several lines goes between `{quote}{quote}{quote}`)"
+            ),
+        ),
+    }
+}
+
 /// The TOML parser's syntax messages in plain words, with what to write:
 /// a bare word is a string that needs quotes; `count 20` lacks its `=`; a
 /// table header lacks its closing bracket.
@@ -1199,6 +1380,17 @@ pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
             format!("expected `=` after the key {}: write key = value, like count = 20", code(key))
         };
     }
+    if message.starts_with("missing comma between array elements") {
+        return "a `,` is missing between two items of the list: separate them with commas, [a, b]"
+            .to_string();
+    }
+    if message.starts_with("missing comma between key-value pairs") {
+        return "a `,` is missing between two keys of the inline table: separate them with commas, { a = 1, b = 2 }"
+            .to_string();
+    }
+    if message.starts_with("unquoted keys cannot be empty") && line.trim_start().starts_with('=') {
+        return "a `=` with no key before it: write key = value, like count = 20".to_string();
+    }
     if message.starts_with("unclosed array table") || message.starts_with("unclosed table") {
         let header = line.trim();
         let name = header.trim_start_matches('[').trim_end_matches(']').trim();
@@ -1217,7 +1409,12 @@ pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
             Some((key, _)) if !key.is_empty() => key.to_string(),
             _ => token,
         };
-        return if line.trim_start().starts_with('[') {
+        return if after.starts_with(']') {
+            "a `]` after the value closes no list: remove it (a list is written [a, b])".to_string()
+        } else if after.starts_with('}') {
+            "a `}` after the value closes no inline table: remove it (an inline table is written { a = 1, b = 2 })"
+                .to_string()
+        } else if line.trim_start().starts_with('[') {
             format!(
                 "{} after the table header: a header stands on a line of its own (a comment starts with #)",
                 code(&word)
@@ -1564,10 +1761,15 @@ mod tests {
             err("[limit]\nwindow = 1s\n"),
             "s.toml:2:10: `limit.window`: `1s` is not a value: a string must be quoted, like \"1s\""
         );
-        // Inside a list that started on an earlier line: no key is named.
+        // Inside a list that started on an earlier line: the list's key,
+        // not a key above it.
         assert_eq!(
             err("slots = [1,\n 2,\n y]\n"),
-            "s.toml:3:2: `y` is not a value: a string must be quoted, like \"y\""
+            "s.toml:3:2: `slots`: `y` is not a value: a string must be quoted, like \"y\""
+        );
+        assert_eq!(
+            err("count = 3\nslots = [1,\n 2\n 3]\n"),
+            "s.toml:4:2: `slots`: a `,` is missing between two items of the list: separate them with commas, [a, b]"
         );
         // An error at a key itself names it.
         assert_eq!(
@@ -1583,10 +1785,98 @@ mod tests {
             err("[nodes]\ncount = 2\n[nodes.balance]\nx = 1\n[nodes.balance]\n"),
             "s.toml:5:8: `nodes.balance`: duplicate key: the table [nodes.balance] is written a second time here (first on line 3); give all its keys under one [nodes.balance] header"
         );
+        // Left open: reported where it was opened.
         assert_eq!(
             err("[limit]\nwindow = \"1s\n"),
-            "s.toml:2:13: `limit.window`: invalid basic string, expected `\"`"
+            "s.toml:2:10: `limit.window`: the string opened here is not closed: end it with `\"` before the line ends (a string over several lines goes between `\"\"\"`)"
         );
+        assert_eq!(
+            err("[limit]\nrequests = [1, 2\n[[limiter]]\nkind = \"fixed_window\"\n"),
+            "s.toml:2:12: `limit.requests`: the list opened here is not closed: end it with `]` (everything up to line 3 was read as part of it)"
+        );
+        assert_eq!(
+            err("[[traffic]]\nretry = { policy = \"fixed\"\n"),
+            "s.toml:2:9: `traffic[0].retry`: the inline table opened here is not closed: end it with `}` (the file ends inside it)"
+        );
+        assert_eq!(
+            err("description = '''one\ntwo\n"),
+            "s.toml:1:15: `description`: the multi-line string opened here is not closed: end it with `'''`"
+        );
+        assert_eq!(
+            err("\"name = 1\n"),
+            "s.toml:1:1: the quoted key opened here is not closed: end it with `\"`"
+        );
+        assert_eq!(
+            err("[limit]\nrequests = 10]\n"),
+            "s.toml:2:14: `limit.requests`: a `]` after the value closes no list: remove it (a list is written [a, b])"
+        );
+        assert_eq!(
+            err("= 3\n"),
+            "s.toml:1:1: a `=` with no key before it: write key = value, like count = 20"
+        );
+    }
+
+    /// What is left open where the parser stopped, read past what only
+    /// looks like it: quotes and brackets in comments, in closed strings
+    /// (multi-line ones too) and in table headers; a list closed on its
+    /// own line; an inline table over several lines (TOML 1.1).
+    #[test]
+    fn what_is_left_open_is_found_where_it_was_opened() {
+        // The offset of the first `needle`; the text's end.
+        let at = |text: &str, needle: &str| text.find(needle).unwrap();
+        let end = |text: &str| text.len();
+        // A string whose line ends first, with the parser at the line's
+        // end, on the next line, or at the file's end (no newline, CRLF).
+        let t = "a = \"x\nb = 1\n";
+        assert_eq!(still_open(t, at(t, "\nb")), Some(Open::Str(4, "\"")));
+        assert_eq!(still_open(t, at(t, "b =")), Some(Open::Str(4, "\"")));
+        assert_eq!(still_open("a = 'x", 6), Some(Open::Str(4, "'")));
+        assert_eq!(still_open("a = \"x\r\n", 6), Some(Open::Str(4, "\"")));
+        // An error inside a string (a bad escape) is the string's own.
+        let t = "a = \"x\\q\"\n";
+        assert_eq!(still_open(t, at(t, "q")), None);
+        let t = "a = \"x\\q\n";
+        assert_eq!(still_open(t, at(t, "q")), None);
+        // An escaped quote does not close; a closed string is passed.
+        let t = "a = \"x\\\"\nb = [1\n[x]\n";
+        assert_eq!(still_open(t, at(t, "[x]")), Some(Open::Str(4, "\"")));
+        // Quotes and brackets in comments, headers and multi-line strings.
+        let t = "# \" [ {\n[t] # \"\nd = \"\"\"[\"\n{\"\"\"\nb = [1, # ]\n2\nc = 1\n";
+        assert_eq!(still_open(t, at(t, "c =")), Some(Open::List(at(t, "[1"))));
+        let t = "d = '''[\n'''\nb = 1 2\n";
+        assert_eq!(still_open(t, at(t, "2\n")), None);
+        // A multi-line string never closed, and one closed after the
+        // error (which is then about something inside it).
+        let t = "d = \"\"\"x\ny\n";
+        assert_eq!(still_open(t, end(t)), Some(Open::Str(4, "\"\"\"")));
+        let t = "d = \"\"\"x\\q\n\"\"\"\n";
+        assert_eq!(still_open(t, at(t, "q")), None);
+        // A list is taken as left open only where the next statement or
+        // the file's end is read as part of it, not at a missing comma
+        // between items on their own lines, nor on its own line.
+        let t = "b = [\n 1\n 2\n]\n";
+        assert_eq!(still_open(t, at(t, " 2")), None);
+        let t = "b = [1, 2 3]\n";
+        assert_eq!(still_open(t, at(t, "3")), None);
+        let t = "b = [[1, 2]\n[[limiter]]\n";
+        assert_eq!(still_open(t, at(t, "[[limiter")), Some(Open::List(4)));
+        let t = "b = [\n";
+        assert_eq!(still_open(t, end(t)), Some(Open::List(4)));
+        let t = "b = [1,\nkind = 2\n";
+        assert_eq!(still_open(t, at(t, "kind")), Some(Open::List(4)));
+        // An inline table may hold key = value lines (TOML 1.1): only a
+        // header or the file's end says it was left open; the innermost
+        // of what is open is the one named.
+        let t = "r = {\n a = 1,\n a = 2\n}\n";
+        assert_eq!(still_open(t, at(t, "a = 2")), None);
+        let t = "r = { a = 1,\n[x]\n";
+        assert_eq!(still_open(t, at(t, "[x]")), Some(Open::Table(4)));
+        let t = "r = [{ a = 1 }, { b = 2\n[x]\n";
+        assert_eq!(still_open(t, at(t, "[x]")), Some(Open::Table(at(t, "{ b"))));
+        // A quoted key, and nothing open at all.
+        assert_eq!(still_open("\"a = 1\n", 7), Some(Open::Key(0, "\"")));
+        let t = "a = [1]\nb = {c = 1}\nd = 'x'\n";
+        assert_eq!(still_open(t, end(t)), None);
     }
 
     /// What set a table first, read past what only looks like it: a
