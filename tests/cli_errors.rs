@@ -221,6 +221,32 @@ fn s97_comma_missing_in_a_list_or_inline_table() {
 }
 
 #[test]
+fn s99_a_number_the_parser_cannot_read() {
+    // At the number's start, whole, wherever reading it stopped.
+    Case::new(&with("count = 20", "count = 2.0.1")).refused(&[
+        "error: s.toml:12:9: `traffic[0].count`: `2.0.1` is not a number: write it like 20, 2.5 or 1e6\n",
+    ]);
+    for bad in ["1e", ".5", "5.", "0x1G"] {
+        Case::new(&with("count = 20", &format!("count = {bad}"))).refused(&[&format!(
+            "error: s.toml:12:9: `traffic[0].count`: `{bad}` is not a number: write it like 20, 2.5 or 1e6\n"
+        )]);
+    }
+    Case::new(&with("slots = [2, 10]", "slots = [2, 1.0.1]")).refused(&[
+        "error: s.toml:16:13: `limiter[0].slots`: `1.0.1` is not a number: write it like 20, 2.5 or 1e6\n",
+    ]);
+    Case::new(&with("count = 20", "count = 20\nretry = { policy = \"fixed\", base = \"1s\", budget = 0.1.2 }")).refused(&[
+        "error: s.toml:13:51: `traffic[0].retry.budget`: `0.1.2` is not a number: write it like 20, 2.5 or 1e6\n",
+    ]);
+}
+
+#[test]
+fn s100_a_backslash_that_starts_no_escape() {
+    Case::new(&with_traffic("kind = \"csv\"\npath = \"C:\\data\\t.csv\"")).refused(&[
+        "error: s.toml:10:12: `traffic[0].path`: `\\d` is not an escape: in a string in double quotes a backslash starts one (\\n, \\t, \\\\, \\\", \\u00e9); write \\\\ for a backslash, or put the string in single quotes, where backslashes stay as written ('C:\\traces\\a.csv')\n",
+    ]);
+}
+
+#[test]
 fn s98_a_closing_bracket_or_an_equals_sign_out_of_place() {
     Case::new(&with("count = 20", "count = 20]")).refused(&[
         "error: s.toml:12:11: `traffic[0].count`: a `]` after the value closes no list: remove it (a list is written [a, b])\n",

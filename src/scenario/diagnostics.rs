@@ -109,6 +109,11 @@ impl Ctx<'_> {
         match e.span() {
             Some(span) => {
                 let message = date_time(&message, self.text.get(span.clone()).unwrap_or(""));
+                // A number the parser cannot read: at its start.
+                let (span, message) = match plain_number(e.message(), self.text, span.start) {
+                    Some((at, plain)) => (at..at, plain),
+                    None => (span, message),
+                };
                 // serde names unknown keys itself; for the rest, say which key.
                 // The top-level table's span is empty at the start of the
                 // file: its errors (a missing `name`) are no first key's.
@@ -163,6 +168,11 @@ impl Ctx<'_> {
                 None => message,
             };
             return self.at(at..at, message);
+        }
+        if let Some((at, message)) = plain_number(e.message(), self.text, span.start) {
+            // Named with its key in an inline table, or with its line's.
+            let key = inline_value_at(self.text, at).or_else(|| key_of_line(self.text, at));
+            return self.at(at..at, key.map_or(message.clone(), |key| format!("{}: {message}", code(&key))));
         }
         let message = plain_syntax(e.message(), self.text, span.clone());
         if let Some(list) = duplicate_list(e.message(), self.text, span.start) {
@@ -1249,7 +1259,10 @@ fn still_open(text: &str, offset: usize) -> Option<Open> {
                 }
                 let mut j = i + 1;
                 while j < bytes.len() && bytes[j] != c && bytes[j] != b'\n' {
-                    j += if c == b'"' && bytes[j] == b'\\' { 2 } else { 1 };
+                    // An escape, but never of the line's end.
+                    let escape =
+                        c == b'"' && bytes[j] == b'\\' && !matches!(bytes.get(j + 1), Some(b'\n' | b'\r'));
+                    j += if escape { 2 } else { 1 };
                 }
                 if j >= bytes.len() || bytes[j] == b'\n' {
                     // Unclosed on its line: the parser stops at the line's
@@ -1345,6 +1358,34 @@ fn still_open_message(text: &str, open: &Open, offset: usize, line: usize) -> (u
     }
 }
 
+/// The parser's words for a number it cannot read (`5.5.5`, `1e`, `.5`,
+/// `0x1G`), given as the number written and how numbers are written.
+/// Also the offset where the number starts, for the error to stand at.
+fn plain_number(message: &str, text: &str, offset: usize) -> Option<(usize, String)> {
+    const WORDS: [&str; 8] = [
+        "invalid float",
+        "invalid fraction",
+        "invalid mantissa",
+        "invalid exponent",
+        "invalid integer",
+        "invalid hexadecimal",
+        "invalid octal",
+        "invalid binary",
+    ];
+    if !WORDS.iter().any(|w| message.starts_with(w)) {
+        return None;
+    }
+    // The number as written: from the value's start to its end (ASCII
+    // delimiters, one byte each).
+    let delimiter = |c: char| c.is_ascii_whitespace() || "=,[]{}#".contains(c);
+    let before = text.get(..offset)?;
+    let from = before.rfind(delimiter).map_or(0, |i| i + 1);
+    let to = text[from..].find(delimiter).map_or(text.len(), |i| from + i);
+    let number = &text[from..to];
+    (!number.is_empty())
+        .then(|| (from, format!("{} is not a number: write it like 20, 2.5 or 1e6", code(number))))
+}
+
 /// The TOML parser's syntax messages in plain words, with what to write:
 /// a bare word is a string that needs quotes; `count 20` lacks its `=`; a
 /// table header lacks its closing bracket.
@@ -1379,6 +1420,15 @@ pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
         } else {
             format!("expected `=` after the key {}: write key = value, like count = 20", code(key))
         };
+    }
+    if message.starts_with("missing escaped value") {
+        // The parser points at what follows the backslash.
+        let after: String = text.get(span.start..).unwrap_or("").chars().take(1).collect();
+        let escape = if after.trim().is_empty() { "\\".to_string() } else { format!("\\{after}") };
+        return format!(
+            "{} is not an escape: in a string in double quotes a backslash starts one (\\n, \\t, \\\\, \\\", \\u00e9); write \\\\ for a backslash, or put the string in single quotes, where backslashes stay as written ('C:\\traces\\a.csv')",
+            code(&escape)
+        );
     }
     if message.starts_with("missing comma between array elements") {
         return "a `,` is missing between two items of the list: separate them with commas, [a, b]"
@@ -1814,6 +1864,28 @@ mod tests {
             err("= 3\n"),
             "s.toml:1:1: a `=` with no key before it: write key = value, like count = 20"
         );
+    }
+
+    /// A number the parser cannot read is given whole, from its start,
+    /// wherever the parser stopped in it; other messages are not numbers'.
+    #[test]
+    fn a_number_is_named_whole_from_its_start() {
+        let words = " is not a number: write it like 20, 2.5 or 1e6";
+        let t = "a = 5.5.5\n";
+        assert_eq!(plain_number("invalid float", t, 7), Some((4, format!("`5.5.5`{words}"))));
+        let t = "a = [1, 1e]";
+        assert_eq!(
+            plain_number("invalid exponent, expected digits", t, 10),
+            Some((8, format!("`1e`{words}")))
+        );
+        assert_eq!(plain_number("invalid float", "5.5.5", 3), Some((0, format!("`5.5.5`{words}"))));
+        // Non-ASCII beside it, an offset past the end or inside a
+        // character: no panic.
+        let t = "a =\u{3000}5.5.5";
+        assert!(plain_number("invalid float", t, t.len()).is_some());
+        assert_eq!(plain_number("invalid float", t, 4), None);
+        assert_eq!(plain_number("invalid float", "a = 1", 99), None);
+        assert_eq!(plain_number("string values must be quoted", "a = x", 4), None);
     }
 
     /// What is left open where the parser stopped, read past what only
