@@ -247,6 +247,15 @@ fn s100_a_backslash_that_starts_no_escape() {
 }
 
 #[test]
+fn s101_a_string_with_no_opening_quote() {
+    Case::new(&with("kind = \"burst\"", "kind = burst\"")).refused(&[
+        "error: s.toml:9:8: `traffic[0].kind`: `burst\"` has no opening quote: write \"burst\"\n",
+    ]);
+    Case::new(&with("kind = \"burst\"", "kind = burst'"))
+        .refused(&["error: s.toml:9:8: `traffic[0].kind`: `burst'` has no opening quote: write 'burst'\n"]);
+}
+
+#[test]
 fn s98_a_closing_bracket_or_an_equals_sign_out_of_place() {
     Case::new(&with("count = 20", "count = 20]")).refused(&[
         "error: s.toml:12:11: `traffic[0].count`: a `]` after the value closes no list: remove it (a list is written [a, b])\n",

@@ -1430,6 +1430,19 @@ pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
             code(&escape)
         );
     }
+    if message.starts_with("missing opening quote") {
+        // `kind = burst"`: the word up to the closing quote.
+        let rest = text.get(span.start..).unwrap_or("").split(['\n', '\r']).next().unwrap_or("");
+        if let Some(close) = rest.find(['"', '\'']) {
+            let (word, quote) = (rest[..close].trim(), &rest[close..=close]);
+            if !word.is_empty() {
+                return format!(
+                    "{} has no opening quote: write {quote}{word}{quote}",
+                    code(&format!("{word}{quote}"))
+                );
+            }
+        }
+    }
     if message.starts_with("missing comma between array elements") {
         return "a `,` is missing between two items of the list: separate them with commas, [a, b]"
             .to_string();
