@@ -1314,7 +1314,7 @@ fn still_open(text: &str, offset: usize) -> Option<Open> {
     // as the next statement (a table header, or a key and its `=`).
     let (line, line_start) = line_at(text, offset);
     let l = line.trim();
-    let at_end = bytes[offset..].iter().all(u8::is_ascii_whitespace);
+    let at_end = only_space_after(text, offset);
     if !at_end && line_start <= at {
         // On the line it was opened on: the parser's own words say more.
         return None;
@@ -1329,11 +1329,17 @@ fn still_open(text: &str, offset: usize) -> Option<Open> {
     (at_end || header || statement).then_some(if kind == b'[' { Open::List(at) } else { Open::Table(at) })
 }
 
+/// Whether nothing but whitespace follows `offset`: the parser stopped at
+/// the file's end.
+fn only_space_after(text: &str, offset: usize) -> bool {
+    text.as_bytes().get(offset..).unwrap_or_default().iter().all(u8::is_ascii_whitespace)
+}
+
 /// The words for what [`still_open`] found, with what to write, and the
 /// offset the error then stands at: where the thing was opened. `line` is
 /// the line the parser stopped on.
 fn still_open_message(text: &str, open: &Open, offset: usize, line: usize) -> (usize, String) {
-    let reached = if text.as_bytes().get(offset..).unwrap_or_default().iter().all(u8::is_ascii_whitespace) {
+    let reached = if only_space_after(text, offset) {
         "the file ends inside it".to_string()
     } else {
         format!("everything up to line {line} was read as part of it")
