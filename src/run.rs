@@ -966,7 +966,8 @@ bins; a shorter run draws them)",
     let sqrt = if retry_timeline_sqrt(r) {
         format!(
             "; on a square-root scale (the axis labels are counts), so that bins of a few attempts show beside \
-the tallest, which holds more than {RETRY_TIMELINE_LINEAR_UP_TO} times the median non-empty bin"
+the tallest, which holds more than {RETRY_TIMELINE_LINEAR_UP_TO} times the median non-empty bin; within a bar, \
+grey and colour split its height in proportion to first attempts and retries"
         )
     } else {
         String::new()

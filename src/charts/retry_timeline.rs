@@ -78,9 +78,16 @@ impl Chart for RetryTimeline<'_> {
                         .border_style(c.stroke_width(1)),
                 )
                 .map_err(err)?;
-            chart
-                .draw_series(AreaSeries::new(series(i, &|b| b.offered - b.retries), 0.0, grey.filled()))
-                .map_err(err)?;
+            // The grey part is the first attempts' share of the bar's
+            // height, so that on a square-root scale too a bar of half
+            // retries is half colour (the root of the first attempts alone
+            // would draw them taller than their share).
+            let first = steps(bins.iter().enumerate().map(|(b, row)| {
+                let x0 = (b as u64).saturating_mul(width) as f64 / div;
+                let x1 = (b as u64 + 1).saturating_mul(width) as f64 / div;
+                (x0, x1.min(x_end), first_attempts_height(&row[i], sqrt))
+            }));
+            chart.draw_series(AreaSeries::new(first, 0.0, grey.filled())).map_err(err)?;
             let retries: u64 = bins.iter().map(|row| row[i].retries).sum();
             let amp = l.clients.as_ref().and_then(|k| k.amplification());
             let text = format!(
@@ -111,5 +118,37 @@ impl Chart for RetryTimeline<'_> {
         }
         draw_legend(&legend, &entries)?;
         Ok(())
+    }
+}
+
+/// How tall a bin's first attempts are drawn: their share of the bar,
+/// whose height is the count of attempts or, on a square-root scale, its
+/// root.
+fn first_attempts_height(bin: &ratesim::timeline::Bin, sqrt: bool) -> f64 {
+    let first = bin.offered - bin.retries;
+    if !sqrt || bin.offered == 0 {
+        return first as f64;
+    }
+    (bin.offered as f64).sqrt() * first as f64 / bin.offered as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bin(offered: u64, retries: u64) -> ratesim::timeline::Bin {
+        ratesim::timeline::Bin { offered, retries, ..Default::default() }
+    }
+
+    #[test]
+    fn first_attempts_are_drawn_as_their_share_of_the_bar() {
+        // Linear: the count. Square root: 100 attempts, 50 of them retries,
+        // is a bar 10 tall, half of it (5) grey; the root of 50 (7.07)
+        // would show them as 71 % of the bar.
+        assert_eq!(first_attempts_height(&bin(100, 50), false), 50.0);
+        assert_eq!(first_attempts_height(&bin(100, 50), true), 5.0);
+        assert_eq!(first_attempts_height(&bin(400, 0), true), 20.0);
+        assert_eq!(first_attempts_height(&bin(400, 400), true), 0.0);
+        assert_eq!(first_attempts_height(&bin(0, 0), true), 0.0);
     }
 }
