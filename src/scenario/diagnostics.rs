@@ -632,66 +632,142 @@ fn in_table(message: &str, raw: &str, path: Option<&str>) -> String {
 
 /// Where the value of the `key = value` statement that holds `offset`
 /// starts (just after its `=`), when `offset` is in that value, not in
-/// its key. The text is read from its start, past strings (multi-line
-/// ones too), comments and table headers, so that a value running over
-/// several lines (a list, or an inline table, which TOML 1.1 allows to
-/// break) is followed to its end, not taken for statements of its own.
+/// its key. The text is read from its start ([`scan`]), past strings
+/// (multi-line ones too), comments and table headers, so that a value
+/// running over several lines (a list, or an inline table, which TOML 1.1
+/// allows to break) is followed to its end, not taken for statements of
+/// its own.
 fn value_start_at(text: &str, offset: usize) -> Option<usize> {
-    let text = &text[..offset];
-    let mut chars = text.char_indices().peekable();
-    // The value being read, and how deep in its lists and tables.
-    let (mut value, mut depth) = (None::<usize>, 0usize);
+    scan(text, offset).value
+}
+
+/// What [`scan`] found reading a scenario's text up to an offset.
+#[derive(Debug, Default)]
+struct Scanned {
+    /// Where the value of the statement being read starts (just after its
+    /// `=`); `None` at a key or between statements.
+    value: Option<usize>,
+    /// The lists and inline tables open in that value, outermost first:
+    /// `[` or `{` and its offset.
+    open: Vec<(u8, usize)>,
+    /// The first string (or quoted key) whose line ends before its closing
+    /// quote, ending before the offset. The text after it is read as if
+    /// the string ended at its line's end.
+    unclosed: Option<Open>,
+    /// The string the offset is in (its opening quote was read before the
+    /// offset, its closing one is not): its start, its quote (`"`, `'`, or
+    /// three of either for a multi-line one), and whether it is a
+    /// multi-line one never closed.
+    inside: Option<(usize, &'static str, bool)>,
+}
+
+/// Reads a scenario's text from its start up to `offset` the way TOML
+/// does, to say where the statement being read began and what is open at
+/// `offset`: strings (multi-line ones, escapes in basic strings, but a
+/// backslash never escapes a line's end outside a multi-line string),
+/// comments and table headers are passed over, so that what only looks
+/// like a bracket, a quote or an `=` is not taken for one. The one reader
+/// of these for [`value_start_at`] and [`still_open`].
+fn scan(text: &str, offset: usize) -> Scanned {
+    let offset = offset.min(text.len());
+    let bytes = text.as_bytes();
+    let mut found = Scanned::default();
     // Only whitespace since the line began, outside any value.
     let mut line_start = true;
-    while let Some((i, c)) = chars.next() {
+    let mut i = 0;
+    while i < offset {
+        let c = bytes[i];
         match c {
-            '"' | '\'' => {
-                let triple_quote = if c == '"' { "\"\"\"" } else { "'''" };
-                let triple = text[i..].starts_with(triple_quote);
-                if triple {
-                    chars.nth(1);
-                }
+            b'"' | b'\'' => {
+                let (one, triple) = if c == b'"' { ("\"", "\"\"\"") } else { ("'", "'''") };
+                let start = i;
                 line_start = false;
-                let mut escaped = false;
-                while let Some((j, d)) = chars.next() {
-                    if escaped {
-                        escaped = false;
-                    } else if c == '"' && d == '\\' {
-                        escaped = true;
-                    } else if d == c && (!triple || text[j..].starts_with(triple_quote)) {
-                        if triple {
-                            chars.nth(1);
+                if bytes[i..].starts_with(triple.as_bytes()) {
+                    // The first closing triple quote not escaped.
+                    let mut j = i + 3;
+                    let closed = loop {
+                        if j >= bytes.len() {
+                            break false;
                         }
-                        break;
-                    } else if d == '\n' && !triple {
-                        // An unclosed string ends at the line's end.
-                        if depth == 0 {
-                            value = None;
-                            line_start = true;
+                        if c == b'"' && bytes[j] == b'\\' {
+                            j += 2;
+                        } else if bytes[j..].starts_with(triple.as_bytes()) {
+                            break true;
+                        } else {
+                            j += 1;
                         }
-                        break;
+                    };
+                    if !closed || j + 3 > offset {
+                        found.inside = Some((start, triple, !closed));
+                        return found;
                     }
+                    i = j + 3;
+                    continue;
                 }
+                let mut j = i + 1;
+                while j < bytes.len() && bytes[j] != c && bytes[j] != b'\n' {
+                    // An escape, but never of the line's end.
+                    let escape =
+                        c == b'"' && bytes[j] == b'\\' && !matches!(bytes.get(j + 1), Some(b'\n' | b'\r'));
+                    j += if escape { 2 } else { 1 };
+                }
+                if j < bytes.len() && bytes[j] == c {
+                    if j >= offset {
+                        found.inside = Some((start, one, false));
+                        return found;
+                    }
+                    i = j + 1;
+                    continue;
+                }
+                // Unclosed on its line: it ends at the line's end (a
+                // carriage return before it not counted). Before that end,
+                // the offset is in the string.
+                let j = j.min(bytes.len());
+                let end = if j > start + 1 && bytes[j - 1] == b'\r' { j - 1 } else { j };
+                if offset < end {
+                    found.inside = Some((start, one, false));
+                    return found;
+                }
+                if found.unclosed.is_none() {
+                    found.unclosed = Some(if found.value.is_some() {
+                        Open::Str(start, one)
+                    } else {
+                        Open::Key(start, one)
+                    });
+                }
+                i = j;
+                continue;
             }
-            '#' => while chars.next_if(|&(_, d)| d != '\n').is_some() {},
-            '\n' => {
-                if depth == 0 {
-                    value = None;
+            b'#' => {
+                while i < offset && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'\n' => {
+                if found.open.is_empty() {
+                    found.value = None;
                     line_start = true;
                 }
             }
-            '[' if value.is_none() && line_start => {
-                // A table header: its line holds nothing else but a comment.
-                while chars.next_if(|&(_, d)| d != '\n').is_some() {}
+            b'[' if found.value.is_none() && line_start => {
+                // A table header: nothing else on its line but a comment.
+                while i < offset && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
             }
-            '[' | '{' if value.is_some() => depth += 1,
-            ']' | '}' if value.is_some() => depth = depth.saturating_sub(1),
-            '=' if value.is_none() => value = Some(i + 1),
-            c if c.is_whitespace() => {}
+            b'=' if found.value.is_none() => found.value = Some(i + 1),
+            b'[' | b'{' if found.value.is_some() => found.open.push((c, i)),
+            b']' | b'}' if found.value.is_some() => {
+                found.open.pop();
+            }
+            c if c.is_ascii_whitespace() => {}
             _ => line_start = false,
         }
+        i += 1;
     }
-    value
+    found
 }
 
 /// The path of the inline table that `offset` is in: `traffic[0].retry`
@@ -1220,96 +1296,19 @@ enum Open {
 /// is not taken for an unclosed list.
 fn still_open(text: &str, offset: usize) -> Option<Open> {
     let offset = offset.min(text.len());
-    let bytes = text.as_bytes();
-    // The lists and inline tables open, outermost first.
-    let mut open: Vec<(u8, usize)> = Vec::new();
-    // In the value of a `key = value` statement, not at its key.
-    let mut in_value = false;
-    // Only whitespace since the line began, outside any value.
-    let mut line_start = true;
-    let mut i = 0;
-    while i < offset {
-        let c = bytes[i];
-        match c {
-            b'"' | b'\'' => {
-                let (one, triple) = if c == b'"' { ("\"", "\"\"\"") } else { ("'", "'''") };
-                let start = i;
-                line_start = false;
-                if bytes[i..].starts_with(triple.as_bytes()) {
-                    // The first closing triple quote not escaped.
-                    let mut j = i + 3;
-                    loop {
-                        if j >= bytes.len() {
-                            return Some(Open::Str(start, triple));
-                        }
-                        if c == b'"' && bytes[j] == b'\\' {
-                            j += 2;
-                        } else if bytes[j..].starts_with(triple.as_bytes()) {
-                            break;
-                        } else {
-                            j += 1;
-                        }
-                    }
-                    if j + 3 > offset {
-                        // The error is about something inside the string.
-                        return None;
-                    }
-                    i = j + 3;
-                    continue;
-                }
-                let mut j = i + 1;
-                while j < bytes.len() && bytes[j] != c && bytes[j] != b'\n' {
-                    // An escape, but never of the line's end.
-                    let escape =
-                        c == b'"' && bytes[j] == b'\\' && !matches!(bytes.get(j + 1), Some(b'\n' | b'\r'));
-                    j += if escape { 2 } else { 1 };
-                }
-                if j >= bytes.len() || bytes[j] == b'\n' {
-                    // Unclosed on its line: the parser stops at the line's
-                    // end or after it; before it, the error is about
-                    // something in the string (an escape).
-                    let end = j.min(bytes.len());
-                    let end = if end > start + 1 && bytes[end - 1] == b'\r' { end - 1 } else { end };
-                    let open = if in_value { Open::Str(start, one) } else { Open::Key(start, one) };
-                    return (offset >= end).then_some(open);
-                }
-                if j >= offset {
-                    return None;
-                }
-                i = j + 1;
-                continue;
-            }
-            b'#' => {
-                while i < offset && bytes[i] != b'\n' {
-                    i += 1;
-                }
-                continue;
-            }
-            b'\n' => {
-                if open.is_empty() {
-                    in_value = false;
-                    line_start = true;
-                }
-            }
-            b'[' if !in_value && line_start => {
-                // A table header: nothing else on its line but a comment.
-                while i < offset && bytes[i] != b'\n' {
-                    i += 1;
-                }
-                continue;
-            }
-            b'=' if !in_value => in_value = true,
-            b'[' | b'{' if in_value => open.push((c, i)),
-            b']' | b'}' if in_value => {
-                open.pop();
-            }
-            c if c.is_ascii_whitespace() => {}
-            _ => line_start = false,
-        }
-        i += 1;
+    let scanned = scan(text, offset);
+    if scanned.unclosed.is_some() {
+        return scanned.unclosed;
+    }
+    match scanned.inside {
+        // A multi-line string never closed; any other string the parser
+        // stopped in is about something inside it (an escape).
+        Some((start, quote, true)) => return Some(Open::Str(start, quote)),
+        Some(_) => return None,
+        None => {}
     }
     // The innermost: what was opened last is what the parser read on in.
-    let &(kind, at) = open.last()?;
+    let &(kind, at) = scanned.open.last()?;
     // Where the parser stopped: the end of the file, or a line that reads
     // as the next statement (a table header, or a key and its `=`).
     let (line, line_start) = line_at(text, offset);
@@ -1734,6 +1733,16 @@ mod tests {
         assert_eq!(at("[[traffic]]\nretry = { a = 1 }\ncount = 20", "20"), None);
         assert_eq!(at("x = {\n a = 1 }\n[t]\ny = 1", "t]"), None);
         assert_eq!(value_start_at("a = 1\nb = [\n 2,\n", 15), Some(9));
+        // A string left open ends at its line's end, even after a
+        // backslash (only a multi-line string's backslash escapes a
+        // line's end): the list below is the next statement's value.
+        let t = "a = \"x\\\nb = [\n 2,\n";
+        assert_eq!(value_start_at(t, t.find('2').unwrap()), Some(t.find(" [").unwrap()));
+        let t = "a = 'x\nb = [\n 2,\n";
+        assert_eq!(value_start_at(t, t.find('2').unwrap()), Some(t.find(" [").unwrap()));
+        // Inside a string, the statement's value is still the one read.
+        let t = "a = [\"x\nb";
+        assert_eq!(value_start_at(t, t.find('x').unwrap()), Some(3));
         // A value in an inline table is named by its own key; a key, or a
         // list's item, is not a key's value.
         let value = |text: &str, needle: &str| inline_value_at(text, text.find(needle).unwrap());
