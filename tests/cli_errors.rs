@@ -256,6 +256,44 @@ fn s101_a_string_with_no_opening_quote() {
 }
 
 #[test]
+fn s102_a_number_in_a_form_toml_refuses() {
+    for (bad, how) in [
+        ("020", "a number other than 0 does not start with 0: write 20 (an octal number is written 0o20)"),
+        ("01.5", "a number other than 0 does not start with 0: write 1.5"),
+        ("--5", "a number takes one sign at most, like -5 or +5"),
+        (
+            "-0x1f",
+            "a hexadecimal, octal or binary number (0x, 0o, 0b) takes no sign: write 0x1f, or -31 in decimal",
+        ),
+        ("0X10", "its prefix is written in lowercase (0x, 0o, 0b): write 0x10"),
+        ("0d10", "a decimal number takes no prefix: write 10"),
+    ] {
+        Case::new(&with("count = 20", &format!("count = {bad}")))
+            .refused(&[&format!("error: s.toml:12:9: `traffic[0].count`: `{bad}` is not a number: {how}\n")]);
+    }
+}
+
+#[test]
+fn s103_a_value_that_starts_like_a_date() {
+    Case::new(&with("count = 20", "count = 1-2")).refused(&[
+        "error: s.toml:12:9: `traffic[0].count`: `1-2` is not a value: it starts like a date (1979-05-27) or a time of day (07:32:00), which no key takes; write a number like 20, a duration in quotes like \"1s\", or quote a string, like \"1-2\"\n",
+    ]);
+}
+
+#[test]
+fn s104_a_comma_too_many() {
+    Case::new(&with("slots = [2, 10]", "slots = [2,, 10]")).refused(&[
+        "error: s.toml:16:12: `limiter[0].slots`: two `,` with nothing between them in the list: remove one (it is written [a, b])\n",
+    ]);
+    Case::new(&with("slots = [2, 10]", "slots = [,2]")).refused(&[
+        "error: s.toml:16:10: `limiter[0].slots`: a `,` before the first item of the list: remove it (it is written [a, b])\n",
+    ]);
+    Case::new(&with("count = 20", "count = 20\nretry = { policy = \"fixed\", base = \"1s\",, cap = \"2s\" }")).refused(&[
+        "error: s.toml:13:41: `traffic[0].retry`: two `,` with nothing between them in the inline table: remove one (it is written { a = 1, b = 2 })\n",
+    ]);
+}
+
+#[test]
 fn s98_a_closing_bracket_or_an_equals_sign_out_of_place() {
     Case::new(&with("count = 20", "count = 20]")).refused(&[
         "error: s.toml:12:11: `traffic[0].count`: a `]` after the value closes no list: remove it (a list is written [a, b])\n",

@@ -1364,10 +1364,11 @@ fn still_open_message(text: &str, open: &Open, offset: usize, line: usize) -> (u
 }
 
 /// The parser's words for a number it cannot read (`5.5.5`, `1e`, `.5`,
-/// `0x1G`), given as the number written and how numbers are written.
+/// `0x1G`, `020`, `--5`, `-0x10`), given as the number written and how
+/// numbers are written (what to write instead, where there is one fix).
 /// Also the offset where the number starts, for the error to stand at.
 fn plain_number(message: &str, text: &str, offset: usize) -> Option<(usize, String)> {
-    const WORDS: [&str; 8] = [
+    const WORDS: [&str; 17] = [
         "invalid float",
         "invalid fraction",
         "invalid mantissa",
@@ -1376,10 +1377,17 @@ fn plain_number(message: &str, text: &str, offset: usize) -> Option<(usize, Stri
         "invalid hexadecimal",
         "invalid octal",
         "invalid binary",
+        "unexpected leading zero",
+        "redundant numeric sign",
+        "unexpected sign",
+        "integers with a radix cannot be signed",
+        "radix must be lowercase",
+        "redundant integer number prefix",
+        "invalid date",
+        "invalid time",
+        "invalid offset",
     ];
-    if !WORDS.iter().any(|w| message.starts_with(w)) {
-        return None;
-    }
+    let &words = WORDS.iter().find(|w| message.starts_with(**w))?;
     // The number as written: from the value's start to its end (ASCII
     // delimiters, one byte each).
     let delimiter = |c: char| c.is_ascii_whitespace() || "=,[]{}#".contains(c);
@@ -1387,8 +1395,66 @@ fn plain_number(message: &str, text: &str, offset: usize) -> Option<(usize, Stri
     let from = before.rfind(delimiter).map_or(0, |i| i + 1);
     let to = text[from..].find(delimiter).map_or(text.len(), |i| from + i);
     let number = &text[from..to];
-    (!number.is_empty())
-        .then(|| (from, format!("{} is not a number: write it like 20, 2.5 or 1e6", code(number))))
+    if number.is_empty() {
+        return None;
+    }
+    let how = match words {
+        "unexpected leading zero" => {
+            // `020` -> `20`, `-00` -> `-0`, `01.5` -> `1.5`.
+            let (sign, digits) = number.split_at(number.starts_with(['+', '-']) as usize);
+            let trimmed = digits.trim_start_matches(['0', '_']);
+            let fixed = if trimmed.is_empty() || !trimmed.starts_with(|c: char| c.is_ascii_digit()) {
+                format!("{sign}0{trimmed}")
+            } else {
+                format!("{sign}{trimmed}")
+            };
+            // An integer like `020` may have been meant as octal.
+            let octal = if fixed.contains(['.', 'e', 'E']) || trimmed.is_empty() {
+                String::new()
+            } else {
+                format!(" (an octal number is written 0o{trimmed})")
+            };
+            format!("a number other than 0 does not start with 0: write {fixed}{octal}")
+        }
+        "redundant numeric sign" => "a number takes one sign at most, like -5 or +5".to_string(),
+        "unexpected sign" | "integers with a radix cannot be signed" => {
+            let unsigned: String = number.chars().filter(|&c| c != '+' && c != '-').collect();
+            let radix = match unsigned.get(..2) {
+                Some("0x") => 16,
+                Some("0o") => 8,
+                _ => 2,
+            };
+            let decimal = unsigned
+                .get(2..)
+                .and_then(|d| u128::from_str_radix(&d.replace('_', ""), radix).ok())
+                .filter(|_| number.starts_with('-'));
+            let negative = decimal.map_or(String::new(), |d| format!(", or -{d} in decimal"));
+            format!(
+                "a hexadecimal, octal or binary number (0x, 0o, 0b) takes no sign: write {unsigned}{negative}"
+            )
+        }
+        "radix must be lowercase" => {
+            let fixed =
+                format!("{}{}", number.get(..2).unwrap_or("").to_lowercase(), number.get(2..).unwrap_or(""));
+            format!("its prefix is written in lowercase (0x, 0o, 0b): write {fixed}")
+        }
+        "redundant integer number prefix" => {
+            format!("a decimal number takes no prefix: write {}", number.get(2..).unwrap_or(""))
+        }
+        "invalid date" | "invalid time" | "invalid offset" => {
+            return Some((
+                from,
+                format!(
+                    "{} is not a value: it starts like a date (1979-05-27) or a time of day (07:32:00), which no key \
+takes; write a number like 20, a duration in quotes like \"1s\", or quote a string, like {}",
+                    code(number),
+                    string(number)
+                ),
+            ));
+        }
+        _ => "write it like 20, 2.5 or 1e6".to_string(),
+    };
+    Some((from, format!("{} is not a number: {how}", code(number))))
 }
 
 /// The TOML parser's syntax messages in plain words, with what to write:
@@ -1455,6 +1521,23 @@ pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
     if message.starts_with("missing comma between key-value pairs") {
         return "a `,` is missing between two keys of the inline table: separate them with commas, { a = 1, b = 2 }"
             .to_string();
+    }
+    for (words, what, example) in [
+        ("extra comma in array", "list", "[a, b]"),
+        ("extra comma in inline table", "inline table", "{ a = 1, b = 2 }"),
+    ] {
+        if message.starts_with(words) {
+            // The parser points at the comma: after the opening bracket,
+            // or after another comma.
+            let before = text.get(..span.start).unwrap_or("").trim_end();
+            return if before.ends_with(['[', '{']) {
+                format!("a `,` before the first item of the {what}: remove it (it is written {example})")
+            } else {
+                format!(
+                    "two `,` with nothing between them in the {what}: remove one (it is written {example})"
+                )
+            };
+        }
     }
     if message.starts_with("unquoted keys cannot be empty") && line.trim_start().starts_with('=') {
         return "a `=` with no key before it: write key = value, like count = 20".to_string();
@@ -1849,6 +1932,28 @@ mod tests {
             err("count = 3\nslots = [1,\n 2\n 3]\n"),
             "s.toml:4:2: `slots`: a `,` is missing between two items of the list: separate them with commas, [a, b]"
         );
+        // A comma too many: before the first item, or beside another.
+        assert_eq!(
+            err("slots = [ ,1]
+"),
+            "s.toml:1:11: `slots`: a `,` before the first item of the list: remove it (it is written [a, b])"
+        );
+        assert_eq!(
+            err("slots = [1,
+ ,2]
+"),
+            "s.toml:2:2: `slots`: two `,` with nothing between them in the list: remove one (it is written [a, b])"
+        );
+        assert_eq!(
+            err("r = { a = 1,, b = 2 }
+"),
+            "s.toml:1:13: `r`: two `,` with nothing between them in the inline table: remove one (it is written { a = 1, b = 2 })"
+        );
+        assert_eq!(
+            err("r = {, a = 1 }
+"),
+            "s.toml:1:6: `r`: a `,` before the first item of the inline table: remove it (it is written { a = 1, b = 2 })"
+        );
         // An error at a key itself names it.
         assert_eq!(
             err("name = \"a\"\nname = \"b\"\n"),
@@ -1914,6 +2019,52 @@ mod tests {
         assert_eq!(plain_number("invalid float", t, 4), None);
         assert_eq!(plain_number("invalid float", "a = 1", 99), None);
         assert_eq!(plain_number("string values must be quoted", "a = x", 4), None);
+        // What to write instead, where there is one fix.
+        let how = |message: &str, number: &str| {
+            let t = format!("a = {number}\n");
+            let (at, words) = plain_number(message, &t, 5).expect("a number's words");
+            assert_eq!(at, 4);
+            words.strip_prefix(&format!("`{number}` is not a number: ")).map(str::to_string).unwrap_or(words)
+        };
+        let zero = "a number other than 0 does not start with 0: write";
+        assert_eq!(
+            how("unexpected leading zero", "020"),
+            format!("{zero} 20 (an octal number is written 0o20)")
+        );
+        assert_eq!(how("unexpected leading zero", "00"), format!("{zero} 0"));
+        assert_eq!(how("unexpected leading zero", "-01.5"), format!("{zero} -1.5"));
+        assert_eq!(how("unexpected leading zero", "00.5"), format!("{zero} 0.5"));
+        assert_eq!(how("unexpected leading zero", "0_20e3"), format!("{zero} 20e3"));
+        assert_eq!(how("redundant numeric sign", "+-5"), "a number takes one sign at most, like -5 or +5");
+        let radix = "a hexadecimal, octal or binary number (0x, 0o, 0b) takes no sign: write";
+        assert_eq!(
+            how("integers with a radix cannot be signed", "-0x1f"),
+            format!("{radix} 0x1f, or -31 in decimal")
+        );
+        assert_eq!(
+            how("integers with a radix cannot be signed", "-0b1_1"),
+            format!("{radix} 0b1_1, or -3 in decimal")
+        );
+        assert_eq!(how("integers with a radix cannot be signed", "+0o17"), format!("{radix} 0o17"));
+        assert_eq!(how("unexpected sign", "0x+10"), format!("{radix} 0x10"));
+        // Past u128: no decimal offered, no panic.
+        assert_eq!(
+            how("integers with a radix cannot be signed", "-0x1ffffffffffffffffffffffffffffffff"),
+            format!("{radix} 0x1ffffffffffffffffffffffffffffffff")
+        );
+        assert_eq!(
+            how("radix must be lowercase", "0X1f"),
+            "its prefix is written in lowercase (0x, 0o, 0b): write 0x1f"
+        );
+        assert_eq!(
+            how("redundant integer number prefix", "0d10"),
+            "a decimal number takes no prefix: write 10"
+        );
+        assert!(
+            how("invalid date, expected `-` (MM-DD)", "1-2")
+                .starts_with("`1-2` is not a value: it starts like a date")
+        );
+        assert!(how("invalid time, expected `:` (MM)", "07:3x").ends_with("like \"07:3x\""));
     }
 
     /// What is left open where the parser stopped, read past what only
