@@ -294,6 +294,55 @@ fn s104_a_comma_too_many() {
 }
 
 #[test]
+fn s105_an_equals_sign_out_of_place_or_missing() {
+    let retry = |inline: &str| with("count = 20", &format!("count = 20\nretry = {inline}"));
+    Case::new(&retry("{ base = = \"1s\" }")).refused(&[
+        "error: s.toml:13:18: `traffic[0].retry`: a second `=`: write key = value, like count = 20\n",
+    ]);
+    Case::new(&retry("{ base \"1s\" }")).refused(&[
+        "error: s.toml:13:16: `traffic[0].retry`: expected `=` after the key `base`: write key = value, like { a = 1, b = 2 }\n",
+    ]);
+    Case::new(&retry("{ = \"1s\" }")).refused(&[
+        "error: s.toml:13:11: `traffic[0].retry`: a `=` with no key before it: write key = value, like count = 20\n",
+    ]);
+    Case::new(&retry("{ base = }")).refused(&[
+        "error: s.toml:13:18: `traffic[0].retry`: no value after `=`: give one, like 20, \"1s\" or [2, 10]\n",
+    ]);
+    Case::new(&retry("{ policy = \"fixed\" base = \"1s\" }")).refused(&[
+        "error: s.toml:13:28: `traffic[0].retry`: a `,` is missing between two keys of the inline table: separate them with commas, { a = 1, b = 2 }\n",
+    ]);
+    Case::new(&with("slots = [2, 10]", "slots = [2 = 10]")).refused(&[
+        "error: s.toml:16:12: `limiter[0].slots`: a `=` inside a list: a list holds values, like [2, 10]; key = value pairs go in an inline table, { a = 1 }\n",
+    ]);
+}
+
+#[test]
+fn s106_a_key_that_is_not_one() {
+    Case::new(&with("count = 20", "co$nt = 20")).refused(&[
+        "error: s.toml:12:3: `co$nt` is not a key: a bare key holds ASCII letters, digits, `-` and `_`, not `$`; put any other key in quotes, like \"co$nt\"\n",
+    ]);
+    Case::new(&with("count = 20", "count. = 20")).refused(&[
+        "error: s.toml:12:8: a dotted key with an empty part: put a name on each side of every `.`, like retry.base, or none at all\n",
+    ]);
+    Case::new(&with("[[limiter]]", "[[ ]]")).refused(&[
+        "error: s.toml:14:4: a table header with no name: write one, like [limit] or [[traffic]]\n",
+    ]);
+}
+
+#[test]
+fn s107_an_escape_cut_short_or_a_control_character() {
+    Case::new(&with_traffic("kind = \"csv\"\npath = \"\\u12.csv\"")).refused(&[
+        "error: s.toml:10:13: `traffic[0].path`: `\\u12` is not a whole escape: \\u takes 4 hexadecimal digits and \\U 8, like \\u00e9 or \\U0001F600\n",
+    ]);
+    Case::new(&with_traffic("kind = \"csv\"\npath = \"t\u{1}.csv\"")).refused(&[
+        "error: s.toml:10:10: `traffic[0].path`: a control character (U+0001) in a string: remove it, or write it as an escape in a string in double quotes (\\u0001)\n",
+    ]);
+    Case::new(&with("count = 20", "count = 20 # \u{7f}")).refused(&[
+        "error: s.toml:12:14: `traffic[0].count`: a control character (U+007F) in a comment: remove it\n",
+    ]);
+}
+
+#[test]
 fn s98_a_closing_bracket_or_an_equals_sign_out_of_place() {
     Case::new(&with("count = 20", "count = 20]")).refused(&[
         "error: s.toml:12:11: `traffic[0].count`: a `]` after the value closes no list: remove it (a list is written [a, b])\n",

@@ -1522,21 +1522,114 @@ pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
         return "a `,` is missing between two keys of the inline table: separate them with commas, { a = 1, b = 2 }"
             .to_string();
     }
+    // A `=` or a comma where the parser wanted a value.
+    let before = text.get(..span.start).unwrap_or("").trim_end();
+    let here = text.get(span.start..).unwrap_or("");
+    let no_value = "no value after `=`: give one, like 20, \"1s\" or [2, 10]";
     for (words, what, example) in [
         ("extra comma in array", "list", "[a, b]"),
         ("extra comma in inline table", "inline table", "{ a = 1, b = 2 }"),
     ] {
         if message.starts_with(words) {
             // The parser points at the comma: after the opening bracket,
-            // or after another comma.
-            let before = text.get(..span.start).unwrap_or("").trim_end();
-            return if before.ends_with(['[', '{']) {
-                format!("a `,` before the first item of the {what}: remove it (it is written {example})")
-            } else {
-                format!(
+            // after another comma, or after a key's `=`.
+            if before.ends_with(['[', '{']) {
+                return format!(
+                    "a `,` before the first item of the {what}: remove it (it is written {example})"
+                );
+            }
+            if before.ends_with(',') {
+                return format!(
                     "two `,` with nothing between them in the {what}: remove one (it is written {example})"
-                )
+                );
+            }
+            if before.ends_with('=') {
+                return no_value.to_string();
+            }
+        }
+    }
+    // `{ a = }`: the parser reads on for a value and names a string.
+    if message.starts_with("invalid literal string") && before.ends_with('=') && here.starts_with(['}', ','])
+    {
+        return no_value.to_string();
+    }
+    if message.starts_with("extra `=`") || message.starts_with("extra assignment between key-value pairs") {
+        // `{ a = 1 b = 2 }` reads as `b` after the value 1, then a `=`.
+        return if before.ends_with('=') || message.starts_with("extra `=`") {
+            "a second `=`: write key = value, like count = 20".to_string()
+        } else {
+            "a `,` is missing between two keys of the inline table: separate them with commas, { a = 1, b = 2 }"
+                .to_string()
+        };
+    }
+    if message.starts_with("missing assignment between key-value pairs") {
+        // `{ a 1 }`: the key is the word before the gap.
+        let key = before.rsplit(['{', ',', ' ', '\t']).next().unwrap_or("");
+        return if is_key(key) {
+            format!("expected `=` after the key {}: write key = value, like {{ a = 1, b = 2 }}", code(key))
+        } else {
+            "expected `=`: an inline table holds key = value pairs, like { a = 1, b = 2 }".to_string()
+        };
+    }
+    if message.starts_with("unexpected `=` in array") {
+        return "a `=` inside a list: a list holds values, like [2, 10]; key = value pairs go in an inline table, { a = 1 }"
+            .to_string();
+    }
+    if message.starts_with("unquoted keys cannot be empty") {
+        if line.trim_start().starts_with('=') || (before.ends_with(['{', ',']) && here.starts_with('=')) {
+            return "a `=` with no key before it: write key = value, like count = 20".to_string();
+        }
+        let l = line.trim();
+        if l.starts_with('[') && l.trim_matches(['[', ']', ' ', '\t']).is_empty() {
+            return "a table header with no name: write one, like [limit] or [[traffic]]".to_string();
+        }
+        if before.ends_with('.') || here.starts_with('.') {
+            return "a dotted key with an empty part: put a name on each side of every `.`, like retry.base, or none at all"
+                .to_string();
+        }
+    }
+    if message.starts_with("invalid unquoted key") {
+        // The bare word the bad character is in.
+        let stop = |c: char| c.is_whitespace() || "=.[]{},#\"'".contains(c);
+        let from = before.rfind(stop).map_or(0, |i| i + 1);
+        let word: String =
+            text.get(from..).unwrap_or("").chars().take_while(|&c| !stop(c)).take(40).collect();
+        if let Some(bad) = word.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_')) {
+            return format!(
+                "{} is not a key: a bare key holds ASCII letters, digits, `-` and `_`, not {}; put any other key in quotes, like {}",
+                code(&word),
+                code(&bad.to_string()),
+                string(&word)
+            );
+        }
+    }
+    if message.starts_with("too few unicode value digits") {
+        // The parser points past the digits it read.
+        let escape = before.rfind('\\').and_then(|i| text.get(i..span.start)).filter(|e| !e.is_empty());
+        return format!(
+            "{} is not a whole escape: \\u takes 4 hexadecimal digits and \\U 8, like \\u00e9 or \\U0001F600",
+            code(escape.unwrap_or("\\u"))
+        );
+    }
+    // A control character where TOML allows none: say which.
+    let control = here.chars().next().filter(|c| c.is_control() && *c != '\n');
+    if let Some(c) = control {
+        let at = if message.starts_with("invalid comment character") {
+            Some("a comment")
+        } else if message.starts_with("invalid basic string") || message.starts_with("invalid literal string")
+        {
+            Some("a string")
+        } else {
+            None
+        };
+        if let Some(at) = at {
+            let escape = match at {
+                "a string" => {
+                    format!(", or write it as an escape in a string in double quotes (\\u{:04X})", c as u32)
+                }
+                _ => String::new(),
             };
+            return format!("a control character (U+{:04X}) in {at}: remove it{escape}", c as u32);
         }
     }
     if message.starts_with("unquoted keys cannot be empty") && line.trim_start().starts_with('=') {
@@ -1931,6 +2024,61 @@ mod tests {
         assert_eq!(
             err("count = 3\nslots = [1,\n 2\n 3]\n"),
             "s.toml:4:2: `slots`: a `,` is missing between two items of the list: separate them with commas, [a, b]"
+        );
+        // A `=` out of place, or missing, in an inline table or a list.
+        assert_eq!(
+            err("r = { a = = 1 }\n"),
+            "s.toml:1:11: `r`: a second `=`: write key = value, like count = 20"
+        );
+        assert_eq!(
+            err("r = { a = 1 b = 2 }\n"),
+            "s.toml:1:15: `r`: a `,` is missing between two keys of the inline table: separate them with commas, { a = 1, b = 2 }"
+        );
+        assert_eq!(
+            err("r = { a 1 }\n"),
+            "s.toml:1:9: `r`: expected `=` after the key `a`: write key = value, like { a = 1, b = 2 }"
+        );
+        assert_eq!(
+            err("r = { a = 1, = 1 }\n"),
+            "s.toml:1:14: `r`: a `=` with no key before it: write key = value, like count = 20"
+        );
+        assert_eq!(
+            err("r = { a = }\n"),
+            "s.toml:1:11: `r`: no value after `=`: give one, like 20, \"1s\" or [2, 10]"
+        );
+        assert_eq!(
+            err("r = { a = , b = 1 }\n"),
+            "s.toml:1:11: `r`: no value after `=`: give one, like 20, \"1s\" or [2, 10]"
+        );
+        assert_eq!(
+            err("s = [1 = 2]\n"),
+            "s.toml:1:8: `s`: a `=` inside a list: a list holds values, like [2, 10]; key = value pairs go in an inline table, { a = 1 }"
+        );
+        // Keys that are not keys.
+        assert_eq!(
+            err("co$nt = 1\n"),
+            "s.toml:1:3: `co$nt` is not a key: a bare key holds ASCII letters, digits, `-` and `_`, not `$`; put any other key in quotes, like \"co$nt\""
+        );
+        let dotted = "a dotted key with an empty part: put a name on each side of every `.`, like retry.base, or none at all";
+        assert_eq!(err("count. = 1\n"), format!("s.toml:1:8: {dotted}"));
+        assert_eq!(err(".count = 1\n"), format!("s.toml:1:1: {dotted}"));
+        assert_eq!(err("[a..b]\n"), format!("s.toml:1:4: {dotted}"));
+        assert_eq!(
+            err("[[ ]]\n"),
+            "s.toml:1:4: a table header with no name: write one, like [limit] or [[traffic]]"
+        );
+        // Escapes cut short, and control characters.
+        assert_eq!(
+            err("a = \"\\u12\"\n"),
+            "s.toml:1:10: `a`: `\\u12` is not a whole escape: \\u takes 4 hexadecimal digits and \\U 8, like \\u00e9 or \\U0001F600"
+        );
+        assert_eq!(
+            err("a = 'x\u{1}'\n"),
+            "s.toml:1:7: `a`: a control character (U+0001) in a string: remove it, or write it as an escape in a string in double quotes (\\u0001)"
+        );
+        assert_eq!(
+            err("a = 1 # x\u{7f}\n"),
+            "s.toml:1:10: `a`: a control character (U+007F) in a comment: remove it"
         );
         // A comma too many: before the first item, or beside another.
         assert_eq!(
