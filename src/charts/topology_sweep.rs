@@ -4,10 +4,11 @@
 
 use anyhow::Result;
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-use super::broken_axis::axis_break;
+use super::broken_axis::{Pixels, axis_break};
 use super::*;
 use ratesim::nodes::Mode;
 use ratesim::sweep::TopologySweepResult;
@@ -212,6 +213,68 @@ fn draw_lines<DB: DrawingBackend, X: Ranged<ValueType = f64>>(
     Ok(nested)
 }
 
+/// One panel of the sweep chart, on a linear or a logarithmic x axis.
+struct Panel<'a> {
+    caption: &'a str,
+    x_desc: String,
+    y_desc: &'a str,
+    lines: &'a [&'a Line],
+    /// The analytic figure or the estimate, dashed, where one exists.
+    dashed: &'a [(f64, f64)],
+    grey: RGBColor,
+}
+
+impl Panel<'_> {
+    /// Draws the panel on `area` over `x` and `y`, each line's points
+    /// valued by `value`: its mesh, its lines ([`draw_lines`]) and the
+    /// dashed figure on top. Returns whether any segment nested, and the
+    /// plotting area's pixel range.
+    fn draw<DB: DrawingBackend, X>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        x: X,
+        y: std::ops::Range<f64>,
+        value: impl Fn(&(f64, f64, f64)) -> f64,
+    ) -> Result<(bool, Pixels)>
+    where
+        X: AsRangedCoord<Value = f64>,
+        X::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let mut chart = ChartBuilder::on(area)
+            .margin(12)
+            .caption(self.caption, font(LABEL_SIZE))
+            .x_label_area_size(60)
+            .y_label_area_size(80)
+            .build_cartesian_2d(x, y)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(&self.x_desc)
+            .y_desc(self.y_desc)
+            .axis_desc_style(font(LABEL_SIZE))
+            .label_style(font(TICK_SIZE))
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .light_line_style(WHITE.mix(0.0))
+            .draw()
+            .map_err(err)?;
+        let nested = draw_lines(&mut chart, self.lines, value)?;
+        // On top: where it matches the measurement exactly it must still
+        // show.
+        if !self.dashed.is_empty() {
+            chart
+                .draw_series(DashedLineSeries::new(self.dashed.to_vec(), 8, 6, self.grey.stroke_width(2)))
+                .map_err(err)?;
+            // Crosses too: where the figure matches the measurement the
+            // dashes hide under its line.
+            chart
+                .draw_series(self.dashed.iter().map(|&p| Cross::new(p, 7, self.grey.stroke_width(2))))
+                .map_err(err)?;
+        }
+        Ok((nested, chart.plotting_area().get_pixel_range()))
+    }
+}
+
 impl Chart for TopologySweep<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let Some(first) = self.result.points.first() else { return Ok(()) };
@@ -247,7 +310,7 @@ impl Chart for TopologySweep<'_> {
         let log_x = self.result.parameter == Parameter::SyncInterval && x_lo > 0.0 && x_hi / x_lo >= 20.0;
         let grey = RGBColor(90, 90, 90);
         let mut nested = false;
-        for (k, panel) in panels.iter().enumerate() {
+        for (k, panel_area) in panels.iter().enumerate() {
             let value = |p: &(f64, f64, f64)| if k == 0 { p.1 } else { p.2 };
             let mut all: Vec<f64> = lines.iter().flat_map(|(_, l)| l.points.iter().map(value)).collect();
             if k == 1 {
@@ -267,79 +330,19 @@ impl Chart for TopologySweep<'_> {
             };
             let caption = if k == 0 { "over-admission vs exact" } else { "peak in one exact window" };
             let y_desc = if k == 0 { "over-admission (%)" } else { "peak / L" };
-            let pixels = if log_x {
-                let mut chart = ChartBuilder::on(panel)
-                    .margin(12)
-                    .caption(caption, font(LABEL_SIZE))
-                    .x_label_area_size(60)
-                    .y_label_area_size(80)
-                    .build_cartesian_2d((x_lo * 0.7..x_hi * 1.4).log_scale(), y0..y1)
-                    .map_err(err)?;
-                chart
-                    .configure_mesh()
-                    .x_desc(self.x_desc())
-                    .y_desc(y_desc)
-                    .axis_desc_style(font(LABEL_SIZE))
-                    .label_style(font(TICK_SIZE))
-                    .x_label_formatter(&tick)
-                    .y_label_formatter(&tick)
-                    .light_line_style(WHITE.mix(0.0))
-                    .draw()
-                    .map_err(err)?;
-                nested |= draw_lines(&mut chart, &lines.iter().map(|(_, l)| l).collect::<Vec<_>>(), value)?;
-                // On top: where it matches the measurement exactly it must
-                // still show.
-                let dashed = if k == 1 { &analytic } else { &estimate };
-                if !dashed.is_empty() {
-                    chart
-                        .draw_series(DashedLineSeries::new(dashed.clone(), 8, 6, grey.stroke_width(2)))
-                        .map_err(err)?;
-                    // Crosses too: where the figure matches the measurement
-                    // the dashes hide under its line.
-                    chart
-                        .draw_series(dashed.iter().map(|&p| Cross::new(p, 7, grey.stroke_width(2))))
-                        .map_err(err)?;
-                }
-                chart.plotting_area().get_pixel_range()
+            let dashed = if k == 1 { &analytic } else { &estimate };
+            let lines: Vec<&Line> = lines.iter().map(|(_, l)| l).collect();
+            let panel = Panel { caption, x_desc: self.x_desc(), y_desc, lines: &lines, dashed, grey };
+            let (drawn_nested, pixels) = if log_x {
+                panel.draw(panel_area, (x_lo * 0.7..x_hi * 1.4).log_scale(), y0..y1, value)?
             } else {
                 let pad = ((x_hi - x_lo) * 0.06).max(0.3);
-                let mut chart = ChartBuilder::on(panel)
-                    .margin(12)
-                    .caption(caption, font(LABEL_SIZE))
-                    .x_label_area_size(60)
-                    .y_label_area_size(80)
-                    .build_cartesian_2d((x_lo - pad).max(0.0)..x_hi + pad, y0..y1)
-                    .map_err(err)?;
-                chart
-                    .configure_mesh()
-                    .x_desc(self.x_desc())
-                    .y_desc(y_desc)
-                    .axis_desc_style(font(LABEL_SIZE))
-                    .label_style(font(TICK_SIZE))
-                    .x_label_formatter(&tick)
-                    .y_label_formatter(&tick)
-                    .light_line_style(WHITE.mix(0.0))
-                    .draw()
-                    .map_err(err)?;
-                nested |= draw_lines(&mut chart, &lines.iter().map(|(_, l)| l).collect::<Vec<_>>(), value)?;
-                // On top: where it matches the measurement exactly it must
-                // still show.
-                let dashed = if k == 1 { &analytic } else { &estimate };
-                if !dashed.is_empty() {
-                    chart
-                        .draw_series(DashedLineSeries::new(dashed.clone(), 8, 6, grey.stroke_width(2)))
-                        .map_err(err)?;
-                    // Crosses too: where the figure matches the measurement
-                    // the dashes hide under its line.
-                    chart
-                        .draw_series(dashed.iter().map(|&p| Cross::new(p, 7, grey.stroke_width(2))))
-                        .map_err(err)?;
-                }
-                chart.plotting_area().get_pixel_range()
+                panel.draw(panel_area, (x_lo - pad).max(0.0)..x_hi + pad, y0..y1, value)?
             };
+            nested |= drawn_nested;
             // peak/L zoomed in above 0: window_count's mark at its foot.
             if y0 > 0.0 {
-                axis_break(panel, &pixels)?;
+                axis_break(panel_area, &pixels)?;
             }
         }
         let mut entries: Vec<LegendEntry> = lines
