@@ -311,6 +311,11 @@ fn s105_an_equals_sign_out_of_place_or_missing() {
     Case::new(&retry("{ policy = \"fixed\" base = \"1s\" }")).refused(&[
         "error: s.toml:13:28: `traffic[0].retry`: a `,` is missing between two keys of the inline table: separate them with commas, { a = 1, b = 2 }\n",
     ]);
+    // A `key = value` line in a list closed below it: not an unclosed
+    // list, and named by the list's key.
+    Case::new(&with("slots = [2, 10]", "slots = [\n  2,\n  x = 10,\n]")).refused(&[
+        "error: s.toml:18:5: `limiter[0].slots`: a `=` inside a list: a list holds values, like [2, 10]; key = value pairs go in an inline table, { a = 1 }\n",
+    ]);
     Case::new(&with("slots = [2, 10]", "slots = [2 = 10]")).refused(&[
         "error: s.toml:16:12: `limiter[0].slots`: a `=` inside a list: a list holds values, like [2, 10]; key = value pairs go in an inline table, { a = 1 }\n",
     ]);

@@ -217,6 +217,15 @@ impl Ctx<'_> {
                 ),
             );
         }
+        // A line of a list that runs over several lines is the list's,
+        // even where it reads `key = value`: named by the list's key.
+        let scanned = scan(self.text, span.start);
+        if let (Some(value), Some(&(b'[', _))) = (scanned.value, scanned.open.last())
+            && value < line_at(self.text, span.start).1
+            && let Some(key) = key_path_at(self.text, value)
+        {
+            return self.at(span, format!("{}: {message}", code(&key)));
+        }
         match key_of_line(self.text, span.start) {
             Some(key) => {
                 let first = if e.message().starts_with("duplicate key") {
@@ -1318,14 +1327,45 @@ fn still_open(text: &str, offset: usize) -> Option<Open> {
         // On the line it was opened on: the parser's own words say more.
         return None;
     }
-    let header = l.strip_prefix('[').is_some_and(|r| {
-        r.trim_start_matches('[').trim_start().starts_with(|c: char| c.is_ascii_alphabetic())
-            && l.ends_with(']')
-    });
+    let header = is_header_line(l);
     // A key and its `=` (TOML 1.1 lets an inline table run over lines
     // of them; a list never holds one).
     let statement = kind == b'[' && l.split_once('=').is_some_and(|(k, _)| is_key(k.trim()));
+    // A `key = value` line that a `]` below still closes the list after
+    // (before the next table header) is a bad item inside it, not the
+    // next statement.
+    let statement = statement && !closed_below(text, offset, at);
     (at_end || header || statement).then_some(if kind == b'[' { Open::List(at) } else { Open::Table(at) })
+}
+
+/// Whether the list or inline table opened at `at` is closed after
+/// `offset` and before the next table header (or the file's end), read
+/// as [`scan`] reads. Unknown (a string still open there): `false`.
+fn closed_below(text: &str, offset: usize, at: usize) -> bool {
+    // The next line that reads as a table header.
+    let mut stop = text.len();
+    let mut line_start = text[offset.min(text.len())..].find('\n').map_or(text.len(), |i| offset + i + 1);
+    while line_start < text.len() {
+        let end = text[line_start..].find('\n').map_or(text.len(), |i| line_start + i);
+        if is_header_line(&text[line_start..end]) {
+            stop = line_start;
+            break;
+        }
+        line_start = end + 1;
+    }
+    let below = scan(text, stop);
+    below.inside.is_none() && below.unclosed.is_none() && !below.open.iter().any(|&(_, o)| o == at)
+}
+
+/// Whether a line reads as a table header: `[name]` or `[[name]]`, the
+/// name starting with a letter (not a list of numbers on a line of its
+/// own).
+fn is_header_line(line: &str) -> bool {
+    let l = line.trim();
+    l.strip_prefix('[').is_some_and(|r| {
+        r.trim_start_matches('[').trim_start().starts_with(|c: char| c.is_ascii_alphabetic())
+            && l.ends_with(']')
+    })
 }
 
 /// Whether nothing but whitespace follows `offset`: the parser stopped at
@@ -2080,6 +2120,12 @@ mod tests {
             err("a = 1 # x\u{7f}\n"),
             "s.toml:1:10: `a`: a control character (U+007F) in a comment: remove it"
         );
+        // A `key = value` line inside a list closed below it: the list's
+        // key names it, not the line's.
+        assert_eq!(
+            err("s = [\n 2,\n x = 3,\n]\n"),
+            "s.toml:3:4: `s`: a `=` inside a list: a list holds values, like [2, 10]; key = value pairs go in an inline table, { a = 1 }"
+        );
         // A comma too many: before the first item, or beside another.
         assert_eq!(
             err("slots = [ ,1]
@@ -2263,6 +2309,16 @@ mod tests {
         assert_eq!(still_open(t, end(t)), Some(Open::List(4)));
         let t = "b = [1,\nkind = 2\n";
         assert_eq!(still_open(t, at(t, "kind")), Some(Open::List(4)));
+        // A `key = value` line that a `]` below closes the list after is a
+        // bad item, not the next statement; a `]` only past the next
+        // header closes nothing of it.
+        let t = "b = [\n 2,\n x = 3,\n]\n";
+        assert_eq!(still_open(t, at(t, "x =")), None);
+        assert_eq!(still_open(t, at(t, "= 3")), None);
+        let t = "b = [\n 2,\n x = 3,\n[t]\nc = [1]\n";
+        assert_eq!(still_open(t, at(t, "x =")), Some(Open::List(4)));
+        let t = "b = [\n 2,\n x = \"]\"\n";
+        assert_eq!(still_open(t, at(t, "x =")), Some(Open::List(4)));
         // An inline table may hold key = value lines (TOML 1.1): only a
         // header or the file's end says it was left open; the innermost
         // of what is open is the one named.
