@@ -1344,7 +1344,7 @@ fn still_open(text: &str, offset: usize) -> Option<Open> {
 fn closed_below(text: &str, offset: usize, at: usize) -> bool {
     // The next line that reads as a table header.
     let mut stop = text.len();
-    let mut line_start = text[offset.min(text.len())..].find('\n').map_or(text.len(), |i| offset + i + 1);
+    let mut line_start = text.get(offset..).and_then(|r| r.find('\n')).map_or(text.len(), |i| offset + i + 1);
     while line_start < text.len() {
         let end = text[line_start..].find('\n').map_or(text.len(), |i| line_start + i);
         if is_header_line(&text[line_start..end]) {
@@ -2319,6 +2319,9 @@ mod tests {
         assert_eq!(still_open(t, at(t, "x =")), Some(Open::List(4)));
         let t = "b = [\n 2,\n x = \"]\"\n";
         assert_eq!(still_open(t, at(t, "x =")), Some(Open::List(4)));
+        // An offset inside a character: no panic.
+        let t = "b = [\n 2,\n x = 3 é,\n]\n";
+        let _ = still_open(t, at(t, "é") + 1);
         // An inline table may hold key = value lines (TOML 1.1): only a
         // header or the file's end says it was left open; the innermost
         // of what is open is the one named.
