@@ -411,6 +411,9 @@ fn s07_wrong_type_fraction_for_count() {
         "`traffic[0].count`",
         "floating point `2.5`, expected a whole number",
     ]);
+    Case::new(&with("count = 20", "count = 1e3")).refused(&[
+        "error: s.toml:12:9: `traffic[0].count`: invalid type: floating point `1000.0`, expected a whole number (`1e3` is a float in TOML: write the whole number 1000)\n",
+    ]);
 }
 
 #[test]

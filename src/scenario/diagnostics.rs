@@ -129,6 +129,7 @@ impl Ctx<'_> {
                     Some(key) if !message.starts_with("unknown field") => {
                         let hint = misplaced_key(self.text, &key, &message)
                             .or_else(|| bare_duration(&key, e.message()))
+                            .or_else(|| whole_float(e.message(), self.text.get(span.clone()).unwrap_or("")))
                             .unwrap_or_default();
                         format!("{}: {}{hint}", code(&key), array_of_tables(&key, &message))
                     }
@@ -589,6 +590,22 @@ fn bare_duration(key: &str, raw: &str) -> Option<String> {
     let last = last.split('[').next().unwrap_or(last);
     (number && raw.contains("expected a string") && DURATION_KEYS.contains(&last))
         .then(|| " (a duration is a string with a unit, like \"1s\" or \"100ms\")".to_string())
+}
+
+/// A float where a whole number belongs, when the float is whole (`1e3`,
+/// `20.0`): TOML reads an exponent or a fraction as a float, and the hint
+/// gives the whole number to write. `written` is the value as written.
+fn whole_float(raw: &str, written: &str) -> Option<String> {
+    let (value, expected) = raw.strip_prefix("invalid type: floating point `")?.split_once("`, expected ")?;
+    if !(expected.starts_with("i64") || expected.starts_with("u64") || expected.starts_with("a whole number"))
+    {
+        return None;
+    }
+    let v: f64 = value.parse().ok()?;
+    let whole = v.is_finite() && v.fract() == 0.0 && v.abs() < 9.2e18;
+    (whole && !written.is_empty()).then(|| {
+        format!(" ({} is a float in TOML: write the whole number {})", code(written.trim()), v as i64)
+    })
 }
 
 /// The tables a scenario has one of, which `[[name]]` (a list of tables)
@@ -2259,6 +2276,30 @@ mod tests {
                 .starts_with("`1-2` is not a value: it starts like a date")
         );
         assert!(how("invalid time, expected `:` (MM)", "07:3x").ends_with("like \"07:3x\""));
+    }
+
+    /// A whole float where a whole number belongs gets the number to
+    /// write; a fraction, an infinity or another type does not.
+    #[test]
+    fn a_whole_float_gets_the_whole_number_to_write() {
+        let raw = |v: &str| format!("invalid type: floating point `{v}`, expected i64");
+        assert_eq!(
+            whole_float(&raw("1000.0"), "1e3").as_deref(),
+            Some(" (`1e3` is a float in TOML: write the whole number 1000)")
+        );
+        assert_eq!(
+            whole_float(
+                "invalid type: floating point `-20.0`, expected a whole number or a list of them",
+                "-20.0"
+            )
+            .as_deref(),
+            Some(" (`-20.0` is a float in TOML: write the whole number -20)")
+        );
+        assert_eq!(whole_float(&raw("2.5"), "2.5"), None);
+        assert_eq!(whole_float(&raw("inf"), "inf"), None);
+        assert_eq!(whole_float(&raw("1e30"), "1e30"), None);
+        assert_eq!(whole_float("invalid type: floating point `10.0`, expected a string", "10.0"), None);
+        assert_eq!(whole_float("invalid type: integer `10`, expected i64", "10"), None);
     }
 
     /// What is left open where the parser stopped, read past what only
