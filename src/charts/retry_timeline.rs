@@ -68,7 +68,9 @@ impl Chart for RetryTimeline<'_> {
             // (Ticks evenly spaced in roots: 0, 100, 400 reads as a
             // square-root scale; more of them, as each is further apart.)
             let labels = if sqrt { 5 } else { 3 };
-            let mut chart = strip_chart(strip, last, 0f64..x_end, y_max * 1.35, labels, &label)?;
+            // A little room left of 0, so that a herd in the first bar
+            // (all clients at once at the start) stands clear of the axis.
+            let mut chart = strip_chart(strip, last, -x_end * 0.004..x_end, y_max * 1.35, labels, &label)?;
             let c = self.palette.colour(&l.spec);
             // Stacked: all attempts (retries on top) in colour, first
             // attempts over them in grey.
