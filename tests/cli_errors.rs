@@ -3251,7 +3251,14 @@ fn r22_closed_key_of_another_kind() {
 /// table, not as serde's Rust struct.
 #[test]
 fn r34_source_retry_not_a_table() {
-    for (v, got) in [("[]", "a list"), ("\"immediate\"", "string \"immediate\"")] {
+    // A list of items (not tables) is named as a list too, at its `[`,
+    // not by its first item.
+    for (v, got) in [
+        ("[]", "a list"),
+        ("\"immediate\"", "string \"immediate\""),
+        ("[1]", "a list"),
+        ("[\"fixed\", \"1s\"]", "a list"),
+    ] {
         Case::new(&with_traffic(&format!("kind = \"burst\"\ncount = 3\nretry = {v}"))).refused(&[
             &format!("s.toml:11:9: `traffic[0].retry`: invalid type: {got}, expected a retry table, like {{ policy = \"full_jitter\""),
         ]);

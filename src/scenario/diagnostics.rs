@@ -108,6 +108,9 @@ impl Ctx<'_> {
         let message = serde_message(e.message());
         match e.span() {
             Some(span) => {
+                if let Some((at, message)) = list_for_a_table(self.text, span.start, e.message()) {
+                    return self.at(at..at, message);
+                }
                 let message = date_time(&message, self.text.get(span.clone()).unwrap_or(""));
                 // A number the parser cannot read: at its start.
                 let (span, message) = match plain_number(e.message(), self.text, span.start) {
@@ -525,11 +528,7 @@ pub fn plain_types(message: &str) -> String {
     }
     // A table given as something else: serde names the Rust struct.
     if let Some((got, wanted)) = message.split_once("expected struct ") {
-        let table = if wanted.starts_with("RawRetry") {
-            "a retry table, like { policy = \"full_jitter\", base = \"100ms\", cap = \"10s\", max_attempts = 5 }"
-        } else {
-            "a table"
-        };
+        let table = if wanted.starts_with("RawRetry") { RETRY_TABLE } else { "a table" };
         let got = if got.starts_with("invalid length") {
             "invalid type: a list, ".to_string()
         } else {
@@ -542,6 +541,38 @@ pub fn plain_types(message: &str) -> String {
         .replace("expected f64", "expected a number")
         .replace("expected a sequence", "expected a list, like [2, 10]")
         .replace("expected a boolean", "expected true or false")
+}
+
+/// What a retry table looks like, for a type error about one.
+const RETRY_TABLE: &str =
+    "a retry table, like { policy = \"full_jitter\", base = \"100ms\", cap = \"10s\", max_attempts = 5 }";
+
+/// The keys whose value is one table (as `[name]` or `name = { ... }`).
+const TABLE_VALUED: [&str; 5] = ["retry", "output", "limit", "nodes", "sweep"];
+
+/// A list written where one table belongs (`retry = [1]`): serde reads a
+/// table from a list item by item, so its error is about an item (`` invalid
+/// type: integer `1`, expected a string ``). Says the list, at its `[`,
+/// named by the table's key. A list of tables (`retry = [{ ... }]`) is
+/// [`one_table_as_a_list`]'s.
+fn list_for_a_table(text: &str, offset: usize, raw: &str) -> Option<(usize, String)> {
+    let typed = raw.starts_with("invalid type:") || raw.starts_with("invalid length");
+    if !typed || raw.starts_with("invalid type: map") {
+        return None;
+    }
+    let scanned = scan(text, offset);
+    let value = scanned.value?;
+    let &(b'[', at) = scanned.open.first()? else { return None };
+    // The list is the value itself, not inside it.
+    if !text.get(value..at)?.trim().is_empty() {
+        return None;
+    }
+    let key = key_path_at(text, value)?;
+    let last = key.rsplit('.').next().unwrap_or(&key);
+    TABLE_VALUED.contains(&last).then(|| {
+        let table = if last == "retry" { RETRY_TABLE } else { "a table" };
+        (at, format!("{}: invalid type: a list, expected {table}", code(&key)))
+    })
 }
 
 /// The keys that are arrays of tables, each entry written `[[key]]`.
@@ -2276,6 +2307,31 @@ mod tests {
                 .starts_with("`1-2` is not a value: it starts like a date")
         );
         assert!(how("invalid time, expected `:` (MM)", "07:3x").ends_with("like \"07:3x\""));
+    }
+
+    /// A list where one table belongs is named at its `[`, whatever its
+    /// first item; a list of tables, a list inside a table's value, and
+    /// a list under another key are not.
+    #[test]
+    fn a_list_for_a_table_is_named_as_a_list() {
+        let raw = "invalid type: integer `1`, expected a string";
+        let t = "[[traffic]]\nretry = [1, 2]\n";
+        let (at, message) = list_for_a_table(t, t.find('1').unwrap(), raw).expect("a list for a table");
+        assert_eq!(at, t.find("[1").unwrap());
+        assert_eq!(message, format!("`traffic[0].retry`: invalid type: a list, expected {RETRY_TABLE}"));
+        let t = "output = [\"1s\"]\n";
+        assert_eq!(
+            list_for_a_table(t, t.find('"').unwrap(), raw),
+            Some((9, "`output`: invalid type: a list, expected a table".to_string()))
+        );
+        let t = "retry = [{ base = 1 }]\n";
+        assert_eq!(list_for_a_table(t, t.find('{').unwrap(), "invalid type: map, expected a string"), None);
+        let t = "retry = { base = [1] }\n";
+        assert_eq!(list_for_a_table(t, t.find('1').unwrap(), raw), None);
+        let t = "[limiter]\nslots = [1]\n";
+        assert_eq!(list_for_a_table(t, t.find("1]").unwrap(), raw), None);
+        let t = "retry = [1]\n";
+        assert_eq!(list_for_a_table(t, t.find('1').unwrap(), "missing field `policy`"), None);
     }
 
     /// A whole float where a whole number belongs gets the number to
