@@ -55,11 +55,12 @@ impl Chart for RetryTimeline<'_> {
         let strips = strip_frame(&plots, &format!("time ({unit})"), &y_title)?;
         let rows = super::strips(&strips, n, 30);
         let grey = RGBColor(150, 150, 150);
-        let series = |i: usize, f: &dyn Fn(&ratesim::timeline::Bin) -> u64| {
+        // Each bin of limiter `i` as a step of the height `f` draws it.
+        let series = |i: usize, f: &dyn Fn(&ratesim::timeline::Bin) -> f64| {
             steps(bins.iter().enumerate().map(|(b, row)| {
                 let x0 = (b as u64).saturating_mul(width) as f64 / div;
                 let x1 = (b as u64 + 1).saturating_mul(width) as f64 / div;
-                (x0, x1.min(x_end), scale(f(&row[i])))
+                (x0, x1.min(x_end), f(&row[i]))
             }))
         };
         for (i, strip) in rows.iter().enumerate() {
@@ -76,7 +77,7 @@ impl Chart for RetryTimeline<'_> {
             // attempts over them in grey.
             chart
                 .draw_series(
-                    AreaSeries::new(series(i, &|b| b.offered), 0.0, c.mix(0.85))
+                    AreaSeries::new(series(i, &|b| scale(b.offered)), 0.0, c.mix(0.85))
                         .border_style(c.stroke_width(1)),
                 )
                 .map_err(err)?;
@@ -84,11 +85,7 @@ impl Chart for RetryTimeline<'_> {
             // height, so that on a square-root scale too a bar of half
             // retries is half colour (the root of the first attempts alone
             // would draw them taller than their share).
-            let first = steps(bins.iter().enumerate().map(|(b, row)| {
-                let x0 = (b as u64).saturating_mul(width) as f64 / div;
-                let x1 = (b as u64 + 1).saturating_mul(width) as f64 / div;
-                (x0, x1.min(x_end), first_attempts_height(&row[i], sqrt))
-            }));
+            let first = series(i, &|b| first_attempts_height(b, sqrt));
             chart.draw_series(AreaSeries::new(first, 0.0, grey.filled())).map_err(err)?;
             let retries: u64 = bins.iter().map(|row| row[i].retries).sum();
             let amp = l.clients.as_ref().and_then(|k| k.amplification());

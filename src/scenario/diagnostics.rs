@@ -252,7 +252,7 @@ impl Ctx<'_> {
             }
             // A line inside a value that runs over several lines (a
             // list's items): the statement's key.
-            None => match value_start_at(self.text, span.start).and_then(|v| key_path_at(self.text, v)) {
+            None => match scanned.value.and_then(|v| key_path_at(self.text, v)) {
                 Some(key) => self.at(span, format!("{}: {message}", code(&key))),
                 None => self.at(span, message),
             },
@@ -1702,26 +1702,20 @@ pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
     // A control character where TOML allows none: say which.
     let control = here.chars().next().filter(|c| c.is_control() && *c != '\n');
     if let Some(c) = control {
-        let at = if message.starts_with("invalid comment character") {
-            Some("a comment")
+        let (at, escape) = if message.starts_with("invalid comment character") {
+            (Some("a comment"), String::new())
         } else if message.starts_with("invalid basic string") || message.starts_with("invalid literal string")
         {
-            Some("a string")
+            (
+                Some("a string"),
+                format!(", or write it as an escape in a string in double quotes (\\u{:04X})", c as u32),
+            )
         } else {
-            None
+            (None, String::new())
         };
         if let Some(at) = at {
-            let escape = match at {
-                "a string" => {
-                    format!(", or write it as an escape in a string in double quotes (\\u{:04X})", c as u32)
-                }
-                _ => String::new(),
-            };
             return format!("a control character (U+{:04X}) in {at}: remove it{escape}", c as u32);
         }
-    }
-    if message.starts_with("unquoted keys cannot be empty") && line.trim_start().starts_with('=') {
-        return "a `=` with no key before it: write key = value, like count = 20".to_string();
     }
     if message.starts_with("unclosed array table") || message.starts_with("unclosed table") {
         let header = line.trim();
