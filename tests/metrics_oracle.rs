@@ -15,8 +15,8 @@ use proptest::prelude::*;
 
 use ratesim::engine::{self, DecisionRecord, DecisionSink, RunConfig};
 use ratesim::limiter::{
-    AlgorithmSpec, Decision, FixedWindowSpec, GcraSpec, GuavaSpec, Initial, LeakyBucketSpec, LeakyQueueSpec,
-    Limit, Limiter, LimiterSpec, Rounding, SlidingLogSpec, SlotCounterSpec, TokenBucketSpec,
+    AlgorithmSpec, Decision, FixedWindowSpec, GcraSpec, GoRateSpec, GuavaSpec, Initial, LeakyBucketSpec,
+    LeakyQueueSpec, Limit, Limiter, LimiterSpec, Rounding, SlidingLogSpec, SlotCounterSpec, TokenBucketSpec,
     WeightedWindowSpec, WindowAlign,
 };
 use ratesim::metrics::{LimiterReport, curve_taus};
@@ -478,6 +478,8 @@ fn shaping_specs(limit: Limit) -> Vec<LimiterSpec> {
         guava(Some(w / 2)),
         LeakyQueueSpec { queue: 1 }.into(),
         LeakyQueueSpec { queue: 4 }.into(),
+        GoRateSpec { burst: Some(2), max_wait: Some(Nanos::new(w / 3)), ..GoRateSpec::DEFAULT }.into(),
+        GoRateSpec { max_wait: Some(Nanos::new(w)), ..GoRateSpec::DEFAULT }.into(),
     ]
 }
 
@@ -590,6 +592,8 @@ proptest! {
             GuavaSpec { permits_per_second: None, max_burst_seconds: 1.0, timeout: None }.into(),
             GuavaSpec { permits_per_second: None, max_burst_seconds: 1.0, timeout: Some(Nanos::new(w / 3)) }.into(),
             LeakyQueueSpec { queue: 2 }.into(),
+            GoRateSpec::DEFAULT.into(),
+            GoRateSpec { burst: Some(2), max_wait: Some(Nanos::new(w / 2)), ..GoRateSpec::DEFAULT }.into(),
         ];
         check_run(limit, &specs, &arrivals, None, true)?;
     }

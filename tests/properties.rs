@@ -4,8 +4,8 @@ use proptest::prelude::*;
 
 use ratesim::engine::{self, RunConfig};
 use ratesim::limiter::{
-    AlgorithmSpec, FixedWindowSpec, GuavaSpec, LeakyBucketSpec, LeakyQueueSpec, Limit, Limiter, LimiterSpec,
-    Rounding, SlidingLogSpec, SlotCounterSpec, WeightedWindowSpec, WindowAlign,
+    AlgorithmSpec, FixedWindowSpec, GoLimit, GoRateSpec, GuavaSpec, LeakyBucketSpec, LeakyQueueSpec, Limit,
+    Limiter, LimiterSpec, Rounding, SlidingLogSpec, SlotCounterSpec, WeightedWindowSpec, WindowAlign,
 };
 use ratesim::time::Nanos;
 use ratesim::trace::{Arrival, ArrivalResult};
@@ -424,6 +424,15 @@ fn production_specs(window: u64) -> Vec<LimiterSpec> {
         guava(Some(1000.0), 0.0, 999),
         LimiterSpec::from(LeakyQueueSpec { queue: 1 }),
         LimiterSpec::from(LeakyQueueSpec { queue: 3 }),
+        // Go's x/time/rate, AllowN and WaitN, in float64.
+        LimiterSpec::from(GoRateSpec::DEFAULT),
+        LimiterSpec::from(GoRateSpec { burst: Some(1), ..GoRateSpec::DEFAULT }),
+        LimiterSpec::from(GoRateSpec {
+            limit: GoLimit::Every(Nanos::new(window / 3)),
+            ..GoRateSpec::DEFAULT
+        }),
+        LimiterSpec::from(GoRateSpec { limit: GoLimit::PerSecond(7.3), burst: Some(2), max_wait: None }),
+        LimiterSpec::from(GoRateSpec { max_wait: Some(Nanos::new(window / 2)), ..GoRateSpec::DEFAULT }),
     ]
 }
 
@@ -460,6 +469,7 @@ proptest! {
                     let never = match &spec.algorithm {
                         AlgorithmSpec::LeakyBucket(s) => u64::from(cost) > s.burst + 1,
                         AlgorithmSpec::Guava(_) | AlgorithmSpec::LeakyQueue(_) => false,
+                        AlgorithmSpec::GoRate(s) => u64::from(cost) > s.burst.unwrap_or(requests),
                         _ => u64::from(cost) > requests,
                     };
                     prop_assert!(never, "{}: no retry time at {}", spec.label(), t);

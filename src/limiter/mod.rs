@@ -14,6 +14,7 @@ mod example;
 mod fast_div;
 mod fixed_window;
 mod gcra;
+mod go_rate;
 mod guava;
 mod leaky_bucket;
 mod leaky_queue;
@@ -27,6 +28,7 @@ pub use example::ExampleSpec;
 pub use fast_div::FastDiv;
 pub use fixed_window::{FixedWindow, FixedWindowSpec, WindowAlign};
 pub use gcra::{Gcra, GcraSpec};
+pub use go_rate::{GoLimit, GoRate, GoRateSpec};
 pub use guava::{Guava, GuavaSpec};
 pub use leaky_bucket::{LeakyBucket, LeakyBucketSpec, LeakyState, nginx_rate};
 pub use leaky_queue::{LeakyQueue, LeakyQueueSpec, MAX_QUEUE};
@@ -487,6 +489,7 @@ registry! {
     WeightedWindow(WeightedWindowSpec),
     Guava(GuavaSpec),
     LeakyQueue(LeakyQueueSpec),
+    GoRate(GoRateSpec),
     #[cfg(test)]
     Example(ExampleSpec),
 }
