@@ -795,7 +795,7 @@ fn s33_unknown_limiter_kind() {
     Case::new(&with("kind = \"slot_counter\"", "kind = \"token_buckit\"")).refused(&[
         "s.toml:15:8:",
         "`limiter[0].kind` = \"token_buckit\" is not known",
-        "\"fixed_window\", \"slot_counter\", \"sliding_log\", \"gcra\", \"token_bucket\", \"leaky_bucket\", \"weighted_window\", \"guava\", \"leaky_queue\"",
+        "\"fixed_window\", \"slot_counter\", \"sliding_log\", \"gcra\", \"token_bucket\", \"leaky_bucket\", \"weighted_window\", \"guava\", \"leaky_queue\", \"go_rate\"",
         "did you mean \"token_bucket\"?",
     ]);
 }
@@ -2846,6 +2846,74 @@ fn gv07_retry_after_on_a_limiter_that_never_refuses() {
         "s.toml:16:15:",
         "`limiter[0].retry_after`: `guava` never names a time to retry",
         "leave the key out",
+    ]);
+}
+
+// ---- go_rate (golang.org/x/time/rate) ---------------------------------------------
+
+#[test]
+fn gr01_events_per_second_not_above_zero() {
+    for v in ["0", "-2.5", "inf", "nan"] {
+        Case::new(&limiter("go_rate", &format!("events_per_second = {v}"))).refused(&[
+            "s.toml:16:21:",
+            "`limiter[0].events_per_second` must be a finite number above 0, got ",
+        ]);
+    }
+}
+
+#[test]
+fn gr02_events_per_second_and_every() {
+    Case::new(&limiter("go_rate", "events_per_second = 3.0\nevery = \"1s\"")).refused(&[
+        "s.toml:17:9:",
+        "give `limiter[0].events_per_second` or `every`, not both: rate.Every(interval) is rate.Limit(1 / interval)",
+    ]);
+}
+
+#[test]
+fn gr03_every_zero_or_bare() {
+    Case::new(&limiter("go_rate", "every = \"0s\""))
+        .refused(&["s.toml:16:9:", "`limiter[0].every` must be longer than 0, got \"0s\""]);
+    Case::new(&limiter("go_rate", "every = 5")).refused(&[
+        "s.toml:16:9:",
+        "`limiter[0].every`: invalid type: integer `5`, expected a string (a duration is a string with a unit, like \"1s\" or \"100ms\")",
+    ]);
+}
+
+#[test]
+fn gr04_burst_zero_empty_or_fraction() {
+    Case::new(&limiter("go_rate", "burst = 0"))
+        .refused(&["s.toml:16:9:", "`limiter[0].burst` must be a whole number of at least 1, got 0"]);
+    Case::new(&limiter("go_rate", "burst = []"))
+        .refused(&["s.toml:16:9:", "`limiter[0].burst` is empty: give at least one burst"]);
+    Case::new(&limiter("go_rate", "burst = [1, 3, 1.5]")).refused(&[
+        "s.toml:16:16:",
+        "`limiter[0].burst`: invalid type: floating point `1.5`, expected a whole number",
+    ]);
+}
+
+#[test]
+fn gr05_max_wait_negative() {
+    Case::new(&limiter("go_rate", "max_wait = \"-1s\"")).refused(&[
+        "s.toml:16:12:",
+        "`limiter[0].max_wait`: `-1s` is negative: times and durations start at 0",
+    ]);
+}
+
+#[test]
+fn gr06_unknown_key_near_miss() {
+    Case::new(&limiter("go_rate", "brust = 5")).refused(&[
+        "s.toml:16:1:",
+        "`limiter[0].brust` is not a key of kind \"go_rate\" (it takes: events_per_second, every, burst, max_wait, retry_after)",
+        "did you mean `burst`?",
+    ]);
+}
+
+/// Guava's `timeout` is a duration too: a bare number gets the hint.
+#[test]
+fn gv09_bare_timeout() {
+    Case::new(&limiter("guava", "timeout = 2")).refused(&[
+        "s.toml:16:11:",
+        "`limiter[0].timeout`: invalid type: integer `2`, expected a string (a duration is a string with a unit, like \"1s\" or \"100ms\")",
     ]);
 }
 

@@ -591,7 +591,7 @@ fn array_of_tables(key: &str, message: &str) -> String {
 }
 
 /// The keys whose values are durations (or lists of them).
-const DURATION_KEYS: [&str; 19] = [
+const DURATION_KEYS: [&str; 21] = [
     "duration",
     "window",
     "bin",
@@ -611,6 +611,8 @@ const DURATION_KEYS: [&str; 19] = [
     "load_duration",
     "max_wait",
     "fill_interval",
+    "timeout",
+    "every",
 ];
 
 /// A number where a duration belongs (`window = 1`): durations are strings
