@@ -286,9 +286,11 @@ impl Algorithm for TokenBucketSpec {
                     short.push_str(&format!(", waits ≤ {}", format_duration(m)));
                 }
                 // Violets: apart from the window limiters' tab10 colours and
-                // from the GCRA's gold, which decides the same at L | W.
+                // from the GCRA's gold, which decides the same at L | W. The
+                // waiting bucket's is light enough to stand apart from the
+                // refusing one's in one chart (`scenarios/go_rate.toml`).
                 let base = match (initial, max_wait) {
-                    (_, Some(_)) => (160, 110, 225),
+                    (_, Some(_)) => (190, 150, 250),
                     (Initial::Empty, None) => (80, 40, 120),
                     (Initial::Full, None) => (120, 80, 220),
                 };
