@@ -22,8 +22,8 @@
 //! - `naive/slot_counter/N`: the textbook counter that sums all N slots per
 //!   request, at N = 10, 100, 1 000, 10 000 (the O(N) the library avoids).
 //!
-//! The production limiters (`gcra`, `token_bucket`, `token_bucket_timer`)
-//! run with their defaults (burst / capacity / max_tokens `L`, timer fills of
+//! The production limiters (`gcra`, `token_bucket`, `go_rate`,
+//! `token_bucket_timer`) run with their defaults (burst / capacity / max_tokens `L`, timer fills of
 //! `L` every `W`). Like the window limiters they are timed as their own
 //! types; the engine reaches the two buckets through `TokenBucket`, which
 //! holds either (one more branch, always the same way for a lane).
@@ -40,8 +40,8 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use ratesim::limiter::{
-    Algorithm, ContinuousBucket, FixedWindow, Gcra, GcraSpec, Initial, LeakyBucket, Limit, Limiter, Rounding,
-    SlidingLog, SlotCounter, TimerBucket, WeightedWindow, WeightedWindowSpec, WindowAlign,
+    Algorithm, ContinuousBucket, FixedWindow, Gcra, GcraSpec, GoRateSpec, Initial, LeakyBucket, Limit,
+    Limiter, Rounding, SlidingLog, SlotCounter, TimerBucket, WeightedWindow, WeightedWindowSpec, WindowAlign,
 };
 use ratesim::time::Nanos;
 use splitmix::SplitMix64;
@@ -206,6 +206,11 @@ fn bench_trace(c: &mut Criterion, name: &str, trace: &[u64]) {
     g.bench_function("lib/token_bucket", |b| b.iter(|| run_lib(token_bucket(), trace)));
     g.bench_function("bare/token_bucket", |b| {
         b.iter(|| baseline::bare_token_bucket(trace, LIMIT, black_box(WINDOW), LIMIT))
+    });
+    g.bench_function("lib/go_rate", |b| {
+        b.iter(|| {
+            run_lib(GoRateSpec::DEFAULT.build(Limit { requests: LIMIT, window: Nanos::new(WINDOW) }), trace)
+        })
     });
     g.bench_function("lib/token_bucket_timer", |b| b.iter(|| run_lib(token_bucket_timer(), trace)));
     g.bench_function("bare/token_bucket_timer", |b| {

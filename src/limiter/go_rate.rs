@@ -154,13 +154,7 @@ impl Algorithm for GoRateSpec {
 
     fn build(&self, limit: Limit) -> GoRate {
         let burst = self.burst.unwrap_or(limit.requests);
-        GoRate {
-            limit: self.events_per_second(limit),
-            burst,
-            tokens: burst as f64,
-            last: 0,
-            max_wait: self.max_wait.map_or(0, |m| m.get().min(i64::MAX as u64) as i64),
-        }
+        GoRate::new(self.events_per_second(limit), burst, self.max_wait.map_or(0, |m| m.get()))
     }
 
     fn style(&self) -> Style {
@@ -214,9 +208,31 @@ pub struct GoRate {
     last: u64,
     /// `reserveN`'s `maxFutureReserve` (ns): 0 for `AllowN`.
     max_wait: i64,
+    /// A lack of tokens above this is refused for certain: its wait is more
+    /// than `max_wait` whatever the rounding, so the division that computes
+    /// the wait is skipped (`benches/limiters.rs`, `lib/go_rate`).
+    surely_refused: f64,
 }
 
 impl GoRate {
+    /// `NewLimiter(limit, burst)`, asked with `max_wait` ns of
+    /// `maxFutureReserve` (0: `AllowN`).
+    fn new(limit: f64, burst: u64, max_wait: u64) -> GoRate {
+        let max_wait = max_wait.min(i64::MAX as u64) as i64;
+        // A lack `x` above `limit * (m (1 + 1e-12) + 2) / 1e9` makes Go's
+        // `(x / limit) * 1e9` at least `m + 1` after its two roundings (each
+        // off by a relative 2^-53 at most, far less than the margin): the
+        // wait truncates to more than `m` (and its cap at `i64::MAX` is more
+        // too, unless `m` is that cap). Where the bound itself would be
+        // subnormal (so imprecise) or infinite, there is no shortcut.
+        let bound = limit * ((max_wait as f64) * (1.0 + 1e-12) + 2.0) / 1e9;
+        // A deadline of `InfDuration` grants every wait, however long: the
+        // wait is capped there too.
+        let sure = bound.is_finite() && bound > f64::MIN_POSITIVE * 1e20 && max_wait < i64::MAX;
+        let surely_refused = if sure { bound } else { f64::INFINITY };
+        GoRate { limit, burst, tokens: burst as f64, last: 0, max_wait, surely_refused }
+    }
+
     /// `advance(t)`: the tokens at `now`, the state unchanged.
     #[inline(always)]
     fn advance(&self, now: u64) -> f64 {
@@ -242,6 +258,9 @@ impl GoRate {
     #[inline(always)]
     fn reserve(&self, now: u64, n: u32) -> Option<(f64, i64)> {
         let tokens = self.advance(now) - f64::from(n);
+        if -tokens > self.surely_refused {
+            return None;
+        }
         let wait = if tokens < 0.0 { self.duration_from_tokens(-tokens) } else { 0 };
         (u64::from(n) <= self.burst && wait <= self.max_wait).then_some((tokens, wait))
     }
@@ -337,11 +356,11 @@ mod tests {
     use super::*;
 
     fn go(limit: f64, burst: u64) -> GoRate {
-        GoRate { limit, burst, tokens: burst as f64, last: 0, max_wait: 0 }
+        GoRate::new(limit, burst, 0)
     }
 
     fn waiting(limit: f64, burst: u64, max_wait: u64) -> GoRate {
-        GoRate { max_wait: max_wait as i64, ..go(limit, burst) }
+        GoRate::new(limit, burst, max_wait)
     }
 
     /// x/time/rate's `d`: 100 ms.
@@ -446,10 +465,14 @@ mod tests {
         let allow = |lim: &mut GoRate, t: u64, toks: f64, n: u32| {
             let at = Nanos::from_secs(1).get() + d(t).get();
             assert_eq!(lim.advance(at), toks);
-            let mut policing = GoRate { max_wait: 0, ..lim.clone() };
+            let mut policing = GoRate {
+                max_wait: 0,
+                surely_refused: go(lim.limit, lim.burst).surely_refused,
+                ..lim.clone()
+            };
             let ok = policing.decide(Nanos::new(at), n).admitted();
             if ok {
-                *lim = GoRate { max_wait: lim.max_wait, ..policing };
+                *lim = GoRate { max_wait: lim.max_wait, surely_refused: lim.surely_refused, ..policing };
             }
             ok
         };
@@ -553,6 +576,28 @@ mod tests {
                     prop_assert_eq!(lim.clone().decide(Nanos::new(at.get() - 1), cost), Decision::Reject);
                 }
             }
+        }
+
+        /// The shortcut that refuses a large lack without dividing refuses
+        /// only what Go's division would: at any limit (log-uniform from
+        /// 1e-300 to 1e300), deadline, state and time.
+        #[test]
+        fn the_sure_refusal_is_sure(
+            exp in -300.0f64..300.0,
+            mantissa in 1.0f64..10.0,
+            burst in 1u64..1000,
+            max_wait in prop_oneof![Just(0u64), 0u64..10, 0u64..u64::MAX],
+            tokens in -1e6f64..1e3,
+            last in 0u64..1u64 << 40,
+            dt in prop_oneof![0u64..10, 0u64..1u64 << 40],
+            cost in 1u32..2000,
+        ) {
+            let limit = mantissa * 10f64.powf(exp);
+            let mut lim = waiting(limit, burst, max_wait);
+            lim.tokens = tokens.min(burst as f64);
+            lim.last = last;
+            let plain = GoRate { surely_refused: f64::INFINITY, ..lim.clone() };
+            prop_assert_eq!(lim.reserve(last + dt, cost), plain.reserve(last + dt, cost));
         }
 
         /// `max_wait = 0` is `AllowN`: the same decisions as the policing
