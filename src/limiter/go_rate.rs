@@ -306,18 +306,29 @@ impl Limiter for GoRate {
             return Some(Nanos::new(now));
         }
         let lacking = f64::from(cost) - self.advance(now);
-        let guess = self.duration_from_tokens(lacking).saturating_sub(self.max_wait).max(1) as u64;
-        // `bad` is refused, `good` granted; the answer is in (bad, good].
-        let (mut bad, mut good) = match now.checked_add(guess) {
-            Some(g) if ok(g) => (now, g),
-            Some(g) => (g, g),
-            None => (now, u64::MAX),
-        };
-        if good == bad {
-            // Up from a refused guess, doubling the step.
+        let wait = self.duration_from_tokens(lacking).saturating_sub(self.max_wait).max(1) as u64;
+        let guess = now.saturating_add(wait);
+        // `bad` is refused, `good` granted: the answer is in (bad, good].
+        let (mut bad, mut good);
+        if ok(guess) {
+            // Down from a granted guess, doubling the step while granted.
+            (bad, good) = (now, guess);
+            let mut step = 1u64;
+            while good - bad > step && ok(good - step) {
+                good -= step;
+                step = step.saturating_mul(2);
+            }
+            bad = bad.max(good - step.min(good));
+        } else {
+            // Up from a refused guess, doubling the step, to the last
+            // nanosecond at most.
+            bad = guess;
             let mut step = 1u64;
             loop {
-                let next = bad.checked_add(step)?;
+                if bad == u64::MAX {
+                    return None;
+                }
+                let next = bad.saturating_add(step);
                 if ok(next) {
                     good = next;
                     break;
@@ -325,16 +336,6 @@ impl Limiter for GoRate {
                 bad = next;
                 step = step.saturating_mul(2);
             }
-        } else if !ok(good) {
-            return None;
-        } else {
-            // Down from a granted guess, doubling the step, while it is granted.
-            let mut step = 1u64;
-            while good - bad > step && ok(good - step) {
-                good -= step;
-                step = step.saturating_mul(2);
-            }
-            bad = bad.max(good.saturating_sub(step));
         }
         while good - bad > 1 {
             let mid = bad + (good - bad) / 2;
