@@ -3,8 +3,11 @@
 //! decisions are Go's, rounding included.
 //!
 //! Followed: `rate/rate.go` from v0.10.0 (2025-01, when `durationFromTokens`
-//! gained its overflow cap) to v0.13.0; from v0.3.0 (2022) on, the
-//! decisions are the same except past that cap. Every call is `reserveN`:
+//! gained its overflow cap) to v0.13.0. From v0.3.0 (2022) on the decisions
+//! are the same except past that cap and, before v0.7.0 (whose
+//! `NewLimiter` sets `tokens = burst`), at limits so slow that the refill
+//! of the longest `Duration` (292 years) is less than the burst: the
+//! limiter then started short of full. Every call is `reserveN`:
 //!
 //! ```go
 //! func (lim *Limiter) reserveN(t time.Time, n int, maxFutureReserve time.Duration) Reservation {
