@@ -3125,6 +3125,10 @@ fn r13_key_without_effect() {
             "policy = \"none\"\nmax_attempts = 3",
             "s.toml:20:16: `retry.max_attempts` has no effect with policy = \"none\"",
         ),
+        (
+            "policy = \"none\"\nmax_tokens = 10\ntoken_ratio = 0.1",
+            "s.toml:20:14: `retry.max_tokens` has no effect with policy = \"none\"",
+        ),
     ] {
         Case::new(&with_retry(table)).refused(&[words]);
     }
@@ -3170,7 +3174,7 @@ fn r41_unknown_key_in_an_inline_table_names_its_table() {
         "count = 20\nretry = { policy = \"fixed\", base = \"1s\", max_attempts = 2, bse = 1 }",
     ))
     .refused(&[
-        "s.toml:13:60: unknown field `bse` in `traffic[0].retry`, expected one of `policy`, `base`, `cap`, `max_attempts`, `jitter`, `budget`; did you mean `base`?",
+        "s.toml:13:60: unknown field `bse` in `traffic[0].retry`, expected one of `policy`, `base`, `cap`, `max_attempts`, `jitter`, `budget`, `max_tokens`, `token_ratio`; did you mean `base`?",
     ]);
     Case::new(&format!(
         "{BASE}\n[sweep]\nretry_policies = [\n  {{ policy = \"none\" }}, # {{ a, b\n  {{ policy = \"fixed\", base = \"1s,{{\", bse = \"1s\" }},\n]\n"
@@ -3188,7 +3192,7 @@ fn r41_unknown_key_in_an_inline_table_names_its_table() {
         "count = 20\nretry = {\n  policy = \"fixed\", # a } {\n  base = \"1s\",\n  max_attempts = 2,\n  bse = 1,\n}",
     ))
     .refused(&[
-        "s.toml:17:3: unknown field `bse` in `traffic[0].retry`, expected one of `policy`, `base`, `cap`, `max_attempts`, `jitter`, `budget`; did you mean `base`?",
+        "s.toml:17:3: unknown field `bse` in `traffic[0].retry`, expected one of `policy`, `base`, `cap`, `max_attempts`, `jitter`, `budget`, `max_tokens`, `token_ratio`; did you mean `base`?",
     ]);
 }
 
@@ -3431,6 +3435,61 @@ fn r28_budget_finer_than_thousandths() {
         "s.toml:21:10:",
         "`retry.budget` = 0.0005 has more than 3 decimal places: retry tokens are counted in thousandths (0.001 to 1)",
     ]);
+}
+
+/// gRPC's retry throttling takes both of its numbers.
+#[test]
+fn r49_throttle_half_given() {
+    Case::new(&with_retry("policy = \"immediate\"\nmax_attempts = 3\nmax_tokens = 10")).refused(&[
+        "s.toml:18:1:",
+        "`retry.token_ratio` is required with `retry.max_tokens`: gRPC's retry throttling takes both (like max_tokens = 10, token_ratio = 0.1)",
+    ]);
+    Case::new(&with_traffic("kind = \"burst\"\ncount = 20\nretry = { policy = \"immediate\", max_attempts = 3, token_ratio = 0.1 }"))
+        .refused(&[
+            "s.toml:11:9:",
+            "`traffic[0].retry.max_tokens` is required with `traffic[0].retry.token_ratio`",
+        ]);
+}
+
+/// A budget and gRPC's throttling are two rules for one thing: one of them.
+#[test]
+fn r50_budget_and_throttle() {
+    Case::new(&with_retry("policy = \"immediate\"\nmax_attempts = 3\nbudget = 0.1\nmax_tokens = 10\ntoken_ratio = 0.1"))
+        .refused(&[
+            "s.toml:21:10:",
+            "`retry.budget` and gRPC's retry throttling (`retry.max_tokens`, `retry.token_ratio`) both limit retries: give one of them",
+        ]);
+}
+
+#[test]
+fn r51_throttle_out_of_range() {
+    for (key, value, shown, what) in [
+        ("max_tokens", "0", "0", "where a client's token count starts, and its most"),
+        ("max_tokens", "1001", "1001", "where a client's token count starts, and its most"),
+        ("max_tokens", "-1", "-1", "where a client's token count starts, and its most"),
+        ("token_ratio", "0", "0", "tokens an admitted attempt adds"),
+        ("token_ratio", "inf", "inf", "tokens an admitted attempt adds"),
+    ] {
+        let other = if key == "max_tokens" { "token_ratio = 0.1" } else { "max_tokens = 10" };
+        let (line, col) = if key == "max_tokens" { (21, 14) } else { (21, 15) };
+        let table = format!("policy = \"immediate\"\nmax_attempts = 3\n{key} = {value}\n{other}");
+        Case::new(&with_retry(&table)).refused(&[
+            &format!("s.toml:{line}:{col}:"),
+            &format!("`retry.{key}` must be from 0.001 to 1000 ({what}), got {shown}"),
+        ]);
+    }
+}
+
+/// grpc-java reads the numbers through `float` and truncates to whole
+/// thousandths: 0.0005 is 0, which it would accept and run with (a success
+/// adding nothing); ratesim refuses it.
+#[test]
+fn r52_throttle_below_a_thousandth() {
+    Case::new(&with_retry("policy = \"immediate\"\nmax_attempts = 3\nmax_tokens = 10\ntoken_ratio = 0.0005"))
+        .refused(&[
+            "s.toml:22:15:",
+            "`retry.token_ratio` must be from 0.001 to 1000 (tokens an admitted attempt adds), got 0.0005",
+        ]);
 }
 
 /// Requests waiting to retry count against the run's memory budget: a

@@ -291,6 +291,63 @@ fn a_retry_budget_runs_out_by_hand() {
     );
 }
 
+/// gRPC's retry throttling, `max_tokens = 3`, `token_ratio = 0.5` (3000
+/// and 500 thousandths, threshold 1500), one client (key 0), against a
+/// sliding log of 1 per 1 s: a burst at 0, then requests 1.5 s apart, each
+/// admitted, and pairs whose second is rejected (retried after 10 ms,
+/// rejected again while the first is in its window). By hand:
+/// - 0 s: 3000, admitted (stays 3000: the most); rejected: 2000 > 1500,
+///   retry; rejected: 1000, gives up. 10 ms: the retry, rejected: 0, gives up.
+/// - 1.5, 3, 4.5 s admitted: 500, 1000, 1500. 6 s: 2000, then 1000: gives up.
+/// - 7.5, 9 s: 1500, 2000. 10.5 s: 2500, then 1500, not above 1500: gives up.
+/// - 12, 13.5, 15 s: 2000, 2500, 3000. 16.5 s: 3000 (capped), then 2000:
+///   retry at 16.51 s, rejected: 1000, gives up.
+///
+/// 17 requests, 12 admitted, 5 give up, 2 retries. Without the throttle
+/// every rejected request would make its 10 attempts.
+#[test]
+fn grpc_retry_throttling_by_hand() {
+    let sources: String =
+        [(0, 3), (1500, 1), (3000, 1), (4500, 1), (6000, 2), (7500, 1), (9000, 1), (10500, 2)]
+            .into_iter()
+            .chain([(12000, 1), (13500, 1), (15000, 1), (16500, 2)])
+            .map(|(ms, n)| format!("[[traffic]]\nkind = \"burst\"\nstart = \"{ms}ms\"\ncount = {n}\n"))
+            .collect();
+    let text = format!(
+        "name = \"throttle\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n\
+         [retry]\npolicy = \"fixed\"\nbase = \"10ms\"\nmax_attempts = 10\nmax_tokens = 3\ntoken_ratio = 0.5\n\
+         {sources}[[limiter]]\nkind = \"sliding_log\"\n"
+    );
+    let (rows, decisions) = run_recorded(&parse(&text));
+    let c = clients(&rows, "sliding_log");
+    assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished, c.retries), (17, 12, 5, 0, 2));
+    let retries: Vec<u64> =
+        decisions.iter().filter(|d| d.attempt.unwrap().0 > 1).map(|d| d.time.get()).collect();
+    assert_eq!(retries, [10 * MS, 16_510 * MS]);
+    // The same without the throttle: every rejected request retries to
+    // its 10th attempt (5 of them, 9 retries each).
+    let free = text.replace("max_tokens = 3\ntoken_ratio = 0.5\n", "");
+    let rows = run(&free);
+    let c = clients(&rows, "sliding_log");
+    assert_eq!((c.logical, c.succeeded, c.gave_up, c.retries), (17, 12, 5, 45));
+}
+
+/// A closed client keeps its own throttle count: one client against 1 per
+/// 1000 s, `max_tokens = 3` (threshold 1500). Its first request is
+/// admitted (3000); its second is rejected (2000: retry), rejected again
+/// (1000: gives up); every later request is rejected at once and, at 0,
+/// gives up without a retry. One retry, whatever the think times.
+#[test]
+fn a_closed_clients_throttle_stops_its_retries() {
+    let text = "name = \"throttle\"\nduration = \"10s\"\n[limit]\nrequests = 1\nwindow = \"1000s\"\n\
+         [retry]\npolicy = \"fixed\"\nbase = \"10ms\"\nmax_attempts = 10\nmax_tokens = 3\ntoken_ratio = 0.5\n\
+         [[traffic]]\nkind = \"closed\"\nclients = 1\nthink = \"100ms\"\n[[limiter]]\nkind = \"sliding_log\"\n";
+    let rows = run(text);
+    let c = clients(&rows, "sliding_log");
+    assert!(c.logical > 20, "{}", c.logical);
+    assert_eq!((c.succeeded, c.gave_up, c.unfinished, c.retries), (1, c.logical - 1, 0, 1));
+}
+
 /// A budget of 0.1 per first attempt: ten deposits make exactly one token.
 /// 10 requests at 0 against a limit that admits only the first: the 2nd to
 /// 9th find at most 0.9 tokens and give up; the 10th finds 1.0 and retries

@@ -8,7 +8,7 @@ pub mod policy;
 mod reactor;
 mod report;
 
-pub use policy::{Backoff, RetryPolicy};
+pub use policy::{Backoff, RetryPolicy, Throttle};
 pub use reactor::{CLIENT_EVENT_BYTES, ClientReactor, closed_queue_bytes};
 pub use report::{ClientReport, Logical};
 

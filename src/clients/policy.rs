@@ -1,6 +1,6 @@
 //! Retry policies: when a client whose request was rejected tries again
-//! (`docs/semantics.md`, "Reacting clients"), and the retry budget that
-//! may stop it.
+//! (`docs/semantics.md`, "Reacting clients"), and the retry budget or
+//! gRPC's retry throttling that may stop it.
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -95,6 +95,53 @@ pub struct RetryPolicy {
     /// throttling and Finagle's `TokenRetryBudget` count them, so ten
     /// deposits of 0.1 make exactly one token.
     pub budget: Option<u32>,
+    /// gRPC's retry throttling, if any.
+    pub throttle: Option<Throttle>,
+}
+
+/// gRPC's retry throttling (`retryThrottling` in a service config, gRFC A6),
+/// as grpc-java's `RetriableStream.Throttle` counts it: a client's token
+/// count starts at `max_tokens`, every rejected attempt takes one token (not
+/// below 0), every admitted attempt adds `token_ratio` (not above
+/// `max_tokens`), and a rejected attempt may retry only if the count it left
+/// is above half of `max_tokens`. All in thousandths of a token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Throttle {
+    /// `maxTokens` in thousandths: where the count starts, and its most.
+    pub max_tokens: u32,
+    /// `tokenRatio` in thousandths: what an admitted attempt adds.
+    pub token_ratio: u32,
+}
+
+impl Throttle {
+    /// The most `maxTokens` may be (gRFC A6; grpc-go caps it there).
+    pub const MAX_TOKENS: f64 = 1000.0;
+
+    /// A service config's number in thousandths, as grpc-java reads it:
+    /// the JSON number to a `float`, times 1000 in `float`, truncated to
+    /// an `int`. Most values with 3 decimal places come out exact, but not
+    /// all: 0.251 is 250 thousandths (0.251f * 1000 is 250.99998).
+    pub fn thousandths(v: f64) -> u32 {
+        ((v as f32) * 1000.0f32) as u32
+    }
+
+    /// The count a rejected attempt leaves, and whether the client may
+    /// retry (grpc-java's `onQualifiedFailureThenCheckIsAboveThreshold`):
+    /// at 0 the count stays 0 and no retry; otherwise one token less (not
+    /// below 0), and a retry only if that is above half of `max_tokens`
+    /// (integer halving in thousandths, as grpc-java's `threshold`).
+    pub fn on_rejected(&self, count: u32) -> (u32, bool) {
+        if count == 0 {
+            return (0, false);
+        }
+        let decremented = i64::from(count) - i64::from(TOKEN);
+        (decremented.max(0) as u32, decremented > i64::from(self.max_tokens / 2))
+    }
+
+    /// The count an admitted attempt leaves (grpc-java's `onSuccess`).
+    pub fn on_admitted(&self, count: u32) -> u32 {
+        count.saturating_add(self.token_ratio).min(self.max_tokens)
+    }
 }
 
 /// One retry token, in the thousandths a budget counts in.
@@ -121,6 +168,7 @@ impl RetryPolicy {
         max_attempts: 1,
         jitter: Nanos::ZERO,
         budget: None,
+        throttle: None,
     };
 
     /// Whether a client under this policy ever retries: a policy other
@@ -152,6 +200,13 @@ impl RetryPolicy {
         }
         if let Some(b) = self.budget {
             settings.push(format!("budget {}", format_budget(b)));
+        }
+        if let Some(t) = self.throttle {
+            settings.push(format!(
+                "gRPC throttling: max_tokens {}, token_ratio {}",
+                format_budget(t.max_tokens),
+                format_budget(t.token_ratio)
+            ));
         }
         if settings.is_empty() {
             self.backoff.name().to_string()
@@ -245,7 +300,52 @@ mod tests {
             max_attempts: 6,
             jitter: Nanos::ZERO,
             budget: None,
+            throttle: None,
         }
+    }
+
+    /// grpc-java's own test of its throttle (`RetriableStreamTest.throttle`,
+    /// `new Throttle(4f, 0.8f)`), step for step: the count after each call
+    /// and whether a retry is allowed.
+    #[test]
+    fn throttle_counts_as_grpc_java_tests_it() {
+        let t = Throttle { max_tokens: Throttle::thousandths(4.0), token_ratio: Throttle::thousandths(0.8) };
+        assert_eq!((t.max_tokens, t.token_ratio), (4000, 800));
+        let above = |c: u32| c > t.max_tokens / 2; // isAboveThreshold
+        let mut c = t.max_tokens;
+        assert!(above(c));
+        for (count, retry) in [(3000, true), (2000, false), (1000, false), (0, false), (0, false), (0, false)]
+        {
+            let (next, ok) = t.on_rejected(c);
+            assert_eq!((next, ok), (count, retry));
+            c = next;
+        }
+        assert!(!above(c));
+        for (count, is_above) in
+            [(800, false), (1600, false), (2400, true), (3200, true), (4000, true), (4000, true)]
+        {
+            c = t.on_admitted(c);
+            assert_eq!((c, above(c)), (count, is_above));
+        }
+        assert_eq!(t.on_rejected(c), (3000, true));
+        assert_eq!(t.on_rejected(3000), (2000, false));
+    }
+
+    /// grpc-java reads the numbers through `float` and truncates: most
+    /// values with 3 decimal places are exact, a few lose a thousandth.
+    #[test]
+    fn throttle_numbers_are_read_as_grpc_java_reads_them() {
+        assert_eq!(Throttle::thousandths(0.1), 100);
+        assert_eq!(Throttle::thousandths(10.0), 10_000);
+        assert_eq!(Throttle::thousandths(1000.0), 1_000_000);
+        assert_eq!(Throttle::thousandths(0.251), 250);
+        assert_eq!(Throttle::thousandths(1.004), 1003);
+        assert_eq!(Throttle::thousandths(0.0005), 0);
+        // An odd max: the threshold is halved in whole thousandths, 1.
+        let t = Throttle { max_tokens: 3, token_ratio: 1 };
+        assert_eq!(t.on_rejected(3), (0, false));
+        assert_eq!(t.on_rejected(1003), (3, true));
+        assert_eq!(t.on_admitted(2), 3);
     }
 
     #[test]

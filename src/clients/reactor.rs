@@ -108,6 +108,9 @@ impl ClientEvent {
 }
 
 const NO_CLIENT: u32 = u32::MAX;
+/// A gRPC throttle count not yet started (no count reaches it: at most
+/// 1000 tokens, 10^6 thousandths).
+const UNTOUCHED: u32 = u32::MAX;
 
 /// Outcomes of open-loop logical requests, handed out in arrival order as
 /// soon as every earlier one is final.
@@ -155,6 +158,11 @@ pub struct ClientReactor {
     /// clients by index.
     open_budget: Vec<u32>,
     closed_budget: Vec<u32>,
+    /// gRPC retry-throttling token counts in thousandths, as the budgets;
+    /// [`UNTOUCHED`] until a client's first attempt is decided (then its
+    /// policy's `max_tokens`, where gRPC starts the count).
+    open_throttle: Vec<u32>,
+    closed_throttle: Vec<u32>,
     next_closed: u64,
     /// Events this reactor has scheduled and the lane has not decided yet:
     /// the lane's queue length, less the delayed requests a shaping limiter
@@ -178,6 +186,7 @@ impl ClientReactor {
         rng.set_stream(STREAM);
         let mut policies = clients.open.clone();
         policies.extend(clients.closed.iter().map(|c| c.retry));
+        let policies_throttle = clients.closed.iter().any(|c| c.retry.throttle.is_some());
         let mut first_client = Vec::new();
         let mut n = 0u32;
         for c in &clients.closed {
@@ -193,6 +202,8 @@ impl ClientReactor {
             header,
             open_budget: Vec::new(),
             closed_budget: vec![0; n as usize],
+            open_throttle: Vec::new(),
+            closed_throttle: if policies_throttle { vec![UNTOUCHED; n as usize] } else { Vec::new() },
             next_closed: 0,
             pending: 0,
             waiting_retries: 0,
@@ -241,6 +252,24 @@ impl ClientReactor {
         } else {
             &mut self.closed_budget[client as usize]
         }
+    }
+
+    /// The gRPC throttle's token count of a client whose policy has one,
+    /// started at its `max_tokens` when first used.
+    fn throttle_count(&mut self, key: u32, client: u32, max_tokens: u32) -> &mut u32 {
+        let count = if client == NO_CLIENT {
+            let k = key as usize;
+            if self.open_throttle.len() <= k {
+                self.open_throttle.resize(k + 1, UNTOUCHED);
+            }
+            &mut self.open_throttle[k]
+        } else {
+            &mut self.closed_throttle[client as usize]
+        };
+        if *count == UNTOUCHED {
+            *count = max_tokens;
+        }
+        count
     }
 
     /// A logical request has ended.
@@ -312,6 +341,19 @@ impl Reactor for ClientReactor {
             let b = self.budget(d.key, client);
             *b = (*b + ratio).min(BUDGET_CAP);
         }
+        // gRPC's throttle counts every attempt's outcome, a retry's as a
+        // first attempt's, whether or not a retry could follow.
+        let mut throttled = false;
+        if let Some(t) = p.throttle {
+            let count = self.throttle_count(d.key, client, t.max_tokens);
+            if d.admitted {
+                *count = t.on_admitted(*count);
+            } else {
+                let (left, may_retry) = t.on_rejected(*count);
+                *count = left;
+                throttled = !may_retry;
+            }
+        }
         if d.admitted {
             // A delayed request succeeds when it reaches the backend; one
             // that would reach it past the end of time never does, and
@@ -325,13 +367,15 @@ impl Reactor for ClientReactor {
             && header.is_none()
             && p.backoff == super::policy::Backoff::RetryAfter
             && attempt < p.max_attempts
+            && !throttled
         {
             // The header, rounded up, points past the end of time: the retry
             // it asks for is never sent, and the request stays unfinished
             // (as below for a wait that would pass the end of time).
             return;
         }
-        let mut wait = p.wait(&mut self.rng, now, attempt, previous, header);
+        // A throttled client does not retry, and draws no wait.
+        let mut wait = if throttled { None } else { p.wait(&mut self.rng, now, attempt, previous, header) };
         if wait.is_some() && p.budget.is_some() {
             // A retry spends a token; without one the client gives up.
             let b = self.budget(d.key, client);
@@ -380,7 +424,11 @@ impl Reactor for ClientReactor {
         // A waiting retry's state is its event in the lane's queue, which
         // the lane counts.
         let bytes = self.outcomes.states.capacity()
-            + (self.open_budget.capacity() + self.closed_budget.capacity()) * 4;
+            + (self.open_budget.capacity()
+                + self.closed_budget.capacity()
+                + self.open_throttle.capacity()
+                + self.closed_throttle.capacity())
+                * 4;
         (self.waiting_retries, bytes as u64)
     }
 

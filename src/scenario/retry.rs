@@ -6,7 +6,7 @@ use toml::Spanned;
 
 use super::diagnostics::{Ctx, ScenarioError, Whole};
 use crate::clients::Backoff;
-use crate::clients::policy::{MAX_ATTEMPTS, RetryPolicy, TOKEN};
+use crate::clients::policy::{MAX_ATTEMPTS, RetryPolicy, TOKEN, Throttle};
 use crate::time::Nanos;
 
 #[derive(Deserialize)]
@@ -18,6 +18,8 @@ pub(super) struct RawRetry {
     max_attempts: Option<Spanned<Whole>>,
     jitter: Option<Spanned<String>>,
     budget: Option<Spanned<f64>>,
+    max_tokens: Option<Spanned<f64>>,
+    token_ratio: Option<Spanned<f64>>,
 }
 
 /// Validates a retry table whose keys are named `{table}.key`, starting at
@@ -41,6 +43,8 @@ pub(super) fn validate(
             ("max_attempts", r.max_attempts.as_ref().map(|v| v.span())),
             ("jitter", r.jitter.as_ref().map(|v| v.span())),
             ("budget", r.budget.as_ref().map(|v| v.span())),
+            ("max_tokens", r.max_tokens.as_ref().map(|v| v.span())),
+            ("token_ratio", r.token_ratio.as_ref().map(|v| v.span())),
         ] {
             if let Some(s) = span {
                 return Err(needless(k, &s));
@@ -132,7 +136,63 @@ pub(super) fn validate(
             Some(thousandths as u32)
         }
     };
-    Ok(RetryPolicy { backoff, base, cap, max_attempts, jitter, budget })
+    let throttle = throttle(ctx, &key, span, r)?;
+    Ok(RetryPolicy { backoff, base, cap, max_attempts, jitter, budget, throttle })
+}
+
+/// gRPC's retry throttling: `max_tokens` and `token_ratio`, both or
+/// neither, read as grpc-java reads them ([`Throttle::thousandths`]); not
+/// with a `budget`, another rule for the same thing.
+fn throttle(
+    ctx: &Ctx,
+    key: &dyn Fn(&str) -> String,
+    span: std::ops::Range<usize>,
+    r: &RawRetry,
+) -> Result<Option<Throttle>, ScenarioError> {
+    let (max, ratio) = match (&r.max_tokens, &r.token_ratio) {
+        (None, None) => return Ok(None),
+        (Some(m), Some(t)) => (m, t),
+        (Some(_), None) | (None, Some(_)) => {
+            let (has, lacks) = if r.max_tokens.is_some() {
+                ("max_tokens", "token_ratio")
+            } else {
+                ("token_ratio", "max_tokens")
+            };
+            return Err(ctx.at(
+                span,
+                format!(
+                    "`{}` is required with `{}`: gRPC's retry throttling takes both (like max_tokens = 10, token_ratio = 0.1)",
+                    key(lacks),
+                    key(has)
+                ),
+            ));
+        }
+    };
+    if let Some(b) = &r.budget {
+        return Err(ctx.at(
+            b.span(),
+            format!(
+                "`{}` and gRPC's retry throttling (`{}`, `{}`) both limit retries: give one of them",
+                key("budget"),
+                key("max_tokens"),
+                key("token_ratio")
+            ),
+        ));
+    }
+    let read = |k: &str, v: &Spanned<f64>, what: &str| {
+        let x = *v.get_ref();
+        let t =
+            if x.is_finite() && x > 0.0 && x <= Throttle::MAX_TOKENS { Throttle::thousandths(x) } else { 0 };
+        if t == 0 {
+            return Err(
+                ctx.at(v.span(), format!("`{}` must be from 0.001 to 1000 ({what}), got {x}", key(k)))
+            );
+        }
+        Ok(t)
+    };
+    let max_tokens = read("max_tokens", max, "where a client's token count starts, and its most")?;
+    let token_ratio = read("token_ratio", ratio, "tokens an admitted attempt adds")?;
+    Ok(Some(Throttle { max_tokens, token_ratio }))
 }
 
 /// `[sweep] retry_policies` (first entry at `at`, if any) replaces the

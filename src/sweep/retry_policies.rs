@@ -63,13 +63,21 @@ fn runs_as(policy: RetryPolicy) -> RetryPolicy {
 /// the same in every setting are numbered (`none#2`).
 pub fn labels(policies: &[RetryPolicy]) -> Vec<String> {
     let fmt = |d: Nanos| crate::time::format_duration(d);
-    let settings = |p: &RetryPolicy| -> [(&str, String); 5] {
+    let settings = |p: &RetryPolicy| -> [(&str, String); 7] {
         [
             ("base", fmt(p.base)),
             ("cap", fmt(p.cap)),
             ("max_attempts", p.max_attempts.to_string()),
             ("jitter", fmt(p.jitter)),
             ("budget", p.budget.map_or("none".into(), crate::clients::policy::format_budget)),
+            (
+                "max_tokens",
+                p.throttle.map_or("none".into(), |t| crate::clients::policy::format_budget(t.max_tokens)),
+            ),
+            (
+                "token_ratio",
+                p.throttle.map_or("none".into(), |t| crate::clients::policy::format_budget(t.token_ratio)),
+            ),
         ]
     };
     let mut out: Vec<String> = Vec::with_capacity(policies.len());
@@ -85,7 +93,9 @@ pub fn labels(policies: &[RetryPolicy]) -> Vec<String> {
             _ => true,
         };
         let differ: Vec<String> = (0..mine.len())
-            .filter(|&k| has(k) && same.iter().any(|q| settings(q)[k].1 != mine[k].1))
+            // A retry limit the policy lacks goes unsaid (`full_jitter`
+            // beside `full_jitter(budget=0.1)`).
+            .filter(|&k| has(k) && mine[k].1 != "none" && same.iter().any(|q| settings(q)[k].1 != mine[k].1))
             .map(|k| format!("{}={}", mine[k].0, mine[k].1))
             .collect();
         let base = if differ.is_empty() {
@@ -111,6 +121,7 @@ mod tests {
             max_attempts: 10,
             jitter: Nanos::ZERO,
             budget: None,
+            throttle: None,
         }
     }
 
@@ -131,5 +142,16 @@ mod tests {
         let fixed =
             |base_ms| RetryPolicy { cap: Nanos::from_millis(base_ms), ..policy(Backoff::Fixed, base_ms) };
         assert_eq!(labels(&[fixed(100), fixed(200)]), ["fixed(base=100ms)", "fixed(base=200ms)"]);
+        // Retry limits: named where a policy has one.
+        let p = policy(Backoff::FullJitter, 100);
+        let budget = RetryPolicy { budget: Some(100), ..p };
+        let throttle = RetryPolicy {
+            throttle: Some(crate::clients::Throttle { max_tokens: 10_000, token_ratio: 100 }),
+            ..p
+        };
+        assert_eq!(
+            labels(&[p, budget, throttle]),
+            ["full_jitter", "full_jitter(budget=0.1)", "full_jitter(max_tokens=10, token_ratio=0.1)"]
+        );
     }
 }

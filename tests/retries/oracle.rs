@@ -10,7 +10,10 @@
 //! decided attempts by the limiter's rule as the docs state it, and a
 //! rejection's advertised retry time is solved from the same history by the
 //! docs' formula. The header rounding, the policy's wait, the retry budget
-//! (thousandths, capped at 10 tokens, shared by a key's sources) and the
+//! (thousandths, capped at 10 tokens, shared by a key's sources), gRPC's
+//! retry throttling (a count from `max_tokens` in thousandths, one token
+//! less per rejection, `token_ratio` more per admission, a retry only above
+//! half of `max_tokens`, shared by a key's sources) and the
 //! end of the run are applied here again. Jittered waits are the documented
 //! draws (`random_range` on ChaCha8 stream `2^32` of the seed, one per
 //! rejection that asks the policy for a wait, in the lane's order), so the
@@ -21,7 +24,7 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use ratesim::clients::{Backoff, Clients, Logical, RetryPolicy};
+use ratesim::clients::{Backoff, Clients, Logical, RetryPolicy, Throttle};
 use ratesim::engine::{self, DecisionRecord, RunConfig};
 use ratesim::limiter::{
     AlgorithmSpec, FixedWindowSpec, GcraSpec, Limit, LimiterSpec, RetryAfter, SlidingLogSpec,
@@ -280,6 +283,7 @@ fn model_lane(case: &Case, spec: &LimiterSpec) -> Expected {
     let mut out = Expected { succeeded: vec![false; arrivals.len()], ..Expected::default() };
     let mut histories: HashMap<u64, Vec<(u64, bool)>> = HashMap::new();
     let mut budgets: HashMap<u64, u32> = HashMap::new();
+    let mut throttles: HashMap<u64, i64> = HashMap::new();
     let mut pending: Vec<Pending> = Vec::new();
     let mut scheduled = 0u64;
     let mut next_arrival = 0;
@@ -337,6 +341,22 @@ fn model_lane(case: &Case, spec: &LimiterSpec) -> Expected {
         {
             *bucket = (*bucket + ratio).min(BUDGET_CAP);
         }
+        // gRPC's throttle: every outcome counts; a rejection that leaves
+        // the count at or below half of max_tokens may not retry.
+        let mut throttled = false;
+        if let Some(th) = p.throttle {
+            let (max, ratio) = (i64::from(th.max_tokens), i64::from(th.token_ratio));
+            let c = throttles.entry(key).or_insert(max);
+            if admitted {
+                *c = (*c + ratio).min(max);
+            } else if *c == 0 {
+                throttled = true;
+            } else {
+                let left = *c - i64::from(TOKEN);
+                *c = left.max(0);
+                throttled = 2 * left <= max;
+            }
+        }
         if admitted {
             out.tts.push(t - first);
             out.succeeded[logical as usize] = true;
@@ -344,7 +364,7 @@ fn model_lane(case: &Case, spec: &LimiterSpec) -> Expected {
         }
         let at = advertised(rule, limit, window, h, t).expect("every modelled limiter advertises");
         let read = header(spec.retry_after, t, at);
-        let wait = if attempt >= p.max_attempts {
+        let wait = if attempt >= p.max_attempts || throttled {
             None
         } else {
             match p.backoff {
@@ -549,12 +569,16 @@ fn backoff() -> impl Strategy<Value = Backoff> {
 fn policy(window: u64) -> impl Strategy<Value = RetryPolicy> {
     let base = prop_oneof![3 => (1u64..=12).prop_map(|k| k * UNIT / 2), 1 => 1u64..2 * window];
     let jitter = prop_oneof![2 => Just(0u64), 1 => 1u64..5 * UNIT];
-    let budget = prop_oneof![
-        1 => Just(None),
-        1 => prop_oneof![Just(100u32), Just(250), Just(500), Just(1000), 1u32..=1000].prop_map(Some),
+    // No limit, a budget, or gRPC's throttling (small counts, so that it
+    // stops retries within a case).
+    let limit = prop_oneof![
+        2 => Just((None, None)),
+        2 => prop_oneof![Just(100u32), Just(250), Just(500), Just(1000), 1u32..=1000].prop_map(|b| (Some(b), None)),
+        1 => (prop_oneof![Just(2000u32), Just(3000), Just(3001), 1u32..=6000], prop_oneof![Just(100u32), Just(800), 1u32..=2000])
+            .prop_map(|(max_tokens, token_ratio)| (None, Some(Throttle { max_tokens, token_ratio }))),
     ];
-    (backoff(), base, 1u64..=8, 1u32..=6, jitter, budget).prop_map(
-        |(backoff, base, cap, max_attempts, jitter, budget)| {
+    (backoff(), base, 1u64..=8, 1u32..=6, jitter, limit).prop_map(
+        |(backoff, base, cap, max_attempts, jitter, (budget, throttle))| {
             if backoff == Backoff::None {
                 return RetryPolicy::NONE;
             }
@@ -566,6 +590,7 @@ fn policy(window: u64) -> impl Strategy<Value = RetryPolicy> {
                 max_attempts,
                 jitter: if backoff == Backoff::RetryAfter { Nanos::new(jitter) } else { zero },
                 budget,
+                throttle,
             }
         },
     )
