@@ -898,3 +898,35 @@ fn lanes_that_decide_alike_draw_alike() {
     assert_eq!(log, figures(&rows, "sliding_log"));
     assert_eq!(fixed, figures(&rows, "fixed_window"));
 }
+
+/// What the README and docs/retries.md say of `scenarios/retry_throttling.toml`,
+/// read from its committed `retry_policies.csv` (which the staleness test
+/// keeps equal to a fresh run): unlimited full jitter costs 2.54 to 2.67
+/// attempts per request for at most 1.5 % more successes than not
+/// retrying; a budget of 0.1 costs 1.05 to 1.06 and gRPC's throttle 1.00
+/// to 1.01, each within 20 successes of not retrying.
+#[test]
+fn retry_throttling_scenario_says_what_the_docs_say() {
+    let path = common::root().join("output/retry_throttling/retry_policies.csv");
+    let mut reader = csv::Reader::from_path(&path).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (policy, limiter, amplification, succeeded, tokens) =
+        (col("policy"), col("limiter"), col("amplification"), col("succeeded"), col("max_tokens"));
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let find = |p: &str, l: &str| rows.iter().find(|r| &r[policy] == p && &r[limiter] == l).unwrap();
+    for l in ["fixed_window", "gcra", "sliding_log"] {
+        let amp = |p: &str| find(p, l)[amplification].parse::<f64>().unwrap();
+        let ok = |p: &str| find(p, l)[succeeded].parse::<f64>().unwrap();
+        let throttle = "full_jitter(max_tokens=10, token_ratio=0.1)";
+        assert_eq!(&find(throttle, l)[tokens], "10");
+        assert!((2.535..2.675).contains(&amp("full_jitter")), "{l}: {}", amp("full_jitter"));
+        assert!((1.045..1.065).contains(&amp("full_jitter(budget=0.1)")), "{l}");
+        assert!((1.0..1.015).contains(&amp(throttle)), "{l}: {}", amp(throttle));
+        let none = ok("none");
+        assert!(ok("full_jitter") > none && ok("full_jitter") <= none * 1.015, "{l}");
+        for limited in ["full_jitter(budget=0.1)", throttle] {
+            assert!((none..=none + 20.0).contains(&ok(limited)), "{l}: {limited}");
+        }
+    }
+}
