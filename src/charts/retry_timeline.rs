@@ -85,8 +85,12 @@ impl Chart for RetryTimeline<'_> {
             // height, so that on a square-root scale too a bar of half
             // retries is half colour (the root of the first attempts alone
             // would draw them taller than their share).
+            // Outlined in grey as well: the coloured outline would
+            // otherwise show along the top of every bar, retries or not.
             let first = series(i, &|b| first_attempts_height(b, sqrt));
-            chart.draw_series(AreaSeries::new(first, 0.0, grey.filled())).map_err(err)?;
+            chart
+                .draw_series(AreaSeries::new(first, 0.0, grey.filled()).border_style(grey.stroke_width(1)))
+                .map_err(err)?;
             let retries: u64 = bins.iter().map(|row| row[i].retries).sum();
             let amp = l.clients.as_ref().and_then(|k| k.amplification());
             let text = format!(
