@@ -930,3 +930,31 @@ fn retry_throttling_scenario_says_what_the_docs_say() {
         }
     }
 }
+
+/// `scenarios/retry_throttling_spike.toml` as the README and
+/// docs/retries.md tell it: unlimited retries bring 69 to 77 of the
+/// spike's refused requests in; the budget (31 to 36 retries) at most 3,
+/// gRPC's throttle (4 retries: four rejections in a row from a full
+/// count) at most 1.
+#[test]
+fn retry_throttling_spike_scenario_says_what_the_docs_say() {
+    let path = common::root().join("output/retry_throttling_spike/retry_policies.csv");
+    let mut reader = csv::Reader::from_path(&path).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let header = csv::Reader::from_path(&path).unwrap().headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let get = |p: &str, l: &str, c: &str| -> i64 {
+        let r = rows.iter().find(|r| &r[col("policy")] == p && &r[col("limiter")] == l).unwrap();
+        r[col(c)].parse().unwrap()
+    };
+    for l in ["fixed_window", "gcra", "sliding_log"] {
+        let gained = |p: &str| get(p, l, "succeeded") - get("none", l, "succeeded");
+        let retries = |p: &str| get(p, l, "attempts") - get(p, l, "logical");
+        assert!((69..=77).contains(&gained("full_jitter")), "{l}");
+        assert!((0..=3).contains(&gained("full_jitter(budget=0.1)")), "{l}");
+        assert!((31..=36).contains(&retries("full_jitter(budget=0.1)")), "{l}");
+        let throttle = "full_jitter(max_tokens=10, token_ratio=0.1)";
+        assert!((0..=1).contains(&gained(throttle)), "{l}");
+        assert_eq!(retries(throttle), 4, "{l}");
+    }
+}
