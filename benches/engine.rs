@@ -94,6 +94,7 @@ fn clients(c: &mut Criterion) {
         jitter: Nanos::ZERO,
         budget: None,
         throttle: None,
+        retry_quota: None,
     };
     let end = Nanos::new(200_000_000_000);
     // 1000 clients thinking 100 ms on average: up to 10 000 requests a

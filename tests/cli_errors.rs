@@ -3174,7 +3174,7 @@ fn r41_unknown_key_in_an_inline_table_names_its_table() {
         "count = 20\nretry = { policy = \"fixed\", base = \"1s\", max_attempts = 2, bse = 1 }",
     ))
     .refused(&[
-        "s.toml:13:60: unknown field `bse` in `traffic[0].retry`, expected one of `policy`, `base`, `cap`, `max_attempts`, `jitter`, `budget`, `max_tokens`, `token_ratio`; did you mean `base`?",
+        "s.toml:13:60: unknown field `bse` in `traffic[0].retry`, expected one of `policy`, `base`, `cap`, `max_attempts`, `jitter`, `budget`, `max_tokens`, `token_ratio`, `retry_quota`; did you mean `base`?",
     ]);
     Case::new(&format!(
         "{BASE}\n[sweep]\nretry_policies = [\n  {{ policy = \"none\" }}, # {{ a, b\n  {{ policy = \"fixed\", base = \"1s,{{\", bse = \"1s\" }},\n]\n"
@@ -3192,7 +3192,7 @@ fn r41_unknown_key_in_an_inline_table_names_its_table() {
         "count = 20\nretry = {\n  policy = \"fixed\", # a } {\n  base = \"1s\",\n  max_attempts = 2,\n  bse = 1,\n}",
     ))
     .refused(&[
-        "s.toml:17:3: unknown field `bse` in `traffic[0].retry`, expected one of `policy`, `base`, `cap`, `max_attempts`, `jitter`, `budget`, `max_tokens`, `token_ratio`; did you mean `base`?",
+        "s.toml:17:3: unknown field `bse` in `traffic[0].retry`, expected one of `policy`, `base`, `cap`, `max_attempts`, `jitter`, `budget`, `max_tokens`, `token_ratio`, `retry_quota`; did you mean `base`?",
     ]);
 }
 
@@ -3490,6 +3490,30 @@ fn r52_throttle_below_a_thousandth() {
             "s.toml:22:15:",
             "`retry.token_ratio` must be from 0.001 to 1000 (tokens an admitted attempt adds), got 0.0005",
         ]);
+}
+
+/// The AWS SDKs' retry quota is a third rule for the same thing.
+#[test]
+fn r53_retry_quota_with_another_limit() {
+    for (other, shown) in [("budget = 0.1", "budget"), ("max_tokens = 10\ntoken_ratio = 0.1", "max_tokens")] {
+        let table = format!("policy = \"immediate\"\nmax_attempts = 3\nretry_quota = 500\n{other}");
+        Case::new(&with_retry(&table)).refused(&[
+            "s.toml:21:15:",
+            &format!("`retry.retry_quota` (the AWS SDKs' retry quota) and `retry.{shown}` both limit retries: give one of them"),
+        ]);
+    }
+}
+
+#[test]
+fn r54_retry_quota_out_of_range() {
+    for value in ["0", "1000001", "-5"] {
+        Case::new(&with_retry(&format!("policy = \"immediate\"\nmax_attempts = 3\nretry_quota = {value}"))).refused(&[
+            "s.toml:21:15:",
+            &format!("`retry.retry_quota` must be a whole number from 1 to 1000000 (a client's retry capacity; the AWS SDKs start with 500), got {value}"),
+        ]);
+    }
+    Case::new(&with_retry("policy = \"immediate\"\nmax_attempts = 3\nretry_quota = 2.5"))
+        .refused(&["s.toml:21:15:", "`retry.retry_quota`"]);
 }
 
 /// Requests waiting to retry count against the run's memory budget: a

@@ -348,6 +348,40 @@ fn a_closed_clients_throttle_stops_its_retries() {
     assert_eq!((c.succeeded, c.gave_up, c.unfinished, c.retries), (1, c.logical - 1, 0, 1));
 }
 
+/// The AWS SDKs' retry quota (botocore's standard mode) with a capacity
+/// of 12, one client, against a sliding log of 1 per 1 s, retries 1 s
+/// later. By hand:
+/// - 0 s: admitted (12, already full); rejected: takes 5 (7), retries at 1 s.
+/// - 1 s: the retry is admitted and gives back its 5 (12).
+/// - 5 s: admitted (12); rejected: 7, retry; rejected: 2, retry.
+/// - 6 s: the first retry admitted (7); the second rejected: 2, retry.
+/// - 7 s: admitted (7).
+///
+/// Everyone succeeds after 4 retries. Were a successful retry to give back
+/// only 1 (as a first attempt does), the last request would find 4 at 5 s
+/// and give up.
+#[test]
+fn an_aws_retry_quota_by_hand() {
+    let text = "name = \"quota\"\n[limit]\nrequests = 1\nwindow = \"1s\"\n\
+         [retry]\npolicy = \"fixed\"\nbase = \"1s\"\nmax_attempts = 5\nretry_quota = 12\n\
+         [[traffic]]\nkind = \"burst\"\nstart = \"0s\"\ncount = 2\n\
+         [[traffic]]\nkind = \"burst\"\nstart = \"5s\"\ncount = 3\n\
+         [[limiter]]\nkind = \"sliding_log\"\n";
+    let (rows, decisions) = run_recorded(&parse(text));
+    let c = clients(&rows, "sliding_log");
+    assert_eq!((c.logical, c.succeeded, c.gave_up, c.unfinished, c.retries), (5, 5, 0, 0, 4));
+    let retries: Vec<(u64, bool)> = decisions
+        .iter()
+        .filter(|d| d.attempt.unwrap().0 > 1)
+        .map(|d| (d.time.get() / (1000 * MS), d.admitted))
+        .collect();
+    assert_eq!(retries, [(1, true), (6, true), (6, false), (7, true)]);
+    // A capacity of 4 allows no retry at all.
+    let rows = run(&text.replace("retry_quota = 12", "retry_quota = 4"));
+    let c = clients(&rows, "sliding_log");
+    assert_eq!((c.succeeded, c.gave_up, c.retries), (2, 3, 0));
+}
+
 /// A budget of 0.1 per first attempt: ten deposits make exactly one token.
 /// 10 requests at 0 against a limit that admits only the first: the 2nd to
 /// 9th find at most 0.9 tokens and give up; the 10th finds 1.0 and retries
@@ -903,8 +937,9 @@ fn lanes_that_decide_alike_draw_alike() {
 /// read from its committed `retry_policies.csv` (which the staleness test
 /// keeps equal to a fresh run): unlimited full jitter costs 2.54 to 2.67
 /// attempts per request for at most 1.5 % more successes than not
-/// retrying; a budget of 0.1 costs 1.05 to 1.06 and gRPC's throttle 1.00
-/// to 1.01, each within 20 successes of not retrying.
+/// retrying; a budget of 0.1 costs 1.05 to 1.06, the AWS quota 1.07 to
+/// 1.10 and gRPC's throttle 1.00 to 1.01, each within 29 successes of not
+/// retrying.
 #[test]
 fn retry_throttling_scenario_says_what_the_docs_say() {
     let path = common::root().join("output/retry_throttling/retry_policies.csv");
@@ -923,10 +958,12 @@ fn retry_throttling_scenario_says_what_the_docs_say() {
         assert!((2.535..2.675).contains(&amp("full_jitter")), "{l}: {}", amp("full_jitter"));
         assert!((1.045..1.065).contains(&amp("full_jitter(budget=0.1)")), "{l}");
         assert!((1.0..1.015).contains(&amp(throttle)), "{l}: {}", amp(throttle));
+        let quota = "full_jitter(retry_quota=500)";
+        assert!((1.065..1.105).contains(&amp(quota)), "{l}: {}", amp(quota));
         let none = ok("none");
         assert!(ok("full_jitter") > none && ok("full_jitter") <= none * 1.015, "{l}");
-        for limited in ["full_jitter(budget=0.1)", throttle] {
-            assert!((none..=none + 20.0).contains(&ok(limited)), "{l}: {limited}");
+        for limited in ["full_jitter(budget=0.1)", throttle, quota] {
+            assert!((none..=none + 29.0).contains(&ok(limited)), "{l}: {limited}");
         }
     }
 }
@@ -934,8 +971,8 @@ fn retry_throttling_scenario_says_what_the_docs_say() {
 /// `scenarios/retry_throttling_spike.toml` as the README and
 /// docs/retries.md tell it: unlimited retries bring 69 to 77 of the
 /// spike's refused requests in; the budget (31 to 36 retries) at most 3,
-/// gRPC's throttle (4 retries: four rejections in a row from a full
-/// count) at most 1.
+/// the AWS quota (100 to 115 retries) at most 14, gRPC's throttle (4
+/// retries: four rejections in a row from a full count) at most 1.
 #[test]
 fn retry_throttling_spike_scenario_says_what_the_docs_say() {
     let path = common::root().join("output/retry_throttling_spike/retry_policies.csv");
@@ -956,5 +993,8 @@ fn retry_throttling_spike_scenario_says_what_the_docs_say() {
         let throttle = "full_jitter(max_tokens=10, token_ratio=0.1)";
         assert!((0..=1).contains(&gained(throttle)), "{l}");
         assert_eq!(retries(throttle), 4, "{l}");
+        let quota = "full_jitter(retry_quota=500)";
+        assert!((0..=14).contains(&gained(quota)), "{l}");
+        assert!((100..=115).contains(&retries(quota)), "{l}");
     }
 }

@@ -97,7 +97,23 @@ pub struct RetryPolicy {
     pub budget: Option<u32>,
     /// gRPC's retry throttling, if any.
     pub throttle: Option<Throttle>,
+    /// The AWS SDKs' retry quota (botocore's standard mode), if any: the
+    /// capacity a client starts with and never exceeds, in whole units.
+    pub retry_quota: Option<u32>,
 }
+
+/// What a retry takes from an AWS retry quota after a throttling error
+/// (botocore's `_RETRY_COST`, and `_THROTTLING_RETRY_COST` under its
+/// newer retry rules: 5 either way), and what a successful request that
+/// retried gives back (its last acquisition: the same 5).
+pub const QUOTA_RETRY_COST: u32 = 5;
+/// What a request that succeeds at its first attempt gives back
+/// (botocore's `_NO_RETRY_INCREMENT`).
+pub const QUOTA_NO_RETRY_INCREMENT: u32 = 1;
+/// botocore's `RetryQuota.INITIAL_CAPACITY`, the capacity a scenario
+/// usually gives, and the most `retry_quota` may be (many clients' worth).
+pub const QUOTA_DEFAULT: u32 = 500;
+pub const QUOTA_MAX: u32 = 1_000_000;
 
 /// gRPC's retry throttling (`retryThrottling` in a service config, gRFC A6),
 /// as grpc-java's `RetriableStream.Throttle` counts it: a client's token
@@ -169,6 +185,7 @@ impl RetryPolicy {
         jitter: Nanos::ZERO,
         budget: None,
         throttle: None,
+        retry_quota: None,
     };
 
     /// Whether a client under this policy ever retries: a policy other
@@ -207,6 +224,9 @@ impl RetryPolicy {
                 format_budget(t.max_tokens),
                 format_budget(t.token_ratio)
             ));
+        }
+        if let Some(q) = self.retry_quota {
+            settings.push(format!("AWS retry quota {q}"));
         }
         if settings.is_empty() {
             self.backoff.name().to_string()
@@ -301,6 +321,7 @@ mod tests {
             jitter: Nanos::ZERO,
             budget: None,
             throttle: None,
+            retry_quota: None,
         }
     }
 

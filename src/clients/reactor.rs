@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::policy::{BUDGET_CAP, RetryPolicy, TOKEN};
+use super::policy::{BUDGET_CAP, QUOTA_NO_RETRY_INCREMENT, QUOTA_RETRY_COST, RetryPolicy, TOKEN};
 use super::report::{ClientReport, Logical};
 use super::{Clients, ClosedSource};
 use crate::engine::{Calendar, Decided, Reactor, Scheduled};
@@ -112,6 +112,30 @@ const NO_CLIENT: u32 = u32::MAX;
 /// 1000 tokens, 10^6 thousandths).
 const UNTOUCHED: u32 = u32::MAX;
 
+/// A client's count in `open` (by key, for open-loop clients) or `closed`
+/// (by closed client), set to `start` when first used.
+fn started<'a>(
+    open: &'a mut Vec<u32>,
+    closed: &'a mut [u32],
+    key: u32,
+    client: u32,
+    start: u32,
+) -> &'a mut u32 {
+    let count = if client == NO_CLIENT {
+        let k = key as usize;
+        if open.len() <= k {
+            open.resize(k + 1, UNTOUCHED);
+        }
+        &mut open[k]
+    } else {
+        &mut closed[client as usize]
+    };
+    if *count == UNTOUCHED {
+        *count = start;
+    }
+    count
+}
+
 /// Outcomes of open-loop logical requests, handed out in arrival order as
 /// soon as every earlier one is final.
 #[derive(Default)]
@@ -163,6 +187,10 @@ pub struct ClientReactor {
     /// policy's `max_tokens`, where gRPC starts the count).
     open_throttle: Vec<u32>,
     closed_throttle: Vec<u32>,
+    /// AWS retry quotas' available capacity, as the throttle counts
+    /// ([`UNTOUCHED`] until first used, then the policy's `retry_quota`).
+    open_quota: Vec<u32>,
+    closed_quota: Vec<u32>,
     next_closed: u64,
     /// Events this reactor has scheduled and the lane has not decided yet:
     /// the lane's queue length, less the delayed requests a shaping limiter
@@ -187,6 +215,7 @@ impl ClientReactor {
         let mut policies = clients.open.clone();
         policies.extend(clients.closed.iter().map(|c| c.retry));
         let policies_throttle = clients.closed.iter().any(|c| c.retry.throttle.is_some());
+        let policies_quota = clients.closed.iter().any(|c| c.retry.retry_quota.is_some());
         let mut first_client = Vec::new();
         let mut n = 0u32;
         for c in &clients.closed {
@@ -204,6 +233,8 @@ impl ClientReactor {
             closed_budget: vec![0; n as usize],
             open_throttle: Vec::new(),
             closed_throttle: if policies_throttle { vec![UNTOUCHED; n as usize] } else { Vec::new() },
+            open_quota: Vec::new(),
+            closed_quota: if policies_quota { vec![UNTOUCHED; n as usize] } else { Vec::new() },
             next_closed: 0,
             pending: 0,
             waiting_retries: 0,
@@ -257,19 +288,13 @@ impl ClientReactor {
     /// The gRPC throttle's token count of a client whose policy has one,
     /// started at its `max_tokens` when first used.
     fn throttle_count(&mut self, key: u32, client: u32, max_tokens: u32) -> &mut u32 {
-        let count = if client == NO_CLIENT {
-            let k = key as usize;
-            if self.open_throttle.len() <= k {
-                self.open_throttle.resize(k + 1, UNTOUCHED);
-            }
-            &mut self.open_throttle[k]
-        } else {
-            &mut self.closed_throttle[client as usize]
-        };
-        if *count == UNTOUCHED {
-            *count = max_tokens;
-        }
-        count
+        started(&mut self.open_throttle, &mut self.closed_throttle, key, client, max_tokens)
+    }
+
+    /// The AWS retry quota's available capacity of a client whose policy
+    /// has one, started at its `retry_quota` when first used.
+    fn quota(&mut self, key: u32, client: u32, capacity: u32) -> &mut u32 {
+        started(&mut self.open_quota, &mut self.closed_quota, key, client, capacity)
     }
 
     /// A logical request has ended.
@@ -354,6 +379,15 @@ impl Reactor for ClientReactor {
                 throttled = !may_retry;
             }
         }
+        if d.admitted
+            && let Some(capacity) = p.retry_quota
+        {
+            // A success gives back what its last retry took, or 1 when it
+            // did not retry (botocore's release_retry_quota).
+            let back = if attempt > 1 { QUOTA_RETRY_COST } else { QUOTA_NO_RETRY_INCREMENT };
+            let q = self.quota(d.key, client, capacity);
+            *q = (*q + back).min(capacity);
+        }
         if d.admitted {
             // A delayed request succeeds when it reaches the backend; one
             // that would reach it past the end of time never does, and
@@ -381,6 +415,17 @@ impl Reactor for ClientReactor {
             let b = self.budget(d.key, client);
             if *b >= TOKEN {
                 *b -= TOKEN;
+            } else {
+                wait = None;
+            }
+        }
+        if wait.is_some()
+            && let Some(capacity) = p.retry_quota
+        {
+            // A retry takes 5 from the quota; with less the request gives up.
+            let q = self.quota(d.key, client, capacity);
+            if *q >= QUOTA_RETRY_COST {
+                *q -= QUOTA_RETRY_COST;
             } else {
                 wait = None;
             }
@@ -427,7 +472,9 @@ impl Reactor for ClientReactor {
             + (self.open_budget.capacity()
                 + self.closed_budget.capacity()
                 + self.open_throttle.capacity()
-                + self.closed_throttle.capacity())
+                + self.closed_throttle.capacity()
+                + self.open_quota.capacity()
+                + self.closed_quota.capacity())
                 * 4;
         (self.waiting_retries, bytes as u64)
     }

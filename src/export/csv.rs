@@ -19,7 +19,7 @@ pub const CLIENT_COLUMNS: &str = "logical,attempts,amplification,succeeded,gave_
 pub const ADMISSION_CURVE_HEADER: &str = "limiter,tau,max_admitted,exact_bound";
 pub const ERROR_VS_SLOTS_HEADER: &str = "limiter,algorithm,slots,grid,band_width,band_width_analytic,rule_of_thumb,violation_probability,violation_probability_analytic,worst_peak,worst_peak_ratio,mean_violation_excess,resolved,not_measured";
 pub const LOAD_SWEEP_HEADER: &str = "load,limiter,algorithm,slots,offered,admitted,peak,peak_ratio,excess,excess_share,over_admission,disagreement,false_rejects";
-pub const RETRY_POLICIES_HEADER: &str = "policy,backoff,base,cap,max_attempts,jitter,budget,max_tokens,token_ratio,limiter,logical,attempts,amplification,attempts_per_success,succeeded,gave_up,unfinished,early_retries,too_early,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max,peak_ratio";
+pub const RETRY_POLICIES_HEADER: &str = "policy,backoff,base,cap,max_attempts,jitter,budget,max_tokens,token_ratio,retry_quota,limiter,logical,attempts,amplification,attempts_per_success,succeeded,gave_up,unfinished,early_retries,too_early,time_to_success_p50,time_to_success_p95,time_to_success_p99,time_to_success_max,peak_ratio";
 
 /// A CSV table written in memory: a header, then rows.
 fn table(header: &str, rows: impl FnOnce(&mut csv::Writer<Vec<u8>>) -> csv::Result<()>) -> String {
@@ -350,6 +350,7 @@ pub fn retry_policies(points: &[RetryPolicyPoint]) -> String {
                 p.policy
                     .throttle
                     .map_or(String::new(), |t| crate::clients::policy::format_budget(t.token_ratio)),
+                p.policy.retry_quota.map_or(String::new(), |q| q.to_string()),
             ];
             for l in &p.report.limiters {
                 let Some(k) = &l.clients else { continue };

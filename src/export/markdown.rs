@@ -585,7 +585,7 @@ their random waits from the same stream in every run. **attempts/logical**: atte
 (the calls AWS's article counts, per request); **attempts/success**: all attempts, those of requests that \
 gave up included, per request that succeeded (what the chart draws: a policy that gives up pays for its \
 lost requests); **time to success**: from a request's first attempt to its admitted one, over the \
-requests that succeeded; **gave up**: out of attempts (or retry budget, or stopped by gRPC's throttling), never to succeed, and their share of \
+requests that succeeded; **gave up**: out of attempts (or retry budget, or stopped by gRPC's throttling or an AWS retry quota), never to succeed, and their share of \
 the logical requests; **unfinished**: still waiting for a retry when the run ended.",
         r.limit.requests,
         format_duration(r.limit.window),

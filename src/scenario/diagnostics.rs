@@ -988,7 +988,20 @@ const TABLE_KEYS: [(&str, &[&str]); 5] = [
     ("limit", &["requests", "window"]),
     ("output", &["bin", "decisions", "font", "admission_curve"]),
     ("sweep", &["grid", "loads", "load_duration", "map_slots", "retry_policies", "rtts", "sync_intervals"]),
-    ("retry", &["policy", "base", "cap", "max_attempts", "jitter", "budget", "max_tokens", "token_ratio"]),
+    (
+        "retry",
+        &[
+            "policy",
+            "base",
+            "cap",
+            "max_attempts",
+            "jitter",
+            "budget",
+            "max_tokens",
+            "token_ratio",
+            "retry_quota",
+        ],
+    ),
     ("nodes", &["balance", "mode", "per_node", "rtt", "atomic", "sync_interval"]),
 ];
 

@@ -6,7 +6,7 @@ use toml::Spanned;
 
 use super::diagnostics::{Ctx, ScenarioError, Whole};
 use crate::clients::Backoff;
-use crate::clients::policy::{MAX_ATTEMPTS, RetryPolicy, TOKEN, Throttle};
+use crate::clients::policy::{MAX_ATTEMPTS, QUOTA_DEFAULT, QUOTA_MAX, RetryPolicy, TOKEN, Throttle};
 use crate::time::Nanos;
 
 #[derive(Deserialize)]
@@ -20,6 +20,7 @@ pub(super) struct RawRetry {
     budget: Option<Spanned<f64>>,
     max_tokens: Option<Spanned<f64>>,
     token_ratio: Option<Spanned<f64>>,
+    retry_quota: Option<Spanned<Whole>>,
 }
 
 /// Validates a retry table whose keys are named `{table}.key`, starting at
@@ -45,6 +46,7 @@ pub(super) fn validate(
             ("budget", r.budget.as_ref().map(|v| v.span())),
             ("max_tokens", r.max_tokens.as_ref().map(|v| v.span())),
             ("token_ratio", r.token_ratio.as_ref().map(|v| v.span())),
+            ("retry_quota", r.retry_quota.as_ref().map(|v| v.span())),
         ] {
             if let Some(s) = span {
                 return Err(needless(k, &s));
@@ -137,7 +139,41 @@ pub(super) fn validate(
         }
     };
     let throttle = throttle(ctx, &key, span, r)?;
-    Ok(RetryPolicy { backoff, base, cap, max_attempts, jitter, budget, throttle })
+    let retry_quota = match &r.retry_quota {
+        None => None,
+        Some(q) => {
+            // One rule limits a client's retries, not two.
+            let other = if r.budget.is_some() {
+                Some("budget")
+            } else if r.max_tokens.is_some() {
+                Some("max_tokens")
+            } else {
+                None
+            };
+            if let Some(other) = other {
+                return Err(ctx.at(
+                    q.span(),
+                    format!(
+                        "`{}` (the AWS SDKs' retry quota) and `{}` both limit retries: give one of them",
+                        key("retry_quota"),
+                        key(other)
+                    ),
+                ));
+            }
+            let v = q.get_ref().0;
+            if v < 1 || v > i128::from(QUOTA_MAX) {
+                return Err(ctx.at(
+                    q.span(),
+                    format!(
+                        "`{}` must be a whole number from 1 to {QUOTA_MAX} (a client's retry capacity; the AWS SDKs start with {QUOTA_DEFAULT}), got {v}",
+                        key("retry_quota")
+                    ),
+                ));
+            }
+            Some(v as u32)
+        }
+    };
+    Ok(RetryPolicy { backoff, base, cap, max_attempts, jitter, budget, throttle, retry_quota })
 }
 
 /// gRPC's retry throttling: `max_tokens` and `token_ratio`, both or

@@ -63,7 +63,7 @@ fn runs_as(policy: RetryPolicy) -> RetryPolicy {
 /// the same in every setting are numbered (`none#2`).
 pub fn labels(policies: &[RetryPolicy]) -> Vec<String> {
     let fmt = |d: Nanos| crate::time::format_duration(d);
-    let settings = |p: &RetryPolicy| -> [(&str, String); 7] {
+    let settings = |p: &RetryPolicy| -> [(&str, String); 8] {
         [
             ("base", fmt(p.base)),
             ("cap", fmt(p.cap)),
@@ -78,6 +78,7 @@ pub fn labels(policies: &[RetryPolicy]) -> Vec<String> {
                 "token_ratio",
                 p.throttle.map_or("none".into(), |t| crate::clients::policy::format_budget(t.token_ratio)),
             ),
+            ("retry_quota", p.retry_quota.map_or("none".into(), |q| q.to_string())),
         ]
     };
     let mut out: Vec<String> = Vec::with_capacity(policies.len());
@@ -122,6 +123,7 @@ mod tests {
             jitter: Nanos::ZERO,
             budget: None,
             throttle: None,
+            retry_quota: None,
         }
     }
 
@@ -149,9 +151,15 @@ mod tests {
             throttle: Some(crate::clients::Throttle { max_tokens: 10_000, token_ratio: 100 }),
             ..p
         };
+        let quota = RetryPolicy { retry_quota: Some(500), ..p };
         assert_eq!(
-            labels(&[p, budget, throttle]),
-            ["full_jitter", "full_jitter(budget=0.1)", "full_jitter(max_tokens=10, token_ratio=0.1)"]
+            labels(&[p, budget, throttle, quota]),
+            [
+                "full_jitter",
+                "full_jitter(budget=0.1)",
+                "full_jitter(max_tokens=10, token_ratio=0.1)",
+                "full_jitter(retry_quota=500)"
+            ]
         );
     }
 }

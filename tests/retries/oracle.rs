@@ -13,7 +13,9 @@
 //! (thousandths, capped at 10 tokens, shared by a key's sources), gRPC's
 //! retry throttling (a count from `max_tokens` in thousandths, one token
 //! less per rejection, `token_ratio` more per admission, a retry only above
-//! half of `max_tokens`, shared by a key's sources) and the
+//! half of `max_tokens`, shared by a key's sources), the AWS SDKs' retry
+//! quota (5 a retry, 5 back for a request that succeeds after retrying, 1
+//! for one that succeeds at once, never above its capacity) and the
 //! end of the run are applied here again. Jittered waits are the documented
 //! draws (`random_range` on ChaCha8 stream `2^32` of the seed, one per
 //! rejection that asks the policy for a wait, in the lane's order), so the
@@ -284,6 +286,7 @@ fn model_lane(case: &Case, spec: &LimiterSpec) -> Expected {
     let mut histories: HashMap<u64, Vec<(u64, bool)>> = HashMap::new();
     let mut budgets: HashMap<u64, u32> = HashMap::new();
     let mut throttles: HashMap<u64, i64> = HashMap::new();
+    let mut quotas: HashMap<u64, u64> = HashMap::new();
     let mut pending: Vec<Pending> = Vec::new();
     let mut scheduled = 0u64;
     let mut next_arrival = 0;
@@ -357,6 +360,10 @@ fn model_lane(case: &Case, spec: &LimiterSpec) -> Expected {
                 throttled = 2 * left <= max;
             }
         }
+        if admitted && let Some(capacity) = p.retry_quota {
+            let q = quotas.entry(key).or_insert(u64::from(capacity));
+            *q = (*q + if attempt > 1 { 5 } else { 1 }).min(u64::from(capacity));
+        }
         if admitted {
             out.tts.push(t - first);
             out.succeeded[logical as usize] = true;
@@ -396,6 +403,19 @@ fn model_lane(case: &Case, spec: &LimiterSpec) -> Expected {
             }
             (w, None) => w,
             (None, Some(_)) => None,
+        };
+        // A retry takes 5 from the AWS quota; with less the request gives up.
+        let wait = match (wait, p.retry_quota) {
+            (Some(w), Some(capacity)) => {
+                let q = quotas.entry(key).or_insert(u64::from(capacity));
+                if *q >= 5 {
+                    *q -= 5;
+                    Some(w)
+                } else {
+                    None
+                }
+            }
+            (w, _) => w,
         };
         match wait {
             Some(wait) => {
@@ -569,16 +589,17 @@ fn backoff() -> impl Strategy<Value = Backoff> {
 fn policy(window: u64) -> impl Strategy<Value = RetryPolicy> {
     let base = prop_oneof![3 => (1u64..=12).prop_map(|k| k * UNIT / 2), 1 => 1u64..2 * window];
     let jitter = prop_oneof![2 => Just(0u64), 1 => 1u64..5 * UNIT];
-    // No limit, a budget, or gRPC's throttling (small counts, so that it
-    // stops retries within a case).
+    // No limit, a budget, gRPC's throttling or an AWS retry quota (small
+    // counts, so that they stop retries within a case).
     let limit = prop_oneof![
-        2 => Just((None, None)),
-        2 => prop_oneof![Just(100u32), Just(250), Just(500), Just(1000), 1u32..=1000].prop_map(|b| (Some(b), None)),
+        2 => Just((None, None, None)),
+        2 => prop_oneof![Just(100u32), Just(250), Just(500), Just(1000), 1u32..=1000].prop_map(|b| (Some(b), None, None)),
         1 => (prop_oneof![Just(2000u32), Just(3000), Just(3001), 1u32..=6000], prop_oneof![Just(100u32), Just(800), 1u32..=2000])
-            .prop_map(|(max_tokens, token_ratio)| (None, Some(Throttle { max_tokens, token_ratio }))),
+            .prop_map(|(max_tokens, token_ratio)| (None, Some(Throttle { max_tokens, token_ratio }), None)),
+        1 => prop_oneof![Just(5u32), Just(10), Just(12), 1u32..=30].prop_map(|q| (None, None, Some(q))),
     ];
     (backoff(), base, 1u64..=8, 1u32..=6, jitter, limit).prop_map(
-        |(backoff, base, cap, max_attempts, jitter, (budget, throttle))| {
+        |(backoff, base, cap, max_attempts, jitter, (budget, throttle, retry_quota))| {
             if backoff == Backoff::None {
                 return RetryPolicy::NONE;
             }
@@ -591,6 +612,7 @@ fn policy(window: u64) -> impl Strategy<Value = RetryPolicy> {
                 jitter: if backoff == Backoff::RetryAfter { Nanos::new(jitter) } else { zero },
                 budget,
                 throttle,
+                retry_quota,
             }
         },
     )
