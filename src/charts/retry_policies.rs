@@ -113,38 +113,54 @@ fn bar_panel<'a, DB: DrawingBackend>(
     Ok(chart)
 }
 
-/// The groups' names on two lines each, broken before the settings
-/// (`retry_after` over `(jitter=1us)`), when one line would run a name
-/// into its neighbour's; `None` when every name fits its group's width.
+/// The groups' names on several lines each when one line would run a name
+/// into its neighbour's: the policy, then its settings (`retry_after` over
+/// `(jitter=1us)`), the settings broken after a comma where they are still
+/// too wide (`(max_tokens=10,` over `token_ratio=0.1)`); `None` when every
+/// name fits its group's width.
 fn two_line_names<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     names: &[String],
-) -> Option<Vec<[String; 2]>> {
+) -> Option<Vec<Vec<String>>> {
     // The panels' plotting width: the area less the y labels and margins.
     let width = area.dim_in_pixel().0.saturating_sub(Y_LABEL_AREA + MARGIN + MARGIN_RIGHT);
     let group = width / names.len().max(1) as u32;
     let style = font(TICK_SIZE - 2.0);
-    let fits = |name: &String| area.estimate_text_size(name, &style).is_ok_and(|(w, _)| w + 8 <= group);
-    if names.iter().all(fits) {
+    let fits = |text: &str| area.estimate_text_size(text, &style).is_ok_and(|(w, _)| w + 8 <= group);
+    if names.iter().all(|n| fits(n)) {
         return None;
     }
     Some(
         names
             .iter()
             .map(|name| match name.find('(') {
-                Some(i) if i > 0 => [name[..i].to_string(), name[i..].to_string()],
-                _ => [name.clone(), String::new()],
+                Some(i) if i > 0 => {
+                    let mut lines = vec![name[..i].to_string()];
+                    let mut line = String::new();
+                    for piece in name[i..].split_inclusive(", ") {
+                        let longer = format!("{line}{piece}");
+                        if line.is_empty() || fits(longer.trim_end()) {
+                            line = longer;
+                        } else {
+                            lines.push(line.trim_end().to_string());
+                            line = piece.to_string();
+                        }
+                    }
+                    lines.push(line.trim_end().to_string());
+                    lines
+                }
+                _ => vec![name.clone()],
             })
             .collect(),
     )
 }
 
-/// Writes two-line group names under a panel's plotting area, each centred
-/// under its group (groups are `n` equal spans of the x range).
+/// Writes group names of several lines under a panel's plotting area,
+/// each centred under its group (groups are `n` equal spans of the x range).
 fn write_names<DB: DrawingBackend, X: Ranged, Y: Ranged>(
     area: &DrawingArea<DB, Shift>,
     chart: &ChartContext<'_, DB, Cartesian2d<X, Y>>,
-    names: &[[String; 2]],
+    names: &[Vec<String>],
 ) -> Result<()> {
     let (xs, ys) = chart.plotting_area().get_pixel_range();
     let (bx, by) = area.get_base_pixel();
@@ -278,7 +294,8 @@ impl Chart for RetryPolicies<'_> {
         };
         let names: Vec<String> = points.iter().map(|p| p.label.clone()).collect();
         let two_lines = two_line_names(&plots, &names);
-        let x_label_area = if two_lines.is_some() { 30 + TICK_SIZE as u32 } else { 30 };
+        let extra_lines = two_lines.as_ref().map_or(0, |n| n.iter().map(Vec::len).max().unwrap_or(1) - 1);
+        let x_label_area = 30 + extra_lines as u32 * TICK_SIZE as u32;
         let x_fmt = |v: &f64| {
             let g = v.round();
             if two_lines.is_none() && (v - g).abs() < 1e-6 && g >= 0.0 && (g as usize) < n {
@@ -490,7 +507,7 @@ mod tests {
     /// `retry_after(jitter=...)`, would run together and go on two lines,
     /// broken before the settings; a name without settings stays whole.
     #[test]
-    fn names_too_wide_for_their_groups_go_on_two_lines() {
+    fn names_too_wide_for_their_groups_go_on_more_lines() {
         init_fonts(None).unwrap();
         let mut svg = String::new();
         let area = SVGBackend::with_string(&mut svg, (900, 500)).into_drawing_area();
@@ -506,8 +523,19 @@ mod tests {
             "full_jitter",
         ]);
         let lines = two_line_names(&area, &outage).expect("too wide for one line");
-        assert_eq!(lines[1], ["retry_after".to_string(), "(jitter=1us)".to_string()]);
-        assert_eq!(lines[4], ["exponential".to_string(), String::new()]);
+        assert_eq!(lines[1], ["retry_after", "(jitter=1us)"]);
+        assert_eq!(lines[4], ["exponential"]);
+        // retry_throttling's five: the throttle's settings on two lines.
+        let limits = names(&[
+            "none",
+            "full_jitter",
+            "full_jitter(budget=0.1)",
+            "full_jitter(max_tokens=10, token_ratio=0.1)",
+            "full_jitter(retry_quota=500)",
+        ]);
+        let lines = two_line_names(&area, &limits).expect("too wide for one line");
+        assert_eq!(lines[3], ["full_jitter", "(max_tokens=10,", "token_ratio=0.1)"]);
+        assert_eq!(lines[4], ["full_jitter", "(retry_quota=500)"]);
     }
 
     /// backoff's "none": "10.00" (28 px) over bars 31 px apart, the third
