@@ -274,15 +274,7 @@ impl ClientReactor {
 
     /// The retry budget of a client, if its policy has one.
     fn budget(&mut self, key: u32, client: u32) -> &mut u32 {
-        if client == NO_CLIENT {
-            let k = key as usize;
-            if self.open_budget.len() <= k {
-                self.open_budget.resize(k + 1, 0);
-            }
-            &mut self.open_budget[k]
-        } else {
-            &mut self.closed_budget[client as usize]
-        }
+        started(&mut self.open_budget, &mut self.closed_budget, key, client, 0)
     }
 
     /// The gRPC throttle's token count of a client whose policy has one,
