@@ -984,7 +984,7 @@ mod tests {
         let e = scenario("burst = []", "1s").unwrap_err();
         assert!(e.contains("`limiter[0].burst` is empty"), "{e}");
         let e = scenario("burst = \"five\"", "1s").unwrap_err();
-        assert!(e.starts_with("s.toml:10:9: `limiter[0].burst`: invalid type: string \"five\""), "{e}");
+        assert!(e.starts_with("s.toml:10:9: `limiter[0].burst`: expected a whole number or a list of them (like 10 or [2, 10]), found the string \"five\""), "{e}");
         assert!(e.contains("expected a whole number or a list of them"), "{e}");
         let e = scenario("burst = [1.5]", "1s").unwrap_err();
         assert!(e.contains("`limiter[0].burst`") && e.contains("expected a whole number"), "{e}");

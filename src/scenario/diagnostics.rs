@@ -134,7 +134,7 @@ impl Ctx<'_> {
                             .or_else(|| bare_duration(&key, e.message()))
                             .or_else(|| whole_float(e.message(), self.text.get(span.clone()).unwrap_or("")))
                             .unwrap_or_default();
-                        format!("{}: {}{hint}", code(&key), array_of_tables(&key, &message))
+                        format!("{}: {}{hint}", code(&key), found_last(&array_of_tables(&key, &message)))
                     }
                     key => {
                         // A key inside an inline table (`retry = { bse = 1 }`)
@@ -142,7 +142,11 @@ impl Ctx<'_> {
                         let inline = unknown_field(e.message()).and_then(|(unknown, _)| {
                             inline_table_at(self.text, span.start).map(|t| format!("{t}.{unknown}"))
                         });
-                        let message = in_table(&message, e.message(), inline.as_deref().or(key.as_deref()));
+                        let message = found_last(&in_table(
+                            &message,
+                            e.message(),
+                            inline.as_deref().or(key.as_deref()),
+                        ));
                         let hint = top_level_key_of_a_table(self.text, span.start, e.message());
                         format!("{message}{}", hint.unwrap_or_default())
                     }
@@ -543,6 +547,60 @@ pub fn plain_types(message: &str) -> String {
         .replace("expected a boolean", "expected true or false")
 }
 
+/// serde's `invalid type: X, expected Y` said the way round people read
+/// it, with the value in words and not Rust's: `expected a whole number,
+/// found the string "ten"`, `expected a string, found the number 5`,
+/// `expected a list (like [2, 10]), found a table`. An explanation after
+/// the expected type (`expected an array of tables: write ...`) follows
+/// what was found. Any other message is returned as it is.
+pub fn found_last(message: &str) -> String {
+    let Some(rest) = message.strip_prefix("invalid type: ") else { return message.to_string() };
+    let Some((found, expected)) = found_and_expected(rest) else { return message.to_string() };
+    if let Some((what, why)) = expected.split_once(": ") {
+        return format!("expected {what}, found {found}: {why}");
+    }
+    match expected.split_once(", like ") {
+        Some((what, like)) => format!("expected {what} (like {like}), found {found}"),
+        None => format!("expected {expected}, found {found}"),
+    }
+}
+
+/// The value serde found, in words, and what it expected, from the rest of
+/// "invalid type: X, expected Y".
+fn found_and_expected(rest: &str) -> Option<(String, &str)> {
+    // A string is quoted as Rust's Debug does: it ends at the first quote
+    // not escaped, and may have been cut ("abc..." (100 bytes)).
+    if let Some(quoted) = rest.strip_prefix("string \"") {
+        let mut escaped = false;
+        let end = quoted.char_indices().find_map(|(i, c)| {
+            let closes = c == '"' && !escaped;
+            escaped = c == '\\' && !escaped;
+            closes.then_some(i)
+        })?;
+        let after = &quoted[end + 1..];
+        let cut = after.strip_prefix(" (").and_then(|r| r.split_once(" bytes)")).map(|(n, _)| n.len() + 9);
+        let (shown, after) = after.split_at(cut.unwrap_or(0));
+        let expected = after.strip_prefix(", expected ")?;
+        return Some((format!("the string \"{}\"{shown}", &quoted[..end]), expected));
+    }
+    const VALUES: [(&str, &str); 4] = [
+        ("integer", "the number "),
+        ("floating point", "the number "),
+        ("boolean", ""),
+        ("date-time", "the date-time "),
+    ];
+    for (noun, said) in VALUES {
+        if let Some(value) = rest.strip_prefix(noun).and_then(|r| r.strip_prefix(" `")) {
+            let (value, after) = value.split_once('`')?;
+            return Some((format!("{said}{value}"), after.strip_prefix(", expected ")?));
+        }
+    }
+    const SHAPES: [(&str, &str); 3] = [("map", "a table"), ("sequence", "a list"), ("a list", "a list")];
+    SHAPES.iter().find_map(|&(noun, said)| {
+        Some((said.to_string(), rest.strip_prefix(noun)?.strip_prefix(", expected ")?))
+    })
+}
+
 /// What a retry table looks like, for a type error about one.
 const RETRY_TABLE: &str =
     "a retry table, like { policy = \"full_jitter\", base = \"100ms\", cap = \"10s\", max_attempts = 5 }";
@@ -571,7 +629,7 @@ fn list_for_a_table(text: &str, offset: usize, raw: &str) -> Option<(usize, Stri
     let last = key.rsplit('.').next().unwrap_or(&key);
     TABLE_VALUED.contains(&last).then(|| {
         let table = if last == "retry" { RETRY_TABLE } else { "a table" };
-        (at, format!("{}: invalid type: a list, expected {table}", code(&key)))
+        (at, format!("{}: {}", code(&key), found_last(&format!("invalid type: a list, expected {table}"))))
     })
 }
 
@@ -2318,6 +2376,50 @@ mod tests {
         assert!(how("invalid time, expected `:` (MM)", "07:3x").ends_with("like \"07:3x\""));
     }
 
+    /// serde's type errors, said with what was expected first and the
+    /// value found in words; other messages pass through.
+    #[test]
+    fn type_errors_say_what_was_found_last() {
+        for (raw, said) in [
+            (
+                "invalid type: string \"ten\", expected a whole number",
+                "expected a whole number, found the string \"ten\"",
+            ),
+            // A quote escaped inside the string, and serde's own words in it.
+            (
+                r#"invalid type: string "a\", expected b\\", expected a number"#,
+                r#"expected a number, found the string "a\", expected b\\""#,
+            ),
+            (
+                "invalid type: string \"xx...\" (300 bytes), expected a whole number",
+                "expected a whole number, found the string \"xx...\" (300 bytes)",
+            ),
+            ("invalid type: integer `-5`, expected a string", "expected a string, found the number -5"),
+            (
+                "invalid type: floating point `2.5`, expected a whole number",
+                "expected a whole number, found the number 2.5",
+            ),
+            ("invalid type: boolean `true`, expected a string", "expected a string, found true"),
+            (
+                "invalid type: date-time `07:32:00`, expected a string",
+                "expected a string, found the date-time 07:32:00",
+            ),
+            ("invalid type: sequence, expected a whole number", "expected a whole number, found a list"),
+            (
+                "invalid type: map, expected a list, like [2, 10]",
+                "expected a list (like [2, 10]), found a table",
+            ),
+            (
+                "invalid type: map, expected an array of tables: write `[[limiter]]`",
+                "expected an array of tables, found a table: write `[[limiter]]`",
+            ),
+            ("invalid length 0, expected a list", "invalid length 0, expected a list"),
+            ("invalid type: unit value, expected a string", "invalid type: unit value, expected a string"),
+        ] {
+            assert_eq!(found_last(raw), said, "{raw}");
+        }
+    }
+
     /// A list where one table belongs is named at its `[`, whatever its
     /// first item; a list of tables, a list inside a table's value, and
     /// a list under another key are not.
@@ -2327,11 +2429,14 @@ mod tests {
         let t = "[[traffic]]\nretry = [1, 2]\n";
         let (at, message) = list_for_a_table(t, t.find('1').unwrap(), raw).expect("a list for a table");
         assert_eq!(at, t.find("[1").unwrap());
-        assert_eq!(message, format!("`traffic[0].retry`: invalid type: a list, expected {RETRY_TABLE}"));
+        assert_eq!(
+            message,
+            "`traffic[0].retry`: expected a retry table (like { policy = \"full_jitter\", base = \"100ms\", cap = \"10s\", max_attempts = 5 }), found a list"
+        );
         let t = "output = [\"1s\"]\n";
         assert_eq!(
             list_for_a_table(t, t.find('"').unwrap(), raw),
-            Some((9, "`output`: invalid type: a list, expected a table".to_string()))
+            Some((9, "`output`: expected a table, found a list".to_string()))
         );
         let t = "retry = [{ base = 1 }]\n";
         assert_eq!(list_for_a_table(t, t.find('{').unwrap(), "invalid type: map, expected a string"), None);

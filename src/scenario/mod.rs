@@ -1029,11 +1029,17 @@ bin = "10ms"
     #[test]
     fn type_errors_name_the_key() {
         let e = parse(&BOUNDARY.replace("requests = 100", "requests = \"ten\"")).unwrap_err();
-        assert_eq!(e, "s.toml:7:12: `limit.requests`: invalid type: string \"ten\", expected a whole number");
+        assert_eq!(e, "s.toml:7:12: `limit.requests`: expected a whole number, found the string \"ten\"");
         let e = parse(&BOUNDARY.replace("count = 100", "count = 2.5")).unwrap_err();
-        assert!(e.starts_with("s.toml:14:9: `traffic[0].count`: invalid type: floating point `2.5`"), "{e}");
+        assert!(
+            e.starts_with("s.toml:14:9: `traffic[0].count`: expected a whole number, found the number 2.5"),
+            "{e}"
+        );
         let e = parse(&BOUNDARY.replace("slots = [2, 10, 100]", "slots = [\n  2,\n  \"x\",\n]")).unwrap_err();
-        assert!(e.starts_with("s.toml:23:3: `limiter[1].slots`: invalid type: string \"x\""), "{e}");
+        assert!(
+            e.starts_with("s.toml:23:3: `limiter[1].slots`: expected a whole number, found the string \"x\""),
+            "{e}"
+        );
         let e = parse(&BOUNDARY.replace("window = \"1s\"", "window = \"1s")).unwrap_err();
         assert!(e.starts_with("s.toml:8:") && e.contains("`limit.window`"), "{e}");
     }
