@@ -846,10 +846,13 @@ pub const TIMELINE_CUT_SLACK: f64 = 0.15;
 /// strip's), if anywhere. Its scale is linear, so that each admitted bar
 /// is its true share of the offered one (on a log scale 10 admitted of 60
 /// offered filled two thirds of the bar). Set by the tallest offered bar,
-/// it would leave the tallest drawn (admitted) bar, `drawn`, under a tenth
+/// it would leave the tallest drawn (admitted) bar, `drawn`, under a fifth
 /// of the height when a few tall bars stand out (100 closed clients
 /// starting together, 224 a bar against some 60 later and 10 admitted;
-/// the first herd of AWS's backoff experiment, 268): then the scale is set
+/// the first herd of AWS's backoff experiment, 268; the 837 attempts of an
+/// outage's herd against GCRA, where 119 admitted in a bar is the most and
+/// a linear scale to 837 flattened the steady traffic of some 16 a bar
+/// into the axis): then the scale is set
 /// by the bar that at most [`TIMELINE_CUT_SHARE`] of the non-empty offered
 /// bars pass, or by the tallest drawn bar if that is taller, raised to the
 /// tallest bar within [`TIMELINE_CUT_SLACK`] of it (the axis has room above
@@ -857,7 +860,7 @@ pub const TIMELINE_CUT_SLACK: f64 = 0.15;
 /// above it are cut. `None`: no bar is cut.
 pub fn cut_level(offered: &[u64], drawn: u64) -> Option<u64> {
     let &top = offered.iter().max()?;
-    if drawn.saturating_mul(10) >= top {
+    if drawn.saturating_mul(5) >= top {
         return None;
     }
     let mut busy: Vec<u64> = offered.iter().copied().filter(|&o| o > 0).collect();
@@ -1132,9 +1135,12 @@ mod tests {
     /// raised to 96, the tallest bar within 15 % of it; the four taller
     /// warm-up bars are cut, the admitted bars keep a tenth of the height.
     /// backoff: a first herd of 268, 80, 52 ... and a tail of a few, 10
-    /// admitted at most: the first bar is cut. Where admitted bars are a tenth of the tallest
-    /// offered one or more (the boundary burst, retry_storm's herds of 600
-    /// against 100), or cutting would cut nothing: none.
+    /// admitted at most: the first bar is cut. outage_recovery: one bar of
+    /// 837 attempts against 119 admitted at most is cut (under a fifth of
+    /// its height); retry_storm's herds of 200 to 600 against 100 admitted
+    /// are cut too, at 194 (1 in 20 busy bars is taller). Where admitted bars
+    /// are a fifth of the tallest offered one or more (the boundary burst,
+    /// 200 against 100), or cutting would cut nothing: none.
     #[test]
     fn the_timeline_cuts_a_few_tall_offered_bars_only_where_they_squeeze_the_rest() {
         let mut closed: Vec<u64> = vec![224, 221, 145, 122, 96];
@@ -1150,6 +1156,13 @@ mod tests {
         assert_eq!(cut_level(&herd, 10), Some(80));
         assert_eq!(cut_level(&[200, 200, 0, 0], 100), None);
         assert_eq!(cut_level(&[600, 30, 30, 30], 100), None);
+        // Under a fifth: cut, at the tallest drawn bar (the rest are under it).
+        let mut outage = vec![837, 119, 40];
+        outage.extend([16; 60]);
+        assert_eq!(cut_level(&outage, 119), Some(119));
+        // A fifth exactly: not cut.
+        outage[0] = 595;
+        assert_eq!(cut_level(&outage, 119), None);
         // Every bar alike, 25 times what gets through: nothing to cut.
         assert_eq!(cut_level(&[250; 40], 10), None);
         // Never under the tallest drawn bar.

@@ -103,9 +103,10 @@ impl Chart for WindowCount<'_> {
         let per_px = (y.end - y.start) / f64::from(area.dim_in_pixel().1.saturating_sub(80).max(1));
         // Lines that never part by more than a few pixels are one line to
         // the eye (sliding_minute's fixed window under its first-request
-        // window, 2 apart in half the steps): they nest as equal ones do.
+        // window, 2 apart in half the steps), and so are lines that do at
+        // a few points only, a little: they nest as equal ones do.
         let gap = |a: usize, b: usize| {
-            near_gap(
+            mostly_near_gap(
                 bins.iter().map(|row| (row[a].window_peak as f64, row[b].window_peak as f64)),
                 NEAR_PX * per_px,
             )
