@@ -206,3 +206,32 @@ fn every_project_file_a_page_names_exists() {
     }
     assert!(missing.is_empty(), "files named that do not exist:\n{}", missing.join("\n"));
 }
+
+/// The README's table of shipped scenarios names every scenario in
+/// `scenarios/` (two once shipped without a row), and nothing else.
+#[test]
+fn the_readme_lists_every_shipped_scenario() {
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let start = readme.find("Shipped scenarios").expect("the README's table of shipped scenarios");
+    let table: Vec<&str> = readme[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with("| scenario |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let mut listed: Vec<String> = table
+        .iter()
+        .flat_map(|row| row.split('|').nth(1).unwrap_or("").split(','))
+        .map(|name| name.trim().trim_matches('`').to_string())
+        .collect();
+    listed.sort();
+    let mut shipped = Vec::new();
+    files(&root().join("scenarios"), &["toml"], &mut shipped);
+    let mut shipped: Vec<String> = shipped
+        .iter()
+        .filter(|p| p.parent() == Some(&root().join("scenarios")))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    shipped.sort();
+    assert_eq!(listed, shipped);
+}
