@@ -958,23 +958,13 @@ pub fn covered_widths_by(widths: &[u32], same: impl Fn(usize, usize) -> bool, st
 /// of it. Such lines nest ([`covered_widths`]) as equal ones do.
 pub const NEAR_PX: f64 = 4.0;
 
-/// The most two lines drawn over the same points part by, when they never
-/// part by more than `tol` (lines that close are one line to the eye, and
-/// nest); `None` when they do part by more.
-pub fn near_gap(pairs: impl IntoIterator<Item = (f64, f64)>, tol: f64) -> Option<f64> {
-    pairs.into_iter().try_fold(0.0, |most: f64, (a, b)| {
-        let d = (a - b).abs();
-        (d <= tol).then_some(most.max(d))
-    })
-}
-
-/// [`near_gap`], loosened for lines that are near almost everywhere: two
-/// lines that part by more than `tol` at no more than 1 in 50 of the
-/// points (at least one), and by no more than twice `tol` there, are
-/// still one line to the eye (outage_recovery's fixed window and 10 slots
+/// The most two lines drawn over the same points part by, when they are
+/// one line to the eye (and nest): never more than `tol` apart, or more
+/// at no more than 1 in 50 of the points (at least one), and by no more
+/// than twice `tol` there (outage_recovery's fixed window and 10 slots
 /// are equal but for one bar, 2 apart: drawn one over the other, the fixed
 /// window did not show at all). The most they part by, or `None`.
-pub fn mostly_near_gap(pairs: impl IntoIterator<Item = (f64, f64)>, tol: f64) -> Option<f64> {
+pub fn near_gap(pairs: impl IntoIterator<Item = (f64, f64)>, tol: f64) -> Option<f64> {
     let (mut points, mut apart, mut most) = (0usize, 0usize, 0f64);
     for (a, b) in pairs {
         let d = (a - b).abs();
@@ -1733,21 +1723,20 @@ burst = [5, 50]
         let mut slots = fixed.clone();
         slots[128] += 2.0;
         let pairs = |b: &[f64]| fixed.iter().copied().zip(b.to_vec()).collect::<Vec<_>>();
-        assert_eq!(near_gap(pairs(&slots), tol), None);
-        assert_eq!(mostly_near_gap(pairs(&slots), tol), Some(2.0));
-        assert_eq!(mostly_near_gap(pairs(&fixed), tol), Some(0.0));
+        assert_eq!(near_gap(pairs(&slots), tol), Some(2.0));
+        assert_eq!(near_gap(pairs(&fixed), tol), Some(0.0));
         // 1 in 50 of 150: 3 bars may part, not 4.
         let mut three = slots.clone();
         for k in [20, 40] {
             three[k] += 2.0;
         }
-        assert_eq!(mostly_near_gap(pairs(&three), tol), Some(2.0));
+        assert_eq!(near_gap(pairs(&three), tol), Some(2.0));
         three[60] += 2.0;
-        assert_eq!(mostly_near_gap(pairs(&three), tol), None);
+        assert_eq!(near_gap(pairs(&three), tol), None);
         slots[128] += 2.0;
-        assert_eq!(mostly_near_gap(pairs(&slots), tol), None);
+        assert_eq!(near_gap(pairs(&slots), tol), None);
         // Few points: one may part.
-        assert_eq!(mostly_near_gap([(1.0, 3.0), (5.0, 5.0)], tol), Some(2.0));
+        assert_eq!(near_gap([(1.0, 3.0), (5.0, 5.0)], tol), Some(2.0));
     }
 
     /// Counts of cut bars a few bars apart (go_rate: 45 and 44 read as

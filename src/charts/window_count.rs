@@ -106,7 +106,7 @@ impl Chart for WindowCount<'_> {
         // window, 2 apart in half the steps), and so are lines that do at
         // a few points only, a little: they nest as equal ones do.
         let gap = |a: usize, b: usize| {
-            mostly_near_gap(
+            near_gap(
                 bins.iter().map(|row| (row[a].window_peak as f64, row[b].window_peak as f64)),
                 NEAR_PX * per_px,
             )
