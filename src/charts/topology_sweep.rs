@@ -228,12 +228,16 @@ impl Panel<'_> {
     /// Draws the panel on `area` over `x` and `y`, each line's points
     /// valued by `value`: its mesh, its lines ([`draw_lines`]) and the
     /// dashed figure on top. Returns whether any segment nested, and the
-    /// plotting area's pixel range.
+    /// plotting area's pixel range. The axes may start a little under the
+    /// data, so that a point at 0 is drawn whole, clear of the axis and its
+    /// labels; no label is written under `floor` (x, y), where there are
+    /// no data.
     fn draw<DB: DrawingBackend, X>(
         &self,
         area: &DrawingArea<DB, Shift>,
         x: X,
         y: std::ops::Range<f64>,
+        floor: (f64, f64),
         value: impl Fn(&(f64, f64, f64)) -> f64,
     ) -> Result<(bool, Pixels)>
     where
@@ -253,8 +257,8 @@ impl Panel<'_> {
             .y_desc(self.y_desc)
             .axis_desc_style(font(LABEL_SIZE))
             .label_style(font(TICK_SIZE))
-            .x_label_formatter(&tick)
-            .y_label_formatter(&tick)
+            .x_label_formatter(&|v| if *v < floor.0 - 1e-9 { String::new() } else { tick(v) })
+            .y_label_formatter(&|v| if *v < floor.1 - 1e-9 { String::new() } else { tick(v) })
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(err)?;
@@ -324,7 +328,10 @@ impl Chart for TopologySweep<'_> {
             // near L (ceil(L/K) per node) shows its few percent.
             let y_min = all.iter().copied().fold(f64::MAX, f64::min);
             let (y0, y1) = if k == 0 {
-                (y_lo * 1.1, (y_hi * 1.15).max(1.0))
+                let (y0, y1) = (y_lo * 1.1, (y_hi * 1.15).max(1.0));
+                // Points at 0 (atomic writes, no over-admission) whole
+                // above the axis, not half under it.
+                (y0 - (y1 - y0) * 0.03, y1)
             } else {
                 ((y_min - 0.1).max(0.0), (y_hi * 1.05).max(y_min + 0.3))
             };
@@ -333,11 +340,13 @@ impl Chart for TopologySweep<'_> {
             let dashed = if k == 1 { &analytic } else { &estimate };
             let lines: Vec<&Line> = lines.iter().map(|(_, l)| l).collect();
             let panel = Panel { caption, x_desc: self.x_desc(), y_desc, lines: &lines, dashed, grey };
+            let floor = (x_lo.min(0.0), y_lo);
             let (drawn_nested, pixels) = if log_x {
-                panel.draw(panel_area, (x_lo * 0.7..x_hi * 1.4).log_scale(), y0..y1, value)?
+                panel.draw(panel_area, (x_lo * 0.7..x_hi * 1.4).log_scale(), y0..y1, floor, value)?
             } else {
-                let pad = ((x_hi - x_lo) * 0.06).max(0.3);
-                panel.draw(panel_area, (x_lo - pad).max(0.0)..x_hi + pad, y0..y1, value)?
+                // A point at x = 0 clear of the value axis and its labels.
+                let pad = ((x_hi - x_lo) * 0.04).max(0.1);
+                panel.draw(panel_area, x_lo - pad..x_hi + pad, y0..y1, floor, value)?
             };
             nested |= drawn_nested;
             // peak/L zoomed in above 0: window_count's mark at its foot.
