@@ -164,10 +164,22 @@ impl Diagram<'_> {
             if same > 1 && t.get() >= v0 && t.get() < v1 {
                 let admitted = lane.admitted[j..j + same].iter().filter(|a| **a).count();
                 let label = format!("{admitted} of {same} admitted");
-                let at = (self.x(t.get()) + (self.x(v1) - self.x(v0)) * 0.005, y0 + 0.6);
-                chart
-                    .draw_series(std::iter::once(Text::new(label, at, font(TICK_SIZE - 2.0))))
-                    .map_err(err)?;
+                // Right of the mark, or left of it where it would run past
+                // the plot into the legend (a burst at t*, near the end).
+                let gap = (self.x(v1) - self.x(v0)) * 0.005;
+                let style = font(TICK_SIZE - 2.0);
+                let area = chart.plotting_area().strip_coord_spec();
+                let right = area.get_pixel_range().0.end;
+                let wide = area.estimate_text_size(&label, &style).map_or(0, |(w, _)| w as i32);
+                let x = self.x(t.get());
+                let fits = chart.backend_coord(&(x + gap, y0)).0 + wide <= right;
+                let (at, style) = if fits {
+                    ((x + gap, y0 + 0.6), style)
+                } else {
+                    use plotters::style::text_anchor::{HPos, Pos, VPos};
+                    ((x - gap, y0 + 0.6), style.pos(Pos::new(HPos::Right, VPos::Top)))
+                };
+                chart.draw_series(std::iter::once(Text::new(label, at, style))).map_err(err)?;
             }
             j += same;
         }
