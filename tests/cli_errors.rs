@@ -1239,6 +1239,47 @@ fn s60_too_many_traffic_entries() {
     assert!(out.stdout.contains("[65535] burst: 1 request"), "{}", &out.stdout[out.stdout.len() - 300..]);
 }
 
+/// Each limiter is a lane with fixed state that `--memory` does not count:
+/// 50 000 slot counters once took 5.4 GB under `--memory 64MiB`. A list's
+/// every slot count is one; 256 are accepted; `--slots` is held to the same.
+#[test]
+fn s108_too_many_limiters() {
+    let counts = |n: u64| (1..=n).map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
+    Case::new(&with("slots = [2, 10]", &format!("slots = [{}]", counts(257)))).refused(&[
+        "error: s.toml:14:1: `limiter[0]` (slot_counter) brings the limiters to 257 (each slot count or burst of a list is one): a scenario may compare at most 256; split it into several scenarios",
+    ]);
+    let two = format!("{BASE}\n[[limiter]]\nkind = \"gcra\"\nburst = [{}]\n", counts(255));
+    Case::new(&two).refused(&["s.toml:18:1: `limiter[1]` (gcra) brings the limiters to 257"]);
+    let out =
+        Case::new(&with("slots = [2, 10]", &format!("slots = [{}]", counts(256)))).run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = Case::new(BASE).run(&[
+        "run",
+        "s.toml",
+        "--out",
+        "out",
+        "--slots",
+        &(1..=257).map(|k| k.to_string()).collect::<Vec<_>>().join(","),
+    ]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("error: --slots\n  caused by: the limiters would come to 257 with these slot counts: a run may compare at most 256"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A UTF-8 byte order mark (some Windows editors write one) is no part of
+/// the TOML: the first line's columns count from after it, and its key is
+/// named (it once said 1:9, with no key).
+#[test]
+fn s109_a_byte_order_mark() {
+    Case::new(&format!("\u{feff}{}", BASE.replace("name = \"t\"", "name = 5")))
+        .refused(&["error: s.toml:1:8: `name`: expected a string, found the number 5"]);
+    let out = Case::new(&format!("\u{feff}{BASE}")).run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
 #[test]
 fn s62_map_slots_more_than_the_window() {
     Case::new(&format!("{BASE}\n[sweep]\nmap_slots = [2000000000]\n")).refused(&[

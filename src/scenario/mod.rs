@@ -159,6 +159,14 @@ pub const MAX_NAME_BYTES: usize = 200;
 /// picks the source's retry policy.
 pub const MAX_SOURCES: usize = 1 << 16;
 
+/// The most limiters (lanes) a scenario may compare, counting each slot
+/// count of a `slots` list and each burst of a `burst` list as one: each
+/// lane keeps its own fixed state (its timeline, counters and metrics,
+/// some 100 KB) that `--memory` does not count, and 50 000 slot counters
+/// once took 5.4 GB under `--memory 64MiB`. 256 is far more than a chart
+/// or a table can show apart.
+pub const MAX_LIMITERS: usize = 256;
+
 // ---- the top level ---------------------------------------------------------
 
 /// The top-level keys. `[[traffic]]` and `[[limiter]]` entries are only
@@ -231,6 +239,9 @@ impl Scenario {
 
     /// Validates scenario text; `path` names it in errors and anchors trace paths.
     pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
+        // A byte order mark is no part of the TOML: lines and columns are
+        // counted from the first character after it, as an editor shows them.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let ctx = Ctx { path, text };
         let doc = DeTable::parse(text).map_err(|e| ctx.syntax(&e))?;
         let raw =
@@ -337,6 +348,16 @@ impl Scenario {
                 rounded = header.map(|v| (entry.key("retry_after"), v));
             }
             let named = (format!("`{}` ({})", entry.table(), kind.get_ref()), entry.span());
+            if limiters.len() + specs.len() > MAX_LIMITERS {
+                return Err(entry.at(
+                    entry.span(),
+                    format!(
+                        "{} brings the limiters to {} (each slot count or burst of a list is one): a scenario may compare at most {MAX_LIMITERS}; split it into several scenarios",
+                        named.0,
+                        limiters.len() + specs.len()
+                    ),
+                ));
+            }
             limiter_at.extend(std::iter::repeat_n(named, specs.len()));
             limiters.extend(specs.into_iter().map(|algorithm| LimiterSpec { algorithm, retry_after }));
         }
@@ -549,7 +570,11 @@ impl Scenario {
     pub fn set_slots(&mut self, slots: &[u64]) -> Result<(), SlotsOutOfRange> {
         let window = self.limit.window.get();
         if let Some(&slots) = slots.iter().find(|&&n| n == 0 || n > window) {
-            return Err(SlotsOutOfRange { slots, window });
+            return Err(SlotsOutOfRange::Count { slots, window });
+        }
+        let others = self.limiters.iter().filter(|l| l.slots().is_none()).count();
+        if others + slots.len() > MAX_LIMITERS {
+            return Err(SlotsOutOfRange::TooMany { limiters: others + slots.len() });
         }
         let is_slots = |l: &LimiterSpec| l.slots().is_some();
         let insert_at = self.limiters.iter().position(is_slots).unwrap_or_else(|| {
@@ -568,16 +593,24 @@ impl Scenario {
     }
 }
 
-/// A slot count `--slots` asks for that the scenario's window cannot hold:
-/// a slot is at least 1 ns, and there is at least one.
+/// What `--slots` asks for that the scenario cannot have: a slot count its
+/// window cannot hold (a slot is at least 1 ns, and there is at least
+/// one), or more limiters than a run may compare.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "slot count {slots} is out of range: it must be between 1 and the window length in nanoseconds ({window})"
-)]
-pub struct SlotsOutOfRange {
-    pub slots: u64,
-    /// The window length in ns.
-    pub window: u64,
+pub enum SlotsOutOfRange {
+    #[error(
+        "slot count {slots} is out of range: it must be between 1 and the window length in nanoseconds ({window})"
+    )]
+    Count {
+        slots: u64,
+        /// The window length in ns.
+        window: u64,
+    },
+    /// More limiters than a scenario may compare ([`MAX_LIMITERS`]).
+    #[error(
+        "the limiters would come to {limiters} with these slot counts: a run may compare at most {MAX_LIMITERS}"
+    )]
+    TooMany { limiters: usize },
 }
 
 /// A slot is at least 1 ns: the default limiters' slot counters (N up to
