@@ -1584,6 +1584,38 @@ fn s77_control_characters_in_scenario_text_are_escaped() {
         &Case::new(&with("name = \"t\"", "name = \"a\\u001bb\""))
             .refused_with(&["s.toml:1:8: `name` = \"a\\u{1b}b\" cannot name an output folder"]),
     );
+    // The scenario file's own name, in every message that names it (it
+    // once reached the terminal raw in errors and in a run's header).
+    let named = Case::new(BASE).file("e\u{1b}[31mX.toml", with("count = 20", "count = 2.5"));
+    let out = named.run(&["check", "e\u{1b}[31mX.toml"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.starts_with("error: e\\u{1b}[31mX.toml:12:9: `traffic[0].count`"), "{:?}", out.stderr);
+    clean(&out.stderr);
+    let out = named.file("e\u{1b}[31mX.toml", BASE).run(&[
+        "run",
+        "e\u{1b}[31mX.toml",
+        "--out",
+        "out",
+        "--no-charts",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.starts_with("scenario  t (e\\u{1b}[31mX.toml)"), "{:?}", out.stdout);
+    clean(&out.stdout);
+    // A description with an escape sequence, a bell, a carriage return and
+    // a right-to-left override: escaped on the terminal and in the reports.
+    let described = Case::new(&with(
+        "name = \"t\"",
+        "name = \"t\"\ndescription = \"a\\u001b[31mRED\\u0007\\r\\u202e b\"",
+    ));
+    let out = described.run(&["run", "s.toml", "--out", "out", "--no-charts"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let said = "a\\u{1b}[31mRED\\u{7}\\r\\u{202e} b";
+    assert!(out.stdout.contains(said), "{:?}", out.stdout);
+    let report = fs::read_to_string(described.path("out/report.md")).unwrap();
+    assert!(report.contains(said), "{report}");
+    for text in [out.stdout, report] {
+        assert!(!text.contains(['\u{1b}', '\u{7}', '\r', '\u{202e}']), "{text:?}");
+    }
 }
 
 /// Scenario text quoted in a message is cut to its first 40 bytes when

@@ -56,7 +56,8 @@ pub fn run_summary(
 ) -> String {
     use std::fmt::Write;
     let mut out = String::new();
-    let _ = writeln!(out, "scenario  {} ({})", scenario.name, scenario.path.display());
+    let path = scenario.path.to_string_lossy();
+    let _ = writeln!(out, "scenario  {} ({})", scenario.name, crate::shown::escape(&path));
     if let Some(d) = &scenario.description {
         let _ = writeln!(out, "          {d}");
     }

@@ -47,23 +47,24 @@ pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
 /// A scenario problem, located.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
-    #[error("cannot read scenario {path}")]
+    #[error("cannot read scenario {}", crate::shown::escape(&.path.to_string_lossy()))]
     Read {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
     #[error(
-        "scenario {path} is not a regular file ({kind}): reading it would wait for whatever writes into it; save the scenario to a file"
+        "scenario {} is not a regular file ({kind}): reading it would wait for whatever writes into it; save the scenario to a file",
+        crate::shown::escape(&.path.to_string_lossy())
     )]
     NotAFile { path: PathBuf, kind: &'static str },
-    #[error("scenario {path} is larger than {} MiB: a scenario is a few kilobytes (give a large trace as a CSV file)", MAX_SCENARIO_BYTES >> 20)]
+    #[error("scenario {} is larger than {} MiB: a scenario is a few kilobytes (give a large trace as a CSV file)", crate::shown::escape(&.path.to_string_lossy()), MAX_SCENARIO_BYTES >> 20)]
     TooLarge { path: PathBuf },
     /// The message may quote the scenario's text: what would not print as
     /// itself is escaped where it is shown (`crate::shown::escape`).
-    #[error("{path}:{line}:{column}: {}", crate::shown::escape(.message))]
+    #[error("{}:{line}:{column}: {}", crate::shown::escape(&.path.to_string_lossy()), crate::shown::escape(.message))]
     At { path: PathBuf, line: usize, column: usize, message: String },
-    #[error("{path}: {}", crate::shown::escape(.message))]
+    #[error("{}: {}", crate::shown::escape(&.path.to_string_lossy()), crate::shown::escape(.message))]
     File { path: PathBuf, message: String },
 }
 

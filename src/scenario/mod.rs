@@ -425,7 +425,10 @@ impl Scenario {
         Ok(Scenario {
             path: path.to_path_buf(),
             name,
-            description: raw.description.clone(),
+            // Shown on the terminal, in report.md and in chart titles:
+            // what would not print as itself (an escape sequence, a
+            // right-to-left override) is escaped once, here.
+            description: raw.description.as_deref().map(|d| crate::shown::escape(d).into_owned()),
             seed,
             duration,
             duration_at: raw.duration.as_ref().map(|d| ctx.location(d.span())),
