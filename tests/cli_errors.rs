@@ -4217,6 +4217,51 @@ fn n42_key_hash_without_client_keys() {
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
+/// The store's writes in flight (get-then-set) and each node's requests
+/// since its last sync grow with the traffic; they once went unseen by
+/// `--memory` (an hour between syncs: 3 GB under `--memory 64MiB`, and a
+/// fuzz case killed at 24 GB). Counted, they stop the run with advice for
+/// the mode, the previous results kept.
+#[test]
+fn n43_node_state_past_the_memory_budget() {
+    let traffic = with("duration = \"2s\"", "duration = \"200ms\"")
+        .replace("requests = 10", "requests = 10000")
+        .replace("window = \"1s\"", "window = \"1ms\"")
+        .replace(
+            "kind = \"burst\"\nstart = \"100ms\"\nspan = \"10ms\"\ncount = 20",
+            "kind = \"constant\"\nload = 1.0",
+        )
+        .replace("kind = \"slot_counter\"\nslots = [2, 10]", "kind = \"fixed_window\"");
+    let sync =
+        Case::new(&format!("{traffic}\n[nodes]\ncount = 2\nmode = \"sync\"\nsync_interval = \"1h\"\n"));
+    let out = sync.run(&["run", "s.toml", "--out", "out", "-q", "--no-charts"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let before = sync.snapshot("out");
+    sync.fails(
+        &["run", "s.toml", "--out", "out", "--memory", "16MiB"],
+        1,
+        &[
+            "error: scenario s.toml failed; previous results were kept",
+            "caused by: the limiters on nodes hold ",
+            " of their own state and the rest of the run ",
+            " in all, more than the 16.0 MiB the run may use (--memory): each node keeps every request it counted since the last sync until the next (sync_interval = 1h), so they grow with the traffic in one interval. Use a shorter `sync_interval` or a sparser trace, or, if the machine has the memory, raise --memory",
+        ],
+    );
+    assert_eq!(sync.snapshot("out"), before, "previous results kept");
+    let central =
+        format!("{traffic}\n[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1h\"\natomic = false\n");
+    Case::new(&central).fails(
+        &["run", "s.toml", "--out", "out", "--memory", "16MiB"],
+        1,
+        &["with get-then-set writes (atomic = false), the store keeps every write for a round trip until it lands (rtt = 1h), one state per admitted request, so they grow with the traffic in one round trip. Use a shorter `rtt`, atomic = true, or a sparser trace"],
+    );
+    // Atomic writes hold nothing in flight: the same run fits.
+    let atomic = central.replace("atomic = false", "atomic = true");
+    let out =
+        Case::new(&atomic).run(&["run", "s.toml", "--out", "out", "-q", "--no-charts", "--memory", "16MiB"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
 #[test]
 fn n23_sweep_nodes_in_central_mode() {
     Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\n\n[sweep]\nnodes = [1, 2, 3]\n")).refused(&["s.toml:24:9:", "`sweep.nodes` has no effect with mode = \"central\": the one store decides every request, however many nodes ask it; sweep `rtts` instead"]);

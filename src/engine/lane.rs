@@ -957,7 +957,11 @@ impl<L: Limiter + Clone + Send + 'static, R: Reactor> Lane<L, R> {
         out.overrun.clone_from(&self.overrun);
         out.key_bytes = (self.keys.capacity() * std::mem::size_of::<KeyState<L>>()
             + self.curves.capacity() * std::mem::size_of::<CurveTracker>()) as u64
-            + self.keys.len() as u64 * self.prototype.heap_bytes();
+            + if self.prototype.heap_grows() {
+                self.keys.iter().map(|k| k.limiter.heap_bytes()).sum::<u64>()
+            } else {
+                self.keys.len() as u64 * self.prototype.heap_bytes()
+            };
         // Every field is set, to 0 when it does not apply: the pooled
         // schedule hands a lane whichever spare `LaneOut` it finds, perhaps
         // one a shaping lane filled (whose queue was then counted twice).

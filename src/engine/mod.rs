@@ -188,6 +188,26 @@ exactly. Lower limit.requests, use a shorter or sparser trace, or, if the machin
     }
 }
 
+/// What a [`RunError::NodeState`] says holds the state and what to change.
+fn node_state_advice(mode: crate::nodes::Mode) -> String {
+    use crate::nodes::Mode;
+    let raise = "or, if the machine has the memory, raise --memory";
+    match mode {
+        Mode::Central { rtt, atomic: false } => format!(
+            "with get-then-set writes (atomic = false), the store keeps every write for a round trip until it \
+lands (rtt = {}), one state per admitted request, so they grow with the traffic in one round trip. Use a shorter \
+`rtt`, atomic = true, or a sparser trace, {raise}",
+            crate::time::format_duration(rtt)
+        ),
+        Mode::Sync { interval } => format!(
+            "each node keeps every request it counted since the last sync until the next (sync_interval = {}), so \
+they grow with the traffic in one interval. Use a shorter `sync_interval` or a sparser trace, {raise}",
+            crate::time::format_duration(interval)
+        ),
+        _ => format!("every client key has its own copy on each node. Use fewer keys or nodes, {raise}"),
+    }
+}
+
 /// The message of [`RunError::ChunkAttempts`]. Without decisions.csv the
 /// lane held its rings and queues, against its share of the budget (or
 /// what it held when the chunk began, if more); with it, the room for the
@@ -276,6 +296,23 @@ pub enum RunError {
         /// The limiter holding the most timestamps, when it logs rejected
         /// requests too (then the limit does not bound them).
         logs_rejected: Option<String>,
+    },
+    #[error(
+        "the limiters on nodes hold {} of their own state and the rest of the run {} (window timestamps, queues), {} \
+in all, more than the {} the run may use (--memory): {}",
+        fmt_bytes(*state), fmt_bytes(*held),
+        crate::export::fmt_bytes_apart(state.saturating_add(*held), *budget).0,
+        crate::export::fmt_bytes_apart(state.saturating_add(*held), *budget).1,
+        node_state_advice(*mode)
+    )]
+    NodeState {
+        /// The limiters' state: every copy on a node, the store's writes in
+        /// flight or each node's requests since its last sync.
+        state: u64,
+        /// Everything else the budget counts.
+        held: u64,
+        budget: u64,
+        mode: crate::nodes::Mode,
     },
     #[error(
         "`{limiter}` had up to {peak} delayed requests waiting for the backend at once{}: its queue holds {} for \
@@ -789,6 +826,20 @@ fn check_memory(
             budget,
             lanes: outs.len(),
             nodes: config.topology.as_ref().map(|t| t.count),
+        });
+    }
+    // The limiters' own state, grown past everything else: on nodes, the
+    // store's writes in flight or the requests counted since a sync.
+    if key_state > held
+        && key_state >= queues
+        && key_state >= clients
+        && let Some(t) = config.topology.as_ref().filter(|t| !matches!(t.mode, crate::nodes::Mode::Local))
+    {
+        return Err(RunError::NodeState {
+            state: key_state,
+            held: held + queues + clients,
+            budget,
+            mode: t.mode,
         });
     }
     // Past the budget: the error names the largest part, what holds it and

@@ -146,6 +146,13 @@ pub trait Limiter {
     fn heap_bytes(&self) -> u64 {
         0
     }
+    /// Whether [`Limiter::heap_bytes`] grows as the limiter decides (a
+    /// store's writes in flight, a node's requests since its last sync), so
+    /// that the memory check must add up every key's own, not take the
+    /// first request's size for all.
+    fn heap_grows(&self) -> bool {
+        false
+    }
 }
 
 /// How a limiter is drawn, the same in every chart: an RGB colour, a line

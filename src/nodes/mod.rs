@@ -422,6 +422,14 @@ impl<L: Limiter + Clone> Limiter for Fleet<L> {
         }
     }
 
+    /// The store's writes in flight (get-then-set) and the requests a
+    /// node counted since its last sync grow with the traffic: one entry
+    /// per admission within a round trip, or within a sync interval (an
+    /// hour of syncs once held 3 GB unseen by `--memory`).
+    fn heap_grows(&self) -> bool {
+        matches!(self.shared, FleetMode::Central { atomic: false, .. } | FleetMode::Sync { .. })
+    }
+
     fn create_on_first_request(&mut self) {
         match &mut self.shared {
             FleetMode::Local(nodes) => nodes.iter_mut().for_each(L::create_on_first_request),
