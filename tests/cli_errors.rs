@@ -1280,6 +1280,18 @@ fn s109_a_byte_order_mark() {
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
+/// An entry without its `kind` names the choices, as an unknown `kind`
+/// does (it once said only "missing field `kind`").
+#[test]
+fn s110_kind_missing() {
+    Case::new(&with("kind = \"burst\"\n", "")).refused(&[
+        "error: s.toml:8:1: `traffic[0]`: missing field `kind`: give one of \"burst\", \"constant\", \"poisson\", \"csv\", \"closed\"",
+    ]);
+    Case::new(&with("kind = \"slot_counter\"\n", "")).refused(&[
+        "error: s.toml:14:1: `limiter[0]`: missing field `kind`: give one of \"fixed_window\", \"slot_counter\", \"sliding_log\", \"gcra\", \"token_bucket\", \"leaky_bucket\", \"weighted_window\", \"guava\", \"leaky_queue\", \"go_rate\"",
+    ]);
+}
+
 #[test]
 fn s62_map_slots_more_than_the_window() {
     Case::new(&format!("{BASE}\n[sweep]\nmap_slots = [2000000000]\n")).refused(&[
@@ -3403,6 +3415,17 @@ fn r34_source_retry_not_a_table() {
             &format!("s.toml:11:9: `traffic[0].retry`: expected a retry table (like {{ policy = \"full_jitter\", base = \"100ms\", cap = \"10s\", max_attempts = 5 }}), found {got}"),
         ]);
     }
+}
+
+/// A retry table without its `policy` names the policies, wherever the
+/// table is (it once said only "missing field `policy`").
+#[test]
+fn r55_policy_missing() {
+    let policies = "give one of \"none\", \"immediate\", \"fixed\", \"exponential\", \"full_jitter\", \"equal_jitter\", \"decorrelated\", \"retry_after\"";
+    Case::new(&with_retry("base = \"1s\"\nmax_attempts = 3"))
+        .refused(&[&format!("error: s.toml:18:1: `retry`: missing field `policy`: {policies}")]);
+    Case::new(&with("count = 20", "count = 20\nretry = { base = \"1s\", max_attempts = 3 }"))
+        .refused(&["`traffic[0].retry`: missing field `policy`: ", policies]);
 }
 
 /// Guava's `acquire()` (no `timeout`) never refuses, so it has no

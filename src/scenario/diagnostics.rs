@@ -132,6 +132,7 @@ impl Ctx<'_> {
                     Some(key) if let Some(one) = one_table_as_a_list(&key, e.message()) => one,
                     Some(key) if !message.starts_with("unknown field") => {
                         let hint = misplaced_key(self.text, &key, &message)
+                            .or_else(|| missing_choice(&key, e.message()))
                             .or_else(|| bare_duration(&key, e.message()))
                             .or_else(|| whole_float(e.message(), self.text.get(span.clone()).unwrap_or("")))
                             .unwrap_or_default();
@@ -600,6 +601,26 @@ fn found_and_expected(rest: &str) -> Option<(String, &str)> {
     SHAPES.iter().find_map(|&(noun, said)| {
         Some((said.to_string(), rest.strip_prefix(noun)?.strip_prefix(", expected ")?))
     })
+}
+
+/// The choices for a missing `kind` of a `[[traffic]]` or `[[limiter]]`
+/// entry, or a missing `policy` of a retry table (`key` is the entry's
+/// path): serde says only that the field is missing.
+fn missing_choice(key: &str, raw: &str) -> Option<String> {
+    let choices: Vec<&str> = match raw {
+        "missing field `kind`" if key.starts_with("traffic[") && !key.contains('.') => {
+            super::traffic::KINDS.to_vec()
+        }
+        "missing field `kind`" if key.starts_with("limiter[") && !key.contains('.') => {
+            crate::limiter::LimiterSpec::kinds()
+        }
+        "missing field `policy`" if key.ends_with("retry") || key.starts_with("sweep.retry_policies[") => {
+            crate::clients::Backoff::NAMES.to_vec()
+        }
+        _ => return None,
+    };
+    let list = choices.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ");
+    Some(format!(": give one of {list}"))
 }
 
 /// What a retry table looks like, for a type error about one.
