@@ -3426,6 +3426,10 @@ fn r55_policy_missing() {
         .refused(&[&format!("error: s.toml:18:1: `retry`: missing field `policy`: {policies}")]);
     Case::new(&with("count = 20", "count = 20\nretry = { base = \"1s\", max_attempts = 3 }"))
         .refused(&["`traffic[0].retry`: missing field `policy`: ", policies]);
+    let swept = format!(
+        "{BASE}\n[sweep]\nretry_policies = [{{ policy = \"none\" }}, {{ base = \"1s\", max_attempts = 2 }}]\n"
+    );
+    Case::new(&swept).refused(&["`sweep.retry_policies`: missing field `policy`: ", policies]);
 }
 
 /// Guava's `acquire()` (no `timeout`) never refuses, so it has no

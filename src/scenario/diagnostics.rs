@@ -614,7 +614,7 @@ fn missing_choice(key: &str, raw: &str) -> Option<String> {
         "missing field `kind`" if key.starts_with("limiter[") && !key.contains('.') => {
             crate::limiter::LimiterSpec::kinds()
         }
-        "missing field `policy`" if key.ends_with("retry") || key.starts_with("sweep.retry_policies[") => {
+        "missing field `policy`" if key.ends_with("retry") || key.starts_with("sweep.retry_policies") => {
             crate::clients::Backoff::NAMES.to_vec()
         }
         _ => return None,
