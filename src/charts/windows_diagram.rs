@@ -158,7 +158,7 @@ impl Diagram<'_> {
                 let style = font(TICK_SIZE - 2.0);
                 let area = chart.plotting_area().strip_coord_spec();
                 let right = area.get_pixel_range().0.end;
-                let wide = area.estimate_text_size(&label, &style).map_or(0, |(w, _)| w as i32);
+                let wide = text_width(&area, &label, &style) as i32;
                 let x = self.x(t.get());
                 let fits = chart.backend_coord(&(x + gap, y0)).0 + wide <= right;
                 let (at, style) = if fits {
