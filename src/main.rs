@@ -153,7 +153,7 @@ impl RunProgress {
                     && !self.shown.swap(true, Ordering::Relaxed)
                 {
                     self.show(if self.end_ns.is_some() {
-                        "{spinner} [{bar:25}] {percent:>3}% {msg} {elapsed}"
+                        "{spinner} [{bar:25}] {percent:>3}% {msg} {elapsed}, about {eta} left"
                     } else {
                         "{spinner} {msg} {elapsed}"
                     });
@@ -172,7 +172,7 @@ impl RunProgress {
                 if !self.sweeping.swap(true, Ordering::Relaxed) {
                     self.bar.set_length(total);
                     self.bar.set_message("sweeps");
-                    self.show("{spinner} {msg} [{bar:30}] {percent}% ({elapsed})");
+                    self.show("{spinner} {msg} [{bar:30}] {percent}% ({elapsed}, about {eta} left)");
                 }
                 self.bar.set_position(done);
             }

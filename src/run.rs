@@ -13,7 +13,7 @@ use crate::diagram::WindowsDiagram;
 use crate::engine::{self, DecisionSink, Progress, RunError, RunReport};
 use crate::export::report::{ChartRef, ReportInput};
 use crate::export::{self, OutputDir, OutputError};
-use crate::limiter::{FixedWindowSpec, LimiterSpec, SlotCounterSpec};
+use crate::limiter::LimiterSpec;
 use crate::scenario::{AttemptsEstimate, Scenario, SweepOptions};
 use crate::simulate;
 use crate::sweep::burst_pair::BurstPairError;
@@ -228,7 +228,17 @@ pub fn run(
         {
             return Err(JobError::SweepDefaults { at: scenario.window_at.clone(), problem });
         }
-        scenario.sweep = Some(SweepOptions::defaults(scenario.limit));
+        let defaults = SweepOptions::defaults(scenario.limit);
+        if let Some(problem) = crate::sweep::burst_pair::total_work_problem(
+            scenario.limit,
+            grid,
+            &scenario.limiters,
+            &defaults.map_slots,
+            "compare fewer limiters",
+        ) {
+            return Err(JobError::SweepDefaults { at: scenario.window_at.clone(), problem });
+        }
+        scenario.sweep = Some(defaults);
     }
     // Check the destination before any work is done: it is replaced whole,
     // so it must not hold what the run reads.
@@ -358,7 +368,10 @@ impl RunOutputs {
     fn sweep(&mut self, opts: &SweepOptions, step: &(dyn Fn(Step) + Sync)) -> Result<(), JobError> {
         let scenario = &self.scenario;
         let (limiters, _) = engine::with_reference(&scenario.limiters);
-        let map_extra = map_specs(&limiters, &opts.map_slots).iter().filter(|(_, found)| !found).count();
+        let map_extra = sweep::burst_pair::map_specs(&limiters, &opts.map_slots)
+            .iter()
+            .filter(|(_, found)| !found)
+            .count();
         let windows = if opts.window_sweeps {
             (limiters.len() + map_extra) as u64 * u64::from(opts.grid) + opts.loads.len() as u64
         } else {
@@ -707,21 +720,6 @@ fn shell_word(word: &str) -> String {
     }
 }
 
-/// For each slot count of `map_slots`, the limiter the heat map shows: a
-/// limiter of the run that is that N on the error-versus-N axis (`true`),
-/// else a slot counter of N slots, or the aligned fixed window for N = 1,
-/// which the map sweeps itself (`false`).
-fn map_specs(limiters: &[LimiterSpec], map_slots: &[u64]) -> Vec<(LimiterSpec, bool)> {
-    map_slots
-        .iter()
-        .map(|&n| match limiters.iter().find(|l| l.sweep_traits().equivalent_slots == Some(n)) {
-            Some(l) => (l.clone(), true),
-            None if n == 1 => (FixedWindowSpec::ALIGNED.into(), false),
-            None => (SlotCounterSpec { slots: n }.into(), false),
-        })
-        .collect()
-}
-
 /// The heat map's rows, one per `map_slots` entry: the sweep's own row where
 /// the run has that N, a sweep of the N alone where it does not (so every
 /// panel asked for is drawn).
@@ -730,7 +728,8 @@ fn burst_pair_map(
     map_slots: &[u64],
     tick: &(dyn Fn(u64) + Sync),
 ) -> Result<BurstPairResult, BurstPairError> {
-    let specs = map_specs(&bp.rows.iter().map(|r| r.spec.clone()).collect::<Vec<_>>(), map_slots);
+    let specs =
+        sweep::burst_pair::map_specs(&bp.rows.iter().map(|r| r.spec.clone()).collect::<Vec<_>>(), map_slots);
     let missing: Vec<LimiterSpec> =
         specs.iter().filter(|(_, found)| !found).map(|(s, _)| s.clone()).collect();
     let extra = if missing.is_empty() {

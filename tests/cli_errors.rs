@@ -1448,6 +1448,52 @@ fn s84_burst_pair_sweep_too_much_work() {
     ]);
 }
 
+/// The burst-pair sweep's work over all its rows: each limiter was held to
+/// 1e10 requests, but 256 of them on the largest grid ran for days with no
+/// word. The whole sweep is held to what the default set of ten rows
+/// decides there, 1.00001e11: its rows are the limiters, the sliding-log
+/// reference and the heat map's own slot counters (here N = 2 to 12, the
+/// log and the fixed window: 13 rows of g (g + 1) one-request bursts).
+#[test]
+fn s111_burst_pair_sweep_too_much_work_in_all() {
+    let twelve = with("slots = [2, 10]", "slots = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]");
+    Case::new(&format!("{twelve}\n[sweep]\ngrid = 100000\n")).refused(&[
+        "error: s.toml:19:8: the burst-pair sweep would decide about 1.3e11 requests in all on a grid of 100000: grid x grid pairs of bursts for each of its 13 rows (the limiters, the sliding-log reference and the heat map's own slot counters), more than the 1e11 a sweep may; give [sweep] a `grid` of at most 87705, or compare fewer limiters",
+    ]);
+    // 87705 x 87706 x 13 = 9.99996e10.
+    let out = Case::new(&format!("{twelve}\n[sweep]\ngrid = 87705\n")).run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // --slots adds rows after the scenario is read: the same 13.
+    let c = Case::new(&format!("{BASE}\n[sweep]\ngrid = 90000\n"));
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--slots", "2,3,4,5,6,7,8,9,10,11,12"],
+        1,
+        &[
+            "error: --slots",
+            "caused by: the burst-pair sweep would decide about 1.05e11 requests in all on a grid of 90000: grid x grid pairs of bursts for each of its 13 rows",
+            "give [sweep] a `grid` of at most 87705, or give --slots fewer slot counts",
+        ],
+    );
+    assert!(!c.path("out").exists());
+    // `ratesim sweep` with no [sweep] table: the default grid of 2000,
+    // twelve GCRA bursts of L = 2400 each (9.6e9, under the 1e10 of one
+    // limiter), the log and the map's four: 1.15e11.
+    let gcra = with("requests = 10", "requests = 2400").replace(
+        "kind = \"slot_counter\"\nslots = [2, 10]",
+        "kind = \"gcra\"\nburst = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]",
+    );
+    let c = Case::new(&gcra);
+    c.fails(
+        &["sweep", "s.toml", "--out", "out"],
+        1,
+        &[
+            "error: s.toml:6:10: the burst-pair sweep would decide about 1.15e11 requests in all on a grid of 2000: grid x grid pairs of bursts for each of its 17 rows",
+            "give [sweep] a `grid` of at most 1862, or compare fewer limiters (a scenario with no [sweep] table gets the default burst-pair and load sweeps from `ratesim sweep`)",
+        ],
+    );
+    assert!(!c.path("out").exists());
+}
+
 /// A shaping limiter's burst-pair rows hold both bursts' backend times,
 /// 32 bytes per request of L for each row running: past `--memory` the sweep
 /// stops before it allocates (it took 6 GB under `--memory 64MiB`).

@@ -383,6 +383,19 @@ impl Scenario {
             limiters = if for_sweep { crate::sweep::default_limiters() } else { default_limiters() };
             too_short_for_default_slots(&ctx, window_span.clone(), limit, &limiters, for_sweep)?;
         }
+        if let Some(swept) = sweep.as_ref().filter(|s| s.window_sweeps) {
+            let problem = crate::sweep::burst_pair::total_work_problem(
+                limit,
+                swept.grid,
+                &limiters,
+                &swept.map_slots,
+                "compare fewer limiters",
+            );
+            if let Some(problem) = problem {
+                let raw = raw.sweep.as_ref().expect("a validated [sweep]");
+                return Err(ctx.at(raw.get_ref().grid_span().unwrap_or(raw.span()), problem));
+            }
+        }
         let mut policies: Vec<(std::ops::Range<usize>, Option<RetryPolicy>)> =
             retry_spans.into_iter().zip(std::iter::once(retry).chain(source_retry.iter().copied())).collect();
         if let Some(swept) = &sweep {
@@ -580,18 +593,30 @@ impl Scenario {
             return Err(SlotsOutOfRange::TooMany { limiters: others + slots.len() });
         }
         let is_slots = |l: &LimiterSpec| l.slots().is_some();
-        let insert_at = self.limiters.iter().position(is_slots).unwrap_or_else(|| {
+        let mut limiters = self.limiters.clone();
+        let insert_at = limiters.iter().position(is_slots).unwrap_or_else(|| {
             let reference = LimiterSpec::reference();
-            self.limiters
-                .iter()
-                .position(|l| l.algorithm() == reference.algorithm())
-                .unwrap_or(self.limiters.len())
+            limiters.iter().position(|l| l.algorithm() == reference.algorithm()).unwrap_or(limiters.len())
         });
-        self.limiters.retain(|l| !is_slots(l));
-        let insert_at = insert_at.min(self.limiters.len());
+        limiters.retain(|l| !is_slots(l));
+        let insert_at = insert_at.min(limiters.len());
         for (k, &n) in slots.iter().enumerate() {
-            self.limiters.insert(insert_at + k, SlotCounterSpec { slots: n }.into());
+            limiters.insert(insert_at + k, SlotCounterSpec { slots: n }.into());
         }
+        if let Some(swept) = self.sweep.as_ref().filter(|s| s.window_sweeps) {
+            let fewer = "give --slots fewer slot counts";
+            let problem = crate::sweep::burst_pair::total_work_problem(
+                self.limit,
+                swept.grid,
+                &limiters,
+                &swept.map_slots,
+                fewer,
+            );
+            if let Some(problem) = problem {
+                return Err(SlotsOutOfRange::SweepWork(problem));
+            }
+        }
+        self.limiters = limiters;
         Ok(())
     }
 }
@@ -614,6 +639,11 @@ pub enum SlotsOutOfRange {
         "the limiters would come to {limiters} with these slot counts: a run may compare at most {MAX_LIMITERS}"
     )]
     TooMany { limiters: usize },
+    /// The scenario's burst-pair sweep would decide too many requests over
+    /// all its rows with these slot counters
+    /// ([`crate::sweep::burst_pair::total_work_problem`]).
+    #[error("{0}")]
+    SweepWork(String),
 }
 
 /// A slot is at least 1 ns: the default limiters' slot counters (N up to

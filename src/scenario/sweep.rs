@@ -69,6 +69,11 @@ pub(super) struct RawSweep {
 }
 
 impl RawSweep {
+    /// Where `grid` is given, if it is.
+    pub(super) fn grid_span(&self) -> Option<std::ops::Range<usize>> {
+        self.grid.as_ref().map(|g| g.span())
+    }
+
     /// Whether the burst-pair and load sweeps run: when the table sets one
     /// of their keys, or sets neither `retry_policies` nor a topology sweep
     /// (an empty `[sweep]` runs them with their defaults). A table with only

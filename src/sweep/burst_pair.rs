@@ -97,6 +97,77 @@ pub fn decisions(spec: &LimiterSpec, limit: Limit, grid: u32) -> u128 {
     u128::from(grid) * (u128::from(grid) + 1) * u128::from(size)
 }
 
+/// The most requests the burst-pair sweep may decide over all its rows
+/// (the listed limiters, the sliding-log reference and the heat map's
+/// own slot counters): as many as the sweep's default set of ten rows on
+/// the largest grid, about 10^11. That takes about 55 ns of one core per
+/// pair and row (a fixed window on a grid of 20 000), an hour and a half;
+/// the many limiters a scenario may compare
+/// ([`crate::scenario::MAX_LIMITERS`]) would otherwise take days.
+pub const MAX_TOTAL_DECISIONS: u128 = 10 * MAX_DECISIONS;
+
+/// For each slot count of `map_slots`, the limiter the heat map shows: a
+/// limiter of `limiters` that is that N on the error-versus-N axis
+/// (`true`), else a slot counter of N slots, or the aligned fixed window
+/// for N = 1, which the map sweeps itself (`false`).
+pub fn map_specs(limiters: &[LimiterSpec], map_slots: &[u64]) -> Vec<(LimiterSpec, bool)> {
+    map_slots
+        .iter()
+        .map(|&n| match limiters.iter().find(|l| l.sweep_traits().equivalent_slots == Some(n)) {
+            Some(l) => (l.clone(), true),
+            None if n == 1 => (crate::limiter::FixedWindowSpec::ALIGNED.into(), false),
+            None => (crate::limiter::SlotCounterSpec { slots: n }.into(), false),
+        })
+        .collect()
+}
+
+/// Every row the burst-pair sweep and its heat map decide for `limiters`:
+/// them, the sliding-log reference unless among them, and a row for each
+/// `map_slots` entry none of them is.
+pub fn swept_rows(limiters: &[LimiterSpec], map_slots: &[u64]) -> Vec<LimiterSpec> {
+    let (mut rows, _) = crate::engine::with_reference(limiters);
+    let extra: Vec<LimiterSpec> =
+        map_specs(&rows, map_slots).into_iter().filter(|(_, found)| !found).map(|(s, _)| s).collect();
+    rows.extend(extra);
+    rows
+}
+
+/// Why the whole burst-pair sweep on `grid` would take too long, if it
+/// would: the requests decided over every row of [`swept_rows`] are past
+/// [`MAX_TOTAL_DECISIONS`]. The message gives the largest grid that fits,
+/// and `fewer` (what to have fewer of).
+pub fn total_work_problem(
+    limit: Limit,
+    grid: u32,
+    limiters: &[LimiterSpec],
+    map_slots: &[u64],
+    fewer: &str,
+) -> Option<String> {
+    let rows = swept_rows(limiters, map_slots);
+    let per_pair: u128 = rows.iter().map(|s| u128::from(burst_size(s.sweep_traits(), limit).1)).sum();
+    let pairs = u128::from(grid) * (u128::from(grid) + 1);
+    let total = pairs * per_pair;
+    if total <= MAX_TOTAL_DECISIONS {
+        return None;
+    }
+    // The largest g with g (g + 1) x per_pair <= MAX_TOTAL_DECISIONS.
+    let mut g = ((MAX_TOTAL_DECISIONS / per_pair) as f64).sqrt() as u128;
+    while g > 0 && g * (g + 1) * per_pair > MAX_TOTAL_DECISIONS {
+        g -= 1;
+    }
+    let fix = if g >= 2 {
+        format!("give [sweep] a `grid` of at most {g}, or {fewer}")
+    } else {
+        format!("{fewer}, or a smaller L (`limit.requests`)")
+    };
+    Some(format!(
+        "the burst-pair sweep would decide about {} requests in all on a grid of {grid}: grid x grid pairs of bursts for each of its {} rows (the limiters, the sliding-log reference and the heat map's own slot counters), more than the {} a sweep may; {fix}",
+        crate::shown::about(total as f64),
+        rows.len(),
+        crate::shown::about(MAX_TOTAL_DECISIONS as f64)
+    ))
+}
+
 /// [`work_problem`] for a sweep's own limiters, each named by its label.
 pub fn labelled_work_problem(limit: Limit, grid: u32, limiters: &[LimiterSpec]) -> Option<String> {
     let named: Vec<(String, LimiterSpec)> =
@@ -531,6 +602,45 @@ mod tests {
         // The fixed window at the largest grid: exactly the bound.
         assert_eq!(decisions(&fixed, big, 100_000), MAX_DECISIONS);
         assert_eq!(work_problem(big, 100_000, &named(&fixed)), None);
+    }
+
+    /// By hand: the sweep's default set is 10 rows of one-request bursts
+    /// (every N of the heat map among them), g (g + 1) x 10 requests: the
+    /// bound itself on the largest grid. One more slot counter makes 11
+    /// rows, and the largest grid that fits 95346 (95346 x 95347 x 11 =
+    /// 1.000005e11; 95347 x 95348 x 11 = 1.000026e11, past 10 x 100000 x
+    /// 100001). A fixed window alone brings the log and the map's N = 2,
+    /// 5, 10. GCRA bursts count L requests each.
+    #[test]
+    fn total_work_counts_every_row_the_sweep_decides() {
+        let defaults = crate::sweep::default_limiters();
+        let map = [1, 2, 5, 10];
+        assert_eq!(swept_rows(&defaults, &map), defaults);
+        assert!(total_work_problem(SEC, 100_000, &defaults, &map, "fewer").is_none());
+        let mut more = defaults.clone();
+        more.insert(1, SlotCounterSpec { slots: 3 }.into());
+        assert!(total_work_problem(SEC, 95346, &more, &map, "fewer").is_none());
+        let m = total_work_problem(SEC, 95347, &more, &map, "fewer").unwrap();
+        assert!(
+            m.contains("about 1e11 requests in all on a grid of 95347") && m.contains("its 11 rows"),
+            "{m}"
+        );
+        assert!(m.contains("a `grid` of at most 95346, or fewer"), "{m}");
+        let fixed: Vec<LimiterSpec> = vec![FixedWindowSpec::ALIGNED.into()];
+        let rows = swept_rows(&fixed, &map);
+        assert_eq!(rows.len(), 5);
+        assert_eq!(rows[1], LimiterSpec::reference());
+        assert_eq!(rows[3], SlotCounterSpec { slots: 5 }.into());
+        // 40 GCRAs of L = 100 on a grid of 100: 40 x 100 x 100 x 101 + 4 x
+        // 100 x 101 requests, far under; at L = 10^8 not even a grid of 2
+        // fits (40 x 6 x 10^8 = 2.4e10 requests is under, so L = 10^9):
+        // only a smaller L helps.
+        let gcra: LimiterSpec = crate::limiter::GcraSpec { burst: None, max_wait: None }.into();
+        let many = vec![gcra; 40];
+        assert!(total_work_problem(SEC, 100, &many, &map, "fewer").is_none());
+        let big = Limit { requests: 1_000_000_000, ..SEC };
+        let m = total_work_problem(big, 2, &many, &map, "fewer").unwrap();
+        assert!(m.ends_with("; fewer, or a smaller L (`limit.requests`)"), "{m}");
     }
 
     fn sweep(slots: &[u64], grid: u32) -> BurstPairResult {
