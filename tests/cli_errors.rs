@@ -1494,6 +1494,34 @@ fn s111_burst_pair_sweep_too_much_work_in_all() {
     assert!(!c.path("out").exists());
 }
 
+/// Each load-sweep run was held to 1e9 requests, but not their sum: loads
+/// 1 to 20 of L = 10 per 1 s for 5e6 s each are 10 x 5e6 x 210 = 1.05e10
+/// requests, each decided by every limiter. 4e6 s each (8.4e9) is taken.
+#[test]
+fn s126_load_sweep_too_many_requests_in_all() {
+    let loads: Vec<String> = (1..=20).map(|i| i.to_string()).collect();
+    let sweep =
+        |d: &str| format!("{BASE}\n[sweep]\nloads = [{}]\nload_duration = \"{d}\"\n", loads.join(", "));
+    Case::new(&sweep("5000000s")).refused(&[
+        "error: s.toml:19:9: `sweep.loads` over `sweep.load_duration` (5000000 s each) come to about 1.05e10 requests in all, more than the 1e10 the load sweep may generate over all its loads: give fewer or smaller loads, or a shorter `load_duration`",
+    ]);
+    let out = Case::new(&sweep("4000000s")).run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+/// A load sweep of 1001 different loads (0.01 to 10.01); the same value
+/// twice is one run, so 1001 entries with one repeated are taken.
+#[test]
+fn s127_load_sweep_too_many_loads() {
+    let loads = |n: u32| (1..=n).map(|i| format!("{}", f64::from(i) / 100.0)).collect::<Vec<_>>().join(", ");
+    Case::new(&format!("{BASE}\n[sweep]\nloads = [{}]\nload_duration = \"1s\"\n", loads(1001))).refused(&[
+        "error: s.toml:19:9: `sweep.loads` lists 1001 different load factors: the load sweep runs at most 1000, one run each; give fewer",
+    ]);
+    let text = format!("{BASE}\n[sweep]\nloads = [{}, 0.5]\nload_duration = \"1s\"\n", loads(1000));
+    let out = Case::new(&text).run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
 /// A shaping limiter's burst-pair rows hold both bursts' backend times,
 /// 32 bytes per request of L for each row running: past `--memory` the sweep
 /// stops before it allocates (it took 6 GB under `--memory 64MiB`).

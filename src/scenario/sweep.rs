@@ -91,6 +91,15 @@ impl RawSweep {
     }
 }
 
+/// The most load factors `loads` may list: one run of the scenario's
+/// limiters each.
+pub const MAX_LOADS: usize = 1000;
+
+/// The most requests the load sweep may generate over all its loads: ten
+/// runs at the most one may generate (`MAX_GENERATED`), each decided by
+/// every limiter (tens of nanoseconds a request and limiter: minutes).
+pub const MAX_LOAD_SWEEP_GENERATED: u64 = 10 * MAX_GENERATED;
+
 /// The most entries `retry_policies` may have.
 pub const MAX_RETRY_POLICIES: usize = 20;
 
@@ -250,6 +259,32 @@ pub(super) fn validate(
     // lines then run left to right and its table has one row per load.
     out.loads.sort_by(f64::total_cmp);
     out.loads.dedup();
+    // Each run is bounded; so is their sum, and so their number.
+    if let Some(loads) = &r.loads {
+        let n = out.loads.len();
+        if n > MAX_LOADS {
+            return Err(ctx.at(
+                loads.span(),
+                format!("`sweep.loads` lists {n} different load factors: the load sweep runs at most {MAX_LOADS}, one run each; give fewer"),
+            ));
+        }
+        let total: f64 = out
+            .loads
+            .iter()
+            .map(|&l| crate::sweep::load::rate(limit, l) * out.load_duration.as_secs_f64())
+            .sum();
+        if total > MAX_LOAD_SWEEP_GENERATED as f64 {
+            return Err(ctx.at(
+                loads.span(),
+                format!(
+                    "`sweep.loads` over `sweep.load_duration` ({} s each) come to about {} requests in all, more than the {} the load sweep may generate over all its loads: give fewer or smaller loads, or a shorter `load_duration`",
+                    out.load_duration,
+                    about(total),
+                    about(MAX_LOAD_SWEEP_GENERATED as f64)
+                ),
+            ));
+        }
+    }
     if let Some(m) = &r.map_slots {
         if m.get_ref().is_empty() {
             return Err(ctx.at(
