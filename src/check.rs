@@ -385,10 +385,23 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
     if let Some(opts) = &scenario.sweep {
         if opts.window_sweeps {
             let loads: Vec<String> = opts.loads.iter().map(|&l| crate::shown::number(l)).collect();
+            let (rows, decided) = crate::sweep::burst_pair::total_decisions(
+                scenario.limit,
+                opts.grid,
+                &scenario.limiters,
+                &opts.map_slots,
+            );
+            let generated: f64 = opts
+                .loads
+                .iter()
+                .map(|&l| crate::sweep::load::rate(scenario.limit, l) * opts.load_duration.as_secs_f64())
+                .sum();
             sweeps.push(format!(
-                "burst pairs on a {g} x {g} grid; loads [{}] x L/W, {} each",
+                "burst pairs on a {g} x {g} grid ({rows} rows, about {} requests decided); loads [{}] x L/W, {} each (about {} requests generated in all)",
+                crate::shown::about(decided as f64),
                 loads.join(", "),
                 format_duration(opts.load_duration),
+                crate::shown::about(generated),
                 g = opts.grid
             ));
         }
@@ -504,13 +517,16 @@ count = 3
             out.contains("sweeps    retry policies (2 runs of the traffic, one per retry table); nodes [1, 2] (2 runs of the traffic)\n"),
             "{out}"
         );
+        // By hand: the GCRA decides L = 10 requests a burst, 10 x 11 x 10;
+        // the log and the map's fixed window and N = 2, 5, 10 one a burst,
+        // 5 x 10 x 11: 1650. The loads sum to 8.8 x 10/s x 100 s = 8800.
         let out = summary(
             &Scenario::parse(&format!("{base}[sweep]\ngrid = 10\n"), Path::new("s.toml")).unwrap(),
             &[],
         );
         assert!(
             out.contains(
-                "sweeps    burst pairs on a 10 x 10 grid; loads [0.5, 0.8, 1, 1.5, 2, 3] x L/W, 100s each\n"
+                "sweeps    burst pairs on a 10 x 10 grid (6 rows, about 1.65e3 requests decided); loads [0.5, 0.8, 1, 1.5, 2, 3] x L/W, 100s each (about 8.8e3 requests generated in all)\n"
             ),
             "{out}"
         );

@@ -132,6 +132,20 @@ pub fn swept_rows(limiters: &[LimiterSpec], map_slots: &[u64]) -> Vec<LimiterSpe
     rows
 }
 
+/// The rows the whole burst-pair sweep on `grid` decides ([`swept_rows`]:
+/// with the reference and the heat map's own) and the requests it decides
+/// over all of them ([`decisions`] summed).
+pub fn total_decisions(
+    limit: Limit,
+    grid: u32,
+    limiters: &[LimiterSpec],
+    map_slots: &[u64],
+) -> (usize, u128) {
+    let rows = swept_rows(limiters, map_slots);
+    let total = rows.iter().map(|s| decisions(s, limit, grid)).sum();
+    (rows.len(), total)
+}
+
 /// Why the whole burst-pair sweep on `grid` would take too long, if it
 /// would: the requests decided over every row of [`swept_rows`] are past
 /// [`MAX_TOTAL_DECISIONS`]. The message gives the largest grid that fits,
@@ -143,13 +157,11 @@ pub fn total_work_problem(
     map_slots: &[u64],
     fewer: &str,
 ) -> Option<String> {
-    let rows = swept_rows(limiters, map_slots);
-    let per_pair: u128 = rows.iter().map(|s| u128::from(burst_size(s.sweep_traits(), limit).1)).sum();
-    let pairs = u128::from(grid) * (u128::from(grid) + 1);
-    let total = pairs * per_pair;
+    let (rows, total) = total_decisions(limit, grid, limiters, map_slots);
     if total <= MAX_TOTAL_DECISIONS {
         return None;
     }
+    let per_pair = total / (u128::from(grid) * (u128::from(grid) + 1));
     // The largest g with g (g + 1) x per_pair <= MAX_TOTAL_DECISIONS.
     let mut g = ((MAX_TOTAL_DECISIONS / per_pair) as f64).sqrt() as u128;
     while g > 0 && g * (g + 1) * per_pair > MAX_TOTAL_DECISIONS {
@@ -163,7 +175,7 @@ pub fn total_work_problem(
     Some(format!(
         "the burst-pair sweep would decide about {} requests in all on a grid of {grid}: grid x grid pairs of bursts for each of its {} rows (the limiters, the sliding-log reference and the heat map's own slot counters), more than the {} a sweep may; {fix}",
         crate::shown::about(total as f64),
-        rows.len(),
+        rows,
         crate::shown::about(MAX_TOTAL_DECISIONS as f64)
     ))
 }
