@@ -620,6 +620,14 @@ fn retry_charts_show_what_the_clients_did() {
         ],
     );
     assert_png(&out, "retry_policies.png");
+    // Every tick of the retry timeline's value axis is labelled: on its
+    // square-root scale too the one above the tallest bar (400; a bare
+    // tick and grid line there read as a label left out), and no strip but
+    // the last has a tick at its 0 (it sat, bare, at the top of the strip
+    // under it).
+    let retries = read(&out, "retry_timeline.svg");
+    assert!(retries.contains("(square-root scale)") && retries.contains("\n400\n"));
+    assert!(!retries.contains("\">\n\n</text>"), "a tick without its label");
     // The first herd (268 offered in 200 ms, 10 admitted): a linear scale,
     // so that the admitted bars are their true share, with the herd's bar
     // cut and its count written; no log scale, on which 10 of 60 filled two

@@ -1102,25 +1102,39 @@ pub fn strip_chart_in<'a, DB: DrawingBackend>(
     // The bottom label ("0") of a strip sits against the top label of the
     // strip under it ("0" touching "50" in a short strip, and in a tall
     // one whose top label is at its top: "0" over "400"): every strip but
-    // the last leaves it out, as the strips share one scale.
+    // the last leaves it out, as the strips share one scale. Its tick mark
+    // goes too (a bare tick at the top of the strip under it reads as that
+    // strip's top tick, unlabelled): the axis starts a hair above the
+    // bottom, which puts no tick there, and the line along the bottom is
+    // drawn as the mesh drew it.
     let start = y.start;
-    let label = |v: &f64| if !last && *v == start { String::new() } else { y_label(v) };
+    let axis = if last { y.clone() } else { start + (y.end - start) * 1e-9..y.end };
     let mut chart = ChartBuilder::on(strip)
         .margin_right(10)
         .margin_top(4)
         .x_label_area_size(if last { 30 } else { 0 })
         .y_label_area_size(60)
-        .build_cartesian_2d(x, y)
+        .build_cartesian_2d(x.clone(), axis)
         .map_err(err)?;
     chart
         .configure_mesh()
         .label_style(font(TICK_SIZE - 2.0))
         .x_label_formatter(&tick)
-        .y_label_formatter(&label)
-        .y_labels(labels)
+        .y_label_formatter(y_label)
+        // (One fewer without the 0, for the same spacing.)
+        .y_labels(if last { labels } else { labels.saturating_sub(1).max(1) })
         .light_line_style(WHITE.mix(0.0))
         .draw()
         .map_err(err)?;
+    if !last {
+        // (The mesh's major lines: black at 0.2, as plotters draws them.)
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x.start, start), (x.end, start)],
+                BLACK.mix(0.2).stroke_width(1),
+            )))
+            .map_err(err)?;
+    }
     Ok(chart)
 }
 

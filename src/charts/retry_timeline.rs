@@ -36,14 +36,10 @@ impl Chart for RetryTimeline<'_> {
         let scale = |v: u64| if sqrt { (v as f64).sqrt() } else { v as f64 };
         let y_max =
             scale(bins.iter().flat_map(|row| row.iter().map(|b| b.offered)).max().unwrap_or(1).max(1));
-        // (On a square-root scale, none above the tallest bar: the next
-        // square up reads as a count at the top edge, over the strip
-        // above's 0.)
-        let label = |v: &f64| match sqrt {
-            true if *v > y_max => String::new(),
-            true => whole(&(v * v).round()),
-            false => whole(v),
-        };
+        // (On a square-root scale too, the tick above the tallest bar is
+        // labelled: a bare tick and grid line there read as a missing
+        // label.)
+        let label = |v: &f64| if sqrt { whole(&(v * v).round()) } else { whole(v) };
         let area = titled(root, &format!("{}: first attempts and retries per {bin} bin", self.scenario))?;
         let (plots, legend) = with_legend(&area);
         let n = r.limiters.len();
@@ -71,7 +67,8 @@ impl Chart for RetryTimeline<'_> {
             let labels = if sqrt { 5 } else { 3 };
             // A little room left of 0, so that a herd in the first bar
             // (all clients at once at the start) stands clear of the axis.
-            let mut chart = strip_chart(strip, last, -x_end * 0.004..x_end, y_max * 1.35, labels, &label)?;
+            let top = axis_top(y_max * 1.35, labels);
+            let mut chart = strip_chart(strip, last, -x_end * 0.004..x_end, top, labels, &label)?;
             let c = self.palette.colour(&l.spec);
             // Stacked: all attempts (retries on top) in colour, first
             // attempts over them in grey.
@@ -124,6 +121,33 @@ impl Chart for RetryTimeline<'_> {
     }
 }
 
+/// The share of a strip's height its highest tick keeps clear of the top
+/// edge: about half a label, so that the label stays in its strip.
+const TOP_CLEAR: f64 = 0.08;
+
+/// The top of a strip's value axis of at most `labels` ticks: `top`, or,
+/// where the highest tick would sit within [`TOP_CLEAR`] of it (its label
+/// astride the strip above's bottom edge), a little higher.
+fn axis_top(top: f64, labels: usize) -> f64 {
+    use plotters::coord::ranged1d::Ranged;
+    let highest = |t: f64| {
+        plotters::coord::types::RangedCoordf64::from(0.0..t)
+            .key_points(count_labels_in(0.0..t, labels))
+            .into_iter()
+            .fold(0.0, f64::max)
+    };
+    let mut t = top;
+    // (Raising the top can change the ticks; a few rounds settle them.)
+    for _ in 0..4 {
+        let k = highest(t);
+        if t - k >= t * TOP_CLEAR {
+            break;
+        }
+        t = k / (1.0 - TOP_CLEAR);
+    }
+    t
+}
+
 /// How tall a bin's first attempts are drawn: their share of the bar,
 /// whose height is the count of attempts or, on a square-root scale, its
 /// root.
@@ -141,6 +165,28 @@ mod tests {
 
     fn bin(offered: u64, retries: u64) -> ratesim::timeline::Bin {
         ratesim::timeline::Bin { offered, retries, ..Default::default() }
+    }
+
+    #[test]
+    fn the_highest_tick_keeps_clear_of_the_top_edge() {
+        use plotters::coord::ranged1d::Ranged;
+        // backoff's square-root strips: 230 attempts at most, a root of
+        // 15.2 and a top of 20.5, where the tick at 20 (400) sat on the
+        // edge; outage_recovery's tick at 30 (900) of 34.4 was clear.
+        assert!(axis_top(230f64.sqrt() * 1.35, 5) > 21.7);
+        assert_eq!(axis_top(34.4, 5), 34.4);
+        for i in 1..2000 {
+            let top = i as f64 * 0.37;
+            for labels in [3, 5] {
+                let t = axis_top(top, labels);
+                assert!(t >= top);
+                let range = 0.0..t;
+                let ticks = plotters::coord::types::RangedCoordf64::from(range.clone())
+                    .key_points(count_labels_in(range, labels));
+                let k = ticks.into_iter().fold(0.0, f64::max);
+                assert!(t - k >= t * TOP_CLEAR * 0.999, "top {top}, {labels} labels: tick {k} of {t}");
+            }
+        }
     }
 
     #[test]
