@@ -93,16 +93,43 @@ pub struct Part {
     at_break: Option<f64>,
 }
 
-/// How far (in pixels) a tick label stays from a break mark.
-const CLEAR_OF_BREAK: f64 = 14.0;
+/// How far (in pixels) a tick label's middle stays above a break mark's:
+/// the strokes' left ends, by the labels, reach 1 px over their middle, a
+/// label's digits 4 px under its own (`clients`' window count: 18, 14 px
+/// over the foot mark, stood clear of it).
+const CLEAR_ABOVE_BREAK: f64 = 12.0;
+/// How far (in pixels) a tick label's middle stays under a break mark's:
+/// the strokes reach 7 px under their middle at their left end, a label's
+/// digits 7 px over its own, and the labels end 2 px short of the strokes'
+/// ends, so that at 14 px a label under a mark touched it (peak/L's `0.4`
+/// and `1` at the foot of their axes).
+const CLEAR_UNDER_BREAK: f64 = 18.0;
+
+/// How far (in pixels) up the value axis [`axis_break`] puts its mark.
+const FOOT_MARK_UP: i32 = 14;
+
+/// Whether a tick label `up` pixels above a break mark (under it when
+/// negative) stands clear of it.
+fn clear_of_mark(up: f64) -> bool {
+    if up >= 0.0 { up >= CLEAR_ABOVE_BREAK } else { -up >= CLEAR_UNDER_BREAK }
+}
 
 impl Part {
     /// Whether a tick label at `v`, on a plot `height` pixels tall, stands
-    /// clear of the break marks (`-0.5` and `-37` touched them).
+    /// clear of the break marks (`-0.5` and `-37` touched them), that at
+    /// the foot of the bottom part's axis too.
     pub fn clear_of_break(&self, v: f64, height: u32) -> bool {
-        self.at_break
-            .is_none_or(|b| (v - b).abs() / (self.y.end - self.y.start) * f64::from(height) >= CLEAR_OF_BREAK)
+        self.at_break.is_none_or(|b| clear_of_mark((v - b) / (self.y.end - self.y.start) * f64::from(height)))
+            && (!self.bottom || clear_of_foot_mark(v, &self.y, height))
     }
+}
+
+/// Whether a tick label at `v`, on a value axis over `y` that is `height`
+/// pixels tall, stands clear of the mark [`axis_break`] draws at its foot
+/// when it starts above 0 (there is none otherwise).
+pub fn clear_of_foot_mark(v: f64, y: &Range<f64>, height: u32) -> bool {
+    let up = (v - y.start) / (y.end - y.start) * f64::from(height);
+    y.start <= 0.0 || clear_of_mark(up - f64::from(FOOT_MARK_UP))
 }
 
 /// The pixels of a part's plotting area, in the backend's coordinates.
@@ -178,9 +205,10 @@ pub fn axis_break<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, pixels: &Pi
 }
 
 /// Where [`axis_break`] puts its mark, in the pixels of an area based at
-/// `base`: on the value axis (the plot's left edge), 14 px above its foot.
+/// `base`: on the value axis (the plot's left edge), [`FOOT_MARK_UP`] px
+/// above its foot.
 fn foot_mark_at(base: (i32, i32), pixels: &Pixels) -> (i32, i32) {
-    (pixels.0.start - base.0, pixels.1.end - base.1 - 14)
+    (pixels.0.start - base.0, pixels.1.end - base.1 - FOOT_MARK_UP)
 }
 
 #[cfg(test)]
@@ -261,15 +289,39 @@ mod tests {
         assert_eq!(foot_mark_at((100, 50), &(180..900, 60..500)), (80, 436));
     }
 
-    /// A tick label 10 px from the break is left out; one 20 px away kept.
+    /// A tick label 10 px from the break is left out; one 20 px away kept;
+    /// one 14 px away kept above the mark, left out under it (where the
+    /// strokes' left ends reach down to it).
     #[test]
     fn tick_labels_keep_clear_of_the_break() {
         let part = Part { y: -1.0..3.0, ticks: 10, top: true, bottom: false, at_break: Some(-1.0) };
         // 4 units over 400 px: 100 px a unit.
         assert!(!part.clear_of_break(-0.9, 400));
+        assert!(part.clear_of_break(-0.86, 400));
         assert!(part.clear_of_break(-0.8, 400));
         assert!(part.clear_of_break(3.0, 400));
+        let under = Part { at_break: Some(3.0), ..part.clone() };
+        assert!(!under.clear_of_break(2.86, 400) && under.clear_of_break(2.8, 400));
         let whole = Part { at_break: None, ..part };
         assert!(whole.clear_of_break(-1.0, 400));
+    }
+
+    /// On an axis from above 0, the label at its foot, 14 px under the
+    /// foot mark's middle, is left out (load_sweep's peak/L `0.4`, whose
+    /// digits touched the strokes); one 29 px up is kept. From 0 (no
+    /// mark), or in a part that is not the bottom one, the foot's label
+    /// stays.
+    #[test]
+    fn tick_labels_keep_clear_of_the_foot_mark() {
+        // 0.4 to 2.1 over 400 px: 0.00425 a pixel.
+        let y = 0.4..2.1;
+        assert!(!clear_of_foot_mark(0.4, &y, 400));
+        assert!(!clear_of_foot_mark(0.4 + 0.00425 * 24.0, &y, 400));
+        // 15 px over the mark (poisson's window count: 60, 32 px up).
+        assert!(clear_of_foot_mark(0.4 + 0.00425 * 29.0, &y, 400));
+        assert!(clear_of_foot_mark(0.0, &(0.0..2.0), 400));
+        let part = Part { y: y.clone(), ticks: 10, top: true, bottom: true, at_break: None };
+        assert!(!part.clear_of_break(0.4, 400) && part.clear_of_break(0.6, 400));
+        assert!(Part { bottom: false, ..part }.clear_of_break(0.4, 400));
     }
 }

@@ -94,9 +94,14 @@ impl Chart for LoadSweep<'_> {
                 }
                 let mut chart = builder.build_cartesian_2d(x_min..x_max, part.y.clone()).map_err(err)?;
                 let height = chart.plotting_area().dim_in_pixel().1;
-                // No tick label at a break mark.
+                // No tick label at a break mark (peak/L's at the mark at
+                // its foot too, written as plotters writes it).
                 let y_fmt = |v: &f64| {
-                    if part.clear_of_break(*v, height) { fmt_axis_percent(*v) } else { String::new() }
+                    match part.clear_of_break(*v, height) {
+                    false => String::new(),
+                    true if split.is_some() => fmt_axis_percent(*v),
+                    true => <plotters::coord::types::RangedCoordf64 as plotters::coord::ranged1d::ValueFormatter<f64>>::format(v),
+                }
                 };
                 let mut mesh = chart.configure_mesh();
                 mesh.axis_desc_style(font(LABEL_SIZE))
@@ -104,10 +109,8 @@ impl Chart for LoadSweep<'_> {
                     .x_labels(X_LABELS)
                     .x_label_formatter(&tick)
                     .y_labels(part.ticks)
+                    .y_label_formatter(&y_fmt)
                     .light_line_style(WHITE.mix(0.0));
-                if split.is_some() {
-                    mesh.y_label_formatter(&y_fmt);
-                }
                 if part.bottom {
                     mesh.x_desc("load factor (× L / W)");
                 }

@@ -8,7 +8,7 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-use super::broken_axis::{Pixels, axis_break};
+use super::broken_axis::{Pixels, axis_break, clear_of_foot_mark};
 use super::*;
 use ratesim::nodes::Mode;
 use ratesim::sweep::TopologySweepResult;
@@ -249,8 +249,14 @@ impl Panel<'_> {
             .caption(self.caption, font(LABEL_SIZE))
             .x_label_area_size(60)
             .y_label_area_size(80)
-            .build_cartesian_2d(x, y)
+            .build_cartesian_2d(x, y.clone())
             .map_err(err)?;
+        let height = chart.plotting_area().dim_in_pixel().1;
+        // No label under the floor, nor at the break mark at the foot of
+        // an axis from above 0.
+        let y_fmt = |v: &f64| {
+            if *v < floor.1 - 1e-9 || !clear_of_foot_mark(*v, &y, height) { String::new() } else { tick(v) }
+        };
         chart
             .configure_mesh()
             .x_desc(&self.x_desc)
@@ -258,7 +264,7 @@ impl Panel<'_> {
             .axis_desc_style(font(LABEL_SIZE))
             .label_style(font(TICK_SIZE))
             .x_label_formatter(&|v| if *v < floor.0 - 1e-9 { String::new() } else { tick(v) })
-            .y_label_formatter(&|v| if *v < floor.1 - 1e-9 { String::new() } else { tick(v) })
+            .y_label_formatter(&y_fmt)
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(err)?;

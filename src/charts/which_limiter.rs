@@ -144,9 +144,14 @@ impl Chart for WhichLimiter<'_> {
                     .map_err(err)?;
                 let height = chart.plotting_area().dim_in_pixel().1;
                 let x_fmt = |v: &f64| fmt_state_tick(*v);
-                // No tick label at a break mark.
+                // No tick label at a break mark (peak/L's at the mark at
+                // its foot too, written as plotters writes it).
                 let y_fmt = |v: &f64| {
-                    if part.clear_of_break(*v, height) { fmt_axis_percent(*v) } else { String::new() }
+                    match part.clear_of_break(*v, height) {
+                    false => String::new(),
+                    true if k == 1 => fmt_axis_percent(*v),
+                    true => <plotters::coord::types::RangedCoordf64 as plotters::coord::ranged1d::ValueFormatter<f64>>::format(v),
+                }
                 };
                 let mut mesh = chart.configure_mesh();
                 mesh.axis_desc_style(font(LABEL_SIZE))
@@ -154,10 +159,8 @@ impl Chart for WhichLimiter<'_> {
                     .x_label_formatter(&x_fmt)
                     .x_labels(STATE_TICKS)
                     .y_labels(part.ticks)
+                    .y_label_formatter(&y_fmt)
                     .light_line_style(WHITE.mix(0.0));
-                if k == 1 {
-                    mesh.y_label_formatter(&y_fmt);
-                }
                 if part.bottom {
                     mesh.x_desc("state per client key (bytes, log)");
                 }

@@ -5,7 +5,7 @@ use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::broken_axis::axis_break;
+use super::broken_axis::{axis_break, clear_of_foot_mark};
 use super::*;
 use ratesim::RunReport;
 use ratesim::time::format_duration;
@@ -144,6 +144,9 @@ impl Chart for WindowCount<'_> {
             .y_label_area_size(90)
             .build_cartesian_2d(0f64..x_end, y.clone())
             .map_err(err)?;
+        let height = chart.plotting_area().dim_in_pixel().1;
+        // No label at the break mark at the foot of a zoomed axis.
+        let y_fmt = |v: &f64| if clear_of_foot_mark(*v, &y, height) { count(v) } else { String::new() };
         chart
             .configure_mesh()
             .x_desc(x_title)
@@ -156,8 +159,8 @@ impl Chart for WindowCount<'_> {
             .axis_desc_style(font(LABEL_SIZE))
             .label_style(font(TICK_SIZE))
             .x_label_formatter(&tick)
-            .y_label_formatter(&count)
-            .y_labels(count_labels_in(y, 10))
+            .y_label_formatter(&y_fmt)
+            .y_labels(count_labels_in(y.clone(), 10))
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(err)?;
