@@ -126,7 +126,29 @@ impl DrawingBackend for PngBackend<'_> {
         style: &S,
         fill: bool,
     ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.draw_circle(center, radius, style, fill)
+        let width = style.stroke_width();
+        if fill || width <= 1 || width / 2 >= radius {
+            return self.0.draw_circle(center, radius, style, fill);
+        }
+        // A wide ring is drawn pixel by pixel, each inked by how much of
+        // it lies within half the width of the circle, not as plotters'
+        // annulus: that joins its eight arcs with straight pieces on only
+        // some of the diagonals, so the ring showed a notch on the others
+        // (which_limiter's rings, the legend's); SVG strokes are whole.
+        let (r, half) = (f64::from(radius), f64::from(width) / 2.0);
+        let reach = (r + half).ceil() as i32 + 1;
+        let colour = style.color();
+        for dy in -reach..=reach {
+            for dx in -reach..=reach {
+                let d = f64::from(dx).hypot(f64::from(dy));
+                let ink = (half + 0.5 - (d - r).abs()).clamp(0.0, 1.0);
+                if ink > 0.0 {
+                    let c = BackendColor { alpha: colour.alpha * ink, rgb: colour.rgb };
+                    self.0.draw_pixel((center.0 + dx, center.1 + dy), c)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn fill_polygon<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
@@ -320,6 +342,35 @@ mod tests {
             backend.present().unwrap();
         }
         (0..h).map(|y| (0..w).map(|x| buf[((y * w + x) * 3) as usize] < 128).collect()).collect()
+    }
+
+    /// A ring 3 px wide (which_limiter's, radius 10 to 14) is inked all
+    /// the way round: at every degree, the pixel on the circle is. Where
+    /// plotters' annulus left a notch, a diagonal's pixel was blank.
+    #[test]
+    fn a_wide_ring_has_no_notch() {
+        let (w, h) = (60u32, 60u32);
+        for radius in 4..=20u32 {
+            let mut buf = vec![255u8; (w * h * 3) as usize];
+            {
+                let mut backend = PngBackend(BitMapBackend::with_buffer(&mut buf, (w, h)));
+                let style = plotters::style::Color::stroke_width(&plotters::style::BLACK, 3);
+                backend.draw_circle((30, 30), radius, &style, false).unwrap();
+                backend.present().unwrap();
+            }
+            let ink = |x: i32, y: i32| 255 - buf[((y as u32 * w + x as u32) * 3) as usize];
+            let r = f64::from(radius);
+            for deg in 0..360 {
+                let a = f64::from(deg).to_radians();
+                let (x, y) = (30 + (r * a.cos()).round() as i32, 30 + (r * a.sin()).round() as i32);
+                assert!(ink(x, y) > 200, "radius {radius}, {deg}°: ({x}, {y}) inked {}", ink(x, y));
+            }
+            // Hollow: the middle and a pixel 3 px inside the ring blank,
+            // one 3 px outside too.
+            assert_eq!(ink(30, 30), 0);
+            assert_eq!(ink(30 + radius as i32 - 3, 30), 0);
+            assert_eq!(ink(30 + radius as i32 + 3, 30), 0);
+        }
     }
 
     /// The lowest inked row of each column from x = 5 to 54 of a rising
