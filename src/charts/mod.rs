@@ -349,6 +349,25 @@ pub struct ChartSet {
 /// A chart's drawing, generic over the backend.
 pub trait Chart {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>;
+
+    /// The image's height in pixels: [`HEIGHT`], or more for a chart of
+    /// many strips ([`strips_height`]). Every chart is [`WIDTH`] wide.
+    fn height(&self) -> u32 {
+        HEIGHT
+    }
+}
+
+/// The least height (in pixels) each of a chart's stacked strips keeps.
+pub const MIN_STRIP: u32 = 60;
+
+/// The height of a chart of `n` strips stacked: [`HEIGHT`], or taller where
+/// that would leave a strip under [`MIN_STRIP`] pixels (the 11 strips of
+/// `algorithms` were 44 px each, their names and labels squeezed small), so
+/// that text keeps its size whatever the count.
+pub fn strips_height(n: usize) -> u32 {
+    // The title band, the time axis title and the last strip's time labels.
+    const AROUND: u32 = TITLE_BAND + 40 + 30;
+    HEIGHT.max(AROUND.saturating_add(MIN_STRIP.saturating_mul(u32::try_from(n).unwrap_or(u32::MAX))))
 }
 
 /// Draws a chart the run's outputs call for, in every format, into the
@@ -456,7 +475,7 @@ pub fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
 pub fn svg_string(chart: &impl Chart) -> Result<String> {
     let mut s = String::new();
     {
-        let root = SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut s, (WIDTH, chart.height())).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         chart.draw(&root)?;
         root.present().map_err(err)?;
@@ -472,16 +491,17 @@ pub fn svg_string(chart: &impl Chart) -> Result<String> {
 /// saved at the fastest) halves the files (backoff's five charts: 533 KB
 /// -> 250 KB) for about 15 ms more per chart.
 pub fn png_bytes(chart: &impl Chart) -> Result<Vec<u8>> {
-    let mut rgb = vec![0; WIDTH as usize * HEIGHT as usize * 3];
+    let height = chart.height();
+    let mut rgb = vec![0; WIDTH as usize * height as usize * 3];
     {
         let root =
-            png_text::PngBackend(BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT))).into_drawing_area();
+            png_text::PngBackend(BitMapBackend::with_buffer(&mut rgb, (WIDTH, height))).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         chart.draw(&root)?;
         root.present().map_err(err)?;
     }
     let mut bytes = Vec::new();
-    let mut encoder = png::Encoder::new(&mut bytes, WIDTH, HEIGHT);
+    let mut encoder = png::Encoder::new(&mut bytes, WIDTH, height);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
     encoder.set_compression(png::Compression::Default);
@@ -1301,6 +1321,21 @@ pub fn steps(values: impl Iterator<Item = (f64, f64, f64)>) -> Vec<(f64, f64)> {
 mod tests {
     use super::*;
     use ratesim::limiter::{FixedWindowSpec, SlidingLogSpec, WindowAlign};
+
+    /// Up to 8 strips fit 600 px at 60 px each; more make the chart
+    /// taller (algorithms' 11: 780 px), each strip keeping 60 px.
+    #[test]
+    fn many_strips_make_the_chart_taller() {
+        for n in 0..=8 {
+            assert_eq!(strips_height(n), HEIGHT);
+        }
+        assert_eq!(strips_height(9), 660);
+        assert_eq!(strips_height(11), 780);
+        for n in 1..40 {
+            let each = (strips_height(n) - TITLE_BAND - 40 - 30) / n as u32;
+            assert!(each >= MIN_STRIP, "{n} strips: {each} px each");
+        }
+    }
 
     #[test]
     fn shares_read_as_percentages_and_only_all_reads_100() {

@@ -309,6 +309,10 @@ impl Chart for NodesTimeline<'_> {
         draw_legend(&legend, &entries)?;
         Ok(())
     }
+
+    fn height(&self) -> u32 {
+        strips_height(self.report.limiters.iter().filter(|l| l.node_timeline.is_some()).count())
+    }
 }
 
 #[cfg(test)]

@@ -119,6 +119,10 @@ impl Chart for RetryTimeline<'_> {
         draw_legend(&legend, &entries)?;
         Ok(())
     }
+
+    fn height(&self) -> u32 {
+        strips_height(self.report.limiters.len())
+    }
 }
 
 /// The share of a strip's height its highest tick keeps clear of the top

@@ -141,6 +141,10 @@ impl Chart for ShapingTimeline<'_> {
             .map_err(err)?;
         Ok(())
     }
+
+    fn height(&self) -> u32 {
+        strips_height(self.report.limiters.len())
+    }
 }
 
 /// A strip's name and figures, beside it: a swatch of its colour and its

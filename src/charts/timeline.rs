@@ -162,11 +162,16 @@ impl Chart for Timeline<'_> {
                     offered_count(l)
                 )
             };
-            let size = if compact { TICK_SIZE - 3.0 } else { TICK_SIZE - 1.0 };
-            strip_title(&mut chart, text, x_start..x_end, y_end * 0.992, size, compact)?;
+            // (One size whatever the count: many strips make the chart
+            // taller, not the text smaller.)
+            strip_title(&mut chart, text, x_start..x_end, y_end * 0.992, TICK_SIZE - 1.0, compact)?;
         }
         draw_legend(&legend, &entries)?;
         Ok(())
+    }
+
+    fn height(&self) -> u32 {
+        strips_height(self.report.limiters.len())
     }
 }
 

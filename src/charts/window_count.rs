@@ -195,6 +195,11 @@ impl Chart for WindowCount<'_> {
         draw_legend(&legend, &entries)?;
         Ok(())
     }
+
+    fn height(&self) -> u32 {
+        let n = self.report.limiters.len();
+        if n >= STRIPS_FROM { strips_height(n) } else { HEIGHT }
+    }
 }
 
 impl WindowCount<'_> {
@@ -265,7 +270,7 @@ impl WindowCount<'_> {
             let text =
                 format!("{}: peak {} ({})", l.spec.short_name(), l.counts.peak, fmt_ratio_x(l.peak_ratio()));
             // Strips here are always compact (from `STRIPS_FROM` limiters).
-            strip_title(&mut chart, text, 0.0..x_end, y_max * 0.99, TICK_SIZE - 3.0, true)?;
+            strip_title(&mut chart, text, 0.0..x_end, y_max * 0.99, TICK_SIZE - 1.0, true)?;
         }
         draw_legend(&legend, &entries)?;
         Ok(())
