@@ -334,6 +334,21 @@ fn s106_a_key_that_is_not_one() {
     ]);
 }
 
+/// A bad FIRST character of a bare key got the parser's words: the word
+/// it starts was looked for from before the whitespace at the line's start.
+#[test]
+fn s112_a_key_whose_first_character_no_bare_key_holds() {
+    Case::new(&with("count = 20", "$count = 20")).refused(&[
+        "error: s.toml:12:1: `$count` is not a key: a bare key holds ASCII letters, digits, `-` and `_`, not `$`; put any other key in quotes, like \"$count\"\n",
+    ]);
+    Case::new(&with("count = 20", "\u{e9}count = 20")).refused(&[
+        "error: s.toml:12:1: `\u{e9}count` is not a key: a bare key holds ASCII letters, digits, `-` and `_`, not `\u{e9}`; put any other key in quotes, like \"\u{e9}count\"\n",
+    ]);
+    Case::new(&with("count = 20", "count = 20\nretry = { $x = 1 }")).refused(&[
+        "error: s.toml:13:11: `traffic[0].retry`: `$x` is not a key: a bare key holds ASCII letters, digits, `-` and `_`, not `$`; put any other key in quotes, like \"$x\"\n",
+    ]);
+}
+
 #[test]
 fn s107_an_escape_cut_short_or_a_control_character() {
     Case::new(&with_traffic("kind = \"csv\"\npath = \"\\u12.csv\"")).refused(&[

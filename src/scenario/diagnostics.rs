@@ -1773,8 +1773,11 @@ pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
     }
     if message.starts_with("invalid unquoted key") {
         // The bare word the bad character is in.
+        // Read back from the parser's place, not from `before`, which is
+        // trimmed: a bad first character (`$count`) would give no word.
         let stop = |c: char| c.is_whitespace() || "=.[]{},#\"'".contains(c);
-        let from = before.rfind(stop).map_or(0, |i| i + 1);
+        let upto = text.get(..span.start).unwrap_or("");
+        let from = upto.char_indices().rev().find(|&(_, c)| stop(c)).map_or(0, |(i, c)| i + c.len_utf8());
         let word: String =
             text.get(from..).unwrap_or("").chars().take_while(|&c| !stop(c)).take(40).collect();
         if let Some(bad) = word.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_')) {
