@@ -349,6 +349,22 @@ fn s112_a_key_whose_first_character_no_bare_key_holds() {
     ]);
 }
 
+/// A carriage return with no line feed after it (old Mac line ends, or a
+/// stray one): said at the `\r`, where the parser pointed past it in its
+/// own words.
+#[test]
+fn s113_a_lone_carriage_return() {
+    let cr = "a carriage return (\\r, U+000D) with no line feed after it: TOML ends a line with \\n or \\r\\n, and a lone \\r (the line ends of old Macs, or a stray one) is neither: save the file with LF or CRLF line ends, or remove it\n";
+    Case::new(&with("count = 20", "count = 20\rspan2 = 1"))
+        .refused(&[&format!("error: s.toml:12:11: `traffic[0].count`: {cr}")]);
+    // In a comment, in a multi-line string, and old Mac line ends throughout.
+    Case::new(&with("count = 20", "count = 20 # x\ry"))
+        .refused(&[&format!("error: s.toml:12:15: `traffic[0].count`: {cr}")]);
+    Case::new(&with("name = \"t\"", "name = \"\"\"t\rx\"\"\""))
+        .refused(&[&format!("error: s.toml:1:12: `name`: {cr}")]);
+    Case::new(&BASE.replace('\n', "\r")).refused(&[&format!("error: s.toml:1:11: `name`: {cr}")]);
+}
+
 #[test]
 fn s107_an_escape_cut_short_or_a_control_character() {
     Case::new(&with_traffic("kind = \"csv\"\npath = \"\\u12.csv\"")).refused(&[

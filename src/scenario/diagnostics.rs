@@ -166,6 +166,12 @@ impl Ctx<'_> {
     /// string, list or inline table) is reported where it was opened.
     pub fn syntax(&self, e: &toml::de::Error) -> ScenarioError {
         let Some(span) = e.span() else { return self.file(unplaced(e.message())) };
+        // A carriage return with no line feed after it: at the `\r`
+        // itself, where the parser points past it.
+        let span = match bare_cr(e.message(), self.text, span.start) {
+            Some(at) => at..at + 1,
+            None => span,
+        };
         if let Some(open) = still_open(self.text, span.start) {
             let (line, _) = self.line_col(span.start);
             let (at, message) = still_open_message(self.text, &open, span.start, line);
@@ -1640,6 +1646,22 @@ takes; write a number like 20, a duration in quotes like \"1s\", or quote a stri
     Some((from, format!("{} is not a number: {how}", code(number))))
 }
 
+/// The parser's words for a carriage return with no line feed after it.
+const BARE_CR: &str = "carriage return must be followed by newline";
+
+/// Where the lone carriage return of a [`BARE_CR`] error is: the parser
+/// points just past it (or at it).
+fn bare_cr(message: &str, text: &str, at: usize) -> Option<usize> {
+    if !message.starts_with(BARE_CR) {
+        return None;
+    }
+    let bytes = text.as_bytes();
+    [at.checked_sub(1), Some(at)]
+        .into_iter()
+        .flatten()
+        .find(|&i| bytes.get(i) == Some(&b'\r') && bytes.get(i + 1) != Some(&b'\n'))
+}
+
 /// The TOML parser's syntax messages in plain words, with what to write:
 /// a bare word is a string that needs quotes; `count 20` lacks its `=`; a
 /// table header lacks its closing bracket.
@@ -1788,6 +1810,12 @@ pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
                 string(&word)
             );
         }
+    }
+    if message.starts_with(BARE_CR) {
+        return "a carriage return (\\r, U+000D) with no line feed after it: TOML ends a line with \\n or \\r\\n, \
+                and a lone \\r (the line ends of old Macs, or a stray one) is neither: save the file with LF or CRLF \
+                line ends, or remove it"
+            .to_string();
     }
     if message.starts_with("too few unicode value digits") {
         // The parser points past the digits it read.
