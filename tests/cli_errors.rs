@@ -365,6 +365,28 @@ fn s113_a_lone_carriage_return() {
     Case::new(&BASE.replace('\n', "\r")).refused(&[&format!("error: s.toml:1:11: `name`: {cr}")]);
 }
 
+/// Lists and inline tables nested past the parser's 80 levels: said in
+/// plain words at the bracket one level too deep (it once passed on
+/// "cannot recurse further; max recursion depth met"); 80 levels parse.
+#[test]
+fn s114_nesting_too_deep() {
+    let deep = "lists and inline tables nested more than 80 deep: the parser reads at most 80 levels, and a scenario needs two or three at most (like [{ a = [1, 2] }]); close them sooner\n";
+    let nested = |n: usize| format!("slots = {}{}", "[".repeat(n), "]".repeat(n));
+    Case::new(&with("slots = [2, 10]", &nested(81)))
+        .refused(&[&format!("error: s.toml:16:89: `limiter[0].slots`: {deep}")]);
+    let tables = |n: usize| format!("slots = {}1{}", "{ a = ".repeat(n), " }".repeat(n));
+    Case::new(&with("slots = [2, 10]", &tables(81)))
+        .refused(&[&format!("error: s.toml:16:489: `limiter[0].slots`: {deep}")]);
+    Case::new(&with(
+        "count = 20",
+        &format!("count = 20\nretry = {}{}", "[{ a = ".repeat(41), " }]".repeat(41)),
+    ))
+    .refused(&[&format!("`traffic[0].retry`: {deep}")]);
+    // 80 levels are read, and met as a type error.
+    Case::new(&with("slots = [2, 10]", &nested(80)))
+        .refused(&["error: s.toml:16:10: `limiter[0].slots`: expected a whole number, found a list\n"]);
+}
+
 #[test]
 fn s107_an_escape_cut_short_or_a_control_character() {
     Case::new(&with_traffic("kind = \"csv\"\npath = \"\\u12.csv\"")).refused(&[

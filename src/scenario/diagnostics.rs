@@ -1646,6 +1646,10 @@ takes; write a number like 20, a duration in quotes like \"1s\", or quote a stri
     Some((from, format!("{} is not a number: {how}", code(number))))
 }
 
+/// How deep the TOML parser nests lists and inline tables (`toml_edit`'s
+/// `LIMIT`): one more `[` or `{` is refused.
+const MAX_NESTING: usize = 80;
+
 /// The parser's words for a carriage return with no line feed after it.
 const BARE_CR: &str = "carriage return must be followed by newline";
 
@@ -1810,6 +1814,13 @@ pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
                 string(&word)
             );
         }
+    }
+    if message.starts_with("cannot recurse further") {
+        // The parser stops at the opening bracket one level too deep.
+        return format!(
+            "lists and inline tables nested more than {MAX_NESTING} deep: the parser reads at most {MAX_NESTING} \
+             levels, and a scenario needs two or three at most (like [{{ a = [1, 2] }}]); close them sooner"
+        );
     }
     if message.starts_with(BARE_CR) {
         return "a carriage return (\\r, U+000D) with no line feed after it: TOML ends a line with \\n or \\r\\n, \
