@@ -1087,9 +1087,22 @@ fn s39_negative_seed() {
 
 #[test]
 fn s40_scenario_not_utf8() {
+    // Located at the first bad byte (it once said only "cannot read
+    // scenario s.toml", caused by "stream did not contain valid UTF-8").
+    let latin1 = "not UTF-8 text: a scenario is read as UTF-8 (this one may be saved as Latin-1 or Windows-1252); save it as UTF-8, or write the character as an escape in a string in double quotes, like \\u00e9 for \u{e9}\n";
     Case::new("")
         .file("s.toml", b"name = \"\xff\"\n")
-        .refused(&["cannot read scenario s.toml", "caused by: stream did not contain valid UTF-8"]);
+        .refused(&[&format!("error: s.toml:1:9: `name`: the byte 0xFF is {latin1}")]);
+    // After a byte order mark, columns count from after it; in a comment
+    // on a line of its own, no key.
+    let mut bom = b"\xef\xbb\xbf".to_vec();
+    bom.extend(with("count = 20", "count = 20\n# caf\u{e9}").as_bytes());
+    let at = bom.windows(2).position(|w| w == "\u{e9}".as_bytes()).unwrap();
+    bom.splice(at..at + 2, [0xe9]);
+    Case::new("").file("s.toml", &bom).refused(&[&format!("error: s.toml:13:6: the byte 0xE9 is {latin1}")]);
+    Case::new("").file("s.toml", b"\xff\xfen\x00a\x00").refused(&[
+        "error: s.toml:1:1: the file looks like UTF-16 text (it starts with a UTF-16 byte order mark): a scenario is UTF-8 text; save it as UTF-8\n",
+    ]);
 }
 
 #[test]

@@ -68,6 +68,36 @@ pub enum ScenarioError {
     File { path: PathBuf, message: String },
 }
 
+/// A scenario file that is not UTF-8: where its first bad byte is (the
+/// line and column of the text before it, as an editor counts them after
+/// a byte order mark), the key it is in, and what to do.
+pub fn not_utf8(path: &Path, bytes: &[u8], e: std::str::Utf8Error) -> ScenarioError {
+    let at = e.valid_up_to();
+    let bad = &bytes[at..at + e.error_len().unwrap_or(bytes.len() - at).min(4)];
+    let shown = bad.iter().map(|b| format!("0x{b:02X}")).collect::<Vec<_>>().join(" ");
+    let what = if bad.len() == 1 { format!("the byte {shown} is") } else { format!("the bytes {shown} are") };
+    let utf16 = bytes.starts_with(b"\xff\xfe") || bytes.starts_with(b"\xfe\xff");
+    // The text before it is UTF-8.
+    let before = std::str::from_utf8(&bytes[..at]).unwrap_or("");
+    let (before, at) = match before.strip_prefix('\u{feff}') {
+        Some(rest) => (rest, at - 3),
+        None => (before, at),
+    };
+    let ctx = Ctx { path, text: before };
+    let message = if utf16 {
+        "the file looks like UTF-16 text (it starts with a UTF-16 byte order mark): a scenario is UTF-8 text; save it as UTF-8".to_string()
+    } else {
+        format!(
+            "{what} not UTF-8 text: a scenario is read as UTF-8 (this one may be saved as Latin-1 or Windows-1252); save it as UTF-8, or write the character as an escape in a string in double quotes, like \\u00e9 for é"
+        )
+    };
+    let key = if utf16 { None } else { inline_value_at(before, at).or_else(|| key_of_line(before, at)) };
+    match key {
+        Some(key) => ctx.at(at..at, format!("{}: {message}", code(&key))),
+        None => ctx.at(at..at, message),
+    }
+}
+
 /// The scenario text being validated, for locating errors in it.
 pub struct Ctx<'a> {
     pub path: &'a Path,

@@ -227,13 +227,15 @@ impl Scenario {
             return Err(ScenarioError::NotAFile { path: path.to_path_buf(), kind });
         }
         let read = |source| ScenarioError::Read { path: path.to_path_buf(), source };
-        let mut text = String::new();
+        let mut bytes = Vec::new();
         std::fs::File::open(path)
-            .and_then(|f| f.take(diagnostics::MAX_SCENARIO_BYTES + 1).read_to_string(&mut text))
+            .and_then(|f| f.take(diagnostics::MAX_SCENARIO_BYTES + 1).read_to_end(&mut bytes))
             .map_err(read)?;
-        if text.len() as u64 > diagnostics::MAX_SCENARIO_BYTES {
+        if bytes.len() as u64 > diagnostics::MAX_SCENARIO_BYTES {
             return Err(ScenarioError::TooLarge { path: path.to_path_buf() });
         }
+        let text = String::from_utf8(bytes)
+            .map_err(|e| diagnostics::not_utf8(path, e.as_bytes(), e.utf8_error()))?;
         Scenario::parse(&text, path)
     }
 
