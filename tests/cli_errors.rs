@@ -634,6 +634,22 @@ fn s10_missing_required_key() {
     assert!(!text.contains("`duration`"), "{text}");
 }
 
+/// An empty file, or one of comments only, once said "missing field
+/// `name`" at 1:1, as if the rest were there: now what a scenario needs.
+#[test]
+fn s115_an_empty_scenario() {
+    let needs = "a scenario needs at least a `name`, a [limit] table with `requests` and `window`, and a [[traffic]] source (or a [sweep] table), like: name = \"t\", then [limit] with requests = 10 and window = \"1s\", then [[traffic]] with kind = \"burst\" and count = 20 (scenarios/ has complete examples)\n";
+    Case::new("").refused(&[&format!("error: s.toml: the file is empty: {needs}")]);
+    Case::new("\u{feff}\n  \n").refused(&[&format!("error: s.toml: the file is empty: {needs}")]);
+    Case::new("# a scenario\n\n# to come\n")
+        .refused(&[&format!("error: s.toml: the file has no keys, only comments and blank lines: {needs}")]);
+    // What it names is enough.
+    let least =
+        "name = \"t\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n[[traffic]]\nkind = \"burst\"\ncount = 20\n";
+    let out = Case::new(least).run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
 #[test]
 fn s11_requests_zero() {
     Case::new(&with("requests = 10", "requests = 0"))

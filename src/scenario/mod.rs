@@ -246,6 +246,20 @@ impl Scenario {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let ctx = Ctx { path, text };
         let doc = DeTable::parse(text).map_err(|e| ctx.syntax(&e))?;
+        if doc.get_ref().is_empty() {
+            // Not "missing field `name`": nothing at all is there.
+            let what = if text.trim().is_empty() {
+                "the file is empty"
+            } else {
+                "the file has no keys, only comments and blank lines"
+            };
+            return Err(ctx.file(format!(
+                "{what}: a scenario needs at least a `name`, a [limit] table with `requests` and `window`, \
+                 and a [[traffic]] source (or a [sweep] table), like: name = \"t\", then [limit] with \
+                 requests = 10 and window = \"1s\", then [[traffic]] with kind = \"burst\" and count = 20 \
+                 (scenarios/ has complete examples)"
+            )));
+        }
         let raw =
             RawScenario::deserialize(toml::de::Deserializer::from(doc.clone())).map_err(|e| ctx.toml(&e))?;
         let (name, seed, duration, limit) = header(&ctx, &raw)?;
