@@ -297,8 +297,14 @@ pub fn parse_duration(text: &str) -> Result<Nanos, TimeParseError> {
     if t.is_empty() {
         return Err(TimeParseError::Empty);
     }
-    if t.starts_with('-') {
-        return Err(TimeParseError::Negative(t.to_string()));
+    if let Some(unsigned) = t.strip_prefix('-') {
+        // `-0s` is zero, not below it: keys that take 0 take it, and the
+        // others say they need more than 0.
+        // (One sign at most: no recursion on `----...`.)
+        return match (unsigned.trim_start().starts_with('-'), parse_duration(unsigned)) {
+            (false, Ok(Nanos::ZERO)) => Ok(Nanos::ZERO),
+            _ => Err(TimeParseError::Negative(t.to_string())),
+        };
     }
     let mut rest = t;
     let mut total: u64 = 0;
@@ -408,6 +414,12 @@ mod tests {
         assert!(matches!(parse_duration("10"), Err(TimeParseError::BadDuration(_))));
         assert!(matches!(parse_duration("ms"), Err(TimeParseError::BadDuration(_))));
         assert!(matches!(parse_duration("-1s"), Err(TimeParseError::Negative(_))));
+        // Minus zero is zero; a second sign, or anything else, is not.
+        assert_eq!(parse_duration("-0s"), Ok(Nanos::ZERO));
+        assert_eq!(parse_duration("-0ms0ns"), Ok(Nanos::ZERO));
+        assert!(matches!(parse_duration("--0s"), Err(TimeParseError::Negative(_))));
+        assert!(matches!(parse_duration("-0"), Err(TimeParseError::Negative(_))));
+        assert!(matches!(parse_duration("-1ns"), Err(TimeParseError::Negative(_))));
         assert!(matches!(parse_duration("3 days"), Err(TimeParseError::UnknownUnit { .. })));
         // An exponent is named as one, not as the unit `e`.
         for text in ["1e30s", "1E3ms", "1.5e-3s", "1s1e3ms", "2e+2"] {

@@ -1245,6 +1245,23 @@ fn s52_map_slots_empty() {
 
 /// Duration parts go from the largest unit down, each unit once: "1s1s"
 /// and "1ms1s" are refused rather than read as sums.
+/// `"-0s"` is zero: it was called negative ("times and durations start at
+/// 0"), which it is not. A key that takes 0 takes it; one that does not
+/// says it must be longer than 0.
+#[test]
+fn s116_minus_zero_duration() {
+    Case::new(&with("window = \"1s\"", "window = \"-0s\"")).refused(&[
+        "error: s.toml:6:10: `limit.window` must be longer than 0, got \"-0s\", which is 0 (a minus sign does not make it less)\n",
+    ]);
+    Case::new(&format!("{BASE}\n[output]\nbin = \"-0ms\"\n")).refused(&[
+        "error: s.toml:19:7: `output.bin` must be longer than 0, got \"-0ms\", which is 0 (a minus sign does not make it less)\n",
+    ]);
+    // Below zero is still negative, and a key that takes 0 takes -0.
+    Case::new(&with("window = \"1s\"", "window = \"-1ns\"")).refused(&["`-1ns` is negative"]);
+    let out = Case::new(&with("start = \"100ms\"", "start = \"-0s\"")).run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
 #[test]
 fn s53_duration_unit_repeated_or_out_of_order() {
     for (window, unit, before) in [("1s1s", "s", "s"), ("1ms1s", "s", "ms")] {

@@ -308,9 +308,14 @@ impl Ctx<'_> {
     pub fn positive_duration(&self, key: &str, v: &Spanned<String>) -> Result<Nanos, ScenarioError> {
         let d = self.duration(key, v)?;
         if d == Nanos::ZERO {
-            return Err(
-                self.at(v.span(), format!("`{key}` must be longer than 0, got {}", string(v.get_ref())))
-            );
+            return Err(self.at(
+                v.span(),
+                format!(
+                    "`{key}` must be longer than 0, got {}{}",
+                    string(v.get_ref()),
+                    minus_zero(v.get_ref())
+                ),
+            ));
         }
         Ok(d)
     }
@@ -347,6 +352,12 @@ impl Ctx<'_> {
         let list = allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ");
         self.at(v.span(), format!("`{key}` = {} is not known: expected one of {list}{near}", string(got)))
     }
+}
+
+/// ", which is 0" after a zero written with a minus sign (`"-0s"`), which
+/// is no shorter than "0s".
+fn minus_zero(text: &str) -> &'static str {
+    if text.trim_start().starts_with('-') { ", which is 0 (a minus sign does not make it less)" } else { "" }
 }
 
 /// What is wrong with the duration of `key`: the parser's words, or for
