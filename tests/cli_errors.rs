@@ -1385,6 +1385,38 @@ fn s110_kind_missing() {
     ]);
 }
 
+/// `slots` is read as written for its own bound, the window's
+/// nanoseconds; a window past 292 years has more than an i64 holds, so
+/// `slots` took up to 2^64 - 1 where `map_slots`, `requests` and every
+/// other count stop at 2^63 - 1 (so does a `gcra` burst, and `--slots`).
+#[test]
+fn s117_slots_past_i64() {
+    let long = with("window = \"1s\"", "window = \"5124095h\"");
+    let too_large = |key: &str, col: usize| {
+        format!(
+            "error: s.toml:16:{col}: `limiter[0].{key}`: 9223372036854775808 is too large: expected a whole number up to 9223372036854775807\n"
+        )
+    };
+    Case::new(&long.replace("slots = [2, 10]", "slots = [9223372036854775808]"))
+        .refused(&[&too_large("slots", 10)]);
+    let out = Case::new(&long.replace("slots = [2, 10]", "slots = [9223372036854775807]"))
+        .run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // A gcra burst, where T = 1 ns lets the tolerance hold it.
+    let gcra = with("requests = 10", "requests = 1000000000").replace(
+        "kind = \"slot_counter\"\nslots = [2, 10]",
+        "kind = \"gcra\"\nburst = [9223372036854775808]",
+    );
+    Case::new(&gcra).refused(&[&too_large("burst", 10)]);
+    let out = Case::new(&long).run(&["run", "s.toml", "--out", "out", "--slots", "9223372036854775808"]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("error: --slots\n  caused by: slot count 9223372036854775808 is too large: expected a whole number up to 9223372036854775807"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn s62_map_slots_more_than_the_window() {
     Case::new(&format!("{BASE}\n[sweep]\nmap_slots = [2000000000]\n")).refused(&[

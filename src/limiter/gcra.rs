@@ -95,7 +95,9 @@ impl Algorithm for GcraSpec {
                     ),
                 ));
             }
-            let v = v as u64;
+            // As every count key: at most what an i64 holds (a burst past
+            // it fits the tolerance only with T = 1 ns).
+            let v = entry.count_at_least_one("burst", &b)?;
             let default = v == limit.requests && !entry.node_defaults();
             specs.push(GcraSpec { burst: (!default).then_some(v), max_wait });
         }

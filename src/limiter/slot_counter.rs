@@ -63,7 +63,12 @@ impl Algorithm for SlotCounterSpec {
                     ),
                 ));
             }
-            specs.push(SlotCounterSpec { slots: v as u64 });
+            // Read as written past i64 (`Counts`) for the window's bound
+            // above; a window past 292 years has more nanoseconds than an
+            // i64 holds, and no count may pass what every other count key
+            // takes.
+            let v = entry.count_at_least_one("slots", &n)?;
+            specs.push(SlotCounterSpec { slots: v });
         }
         Ok(specs)
     }

@@ -604,6 +604,11 @@ impl Scenario {
         if let Some(&slots) = slots.iter().find(|&&n| n == 0 || n > window) {
             return Err(SlotsOutOfRange::Count { slots, window });
         }
+        // A window past 292 years holds more: a count is still an i64, as
+        // in the scenario's `slots`.
+        if let Some(&slots) = slots.iter().find(|&&n| n > i64::MAX as u64) {
+            return Err(SlotsOutOfRange::TooLarge { slots });
+        }
         let others = self.limiters.iter().filter(|l| l.slots().is_none()).count();
         if others + slots.len() > MAX_LIMITERS {
             return Err(SlotsOutOfRange::TooMany { limiters: others + slots.len() });
@@ -650,6 +655,9 @@ pub enum SlotsOutOfRange {
         /// The window length in ns.
         window: u64,
     },
+    /// Within the window but past what a count may be (`i64::MAX`).
+    #[error("slot count {slots} is too large: expected a whole number up to {}", i64::MAX)]
+    TooLarge { slots: u64 },
     /// More limiters than a scenario may compare ([`MAX_LIMITERS`]).
     #[error(
         "the limiters would come to {limiters} with these slot counts: a run may compare at most {MAX_LIMITERS}"
