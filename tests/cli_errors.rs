@@ -3628,7 +3628,18 @@ fn r55_policy_missing() {
     let swept = format!(
         "{BASE}\n[sweep]\nretry_policies = [{{ policy = \"none\" }}, {{ base = \"1s\", max_attempts = 2 }}]\n"
     );
-    Case::new(&swept).refused(&["`sweep.retry_policies`: missing field `policy`: ", policies]);
+    // The entry is named with its place in the list, on one line or over
+    // several (it once said `sweep.retry_policies`, without the `[1]`).
+    Case::new(&swept)
+        .refused(&[&format!("s.toml:19:40: `sweep.retry_policies[1]`: missing field `policy`: {policies}")]);
+    let lines = format!(
+        "{BASE}\n[sweep]\nretry_policies = [\n  {{ policy = \"none\" }},\n  {{ base = \"1s\", max_attempts = 2 }},\n]\n"
+    );
+    Case::new(&lines)
+        .refused(&[&format!("s.toml:21:3: `sweep.retry_policies[1]`: missing field `policy`: {policies}")]);
+    // The same for the entries of another list of inline tables.
+    Case::new(&format!("{BASE}\n[nodes]\ncount = 2\noutage = [{{ start = \"1s\" }}]\n"))
+        .refused(&["s.toml:20:11: `nodes.outage[0]`: missing field `end`"]);
 }
 
 /// Guava's `acquire()` (no `timeout`) never refuses, so it has no

@@ -153,10 +153,20 @@ impl Ctx<'_> {
                 // file: its errors (a missing `name`) are no first key's.
                 // A value in an inline table is named with its own key
                 // (`traffic[0].retry.base`), not only the table's.
+                // An error about a whole inline table in a list (a missing
+                // key of the second `retry_policies` entry) is at its `{`:
+                // named with its place in the list, `sweep.retry_policies[1]`.
                 let key = if span == (0..0) {
                     None
                 } else {
-                    inline_value_at(self.text, span.start).or_else(|| key_path_at(self.text, span.start))
+                    inline_value_at(self.text, span.start)
+                        .or_else(|| {
+                            self.text[span.start..]
+                                .starts_with('{')
+                                .then(|| inline_table_at(self.text, span.start + 1))
+                                .flatten()
+                        })
+                        .or_else(|| key_path_at(self.text, span.start))
                 };
                 let message = match key {
                     Some(key) if let Some(one) = one_table_as_a_list(&key, e.message()) => one,
