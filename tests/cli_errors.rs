@@ -2310,6 +2310,18 @@ fn t30_no_header_row() {
     ]);
 }
 
+/// The column's name in another case: no hint said that names are
+/// matched with their case, and how to match it.
+#[test]
+fn t38_column_name_in_another_case() {
+    trace("Time,id\n0.5,1\n").refused(&[
+        "`traffic[0]`, trace.csv: no `time` column in the header (found: `Time`, `id`): column names are matched with their case, and `Time` is not `time`: write it `time` in the header, or set time_column = \"Time\" on the source\n",
+    ]);
+    Case::new(&format!("{CSV_BASE}key_column = \"client\"\n")).file("trace.csv", "time,CLIENT\n0.5,a\n").refused(&[
+        "`traffic[0]`, trace.csv: no `client` column in the header (found: `time`, `CLIENT`): column names are matched with their case, and `CLIENT` is not `client`: write it `client` in the header, or set key_column = \"CLIENT\" on the source\n",
+    ]);
+}
+
 /// Fields separated by `;` or tabs are one field to a comma-separated
 /// reader: the error says that is what happened.
 #[test]

@@ -50,7 +50,19 @@ pub fn missing_column(name: &str, headers: &[impl AsRef<[u8]>], time: bool) -> S
     let mut message = format!("no `{name}` column in the header (found: {})", found.join(", "));
     let first = headers.first().map_or(&[][..], |h| h.as_ref());
     let any = |f: &dyn Fn(&[u8]) -> bool| headers.iter().any(|h| f(h.as_ref()));
-    let hint = if !time {
+    // The name in another case (`Time`): column names are matched with
+    // their case, so it is another column.
+    let near =
+        headers.iter().map(|h| h.as_ref().trim_ascii()).find(|h| h.eq_ignore_ascii_case(name.as_bytes()));
+    let key = if time { "time_column" } else { "key_column" };
+    let hint = if let Some(near) = near {
+        Some(format!(
+            "column names are matched with their case, and {} is not `{name}`: write it `{name}` in the \
+             header, or set {key} = {} on the source",
+            quoted(near),
+            crate::shown::string(&String::from_utf8_lossy(near))
+        ))
+    } else if !time {
         None
     } else if first.starts_with(b"\xff\xfe") || first.starts_with(b"\xfe\xff") || any(&|h| h.contains(&0)) {
         Some("the file looks like UTF-16 text: save it as UTF-8".to_string())
