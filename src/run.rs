@@ -90,7 +90,7 @@ pub enum JobError {
     Output(#[from] OutputError),
     #[error(
         "scenario {} failed; {}",
-        path.display(),
+        crate::shown::path(path),
         if *kept { "previous results were kept" } else { "nothing was written" }
     )]
     Simulation {
@@ -112,7 +112,7 @@ pub enum JobError {
     /// the output folder (staged, it is untouched).
     #[error(
         "scenario {} failed; {}",
-        path.display(),
+        crate::shown::path(path),
         if *kept { "previous results were kept" } else { "nothing was written" }
     )]
     Sweep {
@@ -1083,10 +1083,13 @@ fn keyed_sources(scenario: &Scenario) -> Option<String> {
         .enumerate()
         .filter_map(|(i, t)| match t {
             Traffic::Poisson { clients: Some((n, _)), .. } => Some(format!("`traffic[{i}].clients` = {n}")),
-            Traffic::Csv(opts) => opts
-                .key_column
-                .as_ref()
-                .map(|k| format!("`traffic[{i}].key_column` = {k:?} ({})", opts.path.display())),
+            Traffic::Csv(opts) => opts.key_column.as_ref().map(|k| {
+                format!(
+                    "`traffic[{i}].key_column` = {} ({})",
+                    crate::shown::string(k),
+                    crate::shown::path(&opts.path)
+                )
+            }),
             _ => None,
         })
         .collect();

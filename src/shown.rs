@@ -91,6 +91,12 @@ pub fn string(text: &str) -> String {
     out
 }
 
+/// A file's path as it is, escaped but whole (a message names the file to
+/// open): for the scenario's and a trace's path in errors.
+pub fn path(path: &std::path::Path) -> String {
+    escape(&path.to_string_lossy()).into_owned()
+}
+
 /// `text` as it is (no quotes), escaped and cut when long: for paths.
 pub fn plain(text: &str) -> String {
     match cut(text) {

@@ -2290,6 +2290,35 @@ fn t28_control_characters_are_escaped() {
         .refused(&["trace.csv: no `time` column in the header (found: `ti\\u{200b}me`, `id`)"]);
 }
 
+/// A trace's path, and the scenario's where a run's failure or a trace
+/// error names it, pass through the same escaping as the rest of a
+/// message: they once reached the terminal raw (an escape sequence in a
+/// file name cleared the screen), where the scenario errors' did not.
+#[test]
+fn t39_control_characters_in_a_trace_path_are_escaped() {
+    let trace = "t\u{1b}[2J.csv";
+    let c = Case::new(&CSV_BASE.replace("trace.csv", "t\\u001b[2J.csv")).file(trace, "time\n0.1\nabc\n");
+    let err = c.refused_with(&[
+        "`traffic[0]`, t\\u{1b}[2J.csv, line 3: field `time`: `abc` is not a decimal number of seconds",
+    ]);
+    assert!(!err.contains('\x1b'), "{err:?}");
+    let scenario = "s\u{1b}[1m.toml";
+    let c = c
+        .file(scenario, csv_with_duration("").replace("trace.csv", "t\\u001b[2J.csv"))
+        .file(trace, "time\n5\n");
+    let out = c.run(&["run", scenario, "--out", "out"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(
+            "error: scenario s\\u{1b}[1m.toml failed; nothing was written\n  caused by: `traffic[0]`, t\\u{1b}[2J.csv, line 2: the first row is at 5 s, not before the scenario's `duration` (1 s, set at s\\u{1b}[1m.toml:2:12)"
+        ),
+        "{:?}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains('\x1b'), "{:?}", out.stderr);
+    dump(&["run", scenario, "--out", "out"], 1, &out.stderr);
+}
+
 /// An empty time field says what it should hold (once: "empty value").
 #[test]
 fn t29_empty_time_field() {

@@ -125,7 +125,7 @@ impl Ctx<'_> {
     /// `file:line:column` of the start of `span`, for an error found later.
     pub fn location(&self, span: Range<usize>) -> String {
         let (line, column) = self.line_col(span.start);
-        format!("{}:{line}:{column}", self.path.display())
+        format!("{}:{line}:{column}", crate::shown::path(self.path))
     }
 
     /// An error about the file as a whole.

@@ -74,16 +74,16 @@ pub fn key_hash(bytes: &[u8]) -> u64 {
 /// quote the trace's own bytes.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    #[error("{}cannot open trace {}", of_entry(*entry), path.display())]
+    #[error("{}cannot open trace {}", of_entry(*entry), crate::shown::path(path))]
     Open {
         path: PathBuf,
         #[source]
         source: std::io::Error,
         entry: Option<usize>,
     },
-    #[error("{}{}, line {line}: {}", of_entry(*entry), path.display(), escape_controls(message))]
+    #[error("{}{}, line {line}: {}", of_entry(*entry), crate::shown::path(path), escape_controls(message))]
     Row { path: PathBuf, line: u64, message: String, entry: Option<usize> },
-    #[error("{}{}: {}", of_entry(*entry), path.display(), escape_controls(message))]
+    #[error("{}{}: {}", of_entry(*entry), crate::shown::path(path), escape_controls(message))]
     File { path: PathBuf, message: String, entry: Option<usize> },
 }
 
