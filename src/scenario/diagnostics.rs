@@ -161,10 +161,8 @@ impl Ctx<'_> {
                 } else {
                     inline_value_at(self.text, span.start)
                         .or_else(|| {
-                            self.text[span.start..]
-                                .starts_with('{')
-                                .then(|| inline_table_at(self.text, span.start + 1))
-                                .flatten()
+                            let at_brace = self.text.get(span.start..).is_some_and(|t| t.starts_with('{'));
+                            at_brace.then(|| inline_table_at(self.text, span.start + 1)).flatten()
                         })
                         .or_else(|| key_path_at(self.text, span.start))
                 };
