@@ -161,12 +161,7 @@ pub fn total_work_problem(
     if total <= MAX_TOTAL_DECISIONS {
         return None;
     }
-    let per_pair = total / (u128::from(grid) * (u128::from(grid) + 1));
-    // The largest g with g (g + 1) x per_pair <= MAX_TOTAL_DECISIONS.
-    let mut g = ((MAX_TOTAL_DECISIONS / per_pair) as f64).sqrt() as u128;
-    while g > 0 && g * (g + 1) * per_pair > MAX_TOTAL_DECISIONS {
-        g -= 1;
-    }
+    let g = largest_grid(total / (u128::from(grid) * (u128::from(grid) + 1)), MAX_TOTAL_DECISIONS);
     let fix = if g >= 2 {
         format!("give [sweep] a `grid` of at most {g}, or {fewer}")
     } else {
@@ -178,6 +173,16 @@ pub fn total_work_problem(
         rows,
         crate::shown::about(MAX_TOTAL_DECISIONS as f64)
     ))
+}
+
+/// The largest grid `g` with g (g + 1) x `per_pair` <= `bound`: the grid
+/// a sweep deciding `per_pair` requests for each pair of bursts may take.
+fn largest_grid(per_pair: u128, bound: u128) -> u128 {
+    let mut g = ((bound / per_pair) as f64).sqrt() as u128;
+    while g > 0 && g * (g + 1) * per_pair > bound {
+        g -= 1;
+    }
+    g
 }
 
 /// [`work_problem`] for a sweep's own limiters, each named by its label.
@@ -195,12 +200,7 @@ pub fn work_problem(limit: Limit, grid: u32, limiters: &[(String, LimiterSpec)])
         if n <= MAX_DECISIONS {
             return None;
         }
-        // The largest g with g (g + 1) L <= MAX_DECISIONS.
-        let per_pair = n / (u128::from(grid) * (u128::from(grid) + 1));
-        let mut g = ((MAX_DECISIONS / per_pair) as f64).sqrt() as u128;
-        while g > 0 && g * (g + 1) * per_pair > MAX_DECISIONS {
-            g -= 1;
-        }
+        let g = largest_grid(n / (u128::from(grid) * (u128::from(grid) + 1)), MAX_DECISIONS);
         let fix = if g >= 2 {
             format!("give [sweep] a `grid` of at most {g}, or a smaller L")
         } else {
