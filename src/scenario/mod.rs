@@ -95,6 +95,33 @@ pub struct AttemptsEstimate {
     pub most_per_request: u32,
     /// Retry budgets allow fewer retries than `max_attempts` would.
     pub budget_limited: bool,
+    /// A policy has gRPC's retry throttling or the AWS retry quota, which
+    /// stop retries as failures mount: the estimate does not count them
+    /// (how many they stop depends on the decisions), so it is an upper
+    /// bound there.
+    pub throttled: Throttled,
+}
+
+/// Which of the stops on retries that the estimate does not count a
+/// run's policies have: gRPC's retry throttling, the AWS retry quota.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Throttled {
+    pub grpc: bool,
+    pub quota: bool,
+}
+
+impl Throttled {
+    /// ", and fewer where gRPC's retry throttling stops retries, which
+    /// this does not count" (empty when neither).
+    fn clause(self) -> String {
+        let which = match (self.grpc, self.quota) {
+            (false, false) => return String::new(),
+            (true, false) => "gRPC's retry throttling stops",
+            (false, true) => "the retry quota stops",
+            (true, true) => "gRPC's retry throttling or the retry quota stop",
+        };
+        format!(", and fewer where {which} retries, which this does not count")
+    }
 }
 
 impl AttemptsEstimate {
@@ -107,13 +134,15 @@ impl AttemptsEstimate {
     }
 
     /// "about 3.6e7 requests, at most 1000 attempts each" (", and fewer
-    /// retries where a retry budget runs out" when one does).
+    /// retries where a retry budget runs out" when one does, and where a
+    /// throttle or quota stops them when a policy has one).
     fn requests(&self) -> String {
         format!(
-            "about {} requests, at most {} attempts each{}",
+            "about {} requests, at most {} attempts each{}{}",
             approx(self.requests),
             self.most_per_request,
-            if self.budget_limited { ", and fewer retries where a retry budget runs out" } else { "" }
+            if self.budget_limited { ", and fewer retries where a retry budget runs out" } else { "" },
+            self.throttled.clause()
         )
     }
 
@@ -513,9 +542,12 @@ impl Scenario {
         let run = |policy: &dyn Fn(usize) -> Option<RetryPolicy>| {
             let (mut free, mut budgeted, mut tokens) = (0.0, 0.0, 0.0);
             let mut most_per_request = 1;
+            let mut throttled = Throttled::default();
             for (i, &r) in requests.iter().enumerate() {
                 let Some(p) = policy(i).filter(|p| p.backoff != Backoff::None) else { continue };
                 most_per_request = most_per_request.max(p.max_attempts);
+                throttled.grpc |= p.throttle.is_some();
+                throttled.quota |= p.retry_quota.is_some();
                 let retries = r * f64::from(p.max_attempts - 1);
                 match p.budget {
                     None => free += retries,
@@ -533,13 +565,18 @@ impl Scenario {
                 attempts: first + free + budgeted.min(tokens.floor()),
                 most_per_request,
                 budget_limited: tokens < budgeted,
+                throttled,
             }
         };
         let mut runs = vec![run(&|i| self.source_retry.get(i).copied().flatten().or(self.retry))];
         for p in self.sweep.iter().flat_map(|s| &s.retry_policies) {
             runs.push(run(&|_| Some(*p)));
         }
-        runs.into_iter().filter(|e| e.most_per_request > 1).max_by(|a, b| a.attempts.total_cmp(&b.attempts))
+        // The largest; on a tie the first (the scenario's own run before
+        // the sweep's), so that the line matches the `retry` one above it.
+        runs.into_iter()
+            .filter(|e| e.most_per_request > 1)
+            .reduce(|a, b| if b.attempts > a.attempts { b } else { a })
     }
 
     /// How the clients retry: the `[retry]` table, then each source's own
@@ -1008,6 +1045,24 @@ mod tests {
             "{plain}[sweep]\nretry_policies = [{{ policy = \"none\" }}, {{ policy = \"immediate\", max_attempts = 4 }}, {{ policy = \"immediate\", max_attempts = 2 }}]\n"
         ));
         assert_eq!(s.attempts_estimate(&[]).map(|e| e.attempts), Some(12.0));
+        // gRPC's throttling and the retry quota are not counted, only
+        // named: 3 requests x 5 attempts whatever they stop. On a tie the
+        // scenario's own run is shown (gRPC's), not the sweep's (the quota).
+        let s = parse(&format!(
+            "[retry]\npolicy = \"immediate\"\nmax_attempts = 5\nmax_tokens = 10\ntoken_ratio = 0.1\n{plain}\
+             [sweep]\nretry_policies = [{{ policy = \"immediate\", max_attempts = 5, retry_quota = 500 }}]\n"
+        ));
+        let e = s.attempts_estimate(&[]).unwrap();
+        assert_eq!((e.attempts, e.throttled), (15.0, Throttled { grpc: true, quota: false }));
+        assert_eq!(
+            e.describe(),
+            "up to about 15 in one run (about 3 requests, at most 5 attempts each, and fewer where gRPC's retry throttling stops retries, which this does not count)"
+        );
+        let quota = Throttled { grpc: false, quota: true };
+        assert_eq!(
+            quota.clause(),
+            ", and fewer where the retry quota stops retries, which this does not count"
+        );
         assert_eq!(approx(0.25), "0.25");
         assert_eq!(approx(13.5), "14");
     }
