@@ -391,11 +391,8 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
                 &scenario.limiters,
                 &opts.map_slots,
             );
-            let generated: f64 = opts
-                .loads
-                .iter()
-                .map(|&l| crate::sweep::load::rate(scenario.limit, l) * opts.load_duration.as_secs_f64())
-                .sum();
+            let generated =
+                crate::sweep::load::expected_requests(scenario.limit, &opts.loads, opts.load_duration);
             sweeps.push(format!(
                 "burst pairs on a {g} x {g} grid ({rows} rows, about {} requests decided); loads [{}] x L/W, {} each (about {} requests generated in all)",
                 crate::shown::about(decided as f64),

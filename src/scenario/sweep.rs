@@ -268,11 +268,7 @@ pub(super) fn validate(
                 format!("`sweep.loads` lists {n} different load factors: the load sweep runs at most {MAX_LOADS}, one run each; give fewer"),
             ));
         }
-        let total: f64 = out
-            .loads
-            .iter()
-            .map(|&l| crate::sweep::load::rate(limit, l) * out.load_duration.as_secs_f64())
-            .sum();
+        let total = crate::sweep::load::expected_requests(limit, &out.loads, out.load_duration);
         if total > MAX_LOAD_SWEEP_GENERATED as f64 {
             return Err(ctx.at(
                 loads.span(),

@@ -38,6 +38,12 @@ pub fn rate(limit: Limit, load: f64) -> f64 {
     load * limit.requests as f64 / limit.window.as_secs_f64()
 }
 
+/// The requests the load sweep is expected to generate over all of
+/// `loads`, each run for `duration`.
+pub fn expected_requests(limit: Limit, loads: &[f64], duration: Nanos) -> f64 {
+    loads.iter().map(|&l| rate(limit, l) * duration.as_secs_f64()).sum()
+}
+
 /// Runs every load factor (in parallel; results in the order of `loads`).
 /// `progress` is called with the number of finished loads.
 pub fn run(config: &LoadSweepConfig, progress: &(dyn Fn(u64) + Sync)) -> Result<Vec<LoadPoint>, RunError> {
