@@ -368,12 +368,11 @@ impl RunOutputs {
     fn sweep(&mut self, opts: &SweepOptions, step: &(dyn Fn(Step) + Sync)) -> Result<(), JobError> {
         let scenario = &self.scenario;
         let (limiters, _) = engine::with_reference(&scenario.limiters);
-        let map_extra = sweep::burst_pair::map_specs(&limiters, &opts.map_slots)
-            .iter()
-            .filter(|(_, found)| !found)
-            .count();
         let windows = if opts.window_sweeps {
-            (limiters.len() + map_extra) as u64 * u64::from(opts.grid) + opts.loads.len() as u64
+            // A tick per row of the grid, for every row the sweep and its
+            // heat map decide, and one per load.
+            let rows = sweep::burst_pair::swept_rows(&scenario.limiters, &opts.map_slots).len();
+            rows as u64 * u64::from(opts.grid) + opts.loads.len() as u64
         } else {
             0
         };
