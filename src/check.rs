@@ -395,10 +395,10 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
                 crate::sweep::load::expected_requests(scenario.limit, &opts.loads, opts.load_duration);
             sweeps.push(format!(
                 "burst pairs on a {g} x {g} grid ({rows} rows, about {} requests decided); loads [{}] x L/W, {} each (about {} requests generated in all)",
-                crate::shown::about(decided as f64),
+                crate::scenario::approx(decided as f64),
                 loads.join(", "),
                 format_duration(opts.load_duration),
-                crate::shown::about(generated),
+                crate::scenario::approx(generated),
                 g = opts.grid
             ));
         }
@@ -523,7 +523,7 @@ count = 3
         );
         assert!(
             out.contains(
-                "sweeps    burst pairs on a 10 x 10 grid (6 rows, about 1.65e3 requests decided); loads [0.5, 0.8, 1, 1.5, 2, 3] x L/W, 100s each (about 8.8e3 requests generated in all)\n"
+                "sweeps    burst pairs on a 10 x 10 grid (6 rows, about 1650 requests decided); loads [0.5, 0.8, 1, 1.5, 2, 3] x L/W, 100s each (about 8800 requests generated in all)\n"
             ),
             "{out}"
         );

@@ -172,7 +172,7 @@ impl RunProgress {
                 if !self.sweeping.swap(true, Ordering::Relaxed) {
                     self.bar.set_length(total);
                     self.bar.set_message("sweeps");
-                    self.show("{spinner} {msg} [{bar:30}] {percent}% ({elapsed}, about {eta} left)");
+                    self.show("{spinner} {msg} [{bar:30}] {percent}% ({elapsed})");
                 }
                 self.bar.set_position(done);
             }

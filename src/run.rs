@@ -229,13 +229,15 @@ pub fn run(
             return Err(JobError::SweepDefaults { at: scenario.window_at.clone(), problem });
         }
         let defaults = SweepOptions::defaults(scenario.limit);
-        if let Some(problem) = crate::sweep::burst_pair::total_work_problem(
-            scenario.limit,
-            grid,
-            &scenario.limiters,
-            &defaults.map_slots,
-            "compare fewer limiters",
-        ) {
+        let fewer = "compare fewer limiters";
+        let (limit, limiters) = (scenario.limit, &scenario.limiters);
+        let problem =
+            crate::sweep::burst_pair::total_work_problem(limit, grid, limiters, &defaults.map_slots, fewer)
+                .or_else(|| {
+                    let (loads, duration) = (&defaults.loads, defaults.load_duration);
+                    crate::sweep::load::work_problem(limit, loads, duration, limiters, fewer)
+                });
+        if let Some(problem) = problem {
             return Err(JobError::SweepDefaults { at: scenario.window_at.clone(), problem });
         }
         scenario.sweep = Some(defaults);

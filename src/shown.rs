@@ -91,6 +91,14 @@ pub fn string(text: &str) -> String {
     out
 }
 
+/// Two counts in [`about`]'s notation, `more` past `most`, each written
+/// whole when that notation would show them equal (1.0007e11 and
+/// 1.00001e11 both read "1e11").
+pub fn about_apart(more: u128, most: u128) -> (String, String) {
+    let (a, b) = (about(more as f64), about(most as f64));
+    if a == b { (more.to_string(), most.to_string()) } else { (a, b) }
+}
+
 /// A file's path as it is, escaped but whole (a message names the file to
 /// open): for the scenario's and a trace's path in errors.
 pub fn path(path: &std::path::Path) -> String {

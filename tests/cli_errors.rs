@@ -1260,6 +1260,10 @@ fn s116_minus_zero_duration() {
     Case::new(&with("window = \"1s\"", "window = \"-1ns\"")).refused(&["`-1ns` is negative"]);
     let out = Case::new(&with("start = \"100ms\"", "start = \"-0s\"")).run(&["check", "s.toml"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    // A clock skew strips its own sign: a second one is not a duration
+    // (`--0s` once passed as minus `-0s`).
+    let skew = format!("{BASE}\n[nodes]\ncount = 2\nmode = \"local\"\nskew = [\"--0s\", \"0s\"]\n");
+    Case::new(&skew).refused(&["error: s.toml:21:9: `nodes.skew`: `--0s` is not a duration"]);
 }
 
 #[test]
@@ -1589,7 +1593,7 @@ fn s84_burst_pair_sweep_too_much_work() {
 fn s111_burst_pair_sweep_too_much_work_in_all() {
     let twelve = with("slots = [2, 10]", "slots = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]");
     Case::new(&format!("{twelve}\n[sweep]\ngrid = 100000\n")).refused(&[
-        "error: s.toml:19:8: the burst-pair sweep would decide about 1.3e11 requests in all on a grid of 100000: grid x grid pairs of bursts for each of its 13 rows (the limiters, the sliding-log reference and the heat map's own slot counters), more than the 1e11 a sweep may; give [sweep] a `grid` of at most 87705, or compare fewer limiters",
+        "error: s.toml:19:8: the burst-pair sweep would decide about 1.3e11 requests in all on a grid of 100000: grid x grid pairs of bursts for each of its 13 rows (the limiters, the sliding-log reference and the heat map's own slot counters), more than the 1e11 a sweep may; give [sweep] a `grid` of at most 87705, or compare fewer limiters, or fewer `map_slots`",
     ]);
     // 87705 x 87706 x 13 = 9.99996e10.
     let out = Case::new(&format!("{twelve}\n[sweep]\ngrid = 87705\n")).run(&["check", "s.toml"]);
@@ -1602,7 +1606,7 @@ fn s111_burst_pair_sweep_too_much_work_in_all() {
         &[
             "error: --slots",
             "caused by: the burst-pair sweep would decide about 1.05e11 requests in all on a grid of 90000: grid x grid pairs of bursts for each of its 13 rows",
-            "give [sweep] a `grid` of at most 87705, or give --slots fewer slot counts",
+            "give [sweep] a `grid` of at most 87705, or give --slots fewer slot counts, or fewer `map_slots`",
         ],
     );
     assert!(!c.path("out").exists());
@@ -1619,25 +1623,39 @@ fn s111_burst_pair_sweep_too_much_work_in_all() {
         1,
         &[
             "error: s.toml:6:10: the burst-pair sweep would decide about 1.15e11 requests in all on a grid of 2000: grid x grid pairs of bursts for each of its 17 rows",
-            "give [sweep] a `grid` of at most 1862, or compare fewer limiters (a scenario with no [sweep] table gets the default burst-pair and load sweeps from `ratesim sweep`)",
+            "give [sweep] a `grid` of at most 1862, or compare fewer limiters, or fewer `map_slots` (a scenario with no [sweep] table gets the default burst-pair and load sweeps from `ratesim sweep`)",
         ],
     );
     assert!(!c.path("out").exists());
 }
 
-/// Each load-sweep run was held to 1e9 requests, but not their sum: loads
-/// 1 to 20 of L = 10 per 1 s for 5e6 s each are 10 x 5e6 x 210 = 1.05e10
-/// requests, each decided by every limiter. 4e6 s each (8.4e9) is taken.
+/// Each load-sweep run was held to 1e9 requests, but not their sum, and
+/// every limiter decides every request: loads 1 to 20 of L = 10 per 1 s
+/// for 5e6 s each are 10 x 5e6 x 210 = 1.05e10 requests, decided by 11
+/// slot counters and the log, 1.26e11 decisions. 3e6 s each (7.56e10) is
+/// taken; so is 5e6 s with the two slot counters of BASE (3.15e10).
 #[test]
-fn s126_load_sweep_too_many_requests_in_all() {
+fn s126_load_sweep_too_much_work_in_all() {
     let loads: Vec<String> = (1..=20).map(|i| i.to_string()).collect();
-    let sweep =
-        |d: &str| format!("{BASE}\n[sweep]\nloads = [{}]\nload_duration = \"{d}\"\n", loads.join(", "));
-    Case::new(&sweep("5000000s")).refused(&[
-        "error: s.toml:19:9: `sweep.loads` over `sweep.load_duration` (5000000 s each) come to about 1.05e10 requests in all, more than the 1e10 the load sweep may generate over all its loads: give fewer or smaller loads, or a shorter `load_duration`",
+    let twelve = with("slots = [2, 10]", "slots = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]");
+    let sweep = |base: &str, d: &str| {
+        format!("{base}\n[sweep]\nloads = [{}]\nload_duration = \"{d}\"\n", loads.join(", "))
+    };
+    Case::new(&sweep(&twelve, "5000000s")).refused(&[
+        "error: s.toml:19:9: the load sweep would generate about 1.05e10 requests over its 20 loads (`loads` over `load_duration`, 5000000 s each), each decided by its 12 limiters (the sliding-log reference included): about 1.26e11 decisions, more than the 1e11 it may make; give fewer or smaller `loads`, a shorter `load_duration`, or compare fewer limiters",
     ]);
-    let out = Case::new(&sweep("4000000s")).run(&["check", "s.toml"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    for ok in [sweep(&twelve, "3000000s"), sweep(BASE, "5000000s")] {
+        let out = Case::new(&ok).run(&["check", "s.toml"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    // --slots adds deciders after the scenario is read.
+    let c = Case::new(&sweep(BASE, "5000000s"));
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--slots", "2,3,4,5,6,7,8,9,10,11,12"],
+        1,
+        &["error: --slots", "about 1.26e11 decisions", "or give --slots fewer slot counts"],
+    );
+    assert!(!c.path("out").exists());
 }
 
 /// A load sweep of 1001 different loads (0.01 to 10.01); the same value

@@ -166,7 +166,7 @@ impl AttemptsEstimate {
 
 /// A count for `check`: whole from 1 to a million (`13.5` -> "14"), then to
 /// 3 digits (`3.6e10`); under 1 to 2 decimals (`0.25`).
-fn approx(x: f64) -> String {
+pub(crate) fn approx(x: f64) -> String {
     if x < 1.0 {
         format!("{x:.2}")
     } else if x < 1e6 {
@@ -436,9 +436,15 @@ impl Scenario {
                 &swept.map_slots,
                 "compare fewer limiters",
             );
+            let raw = raw.sweep.as_ref().expect("a validated [sweep]");
             if let Some(problem) = problem {
-                let raw = raw.sweep.as_ref().expect("a validated [sweep]");
                 return Err(ctx.at(raw.get_ref().grid_span().unwrap_or(raw.span()), problem));
+            }
+            let fewer = "compare fewer limiters";
+            if let Some(problem) =
+                crate::sweep::load::work_problem(limit, &swept.loads, swept.load_duration, &limiters, fewer)
+            {
+                return Err(ctx.at(raw.get_ref().loads_span().unwrap_or(raw.span()), problem));
             }
         }
         let mut policies: Vec<(std::ops::Range<usize>, Option<RetryPolicy>)> =
@@ -670,7 +676,15 @@ impl Scenario {
                 &swept.map_slots,
                 fewer,
             );
-            if let Some(problem) = problem {
+            if let Some(problem) = problem.or_else(|| {
+                crate::sweep::load::work_problem(
+                    self.limit,
+                    &swept.loads,
+                    swept.load_duration,
+                    &limiters,
+                    fewer,
+                )
+            }) {
                 return Err(SlotsOutOfRange::SweepWork(problem));
             }
         }

@@ -342,8 +342,13 @@ fn skew(
                 Some(rest) => (true, rest),
                 None => (false, text),
             };
-            let d = parse_duration(magnitude)
-                .map_err(|e| ctx.at(s.span(), super::diagnostics::duration_message("nodes.skew", &e)))?;
+            // One sign at most: `--0s` is not minus `-0s`.
+            let d = if negative && magnitude.trim_start().starts_with('-') {
+                Err(crate::time::TimeParseError::BadDuration(text.to_string()))
+            } else {
+                parse_duration(magnitude)
+            }
+            .map_err(|e| ctx.at(s.span(), super::diagnostics::duration_message("nodes.skew", &e)))?;
             let ns = i64::try_from(d.get())
                 .map_err(|_| {
                     ctx.at(

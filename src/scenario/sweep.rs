@@ -74,6 +74,11 @@ impl RawSweep {
         self.grid.as_ref().map(|g| g.span())
     }
 
+    /// Where the loads' work is set: `loads`, else `load_duration`.
+    pub(super) fn loads_span(&self) -> Option<std::ops::Range<usize>> {
+        self.loads.as_ref().map(|l| l.span()).or_else(|| self.load_duration.as_ref().map(|d| d.span()))
+    }
+
     /// Whether the burst-pair and load sweeps run: when the table sets one
     /// of their keys, or sets neither `retry_policies` nor a topology sweep
     /// (an empty `[sweep]` runs them with their defaults). A table with only
@@ -94,11 +99,6 @@ impl RawSweep {
 /// The most load factors `loads` may list: one run of the scenario's
 /// limiters each.
 pub const MAX_LOADS: usize = 1000;
-
-/// The most requests the load sweep may generate over all its loads: ten
-/// runs at the most one may generate (`MAX_GENERATED`), each decided by
-/// every limiter (tens of nanoseconds a request and limiter: minutes).
-pub const MAX_LOAD_SWEEP_GENERATED: u64 = 10 * MAX_GENERATED;
 
 /// The most entries `retry_policies` may have.
 pub const MAX_RETRY_POLICIES: usize = 20;
@@ -259,25 +259,14 @@ pub(super) fn validate(
     // lines then run left to right and its table has one row per load.
     out.loads.sort_by(f64::total_cmp);
     out.loads.dedup();
-    // Each run is bounded; so is their sum, and so their number.
+    // Each run is bounded, and so is their number (their sum, decided by
+    // every limiter, once the limiters are known: `load::work_problem`).
     if let Some(loads) = &r.loads {
         let n = out.loads.len();
         if n > MAX_LOADS {
             return Err(ctx.at(
                 loads.span(),
                 format!("`sweep.loads` lists {n} different load factors: the load sweep runs at most {MAX_LOADS}, one run each; give fewer"),
-            ));
-        }
-        let total = crate::sweep::load::expected_requests(limit, &out.loads, out.load_duration);
-        if total > MAX_LOAD_SWEEP_GENERATED as f64 {
-            return Err(ctx.at(
-                loads.span(),
-                format!(
-                    "`sweep.loads` over `sweep.load_duration` ({} s each) come to about {} requests in all, more than the {} the load sweep may generate over all its loads: give fewer or smaller loads, or a shorter `load_duration`",
-                    out.load_duration,
-                    about(total),
-                    about(MAX_LOAD_SWEEP_GENERATED as f64)
-                ),
             ));
         }
     }

@@ -161,17 +161,18 @@ pub fn total_work_problem(
     if total <= MAX_TOTAL_DECISIONS {
         return None;
     }
+    // The heat map's own rows are the user's to drop too.
+    let own = swept_rows(limiters, &[]).len();
+    let fewer = if rows > own { format!("{fewer}, or fewer `map_slots`") } else { fewer.to_string() };
     let g = largest_grid(total / (u128::from(grid) * (u128::from(grid) + 1)), MAX_TOTAL_DECISIONS);
     let fix = if g >= 2 {
         format!("give [sweep] a `grid` of at most {g}, or {fewer}")
     } else {
         format!("{fewer}, or a smaller L (`limit.requests`)")
     };
+    let (total, most) = crate::shown::about_apart(total, MAX_TOTAL_DECISIONS);
     Some(format!(
-        "the burst-pair sweep would decide about {} requests in all on a grid of {grid}: grid x grid pairs of bursts for each of its {} rows (the limiters, the sliding-log reference and the heat map's own slot counters), more than the {} a sweep may; {fix}",
-        crate::shown::about(total as f64),
-        rows,
-        crate::shown::about(MAX_TOTAL_DECISIONS as f64)
+        "the burst-pair sweep would decide about {total} requests in all on a grid of {grid}: grid x grid pairs of bursts for each of its {rows} rows (the limiters, the sliding-log reference and the heat map's own slot counters), more than the {most} a sweep may; {fix}"
     ))
 }
 
@@ -633,11 +634,11 @@ mod tests {
         more.insert(1, SlotCounterSpec { slots: 3 }.into());
         assert!(total_work_problem(SEC, 95346, &more, &map, "fewer").is_none());
         let m = total_work_problem(SEC, 95347, &more, &map, "fewer").unwrap();
-        assert!(
-            m.contains("about 1e11 requests in all on a grid of 95347") && m.contains("its 11 rows"),
-            "{m}"
-        );
-        assert!(m.contains("a `grid` of at most 95346, or fewer"), "{m}");
+        // Just past the bound both counts would read "1e11": they are
+        // written whole, 11 x 95347 x 95348 against 10 x 100000 x 100001.
+        assert!(m.contains("about 100002603316 requests in all on a grid of 95347"), "{m}");
+        assert!(m.contains("its 11 rows") && m.contains("the 100001000000 a sweep may"), "{m}");
+        assert!(m.ends_with("a `grid` of at most 95346, or fewer"), "{m}");
         let fixed: Vec<LimiterSpec> = vec![FixedWindowSpec::ALIGNED.into()];
         let rows = swept_rows(&fixed, &map);
         assert_eq!(rows.len(), 5);
@@ -652,7 +653,8 @@ mod tests {
         assert!(total_work_problem(SEC, 100, &many, &map, "fewer").is_none());
         let big = Limit { requests: 1_000_000_000, ..SEC };
         let m = total_work_problem(big, 2, &many, &map, "fewer").unwrap();
-        assert!(m.ends_with("; fewer, or a smaller L (`limit.requests`)"), "{m}");
+        // The map's four rows are the user's to drop too.
+        assert!(m.ends_with("; fewer, or fewer `map_slots`, or a smaller L (`limit.requests`)"), "{m}");
     }
 
     fn sweep(slots: &[u64], grid: u32) -> BurstPairResult {

@@ -44,6 +44,37 @@ pub fn expected_requests(limit: Limit, loads: &[f64], duration: Nanos) -> f64 {
     loads.iter().map(|&l| rate(limit, l) * duration.as_secs_f64()).sum()
 }
 
+/// The most requests the load sweep may decide: each request it generates
+/// is decided by every limiter, the sliding-log reference included (10 to
+/// 25 ns a request and limiter: 1e11 is about half an hour of one core).
+pub const MAX_DECISIONS: f64 = 1e11;
+
+/// Why the load sweep of `loads`, each run for `duration`, would take too
+/// long for `limiters`, if it would: the requests it generates times the
+/// limiters deciding each are past [`MAX_DECISIONS`]. `fewer` says what
+/// else to have fewer of.
+pub fn work_problem(
+    limit: Limit,
+    loads: &[f64],
+    duration: Nanos,
+    limiters: &[LimiterSpec],
+    fewer: &str,
+) -> Option<String> {
+    let generated = expected_requests(limit, loads, duration);
+    let lanes = engine::with_reference(limiters).0.len();
+    let decided = generated * lanes as f64;
+    (decided > MAX_DECISIONS).then(|| {
+        format!(
+            "the load sweep would generate about {} requests over its {} (`loads` over `load_duration`, {} s each), each decided by its {lanes} limiters (the sliding-log reference included): about {} decisions, more than the {} it may make; give fewer or smaller `loads`, a shorter `load_duration`, or {fewer}",
+            crate::shown::about(generated),
+            crate::export::count_of(loads.len() as u64, "load"),
+            duration,
+            crate::shown::about(decided),
+            crate::shown::about(MAX_DECISIONS)
+        )
+    })
+}
+
 /// Runs every load factor (in parallel; results in the order of `loads`).
 /// `progress` is called with the number of finished loads.
 pub fn run(config: &LoadSweepConfig, progress: &(dyn Fn(u64) + Sync)) -> Result<Vec<LoadPoint>, RunError> {
