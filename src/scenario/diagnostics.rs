@@ -193,7 +193,7 @@ impl Ctx<'_> {
                 };
                 self.at(span, message)
             }
-            None => self.file(unplaced(&message)),
+            None => self.unplaced(&message),
         }
     }
 
@@ -203,7 +203,7 @@ impl Ctx<'_> {
     /// never another key on a line before). Something left open above (a
     /// string, list or inline table) is reported where it was opened.
     pub fn syntax(&self, e: &toml::de::Error) -> ScenarioError {
-        let Some(span) = e.span() else { return self.file(unplaced(e.message())) };
+        let Some(span) = e.span() else { return self.unplaced(e.message()) };
         // A carriage return with no line feed after it: at the `\r`
         // itself, where the parser points past it.
         let span = match bare_cr(e.message(), self.text, span.start) {
@@ -1454,14 +1454,52 @@ fn duplicate_inline_key(message: &str, text: &str, span: Range<usize>) -> Option
     Some((format!("{table}.{key}"), key))
 }
 
-/// A parser message with no place in the file, in plain words: "recursion
-/// limit" is the parser giving up on keys or values nested too deep (a
-/// dotted key of hundreds of parts), which it reports with no line.
-fn unplaced(message: &str) -> String {
-    if message.trim() == "recursion limit" {
-        "keys or values are nested too deeply to read (a dotted key, a table header or lists inside lists with about a hundred levels or more); no scenario needs more than a few".to_string()
-    } else {
-        message.to_string()
+/// The start of the line whose key is the deepest in `text` (a table
+/// header's parts, and on a key line the header's and the key's dotted
+/// parts), with that depth; `None` with no key at all. Dots in quoted keys
+/// count too: this only picks the line to point at.
+fn deepest_key_line(text: &str) -> Option<(usize, usize)> {
+    let (mut header, mut best, mut at) = (0, None::<(usize, usize)>, 0);
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        let offset = at + (line.len() - t.len());
+        at += line.len();
+        let parts = |k: &str| k.matches('.').count() + 1;
+        let depth = if let Some(h) = t.strip_prefix('[') {
+            header = parts(h.split(']').next().unwrap_or(""));
+            header
+        } else if let Some((key, _)) = t.split_once('=').filter(|_| !t.starts_with('#')) {
+            // Deep under a deep header: the header is the line to fix.
+            if parts(key) <= header {
+                continue;
+            }
+            header + parts(key)
+        } else {
+            continue;
+        };
+        if best.is_none_or(|(_, d)| depth > d) {
+            best = Some((offset, depth));
+        }
+    }
+    best
+}
+
+impl Ctx<'_> {
+    /// A parser message with no place in the file, in plain words:
+    /// "recursion limit" is the parser giving up on keys nested too deep
+    /// (a dotted key or table header of about 80 parts), which it reports
+    /// with no line: the deepest key's line is named.
+    fn unplaced(&self, message: &str) -> ScenarioError {
+        if message.trim() != "recursion limit" {
+            return self.file(message.to_string());
+        }
+        let words = "keys nested too deeply to read: the parser reads at most about 80 levels of tables and dotted \
+                     keys, and a scenario needs two or three (like traffic.retry.base)";
+        match deepest_key_line(self.text) {
+            Some((at, depth)) => self
+                .at(at..at, format!("{words}; this line's key is {depth} deep: write it with fewer parts")),
+            None => self.file(words.to_string()),
+        }
     }
 }
 
