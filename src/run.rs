@@ -229,14 +229,13 @@ pub fn run(
             return Err(JobError::SweepDefaults { at: scenario.window_at.clone(), problem });
         }
         let defaults = SweepOptions::defaults(scenario.limit);
-        let fewer = "compare fewer limiters";
-        let (limit, limiters) = (scenario.limit, &scenario.limiters);
-        let problem =
-            crate::sweep::burst_pair::total_work_problem(limit, grid, limiters, &defaults.map_slots, fewer)
-                .or_else(|| {
-                    let (loads, duration) = (&defaults.loads, defaults.load_duration);
-                    crate::sweep::load::work_problem(limit, loads, duration, limiters, fewer)
-                });
+        let problem = crate::sweep::work_problem(
+            scenario.limit,
+            &defaults,
+            &scenario.limiters,
+            "compare fewer limiters",
+        )
+        .map(crate::sweep::TooMuchWork::message);
         if let Some(problem) = problem {
             return Err(JobError::SweepDefaults { at: scenario.window_at.clone(), problem });
         }

@@ -429,22 +429,15 @@ impl Scenario {
             too_short_for_default_slots(&ctx, window_span.clone(), limit, &limiters, for_sweep)?;
         }
         if let Some(swept) = sweep.as_ref().filter(|s| s.window_sweeps) {
-            let problem = crate::sweep::burst_pair::total_work_problem(
-                limit,
-                swept.grid,
-                &limiters,
-                &swept.map_slots,
-                "compare fewer limiters",
-            );
             let raw = raw.sweep.as_ref().expect("a validated [sweep]");
-            if let Some(problem) = problem {
-                return Err(ctx.at(raw.get_ref().grid_span().unwrap_or(raw.span()), problem));
-            }
-            let fewer = "compare fewer limiters";
-            if let Some(problem) =
-                crate::sweep::load::work_problem(limit, &swept.loads, swept.load_duration, &limiters, fewer)
-            {
-                return Err(ctx.at(raw.get_ref().loads_span().unwrap_or(raw.span()), problem));
+            match crate::sweep::work_problem(limit, swept, &limiters, "compare fewer limiters") {
+                None => {}
+                Some(crate::sweep::TooMuchWork::BurstPairs(m)) => {
+                    return Err(ctx.at(raw.get_ref().grid_span().unwrap_or(raw.span()), m));
+                }
+                Some(crate::sweep::TooMuchWork::Loads(m)) => {
+                    return Err(ctx.at(raw.get_ref().loads_span().unwrap_or(raw.span()), m));
+                }
             }
         }
         let mut policies: Vec<(std::ops::Range<usize>, Option<RetryPolicy>)> =
@@ -667,26 +660,11 @@ impl Scenario {
         for (k, &n) in slots.iter().enumerate() {
             limiters.insert(insert_at + k, SlotCounterSpec { slots: n }.into());
         }
-        if let Some(swept) = self.sweep.as_ref().filter(|s| s.window_sweeps) {
-            let fewer = "give --slots fewer slot counts";
-            let problem = crate::sweep::burst_pair::total_work_problem(
-                self.limit,
-                swept.grid,
-                &limiters,
-                &swept.map_slots,
-                fewer,
-            );
-            if let Some(problem) = problem.or_else(|| {
-                crate::sweep::load::work_problem(
-                    self.limit,
-                    &swept.loads,
-                    swept.load_duration,
-                    &limiters,
-                    fewer,
-                )
-            }) {
-                return Err(SlotsOutOfRange::SweepWork(problem));
-            }
+        if let Some(swept) = self.sweep.as_ref().filter(|s| s.window_sweeps)
+            && let Some(problem) =
+                crate::sweep::work_problem(self.limit, swept, &limiters, "give --slots fewer slot counts")
+        {
+            return Err(SlotsOutOfRange::SweepWork(problem.message()));
         }
         self.limiters = limiters;
         Ok(())

@@ -27,6 +27,41 @@ pub fn default_limiters() -> Vec<LimiterSpec> {
     v
 }
 
+/// Which of the burst-pair and load sweeps a work bound refuses, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TooMuchWork {
+    BurstPairs(String),
+    Loads(String),
+}
+
+impl TooMuchWork {
+    pub fn message(self) -> String {
+        match self {
+            TooMuchWork::BurstPairs(m) | TooMuchWork::Loads(m) => m,
+        }
+    }
+}
+
+/// Why the burst-pair and load sweeps of `opts` would take too long for
+/// `limiters`, if they would: the burst-pair total
+/// ([`burst_pair::total_work_problem`]) first, then the loads'
+/// ([`load::work_problem`]). `fewer` says what else to have fewer of. The
+/// one check for a scenario as read, after `--slots` and for `ratesim
+/// sweep`'s defaults.
+pub fn work_problem(
+    limit: crate::limiter::Limit,
+    opts: &crate::scenario::SweepOptions,
+    limiters: &[LimiterSpec],
+    fewer: &str,
+) -> Option<TooMuchWork> {
+    burst_pair::total_work_problem(limit, opts.grid, limiters, &opts.map_slots, fewer)
+        .map(TooMuchWork::BurstPairs)
+        .or_else(|| {
+            load::work_problem(limit, &opts.loads, opts.load_duration, limiters, fewer)
+                .map(TooMuchWork::Loads)
+        })
+}
+
 /// What the analysis predicts for a burst pair: (band width, violation
 /// probability), as fractions. `None` where it predicts nothing.
 pub fn analytic_burst_pair(spec: &LimiterSpec) -> Option<(f64, f64)> {
