@@ -4,7 +4,22 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-const EXAMPLES: &str = "\
+/// `ratesim --help`'s examples: `run`'s, then one of `sweep`.
+const EXAMPLES: &str = concat!(
+    run_examples!(),
+    "
+  ratesim sweep scenarios/boundary_burst.toml --format svg
+      The default burst-pair and load sweeps over another scenario's limit
+      and limiters (it has no [sweep] table), SVG charts only; writes
+      output/boundary_burst-sweeps/, beside the run's results."
+);
+
+/// `ratesim run --help`'s examples.
+const RUN_EXAMPLES: &str = run_examples!();
+
+macro_rules! run_examples {
+    () => {
+        "\
 Examples:
   ratesim run scenarios/boundary_burst.toml
       Compare fixed window, slot counters (N = 2, 10, 100) and the sliding log
@@ -15,11 +30,10 @@ Examples:
   ratesim run scenarios/replay_csv.toml --decisions
       Replay a recorded trace and also write one row per request per limiter.
   ratesim run scenarios/error_vs_slots.toml
-      Burst-pair and load sweeps: error versus slot count, with charts.
-  ratesim sweep scenarios/boundary_burst.toml --format svg
-      The default burst-pair and load sweeps over another scenario's limit
-      and limiters (it has no [sweep] table), SVG charts only; writes
-      output/boundary_burst-sweeps/, beside the run's results.";
+      Burst-pair and load sweeps: error versus slot count, with charts."
+    };
+}
+use run_examples;
 
 const SWEEP_EXAMPLES: &str = "\
 Examples:
@@ -47,7 +61,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a scenario and write its tables, charts and report.md to the output folder.
-    #[command(after_help = EXAMPLES)]
+    #[command(after_help = RUN_EXAMPLES, mut_arg("out", |a| a.help("Output folder [default: output/<scenario name>]")))]
     Run(RunArgs),
     /// Validate a scenario and read its CSV traces in full, without running.
     Check(CheckArgs),
@@ -61,7 +75,10 @@ pub enum Command {
     /// closed clients play no part in them, and the output says so. The
     /// topology sweeps and the retry-policy comparison rerun the scenario's
     /// own traffic and keep them.
-    #[command(after_help = SWEEP_EXAMPLES)]
+    #[command(
+        after_help = SWEEP_EXAMPLES,
+        mut_arg("out", |a| a.help("Output folder [default: output/<scenario name>-sweeps, beside the run's]"))
+    )]
     Sweep(SweepArgs),
     /// Print a shell completion script to stdout (bash, zsh, fish, powershell, elvish).
     ///
