@@ -237,6 +237,13 @@ fn run(args: &CommonArgs, decisions: bool, sweep_only: bool) -> Result<()> {
         .map(|chart| charts::draw(&chart_set, chart, &outputs))
         .collect::<Result<Vec<_>>>()?;
     let committed = outputs.commit(&drawn)?;
+    if let Some(old) = &committed.replaced {
+        // Even with --quiet: results the user may have wanted are gone.
+        eprintln!(
+            "note: {} held the results of `{old}`; this run replaced them",
+            ratesim::shown::path(&committed.target)
+        );
+    }
     if !args.quiet {
         // The results are in place by now: say so if the table cannot be shown.
         let mut out = io::stdout().lock();

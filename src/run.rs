@@ -662,6 +662,7 @@ gave up)",
             charts: &chart_refs,
             files: &self.files,
         });
+        let replaced = self.replaced_results(&report_md);
         self.write("report.md", report_md)?;
         let target = self.staged.commit()?;
         let summary = export::text::run_summary(
@@ -673,7 +674,21 @@ gave up)",
             &self.files,
             chart_refs.len(),
         );
-        Ok(Committed { target, summary })
+        Ok(Committed { target, summary, replaced })
+    }
+
+    /// The heading of the results the output folder held before, when they
+    /// were another scenario's (or another name's): an earlier run wrote the
+    /// folder, so it may be replaced, but `--out` may have named the wrong
+    /// one, and the user is told whose results are gone.
+    fn replaced_results(&self, report_md: &str) -> Option<String> {
+        if !self.staged.has_previous() {
+            return None;
+        }
+        let heading = |text: &str| text.lines().next().map(|l| l.trim_start_matches('#').trim().to_string());
+        let old = std::fs::read_to_string(self.staged.target().join("report.md")).ok()?;
+        let (old, new) = (heading(&old)?, heading(report_md)?);
+        (!old.is_empty() && old != new).then_some(old)
     }
 }
 
@@ -1054,6 +1069,9 @@ pub struct Committed {
     pub target: PathBuf,
     /// What the terminal shows after a run: the tables and where they went.
     pub summary: String,
+    /// The heading of the results the folder held before, when they were
+    /// another scenario's: they are gone, and the user should hear so.
+    pub replaced: Option<String>,
 }
 
 /// A run error that a scenario key caused, told where the key is.

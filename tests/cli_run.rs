@@ -178,6 +178,34 @@ fn default_out_dir_is_output_slash_name() {
     assert_eq!(entries.len(), 1);
 }
 
+/// `--out` may name a folder an earlier run of another scenario wrote: the
+/// run replaces it, as any earlier run's, but says whose results are gone;
+/// rerunning the same scenario there says nothing.
+#[test]
+fn replacing_another_scenarios_results_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("results");
+    let run = |name: &str| {
+        ratesim()
+            .args([
+                "run",
+                scenario(name).to_str().unwrap(),
+                "-q",
+                "--no-charts",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .assert()
+            .success()
+    };
+    run("poisson.toml").stderr("");
+    run("poisson.toml").stderr("");
+    run("boundary_burst.toml")
+        .stderr(format!("note: {} held the results of `poisson`; this run replaced them\n", out.display()));
+    assert!(read(&out, "report.md").starts_with("# boundary_burst\n"));
+    run("boundary_burst.toml").stderr("");
+}
+
 /// `sweep` defaults to its own folder beside the run's: sweeping a scenario
 /// never replaces the results its run wrote. A sweep is many runs, so it
 /// takes no `--decisions`.
