@@ -126,6 +126,7 @@ pub fn summary(title: &str, report: &RunReport) -> String {
         trace_sentence(report)
     );
     out.push_str(&render_table(&summary_table(report)));
+    let _ = writeln!(out, "\n{}", summary_note(report));
     let clients = clients_table(report);
     if !clients.rows.is_empty() {
         let _ = writeln!(out, "\n{}\n", CLIENTS_NOTE);
@@ -137,6 +138,24 @@ pub fn summary(title: &str, report: &RunReport) -> String {
         out.push_str(&render_table(&delays));
     }
     out
+}
+
+/// What the summary table's columns mean, in the words of
+/// `docs/semantics.md` ("The metrics"), and for keyed runs how keys combine.
+pub fn summary_note(report: &RunReport) -> String {
+    let mut note = String::from(
+        "**peak**: the most admitted requests in any exact window (t - W, t]; **excess**: requests admitted \
+with L or more already in their exact window; **false rejects**: requests refused with fewer than L in it; \
+**over-admission**: admitted / the sliding log's admitted - 1; **disagreement**: the share of requests \
+decided otherwise than by the sliding log; **state**: the most items the limiter held at once (counters, \
+slots or timestamps) and their bytes.",
+    );
+    if report.keys > 1 {
+        note.push_str(
+            " Each key has its own window: peak is the worst key's, the counts and the state add up over keys.",
+        );
+    }
+    note
 }
 
 /// What the delays table means.
@@ -749,4 +768,42 @@ pub fn topology_sweep(result: &crate::sweep::TopologySweepResult) -> String {
     let _ = writeln!(out, "{}\n", topology_sweep_method(result));
     out.push_str(&render_table(&topology_sweep_table(result)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{self, RunConfig};
+    use crate::limiter::{FixedWindowSpec, Limit, LimiterSpec, WindowAlign};
+    use crate::time::Nanos;
+    use crate::trace::Arrival;
+
+    fn report(keys: &[u64]) -> RunReport {
+        let limit = Limit { requests: 1, window: Nanos::new(10) };
+        let fixed = LimiterSpec::from(FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::ZERO } });
+        let arrivals: Vec<_> =
+            keys.iter().enumerate().map(|(i, &k)| Arrival::keyed(Nanos::new(i as u64), k)).collect();
+        let config = RunConfig::new(limit, vec![fixed]);
+        engine::run(&config, arrivals.into_iter().map(Ok), None, &mut |_| {}).unwrap()
+    }
+
+    /// The note under the summary table defines each of its measured
+    /// columns, and says how keys combine only when there are several.
+    #[test]
+    fn the_summary_note_defines_the_tables_columns() {
+        let one = report(&[0, 0, 0]);
+        let note = summary_note(&one);
+        let table = summary_table(&one);
+        let defined = ["peak", "excess", "false rejects", "over-admission", "disagreement", "state"];
+        for header in &table.headers {
+            let plain = ["limiter", "admitted", "rejected", "peak/L"].contains(&header.as_str());
+            assert!(plain || defined.contains(&header.as_str()), "{header} is not defined");
+        }
+        for column in defined {
+            assert!(note.contains(&format!("**{column}**")), "{column}");
+        }
+        assert!(!note.contains("key"));
+        let keyed = summary_note(&report(&[0, 1, 0]));
+        assert!(keyed.starts_with(&note) && keyed.ends_with("the counts and the state add up over keys."));
+    }
 }

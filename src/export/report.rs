@@ -98,7 +98,7 @@ the sliding log is the exact reference.\n",
             let _ = writeln!(out, "{clients}\n");
         }
         out.push_str(&render_table(&summary_table(run)));
-        out.push('\n');
+        let _ = writeln!(out, "\n{}\n", super::markdown::summary_note(run));
         let clients = super::markdown::clients_table(run);
         if !clients.rows.is_empty() {
             let _ = writeln!(out, "{}\n", super::markdown::CLIENTS_NOTE);
