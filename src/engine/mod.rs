@@ -180,7 +180,7 @@ shorter or sparser trace, or, if the machine has the memory, raise --memory"
         ),
         None => format!(
             "with limit.requests = {requests}, one window can hold up to {} timestamps of 8 bytes per limiter and \
-client (the sliding log: {requests} entries of 16 bytes), {} each; ratesim keeps every one of them to measure \
+client (the sliding log: {requests} entries of 16 bytes, a timestamp and a running count), {} each; ratesim keeps every one of them to measure \
 exactly. Lower limit.requests, use a shorter or sparser trace, or, if the machine has the memory, raise --memory",
             requests.saturating_mul(2),
             fmt_bytes(requests.saturating_mul(16))
@@ -1093,7 +1093,7 @@ mod tests {
         assert!(text.ends_with("or, if the machine has the memory, raise --memory"), "{text}");
         assert!(text.contains("up to 2000000000000 timestamps"), "{text}");
         assert!(
-            text.contains("(the sliding log: 1000000000000 entries of 16 bytes), 14.6 TiB each;"),
+            text.contains("(the sliding log: 1000000000000 entries of 16 bytes, a timestamp and a running count), 14.6 TiB each;"),
             "{text}"
         );
     }
