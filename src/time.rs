@@ -290,6 +290,14 @@ fn split_number(s: &str) -> Option<(&str, &str, &str)> {
     Some((whole, frac, rest))
 }
 
+/// Whether `t` is a zero number written with a minus sign and nothing
+/// else: `-0`, `-000`, `-0.000`, `-.0` (digits all 0, at most one `.`).
+/// It is 0, not below it.
+fn is_minus_zero(t: &str) -> bool {
+    let Some(number) = t.strip_prefix('-') else { return false };
+    matches!(split_number(number), Some((whole, frac, "")) if (whole.bytes().chain(frac.bytes())).all(|b| b == b'0'))
+}
+
 /// Parses a human duration: one or more `<number><unit>` parts, such as
 /// `"10ms"`, `"1.5s"`, `"250us"`, `"1m30s"`. The result is exact.
 pub fn parse_duration(text: &str) -> Result<Nanos, TimeParseError> {
@@ -301,8 +309,13 @@ pub fn parse_duration(text: &str) -> Result<Nanos, TimeParseError> {
         // `-0s` is zero, not below it: keys that take 0 take it, and the
         // others say they need more than 0.
         // (One sign at most: no recursion on `----...`.)
+        // A zero with no unit (`-0`, `-0.0`) lacks its unit as `0` does:
+        // the sign is not what is wrong with it.
         return match (unsigned.trim_start().starts_with('-'), parse_duration(unsigned)) {
             (false, Ok(Nanos::ZERO)) => Ok(Nanos::ZERO),
+            (false, Err(TimeParseError::BadDuration(_))) if is_minus_zero(t) => {
+                Err(TimeParseError::BadDuration(t.to_string()))
+            }
             _ => Err(TimeParseError::Negative(t.to_string())),
         };
     }
@@ -418,7 +431,12 @@ mod tests {
         assert_eq!(parse_duration("-0s"), Ok(Nanos::ZERO));
         assert_eq!(parse_duration("-0ms0ns"), Ok(Nanos::ZERO));
         assert!(matches!(parse_duration("--0s"), Err(TimeParseError::Negative(_))));
-        assert!(matches!(parse_duration("-0"), Err(TimeParseError::Negative(_))));
+        // A zero with no unit lacks the unit, as `0` does: not negative.
+        for text in ["-0", "-000", "-0.0", "-.0"] {
+            assert_eq!(parse_duration(text), Err(TimeParseError::BadDuration(text.to_string())), "{text}");
+        }
+        assert!(matches!(parse_duration("-1"), Err(TimeParseError::Negative(_))));
+        assert!(matches!(parse_duration("-0.1"), Err(TimeParseError::Negative(_))));
         assert!(matches!(parse_duration("-1ns"), Err(TimeParseError::Negative(_))));
         assert!(matches!(parse_duration("3 days"), Err(TimeParseError::UnknownUnit { .. })));
         // An exponent is named as one, not as the unit `e`.

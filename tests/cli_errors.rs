@@ -728,6 +728,16 @@ fn s16_duration_without_unit() {
         "`1000` is not a duration",
         "a number and a unit",
     ]);
+    // A zero lacks its unit too, with a minus sign or without: `-0` was
+    // called negative, where `0` was said to lack a unit (`-0s` is 0, s116).
+    for zero in ["0", "-0", "-0.0"] {
+        Case::new(&with("window = \"1s\"", &format!("window = \"{zero}\""))).refused(&[&format!(
+            "error: s.toml:6:10: `limit.window`: `{zero}` is not a duration: expected a number and a unit, like \"10ms\", \"1s\", \"250us\", \"1m\" or \"1m30s\" (units: ns, us, ms, s, m, h)\n"
+        )]);
+    }
+    Case::new(&with("start = \"100ms\"", "start = \"-0\"")).refused(&[
+        "error: s.toml:10:9: `traffic[0].start`: `-0` is not a duration: expected a number and a unit",
+    ]);
 }
 
 #[test]
