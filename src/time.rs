@@ -222,11 +222,15 @@ impl TimeUnit {
             TimeUnit::S => parse_decimal_seconds(text),
             other => {
                 let t = text.trim();
-                if t.starts_with('-') {
-                    return Err(TimeParseError::Negative(t.to_string()));
-                }
-                let digits = t.strip_prefix('+').unwrap_or(t);
-                let v: u64 = t.parse().map_err(|_| {
+                // `-0` is 0, not below it; `-0.0` is no whole number, as
+                // `0.0` is not.
+                let unsigned = match t.strip_prefix('-') {
+                    Some(zero) if is_minus_zero(t) => zero,
+                    Some(_) => return Err(TimeParseError::Negative(t.to_string())),
+                    None => t,
+                };
+                let digits = unsigned.strip_prefix('+').unwrap_or(unsigned);
+                let v: u64 = unsigned.parse().map_err(|_| {
                     if has_exponent(t) {
                         TimeParseError::Exponent(t.to_string())
                     } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -368,6 +372,10 @@ pub fn parse_decimal_seconds(text: &str) -> Result<Nanos, TimeParseError> {
     if t.is_empty() {
         return Err(TimeParseError::Empty);
     }
+    // `-0` and `-0.000` are 0, not below it.
+    if is_minus_zero(t) {
+        return Ok(Nanos::ZERO);
+    }
     if t.starts_with('-') {
         return Err(TimeParseError::Negative(t.to_string()));
     }
@@ -507,6 +515,20 @@ mod tests {
         assert_eq!(parse_decimal_seconds("1.0000000010"), Ok(Nanos(1_000_000_001)));
         assert!(matches!(parse_decimal_seconds("1.0000000001"), Err(TimeParseError::SubNanosecond(_))));
         assert!(matches!(parse_decimal_seconds("-0.1"), Err(TimeParseError::Negative(_))));
+        assert!(matches!(parse_decimal_seconds("-0.0000000001"), Err(TimeParseError::Negative(_))));
+        assert!(matches!(parse_decimal_seconds("-+0"), Err(TimeParseError::Negative(_))));
+        assert!(matches!(parse_decimal_seconds("--0"), Err(TimeParseError::Negative(_))));
+        // Minus zero is zero, in seconds and in every whole unit.
+        for text in ["-0", "-000", "-0.000", "-.0", "-0.", " -0 "] {
+            assert_eq!(parse_decimal_seconds(text), Ok(Nanos::ZERO), "{text}");
+        }
+        for unit in [TimeUnit::Ms, TimeUnit::Us, TimeUnit::Ns] {
+            assert_eq!(unit.parse_timestamp("-0"), Ok(Nanos::ZERO));
+            assert_eq!(unit.parse_timestamp("-000"), Ok(Nanos::ZERO));
+            assert_eq!(unit.parse_timestamp("-0.0"), Err(TimeParseError::BadInteger("-0.0".into())));
+            assert_eq!(unit.parse_timestamp("-1"), Err(TimeParseError::Negative("-1".into())));
+            assert_eq!(unit.parse_timestamp("-+0"), Err(TimeParseError::Negative("-+0".into())));
+        }
         assert!(matches!(parse_decimal_seconds("1e3"), Err(TimeParseError::Exponent(_))));
         assert!(matches!(parse_decimal_seconds("1x3"), Err(TimeParseError::BadDecimal(_))));
         assert!(matches!(parse_decimal_seconds("abc"), Err(TimeParseError::BadDecimal(_))));

@@ -2135,6 +2135,22 @@ fn t36_time_unit_micro_with_either_mu_is_accepted() {
     }
 }
 
+/// A time of `-0` or `-0.000` is 0: it was called negative ("times and
+/// durations start at 0"), which it is not; as a duration's `"-0s"` is 0
+/// (s116). Below zero is still negative (t03).
+#[test]
+fn t40_minus_zero_time_is_zero() {
+    let c = trace("time\n-0\n-0.000\n\"-0\"\n0.5\n");
+    let out = c.run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("trace.csv: 4 rows, 0 s to 0.5 s"), "{}", out.stdout);
+    let c = Case::new(&format!("{CSV_BASE}time_unit = \"ms\"\n")).file("trace.csv", "time\n-0\n500\n");
+    let out = c.run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("trace.csv: 2 rows, 0 s to 0.5 s"), "{}", out.stdout);
+    trace("time\n-0.001\n").refused(&["trace.csv, line 2: field `time`: `-0.001` is negative"]);
+}
+
 /// BOM, CRLF line ends, blank lines and extra columns are all fine.
 #[test]
 fn t14_bom_crlf_blank_lines_extra_columns_are_accepted() {

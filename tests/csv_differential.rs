@@ -141,6 +141,8 @@ const TOKENS: &[&[u8]] = &[
     b"\xff",
     b"\xef\xbb\xbf",
     b"-",
+    b"-0",
+    b"-0.000",
     b"x",
     b"time",
     b"key",
@@ -269,6 +271,35 @@ proptest! {
     #[test]
     fn same_as_the_csv_crate_on_raw_bytes(case in raw_case(), sizes in sizes()) {
         check(&case, &sizes, None)?;
+    }
+}
+
+/// A time of `-0` is 0, on the fast path (which leaves signs to the full
+/// parser), after a quote (csv_core) and in the reference alike; it was
+/// called negative. `-0.001` still is, and `-0.0` is no whole number of ms.
+#[test]
+fn minus_zero_is_zero_on_every_path() {
+    let data = b"time\n-0\n\"-0.000\"\n -0 \n-.0\n0.5\n-0\n".to_vec();
+    let case = Case { data, options: options(0, false, true) };
+    for sizes in [vec![usize::MAX], vec![1], vec![3, 5]] {
+        let [reference, fast, general] = outcomes(&case, &sizes, None);
+        let Outcome::Read { items, .. } = &reference else { panic!("{reference:?}") };
+        let zero = Ok((0, 0));
+        assert_eq!(
+            items,
+            &[zero.clone(), zero.clone(), zero.clone(), zero.clone(), zero.clone(), Ok((500_000_000, 0))]
+        );
+        assert!(fast == reference && general == reference, "sizes {sizes:?}: {fast:?} {general:?}");
+    }
+    for (unit, data, want) in [
+        (0, &b"time\n-0.001\n"[..], "`-0.001` is negative"),
+        (2, &b"time\n-0\n-0.0\n"[..], "`-0.0` is not a whole number"),
+    ] {
+        let case = Case { data: data.to_vec(), options: options(unit, false, false) };
+        let [reference, fast, general] = outcomes(&case, &[usize::MAX], None);
+        let Outcome::Read { items, .. } = &reference else { panic!("{reference:?}") };
+        assert!(items.last().unwrap().as_ref().unwrap_err().contains(want), "{items:?}");
+        assert!(fast == reference && general == reference, "{fast:?} {general:?}");
     }
 }
 
