@@ -3784,6 +3784,28 @@ fn r23_retry_policies_empty() {
         .refused(&["s.toml:19:18:", "`sweep.retry_policies` must list 1 to 20 retry tables"]);
 }
 
+/// A list where an entry of `retry_policies` belongs was read as a table,
+/// item by item, and refused at its first item as if that were the key
+/// `policy`: "`sweep.retry_policies[0][0]`: expected a string, found a
+/// table". The entry itself is named, and what it is.
+#[test]
+fn r56_retry_policies_entry_is_a_list() {
+    let table = "expected a retry table (like { policy = \"full_jitter\", base = \"100ms\", cap = \"10s\", max_attempts = 5 })";
+    Case::new(&format!(
+        "{BASE}\n[sweep]\nretry_policies = [[{{ policy = \"none\" }}], {{ policy = \"fixed\", base = \"1s\" }}]\n"
+    ))
+    .refused(&[&format!("error: s.toml:19:19: `sweep.retry_policies[0]`: {table}, found a list\n")]);
+    // Any other value in its place is named with its place too.
+    Case::new(&format!("{BASE}\n[sweep]\nretry_policies = [{{ policy = \"none\" }}, 5]\n")).refused(&[
+        &format!("error: s.toml:19:40: `sweep.retry_policies[1]`: {table}, found the number 5\n"),
+    ]);
+    // And an entry of `[nodes] outage`.
+    Case::new(&format!(
+        "{BASE}\n[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\noutage = [[{{ start = \"1s\", end = \"2s\" }}]]\n"
+    ))
+    .refused(&["error: s.toml:22:11: `nodes.outage[0]`: expected a table, found a list\n"]);
+}
+
 #[test]
 fn r24_retry_policies_entry_checked_under_its_own_name() {
     Case::new(&format!(

@@ -156,6 +156,10 @@ impl Ctx<'_> {
                 // An error about a whole inline table in a list (a missing
                 // key of the second `retry_policies` entry) is at its `{`:
                 // named with its place in the list, `sweep.retry_policies[1]`.
+                // A value of the wrong type where a list holds tables
+                // (`retry_policies = [[{ ... }]]`, `outage = [{ ... }, 5]`)
+                // is named with its place in the list too.
+                let expects_table = e.message().contains("expected struct ");
                 let key = if span == (0..0) {
                     None
                 } else {
@@ -164,6 +168,7 @@ impl Ctx<'_> {
                             let at_brace = self.text.get(span.start..).is_some_and(|t| t.starts_with('{'));
                             at_brace.then(|| inline_table_at(self.text, span.start + 1)).flatten()
                         })
+                        .or_else(|| expects_table.then(|| list_item_at(self.text, span.start)).flatten())
                         .or_else(|| key_path_at(self.text, span.start))
                 };
                 let message = match key {
@@ -553,6 +558,38 @@ impl<'de> serde::Deserialize<'de> for Counts {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+/// A table that is read from a TOML table only, for the entries of a list
+/// of tables (`[sweep] retry_policies`, `[nodes] outage`). serde's derived
+/// structs read a list too, item by item as their fields in order, so a
+/// list where an entry belongs (`retry_policies = [[{ ... }], { ... }]`)
+/// was refused at its first item, as if that were the entry's first key:
+/// "`sweep.retry_policies[0][0]`: expected a string, found a table". Here
+/// the entry itself is refused, as a list, named with its place in the
+/// list ([`list_item_at`]).
+pub struct OnlyTable<T>(pub T);
+
+/// The name serde gives a table's struct in its messages ("expected struct
+/// RawRetry"), which [`plain_types`] puts in words ("a retry table").
+pub trait TableName {
+    const STRUCT: &'static str;
+}
+
+impl<'de, T: serde::Deserialize<'de> + TableName> serde::Deserialize<'de> for OnlyTable<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<OnlyTable<T>, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de> + TableName> serde::de::Visitor<'de> for V<T> {
+            type Value = OnlyTable<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(f, "struct {}", T::STRUCT)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<OnlyTable<T>, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(OnlyTable)
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
     }
 }
 
@@ -986,16 +1023,53 @@ fn inline_value_at(text: &str, offset: usize) -> Option<String> {
 /// [`inline_table_at`], and the key of that table whose value `offset` is
 /// in (empty at a key: before its `=`).
 fn inline_at(text: &str, offset: usize) -> Option<(String, String)> {
+    let (key, frames) = open_at(text, offset)?;
+    let (Frame::Table(inner), outer) = frames.split_last()? else { return None };
+    Some((path_of(key, outer), inner.clone()))
+}
+
+/// The path of the list item that `offset` is in, when that item is a
+/// list's own (not in an inline table inside it): `sweep.retry_policies[0]`
+/// for the inner `[` of `retry_policies = [[{ ... }]]`, `nodes.outage[1]`
+/// for the `5` of `outage = [{ ... }, 5]`. `None` outside lists.
+fn list_item_at(text: &str, offset: usize) -> Option<String> {
+    let (key, frames) = open_at(text, offset)?;
+    matches!(frames.last(), Some(Frame::List(_))).then(|| path_of(key, &frames))
+}
+
+/// A list or inline table open at a place in a value, as [`open_at`]
+/// reads them: a list with the index of the item being read, an inline
+/// table with the key whose value is being read (empty at a key).
+enum Frame {
+    List(usize),
+    Table(String),
+}
+
+/// `key` followed by the items and keys of `frames`: `key[1].base`.
+fn path_of(key: String, frames: &[Frame]) -> String {
+    let mut path = key;
+    for frame in frames {
+        match frame {
+            Frame::List(i) => path.push_str(&format!("[{i}]")),
+            Frame::Table(k) => {
+                path.push('.');
+                path.push_str(k);
+            }
+        }
+    }
+    path
+}
+
+/// The key of the statement whose value holds `offset`, and the lists and
+/// inline tables open in that value there, outermost first. `None` when
+/// `offset` is in no value.
+fn open_at(text: &str, offset: usize) -> Option<(String, Vec<Frame>)> {
     let mut offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;
     }
     let start = value_start_at(text, offset)?;
     let key = key_path_at(text, start)?;
-    enum Frame {
-        List(usize),
-        Table(String),
-    }
     let mut frames: Vec<Frame> = Vec::new();
     // The bare word last read, for the key before an `=` (`gap`: a space
     // ended it).
@@ -1050,18 +1124,7 @@ fn inline_at(text: &str, offset: usize) -> Option<(String, String)> {
             _ => word.clear(),
         }
     }
-    let (Frame::Table(inner), outer) = frames.split_last()? else { return None };
-    let mut path = key;
-    for frame in outer {
-        match frame {
-            Frame::List(i) => path.push_str(&format!("[{i}]")),
-            Frame::Table(k) => {
-                path.push('.');
-                path.push_str(k);
-            }
-        }
-    }
-    Some((path, inner.clone()))
+    Some((key, frames))
 }
 
 /// The unknown key and the keys serde expected, from its message
@@ -2234,6 +2297,21 @@ mod tests {
         assert_eq!(value(t, "1 }").as_deref(), Some("traffic[0].retry.cap.x"));
         assert_eq!(value(t, "base"), None);
         assert_eq!(value("[nodes]\nbalance = { weights = [1, 2] }", "2]"), None);
+    }
+
+    /// A list's own item is named with its place; a value inside an
+    /// inline table in it, or no list at all, is not a list's item.
+    #[test]
+    fn list_items_are_named_by_their_place() {
+        let item = |text: &str, needle: &str| list_item_at(text, text.find(needle).unwrap());
+        let t = "[sweep]\nretry_policies = [[{ policy = \"none\" }], { policy = \"fixed\" }, 5]\n";
+        assert_eq!(item(t, "[{").as_deref(), Some("sweep.retry_policies[0]"));
+        assert_eq!(item(t, "{ policy").as_deref(), Some("sweep.retry_policies[0][0]"));
+        assert_eq!(item(t, "5").as_deref(), Some("sweep.retry_policies[2]"));
+        assert_eq!(item(t, "\"fixed"), None);
+        let t = "[nodes]\noutage = [\n  { start = \"1s\" }, # [,\n  1,\n]\n";
+        assert_eq!(item(t, "1,").as_deref(), Some("nodes.outage[1]"));
+        assert_eq!(item("[[traffic]]\ncount = 20", "20"), None);
     }
 
     /// A key set twice in an inline table is named with its path, a

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::diagnostics::{Ctx, Loose, ScenarioError, Whole, nearest_key};
+use super::diagnostics::{Ctx, Loose, OnlyTable, ScenarioError, TableName, Whole, nearest_key};
 use super::traffic::Traffic;
 use crate::limiter::{Limit, LimiterSpec};
 use crate::nodes::{Balance, Mode, Outage, Topology};
@@ -30,7 +30,7 @@ pub(super) struct RawNodes {
     atomic: Option<Spanned<bool>>,
     sync_interval: Option<Spanned<String>>,
     #[serde(default)]
-    outage: Vec<Spanned<RawOutage>>,
+    outage: Vec<Spanned<OnlyTable<RawOutage>>>,
 }
 
 #[derive(Deserialize)]
@@ -39,6 +39,10 @@ struct RawOutage {
     start: Spanned<String>,
     end: Spanned<String>,
     fail: Option<Spanned<String>>,
+}
+
+impl TableName for RawOutage {
+    const STRUCT: &'static str = "RawOutage";
 }
 
 impl RawNodes {
@@ -383,7 +387,7 @@ fn outages(ctx: &Ctx, r: &RawNodes, mode: Mode) -> Result<Vec<Outage>, ScenarioE
         if mode == Mode::Local {
             return Err(ctx.at(o.span(), "`nodes.outage`: in mode = \"local\" there is no store to lose"));
         }
-        let o_ref = o.get_ref();
+        let o_ref = &o.get_ref().0;
         let key = |k: &str| format!("nodes.outage[{i}].{k}");
         let start = ctx.duration(&key("start"), &o_ref.start)?;
         let end = ctx.duration(&key("end"), &o_ref.end)?;

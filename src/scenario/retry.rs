@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::diagnostics::{Ctx, ScenarioError, Whole};
+use super::diagnostics::{Ctx, ScenarioError, TableName, Whole};
 use crate::clients::Backoff;
 use crate::clients::policy::{MAX_ATTEMPTS, QUOTA_DEFAULT, QUOTA_MAX, RetryPolicy, TOKEN, Throttle};
 use crate::time::Nanos;
@@ -21,6 +21,10 @@ pub(super) struct RawRetry {
     max_tokens: Option<Spanned<f64>>,
     token_ratio: Option<Spanned<f64>>,
     retry_quota: Option<Spanned<Whole>>,
+}
+
+impl TableName for RawRetry {
+    const STRUCT: &'static str = "RawRetry";
 }
 
 /// Validates a retry table whose keys are named `{table}.key`, starting at

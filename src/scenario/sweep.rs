@@ -10,7 +10,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::MAX_GENERATED;
-use super::diagnostics::{Ctx, ScenarioError};
+use super::diagnostics::{Ctx, OnlyTable, ScenarioError};
 use super::nodes::MAX_NODES;
 use super::retry::{self, RawRetry};
 use crate::clients::RetryPolicy;
@@ -61,7 +61,7 @@ pub(super) struct RawSweep {
     loads: Option<Spanned<Vec<Spanned<f64>>>>,
     load_duration: Option<Spanned<String>>,
     map_slots: Option<Spanned<Vec<Spanned<i64>>>>,
-    pub(super) retry_policies: Option<Spanned<Vec<Spanned<RawRetry>>>>,
+    pub(super) retry_policies: Option<Spanned<Vec<Spanned<OnlyTable<RawRetry>>>>>,
     // The topology sweeps (`validate_topology`).
     pub(super) nodes: Option<Spanned<Vec<Spanned<i64>>>>,
     rtts: Option<Spanned<Vec<Spanned<String>>>>,
@@ -314,7 +314,9 @@ pub(super) fn validate(
             .get_ref()
             .iter()
             .enumerate()
-            .map(|(i, t)| retry::validate(ctx, &format!("sweep.retry_policies[{i}]"), t.span(), t.get_ref()))
+            .map(|(i, t)| {
+                retry::validate(ctx, &format!("sweep.retry_policies[{i}]"), t.span(), &t.get_ref().0)
+            })
             .collect::<Result<_, _>>()?;
     }
     out.window_sweeps = r.runs_burst_pair();
