@@ -1124,16 +1124,46 @@ fn s40_scenario_not_utf8() {
     Case::new("")
         .file("s.toml", b"name = \"\xff\"\n")
         .refused(&[&format!("error: s.toml:1:9: `name`: the byte 0xFF is {latin1}")]);
-    // After a byte order mark, columns count from after it; in a comment
-    // on a line of its own, no key.
+    // After a byte order mark, columns count from after it (a comment's
+    // byte is s118's).
     let mut bom = b"\xef\xbb\xbf".to_vec();
-    bom.extend(with("count = 20", "count = 20\n# caf\u{e9}").as_bytes());
+    bom.extend(with("kind = \"burst\"", "kind = \"caf\u{e9}\"").as_bytes());
     let at = bom.windows(2).position(|w| w == "\u{e9}".as_bytes()).unwrap();
     bom.splice(at..at + 2, [0xe9]);
-    Case::new("").file("s.toml", &bom).refused(&[&format!("error: s.toml:13:6: the byte 0xE9 is {latin1}")]);
+    Case::new("")
+        .file("s.toml", &bom)
+        .refused(&[&format!("error: s.toml:9:12: `traffic[0].kind`: the byte 0xE9 is {latin1}")]);
     Case::new("").file("s.toml", b"\xff\xfen\x00a\x00").refused(&[
         "error: s.toml:1:1: the file looks like UTF-16 text (it starts with a UTF-16 byte order mark): a scenario is UTF-8 text; save it as UTF-8\n",
     ]);
+}
+
+/// A byte that is not UTF-8 in a comment was given the advice for a
+/// string (write the character as an escape) and named by the key of its
+/// line, which it is no part of.
+#[test]
+fn s118_a_comment_not_utf8() {
+    let comment = "a comment holds the byte 0xE9, which is not UTF-8 text: a scenario is read as UTF-8, its comments too (this one may be saved as Latin-1 or Windows-1252); save it as UTF-8, or remove the character from the comment\n";
+    let latin1 = |text: String| {
+        let mut bytes = text.into_bytes();
+        let at = bytes.windows(2).position(|w| w == "\u{e9}".as_bytes()).unwrap();
+        bytes.splice(at..at + 2, [0xe9]);
+        bytes
+    };
+    Case::new("")
+        .file("s.toml", latin1(with("count = 20", "count = 20 # caf\u{e9}")))
+        .refused(&[&format!("error: s.toml:12:17: {comment}")]);
+    // On a line of its own (after a byte order mark: columns count from
+    // after it), after a table header, and in a list over several lines.
+    let mut bom = b"\xef\xbb\xbf".to_vec();
+    bom.extend(latin1(with("count = 20", "count = 20\n# caf\u{e9}")));
+    Case::new("").file("s.toml", &bom).refused(&[&format!("error: s.toml:13:6: {comment}")]);
+    Case::new("")
+        .file("s.toml", latin1(with("[limit]", "[limit] # caf\u{e9}")))
+        .refused(&[&format!("error: s.toml:4:14: {comment}")]);
+    Case::new("")
+        .file("s.toml", latin1(with("slots = [2, 10]", "slots = [\n  2, # caf\u{e9}\n  10,\n]")))
+        .refused(&[&format!("error: s.toml:17:11: {comment}")]);
 }
 
 #[test]

@@ -84,14 +84,29 @@ pub fn not_utf8(path: &Path, bytes: &[u8], e: std::str::Utf8Error) -> ScenarioEr
         None => (before, at),
     };
     let ctx = Ctx { path, text: before };
+    // In a comment no escape helps, and the key of its line is not what
+    // the byte is in.
+    let in_comment = !utf16 && scan(before, at).comment;
     let message = if utf16 {
         "the file looks like UTF-16 text (it starts with a UTF-16 byte order mark): a scenario is UTF-8 text; save it as UTF-8".to_string()
+    } else if in_comment {
+        let (what, which) = match what.strip_suffix(" is") {
+            Some(one) => (one, "which is"),
+            None => (what.trim_end_matches(" are"), "which are"),
+        };
+        format!(
+            "a comment holds {what}, {which} not UTF-8 text: a scenario is read as UTF-8, its comments too (this one may be saved as Latin-1 or Windows-1252); save it as UTF-8, or remove the character from the comment"
+        )
     } else {
         format!(
             "{what} not UTF-8 text: a scenario is read as UTF-8 (this one may be saved as Latin-1 or Windows-1252); save it as UTF-8, or write the character as an escape in a string in double quotes, like \\u00e9 for é"
         )
     };
-    let key = if utf16 { None } else { inline_value_at(before, at).or_else(|| key_of_line(before, at)) };
+    let key = if utf16 || in_comment {
+        None
+    } else {
+        inline_value_at(before, at).or_else(|| key_of_line(before, at))
+    };
     match key {
         Some(key) => ctx.at(at..at, format!("{}: {message}", code(&key))),
         None => ctx.at(at..at, message),
@@ -890,6 +905,9 @@ struct Scanned {
     /// three of either for a multi-line one), and whether it is a
     /// multi-line one never closed.
     inside: Option<(usize, &'static str, bool)>,
+    /// Whether the offset is in a comment (after its `#`, before its
+    /// line's end).
+    comment: bool,
 }
 
 /// Reads a scenario's text from its start up to `offset` the way TOML
@@ -973,6 +991,10 @@ fn scan(text: &str, offset: usize) -> Scanned {
                 while i < offset && bytes[i] != b'\n' {
                     i += 1;
                 }
+                if i >= offset {
+                    found.comment = true;
+                    return found;
+                }
                 continue;
             }
             b'\n' => {
@@ -982,9 +1004,21 @@ fn scan(text: &str, offset: usize) -> Scanned {
                 }
             }
             b'[' if found.value.is_none() && line_start => {
-                // A table header: nothing else on its line but a comment.
+                // A table header: nothing else on its line but a comment
+                // (a `#` outside its quoted keys).
+                let (mut quote, mut comment) = (None, false);
                 while i < offset && bytes[i] != b'\n' {
+                    match (quote, bytes[i]) {
+                        (Some(q), b) if b == q => quote = None,
+                        (None, b'"' | b'\'') if !comment => quote = Some(bytes[i]),
+                        (None, b'#') => comment = true,
+                        _ => {}
+                    }
                     i += 1;
+                }
+                if comment && i >= offset {
+                    found.comment = true;
+                    return found;
                 }
                 continue;
             }
@@ -2297,6 +2331,21 @@ mod tests {
         assert_eq!(value(t, "1 }").as_deref(), Some("traffic[0].retry.cap.x"));
         assert_eq!(value(t, "base"), None);
         assert_eq!(value("[nodes]\nbalance = { weights = [1, 2] }", "2]"), None);
+    }
+
+    /// A place in a comment, after a value or a table header, is said to
+    /// be; a `#` in a string or a quoted key is no comment.
+    #[test]
+    fn comments_are_found() {
+        let in_comment = |text: &str, needle: &str| scan(text, text.find(needle).unwrap()).comment;
+        assert!(in_comment("a = 1 # x\n", "x"));
+        assert!(in_comment("# x\n", "x"));
+        assert!(in_comment("a = [\n 1, # x\n", "x"));
+        assert!(in_comment("[t] # x\n", "x"));
+        assert!(in_comment("[\"a#b\"] # x\n", "x"));
+        assert!(!in_comment("a = \"#x\"\n", "x"));
+        assert!(!in_comment("[\"a#x\"]\n", "x"));
+        assert!(!in_comment("a = 1 # c\nx = 2\n", "x"));
     }
 
     /// A list's own item is named with its place; a value inside an
