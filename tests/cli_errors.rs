@@ -650,6 +650,30 @@ fn s115_an_empty_scenario() {
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
+/// Two byte order marks were said to hold "only comments and blank
+/// lines": the parser skips a mark at the start too, and showed nothing of
+/// the second. It is named, where it is (an editor shows neither).
+#[test]
+fn s119_a_second_byte_order_mark() {
+    let needs = "a scenario needs at least a `name`, a [limit] table with `requests` and `window`, and a [[traffic]] source (or a [sweep] table), like: name = \"t\", then [limit] with requests = 10 and window = \"1s\", then [[traffic]] with kind = \"burst\" and count = 20 (scenarios/ has complete examples)\n";
+    let bom = "U+FEFF, an invisible character some editors write at the start of a file";
+    Case::new("\u{feff}\u{feff}").refused(&[&format!(
+        "error: s.toml:1:1: the file is empty but for a second byte order mark ({bom}): {needs}"
+    )]);
+    Case::new("\u{feff}\u{feff}\n# a scenario\n").refused(&[&format!(
+        "error: s.toml:1:1: the file has no keys, only comments and blank lines, after a second byte order mark ({bom}): {needs}"
+    )]);
+    // A third (the parser skips the second), and one past the start,
+    // which the parser took for a key: "expected `=` after the key
+    // `\u{feff}`", at the column after it.
+    Case::new(&format!("\u{feff}\u{feff}\u{feff}{BASE}")).refused(&[&format!(
+        "error: s.toml:1:1: a second byte order mark ({bom}): a file starts with one at most; remove it\n"
+    )]);
+    Case::new(&format!("{BASE}\u{feff}\n")).refused(&[&format!(
+        "error: s.toml:17:1: a byte order mark ({bom}) past the start of the file, where none belongs: remove it\n"
+    )]);
+}
+
 #[test]
 fn s11_requests_zero() {
     Case::new(&with("requests = 10", "requests = 0"))

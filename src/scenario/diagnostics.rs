@@ -40,6 +40,9 @@ impl FileProblem {
     }
 }
 
+/// A byte order mark, as messages name it: U+FEFF shows as nothing.
+pub const BOM: &str = "U+FEFF, an invisible character some editors write at the start of a file";
+
 /// The largest scenario file read: far above any real one, and a guard
 /// against `ratesim check /dev/zero` reading until memory runs out.
 pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
@@ -217,6 +220,30 @@ impl Ctx<'_> {
         }
     }
 
+    /// A byte order mark (U+FEFF) past the start of the file, on the
+    /// line of a syntax error at `at` and before it, outside strings and
+    /// comments: TOML takes one at the start only, and the parser's words
+    /// name it as a key (`` expected `=` after the key `\u{feff}` ``) past
+    /// where it stands. Said at the mark.
+    fn stray_bom(&self, at: usize) -> Option<ScenarioError> {
+        let (line, start) = line_at(self.text, at);
+        let (i, _) = line.char_indices().take_while(|&(i, _)| start + i <= at).find(|&(i, c)| {
+            c == '\u{feff}' && {
+                let scanned = scan(self.text, start + i);
+                scanned.inside.is_none() && !scanned.comment
+            }
+        })?;
+        let at = start + i;
+        // The parser skips one mark at the start of the file, and so did
+        // we: one at the start of what is left is a second.
+        let message = if at == 0 {
+            format!("a second byte order mark ({BOM}): a file starts with one at most; remove it")
+        } else {
+            format!("a byte order mark ({BOM}) past the start of the file, where none belongs: remove it")
+        };
+        Some(self.at(at..at, message))
+    }
+
     /// A TOML syntax error, found before any key is read: located at its
     /// span, in plain words, and named by the key whose `key = value` it
     /// is in (the statement's own, for a list running over several lines;
@@ -224,6 +251,9 @@ impl Ctx<'_> {
     /// string, list or inline table) is reported where it was opened.
     pub fn syntax(&self, e: &toml::de::Error) -> ScenarioError {
         let Some(span) = e.span() else { return self.unplaced(e.message()) };
+        if let Some(bom) = self.stray_bom(span.start) {
+            return bom;
+        }
         // A carriage return with no line feed after it: at the `\r`
         // itself, where the parser points past it.
         let span = match bare_cr(e.message(), self.text, span.start) {

@@ -277,17 +277,26 @@ impl Scenario {
         let doc = DeTable::parse(text).map_err(|e| ctx.syntax(&e))?;
         if doc.get_ref().is_empty() {
             // Not "missing field `name`": nothing at all is there.
+            let needs = "a scenario needs at least a `name`, a [limit] table with `requests` and `window`, \
+                 and a [[traffic]] source (or a [sweep] table), like: name = \"t\", then [limit] with \
+                 requests = 10 and window = \"1s\", then [[traffic]] with kind = \"burst\" and count = 20 \
+                 (scenarios/ has complete examples)";
+            // The parser skips a byte order mark at the start too: a
+            // second one, after ours, is there and invisible, so it is named.
+            if let Some(rest) = text.strip_prefix('\u{feff}') {
+                let what = if rest.trim().is_empty() {
+                    "the file is empty but for a second byte order mark"
+                } else {
+                    "the file has no keys, only comments and blank lines, after a second byte order mark"
+                };
+                return Err(ctx.at(0..0, format!("{what} ({}): {needs}", diagnostics::BOM)));
+            }
             let what = if text.trim().is_empty() {
                 "the file is empty"
             } else {
                 "the file has no keys, only comments and blank lines"
             };
-            return Err(ctx.file(format!(
-                "{what}: a scenario needs at least a `name`, a [limit] table with `requests` and `window`, \
-                 and a [[traffic]] source (or a [sweep] table), like: name = \"t\", then [limit] with \
-                 requests = 10 and window = \"1s\", then [[traffic]] with kind = \"burst\" and count = 20 \
-                 (scenarios/ has complete examples)"
-            )));
+            return Err(ctx.file(format!("{what}: {needs}")));
         }
         let raw =
             RawScenario::deserialize(toml::de::Deserializer::from(doc.clone())).map_err(|e| ctx.toml(&e))?;
