@@ -363,6 +363,13 @@ fn s113_a_lone_carriage_return() {
     Case::new(&with("name = \"t\"", "name = \"\"\"t\rx\"\"\""))
         .refused(&[&format!("error: s.toml:1:12: `name`: {cr}")]);
     Case::new(&BASE.replace('\n', "\r")).refused(&[&format!("error: s.toml:1:11: `name`: {cr}")]);
+    // In a key and in a table header, where the parser stopped with the
+    // words for those: `` expected `=` after the key `count` ``, `` the table
+    // header `[limit\r]` is not closed ``.
+    Case::new(&with("count = 20", "count\r= 20"))
+        .refused(&[&format!("error: s.toml:12:6: `traffic[0].count`: {cr}")]);
+    Case::new(&with("[limit]", "[limit\r]")).refused(&[&format!("error: s.toml:4:7: {cr}")]);
+    Case::new(&with("[[limiter]]", "[[limiter\r]]")).refused(&[&format!("error: s.toml:14:10: {cr}")]);
 }
 
 /// Lists and inline tables nested past the parser's 80 levels: said in

@@ -254,9 +254,17 @@ impl Ctx<'_> {
         if let Some(bom) = self.stray_bom(span.start) {
             return bom;
         }
+        // The parser stops at a lone carriage return in a key or a table
+        // header (`name\r= 1`, `[limit\r]`) with the words for what it was
+        // reading there: said as the carriage return it is.
+        let bytes = self.text.as_bytes();
+        let lone_cr = bytes.get(span.start) == Some(&b'\r')
+            && bytes.get(span.start + 1) != Some(&b'\n')
+            && scan(self.text, span.start).inside.is_none();
+        let raw = if lone_cr { BARE_CR } else { e.message() };
         // A carriage return with no line feed after it: at the `\r`
         // itself, where the parser points past it.
-        let span = match bare_cr(e.message(), self.text, span.start) {
+        let span = match bare_cr(raw, self.text, span.start) {
             Some(at) => at..at + 1,
             None => span,
         };
@@ -273,13 +281,13 @@ impl Ctx<'_> {
             };
             return self.at(at..at, message);
         }
-        if let Some((at, message)) = plain_number(e.message(), self.text, span.start) {
+        if let Some((at, message)) = plain_number(raw, self.text, span.start) {
             // Named with its key in an inline table, or with its line's.
             let key = inline_value_at(self.text, at).or_else(|| key_of_line(self.text, at));
             return self.at(at..at, key.map_or(message.clone(), |key| format!("{}: {message}", code(&key))));
         }
-        let message = plain_syntax(e.message(), self.text, span.clone());
-        if let Some(list) = duplicate_list(e.message(), self.text, span.start) {
+        let message = plain_syntax(raw, self.text, span.clone());
+        if let Some(list) = duplicate_list(raw, self.text, span.start) {
             return self.at(
                 span,
                 format!(
@@ -288,7 +296,7 @@ impl Ctx<'_> {
                 ),
             );
         }
-        if let Some(table) = duplicate_table(e.message(), self.text, span.start) {
+        if let Some(table) = duplicate_table(raw, self.text, span.start) {
             let first = first_definition(self.text, span.start, &table);
             let message = if code(&table) == format!("`{table}`") {
                 match first {
@@ -311,7 +319,7 @@ impl Ctx<'_> {
             };
             return self.at(span, message);
         }
-        if let Some((path, key)) = duplicate_inline_key(e.message(), self.text, span.clone()) {
+        if let Some((path, key)) = duplicate_inline_key(raw, self.text, span.clone()) {
             return self.at(
                 span,
                 format!(
@@ -332,7 +340,7 @@ impl Ctx<'_> {
         }
         match key_of_line(self.text, span.start) {
             Some(key) => {
-                let first = if e.message().starts_with("duplicate key") {
+                let first = if raw.starts_with("duplicate key") {
                     first_setting(self.text, span.start, &key)
                 } else {
                     None
@@ -343,7 +351,7 @@ impl Ctx<'_> {
                         "{}: {message}: it is set already on line {line}; give each key once",
                         code(&key)
                     ),
-                    None if let Some(why) = into().and_then(|d| d.why(e.message())) => {
+                    None if let Some(why) = into().and_then(|d| d.why(raw)) => {
                         format!("{}: {why}", code(&key))
                     }
                     None => format!("{}: {message}", code(&key)),
