@@ -1472,13 +1472,21 @@ fn s110_kind_missing() {
 #[test]
 fn s117_slots_past_i64() {
     let long = with("window = \"1s\"", "window = \"5124095h\"");
-    let too_large = |key: &str, col: usize| {
+    let too_large_n = |key: &str, col: usize, n: &str| {
         format!(
-            "error: s.toml:16:{col}: `limiter[0].{key}`: 9223372036854775808 is too large: expected a whole number up to 9223372036854775807\n"
+            "error: s.toml:16:{col}: `limiter[0].{key}`: {n} is too large: expected a whole number up to 9223372036854775807\n"
         )
     };
+    let too_large = |key: &str, col: usize| too_large_n(key, col, "9223372036854775808");
     Case::new(&long.replace("slots = [2, 10]", "slots = [9223372036854775808]"))
         .refused(&[&too_large("slots", 10)]);
+    // Past 2^64 too, where the window's words were once given (it is
+    // shorter than 2^64 ns).
+    Case::new(&long.replace("slots = [2, 10]", "slots = [18446744073709551616]")).refused(&[&too_large_n(
+        "slots",
+        10,
+        "18446744073709551616",
+    )]);
     let out = Case::new(&long.replace("slots = [2, 10]", "slots = [9223372036854775807]"))
         .run(&["check", "s.toml"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -1488,6 +1496,25 @@ fn s117_slots_past_i64() {
         "kind = \"gcra\"\nburst = [9223372036854775808]",
     );
     Case::new(&gcra).refused(&[&too_large("burst", 10)]);
+    // Past 2^64 alike: it once got the tolerance's words ("is too large for
+    // this limit: the tolerance T * (burst - 1), with T = 1 ns, ...").
+    for n in ["18446744073709551615", "18446744073709551616", "99999999999999999999"] {
+        Case::new(&gcra.replace("9223372036854775808", n)).refused(&[&too_large_n("burst", 10, n)]);
+    }
+    // Where 2^63 is past the tolerance (T = 100 ms), every burst past it
+    // gets the tolerance's words, up to 2^64 and past it.
+    let tolerance = |n: &str| {
+        format!(
+            "error: s.toml:16:9: `limiter[0].burst` = {n} is too large for this limit: the tolerance T * (burst - 1), with T = 100000000 ns, is past the end of time (about 584 years of nanoseconds)\n"
+        )
+    };
+    for n in ["9223372036854775808", "18446744073709551616"] {
+        Case::new(&with(
+            "kind = \"slot_counter\"\nslots = [2, 10]",
+            &format!("kind = \"gcra\"\nburst = {n}"),
+        ))
+        .refused(&[&tolerance(n)]);
+    }
     let out = Case::new(&long).run(&["run", "s.toml", "--out", "out", "--slots", "9223372036854775808"]);
     assert_eq!(out.code, 1);
     assert!(

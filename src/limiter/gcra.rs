@@ -82,10 +82,16 @@ impl Algorithm for GcraSpec {
         let mut specs = Vec::new();
         for b in entry.counts("burst", bursts, "give at least one burst")? {
             let v = entry.at_least_one_whole("burst", &b)?;
-            // Past u64 (possible only as written: the tolerance is checked
-            // on the number as it stands) the tolerance is past it too.
-            let tolerance = u128::from(t).checked_mul((v - 1) as u128);
-            if v > i128::from(u64::MAX) || tolerance.is_none_or(|tol| tol > u128::from(u64::MAX)) {
+            // The tolerance is checked on the number as written. Past what
+            // an i64 holds every burst is refused in the same words, large
+            // or larger: the tolerance's where even the least of them,
+            // 2^63, is past the end of time with this T, else (T of 1 or
+            // 2 ns) those of every count, below. (2^64 and up once got the
+            // tolerance's with T = 1 ns, where 2^63 to 2^64 - 1 got a
+            // count's.)
+            let judged = v.min(i128::from(i64::MAX) + 1);
+            let tolerance = u128::from(t).checked_mul((judged - 1) as u128);
+            if tolerance.is_none_or(|tol| tol > u128::from(u64::MAX)) {
                 return Err(entry.at(
                     b.span(),
                     format!(
@@ -95,8 +101,7 @@ impl Algorithm for GcraSpec {
                     ),
                 ));
             }
-            // As every count key: at most what an i64 holds (a burst past
-            // it fits the tolerance only with T = 1 ns).
+            // As every count key: at most what an i64 holds.
             let v = entry.count_at_least_one("burst", &b)?;
             let default = v == limit.requests && !entry.node_defaults();
             specs.push(GcraSpec { burst: (!default).then_some(v), max_wait });

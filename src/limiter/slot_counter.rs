@@ -54,7 +54,11 @@ impl Algorithm for SlotCounterSpec {
         let mut specs = Vec::new();
         for n in entry.counts("slots", slots, "give at least one slot count")? {
             let v = entry.at_least_one_whole("slots", &n)?;
-            if v > i128::from(window) {
+            // Past what an i64 holds every count is refused in the same
+            // words, large or larger: the window's where it is shorter
+            // than 2^63 ns, else (a window past 292 years) those of every
+            // count, below.
+            if v.min(i128::from(i64::MAX) + 1) > i128::from(window) {
                 return Err(entry.at(
                     n.span(),
                     format!(
