@@ -1622,18 +1622,21 @@ fn deepest_key_line(text: &str) -> Option<(usize, usize)> {
 impl Ctx<'_> {
     /// A parser message with no place in the file, in plain words:
     /// "recursion limit" is the parser giving up on keys nested too deep
-    /// (a dotted key or table header of about 80 parts), which it reports
+    /// (a dotted key or table header of about [`max_nesting`] parts), which it reports
     /// with no line: the deepest key's line is named.
     fn unplaced(&self, message: &str) -> ScenarioError {
         if message.trim() != "recursion limit" {
             return self.file(message.to_string());
         }
-        let words = "keys nested too deeply to read: the parser reads at most about 80 levels of tables and dotted \
-                     keys, and a scenario needs two or three (like traffic.retry.base)";
+        let words = format!(
+            "keys nested too deeply to read: the parser reads at most about {} levels of tables and dotted \
+             keys, and a scenario needs two or three (like traffic.retry.base)",
+            max_nesting()
+        );
         match deepest_key_line(self.text) {
             Some((at, depth)) => self
                 .at(at..at, format!("{words}; this line's key is {depth} deep: write it with fewer parts")),
-            None => self.file(words.to_string()),
+            None => self.file(words),
         }
     }
 }
@@ -1868,9 +1871,31 @@ takes; write a number like 20, a duration in quotes like \"1s\", or quote a stri
     Some((from, format!("{} is not a number: {how}", code(number))))
 }
 
-/// How deep the TOML parser nests lists and inline tables (`toml_edit`'s
-/// `LIMIT`): one more `[` or `{` is refused.
-const MAX_NESTING: usize = 80;
+/// How deep the TOML parser nests lists and inline tables: one more `[`
+/// or `{` is refused ("cannot recurse further"), and a dotted key of as
+/// many parts ("recursion limit"). The toml crate keeps the number in a
+/// private constant (`LIMIT`, 80 in toml 1.2), so it is asked of the
+/// parser itself, once, when a message needs it: the deepest list it
+/// reads. A toml release that changes it changes the messages with it.
+pub fn max_nesting() -> usize {
+    static DEPTH: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *DEPTH.get_or_init(|| {
+        let reads =
+            |n: usize| toml::de::DeTable::parse(&format!("x = {}{}", "[".repeat(n), "]".repeat(n))).is_ok();
+        // Past this it has no limit worth the name, and says nothing.
+        const MOST: usize = 1 << 12;
+        if reads(MOST) {
+            return MOST;
+        }
+        // `reads(lo)` and not `reads(hi)`.
+        let (mut lo, mut hi) = (0, MOST);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if reads(mid) { lo = mid } else { hi = mid }
+        }
+        lo
+    })
+}
 
 /// The parser's words for a carriage return with no line feed after it.
 const BARE_CR: &str = "carriage return must be followed by newline";
@@ -2039,8 +2064,9 @@ pub fn plain_syntax(message: &str, text: &str, span: Range<usize>) -> String {
     }
     if message.starts_with("cannot recurse further") {
         // The parser stops at the opening bracket one level too deep.
+        let most = max_nesting();
         return format!(
-            "lists and inline tables nested more than {MAX_NESTING} deep: the parser reads at most {MAX_NESTING} \
+            "lists and inline tables nested more than {most} deep: the parser reads at most {most} \
              levels, and a scenario needs two or three at most (like [{{ a = [1, 2] }}]); close them sooner"
         );
     }

@@ -12,7 +12,7 @@ mod retry;
 mod sweep;
 mod traffic;
 
-pub use diagnostics::{Counts, FileProblem, Loose, ScenarioError, Whole};
+pub use diagnostics::{Counts, FileProblem, Loose, ScenarioError, Whole, max_nesting};
 pub use entry::Entry;
 pub use nodes::MAX_NODES;
 pub use sweep::{MAX_GRID, SweepOptions, default_sweep_problem};
