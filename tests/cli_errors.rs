@@ -357,12 +357,12 @@ fn s113_a_lone_carriage_return() {
     let cr = "a carriage return (\\r, U+000D) with no line feed after it: TOML ends a line with \\n or \\r\\n, and a lone \\r (the line ends of old Macs, or a stray one) is neither: save the file with LF or CRLF line ends, or remove it\n";
     Case::new(&with("count = 20", "count = 20\rspan2 = 1"))
         .refused(&[&format!("error: s.toml:12:11: `traffic[0].count`: {cr}")]);
-    // In a comment, in a multi-line string, and old Mac line ends throughout.
+    // In a comment and in a multi-line string (old Mac line ends
+    // throughout are s120's).
     Case::new(&with("count = 20", "count = 20 # x\ry"))
         .refused(&[&format!("error: s.toml:12:15: `traffic[0].count`: {cr}")]);
     Case::new(&with("name = \"t\"", "name = \"\"\"t\rx\"\"\""))
         .refused(&[&format!("error: s.toml:1:12: `name`: {cr}")]);
-    Case::new(&BASE.replace('\n', "\r")).refused(&[&format!("error: s.toml:1:11: `name`: {cr}")]);
     // In a key and in a table header, where the parser stopped with the
     // words for those: `` expected `=` after the key `count` ``, `` the table
     // header `[limit\r]` is not closed ``.
@@ -370,6 +370,22 @@ fn s113_a_lone_carriage_return() {
         .refused(&[&format!("error: s.toml:12:6: `traffic[0].count`: {cr}")]);
     Case::new(&with("[limit]", "[limit\r]")).refused(&[&format!("error: s.toml:4:7: {cr}")]);
     Case::new(&with("[[limiter]]", "[[limiter\r]]")).refused(&[&format!("error: s.toml:14:10: {cr}")]);
+}
+
+/// A file with old Mac line ends (`\r` alone, no `\n` anywhere) was
+/// reported at its first `\r`, 1:11, as if that one were stray: the whole
+/// file is to convert.
+#[test]
+fn s120_old_mac_line_ends() {
+    let mac = "error: s.toml: the file ends its lines with a carriage return alone (\\r, the line ends of old Macs), which TOML does not take: it ends a line with \\n or \\r\\n; convert the file to LF or CRLF line ends\n";
+    Case::new(&BASE.replace('\n', "\r")).refused(&[mac]);
+    // Starting with a comment or a table header, and after a byte order
+    // mark.
+    Case::new(&format!("# a scenario\r{}", BASE.replace('\n', "\r"))).refused(&[mac]);
+    Case::new(&format!("\u{feff}[limit]\rrequests = 10\r{}", BASE.replace('\n', "\r"))).refused(&[mac]);
+    // One line end of a line, or a stray `\r` among LF line ends, is s113's.
+    Case::new("name = \"t\"\r")
+        .refused(&["error: s.toml:1:11: `name`: a carriage return (\\r, U+000D) with no line feed after it"]);
 }
 
 /// Lists and inline tables nested past the parser's 80 levels (in toml

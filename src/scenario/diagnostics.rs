@@ -262,6 +262,13 @@ impl Ctx<'_> {
             && bytes.get(span.start + 1) != Some(&b'\n')
             && scan(self.text, span.start).inside.is_none();
         let raw = if lone_cr { BARE_CR } else { e.message() };
+        // Old Mac line ends throughout: not one stray `\r` at the first.
+        if raw.starts_with(BARE_CR) && !self.text.contains('\n') && self.text.matches('\r').count() > 1 {
+            return self.file(
+                "the file ends its lines with a carriage return alone (\\r, the line ends of old Macs), which TOML does \
+                 not take: it ends a line with \\n or \\r\\n; convert the file to LF or CRLF line ends",
+            );
+        }
         // A carriage return with no line feed after it: at the `\r`
         // itself, where the parser points past it.
         let span = match bare_cr(raw, self.text, span.start) {
