@@ -76,7 +76,10 @@ pub fn large_attempts(scenario: &Scenario, sweep_only: bool) -> Option<AttemptsE
 #[derive(Clone, Copy, Debug)]
 pub enum Step {
     Simulate(Progress),
-    /// Sweep rows finished out of the total.
+    /// The sweeps' work done out of their total, in decisions (a request
+    /// decided by one limiter: [`crate::sweep::SweepWork`]), so that the
+    /// time left can be told from it; reported in increasing order, the
+    /// last at `total`.
     Sweep {
         done: u64,
         total: u64,
@@ -263,11 +266,16 @@ pub fn run(
     if !options.sweep_only && !out.scenario.traffic.is_empty() {
         out.simulate(options.decisions || out.scenario.output.decisions, step)?;
     }
+    // One bar for all the sweeps, its length their work: a rerun sends
+    // the open-loop arrivals the scenario's own run counted.
+    let arrivals = out.report.as_ref().map(|r| r.arrivals);
+    let report = |done, total| step(Step::Sweep { done, total });
+    let tally = sweep::Tally::new(sweep::SweepWork::of(&out.scenario, arrivals).total(), &report);
     if let Some(opts) = out.scenario.sweep.clone() {
-        out.sweep(&opts, step)?;
+        out.sweep(&opts, arrivals, &tally)?;
     }
     if let Some(t) = out.scenario.topology_sweep.clone() {
-        out.topology_sweep(&t, step)?;
+        out.topology_sweep(&t, arrivals, &tally)?;
     }
     if options.charts {
         out.charts = out.plan_charts()?;
@@ -366,23 +374,17 @@ impl RunOutputs {
 
     /// The sweeps the `[sweep]` table asks for and their tables: the
     /// burst-pair and load sweeps, the retry-policy comparison.
-    fn sweep(&mut self, opts: &SweepOptions, step: &(dyn Fn(Step) + Sync)) -> Result<(), JobError> {
+    /// `arrivals`: the open-loop arrivals of the scenario's own run, if it
+    /// ran (for the reruns' progress).
+    fn sweep(
+        &mut self,
+        opts: &SweepOptions,
+        arrivals: Option<u64>,
+        tally: &sweep::Tally,
+    ) -> Result<(), JobError> {
         let scenario = &self.scenario;
         let (limiters, _) = engine::with_reference(&scenario.limiters);
-        let windows = if opts.window_sweeps {
-            // A tick per row of the grid, for every row the sweep and its
-            // heat map decide, and one per load.
-            let rows = sweep::burst_pair::swept_rows(&scenario.limiters, &opts.map_slots).len();
-            rows as u64 * u64::from(opts.grid) + opts.loads.len() as u64
-        } else {
-            0
-        };
-        let total = windows + opts.retry_policies.len() as u64;
-        let done = std::sync::atomic::AtomicU64::new(0);
-        let tick = |_| {
-            let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            step(Step::Sweep { done: d, total });
-        };
+        let tick = |work| tally.add(work);
         let seed = scenario.seed;
         if opts.window_sweeps {
             let bp_config =
@@ -409,7 +411,7 @@ impl RunOutputs {
             self.load = Some(load);
         }
         if !opts.retry_policies.is_empty() {
-            let points = sweep::retry_policies::run(&self.scenario, &opts.retry_policies, &tick)
+            let points = sweep::retry_policies::run(&self.scenario, &opts.retry_policies, arrivals, &tick)
                 .map_err(|e| self.sweep_failed(SweepError::RetryPolicies(e, opts.retry_policies.len())))?;
             self.write("retry_policies.csv", export::csv::retry_policies(&points))?;
             self.write("retry_policies.md", export::markdown::retry_policies(&points, seed))?;
@@ -423,11 +425,11 @@ impl RunOutputs {
     fn topology_sweep(
         &mut self,
         sweep: &TopologySweep,
-        step: &(dyn Fn(Step) + Sync),
+        arrivals: Option<u64>,
+        tally: &sweep::Tally,
     ) -> Result<(), JobError> {
-        let total = sweep.runs() as u64;
-        let results = sweep::topology::run(&self.scenario, sweep, &|done| step(Step::Sweep { done, total }))
-            .map_err(|e| self.sweep_failed(SweepError::TopologySweep(e, total as usize)))?;
+        let results = sweep::topology::run(&self.scenario, sweep, arrivals, &|work| tally.add(work))
+            .map_err(|e| self.sweep_failed(SweepError::TopologySweep(e, sweep.runs())))?;
         for r in &results {
             let file = r.parameter.file();
             self.write(&format!("{file}.csv"), export::csv::topology_sweep(r))?;

@@ -146,10 +146,14 @@ pub fn share_memory(mut config: RunConfig, runs: usize) -> RunConfig {
 }
 
 /// Runs `scenario` as one of `runs` runs of a sweep ([`share_memory`]),
-/// without decisions or progress.
-pub fn run_in_sweep(scenario: &Scenario, runs: usize) -> Result<RunReport, RunError> {
+/// without decisions.
+pub fn run_in_sweep(
+    scenario: &Scenario,
+    runs: usize,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RunReport, RunError> {
     let merged = Merge::new(sources(scenario)?);
-    engine::run(&share_memory(run_config(scenario), runs), merged, None, &mut |_| {})
+    engine::run(&share_memory(run_config(scenario), runs), merged, None, progress)
 }
 
 /// Runs a scenario end to end.

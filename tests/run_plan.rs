@@ -146,6 +146,49 @@ fn a_retry_policy_comparison_runs_alone_and_asks_for_its_chart() {
     assert!(scenario.limiters.len() < 10);
 }
 
+/// The sweeps' progress bar is one bar for every sweep a run makes (burst
+/// pairs, loads, retry tables, node counts), its length their work
+/// (`SweepWork`), and it reaches that length exactly, in increasing
+/// steps. By hand, with `ratesim sweep` (no own run): burst pairs on a
+/// grid of 10, 2 rows of 10 x 11 requests, 220; loads 1 and 2 for 10 s at
+/// 10 per 1 s, 100 and 200 requests x 2 lanes, 600; two retry tables and
+/// two node counts, four reruns of (100 Poisson + 20 closed requests) x 2
+/// lanes: 1780. After the scenario's own run, a rerun counts the open-loop
+/// arrivals that run had.
+#[test]
+fn the_sweeps_progress_counts_their_work_and_reaches_all_of_it() {
+    use ratesim::run::Step;
+    let dir = tempfile::tempdir().unwrap();
+    let text = "name = \"w\"\nduration = \"10s\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n\
+[[traffic]]\nkind = \"poisson\"\nload = 1.0\n[[traffic]]\nkind = \"closed\"\nclients = 2\nthink = \"1s\"\n\
+[[limiter]]\nkind = \"fixed_window\"\n\
+[sweep]\ngrid = 10\nloads = [1.0, 2.0]\nload_duration = \"10s\"\nmap_slots = [1]\n\
+retry_policies = [{ policy = \"none\" }, { policy = \"fixed\", base = \"1s\", max_attempts = 3 }]\n\
+nodes = [1, 2]\n";
+    let scenario = Scenario::parse(text, &dir.path().join("w.toml")).unwrap();
+    for sweep_only in [true, false] {
+        let steps = std::sync::Mutex::new(Vec::new());
+        let record = |step| {
+            if let Step::Sweep { done, total } = step {
+                steps.lock().unwrap().push((done, total));
+            }
+        };
+        let out = dir.path().join(format!("o{sweep_only}"));
+        let opts = RunOptions { charts: false, ..options(&out, sweep_only) };
+        let outputs = run(&scenario, &opts, &record).unwrap();
+        assert_eq!(outputs.topology.len(), 1);
+        assert_eq!(outputs.retry_policies.as_ref().map(Vec::len), Some(2));
+        let total = match &outputs.report {
+            None => 1780,
+            Some(r) => 220 + 600 + 4 * (r.arrivals + 20) * 2,
+        };
+        let steps = steps.into_inner().unwrap();
+        assert!(steps.iter().all(|&(_, t)| t == total), "{total}: {steps:?}");
+        assert!(steps.windows(2).all(|w| w[0].0 < w[1].0), "{steps:?}");
+        assert_eq!(steps.last(), Some(&(total, total)));
+    }
+}
+
 /// Keeps every decision of a run.
 struct Decisions(Vec<DecisionRecord>);
 

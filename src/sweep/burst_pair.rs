@@ -132,6 +132,23 @@ pub fn swept_rows(limiters: &[LimiterSpec], map_slots: &[u64]) -> Vec<LimiterSpe
     rows
 }
 
+/// The work of one (limiter, offset) row of the grid, for the sweeps'
+/// progress: the requests it decides, its first burst once and a second
+/// per gap (grid + 1 bursts), a grid's share of [`decisions`].
+pub fn row_work(spec: &LimiterSpec, limit: Limit, grid: u32) -> u64 {
+    u64::try_from(decisions(spec, limit, grid) / u128::from(grid.max(1))).unwrap_or(u64::MAX)
+}
+
+/// The work of the whole burst-pair sweep on `grid`, heat map included,
+/// for the sweeps' progress: [`row_work`] for each of its grid rows, which
+/// is [`total_decisions`], the requests its work guard counts.
+pub fn work(limit: Limit, grid: u32, limiters: &[LimiterSpec], map_slots: &[u64]) -> u64 {
+    swept_rows(limiters, map_slots)
+        .iter()
+        .map(|spec| row_work(spec, limit, grid).saturating_mul(u64::from(grid)))
+        .fold(0, u64::saturating_add)
+}
+
 /// The rows the whole burst-pair sweep on `grid` decides ([`swept_rows`]:
 /// with the reference and the heat map's own) and the requests it decides
 /// over all of them ([`decisions`] summed).
@@ -492,8 +509,9 @@ fn sweep_row_backend(spec: &LimiterSpec, limit: Limit, grid: u32, j: u32) -> Row
     row
 }
 
-/// Runs the sweep. `progress` is called with the number of finished
-/// (limiter, offset) rows, from any thread.
+/// Runs the sweep. `progress` is called, from any thread, with the work of
+/// each (limiter, offset) row as it finishes ([`row_work`]): the calls add
+/// up to the rows' work.
 pub fn run(
     config: &BurstPairConfig,
     progress: &(dyn Fn(u64) + Sync),
@@ -529,7 +547,6 @@ pub fn run(
         }
         at_once = usize::try_from(budget / row_bytes.max(1)).unwrap_or(usize::MAX).max(1);
     }
-    let done = std::sync::atomic::AtomicU64::new(0);
     // One task per (limiter, offset) row; collected in index order, in
     // batches of at most `at_once` rows.
     let tasks: Vec<usize> = (0..n * grid as usize).collect();
@@ -540,7 +557,7 @@ pub fn run(
             .map(|&task| {
                 let spec = &config.limiters[task / grid as usize];
                 let row = sweep_row(spec, limit, grid, (task % grid as usize) as u32);
-                progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+                progress(row_work(spec, limit, grid));
                 row
             })
             .collect();
@@ -655,6 +672,44 @@ mod tests {
         let m = total_work_problem(big, 2, &many, &map, "fewer").unwrap();
         // The map's four rows are the user's to drop too.
         assert!(m.ends_with("; fewer, or fewer `map_slots`, or a smaller L (`limit.requests`)"), "{m}");
+    }
+
+    /// The progress bar's weights, by hand: a row of the grid decides
+    /// grid + 1 bursts (its first once, a second per gap), one request
+    /// each for a fixed window (bursts scale with L), L = 100 for a GCRA:
+    /// 2001 and 200100 on a grid of 2000, a hundred times more for the
+    /// same pairs. The sweep's weight is its grid rows' (grid rows per
+    /// limiter times the limiters), the total the work guard counts: the
+    /// default ten rows, 10 x 2000 x 2001; a fixed window and a GCRA bring
+    /// the reference and the map's N = 2, 5, 10: 5 rows of 2000 x 2001
+    /// and one of 2000 x 200100. A run reports exactly those weights.
+    #[test]
+    fn the_progress_weighs_each_row_by_the_requests_it_decides() {
+        let fixed: LimiterSpec = FixedWindowSpec::ALIGNED.into();
+        let gcra: LimiterSpec = crate::limiter::GcraSpec { burst: None, max_wait: None }.into();
+        assert_eq!(row_work(&fixed, SEC, 2000), 2001);
+        assert_eq!(row_work(&gcra, SEC, 2000), 200_100);
+        assert_eq!(row_work(&gcra, SEC, 2000), 100 * row_work(&fixed, SEC, 2000));
+        let defaults = crate::sweep::default_limiters();
+        let map = [1, 2, 5, 10];
+        assert_eq!(work(SEC, 2000, &defaults, &map), 10 * 2000 * 2001);
+        let two = vec![fixed.clone(), gcra.clone()];
+        assert_eq!(work(SEC, 2000, &two, &map), 5 * 2000 * 2001 + 2000 * 200_100);
+        for (limiters, grid) in [(&defaults, 2000), (&two, 2000), (&two, 7)] {
+            let (_, decided) = total_decisions(SEC, grid, limiters, &map);
+            assert_eq!(u128::from(work(SEC, grid, limiters, &map)), decided);
+        }
+        // What a run reports: each row's weight once, adding up to the
+        // rows' work (here the fixed window, the GCRA and the reference).
+        let (rows, _) = crate::engine::with_reference(&two);
+        let reported = std::sync::Mutex::new(Vec::new());
+        run(&BurstPairConfig { limit: SEC, limiters: rows, grid: 7 }, &|w| reported.lock().unwrap().push(w))
+            .unwrap();
+        let mut reported = reported.into_inner().unwrap();
+        reported.sort_unstable();
+        let mut want = vec![8; 14];
+        want.extend([800; 7]);
+        assert_eq!(reported, want);
     }
 
     fn sweep(slots: &[u64], grid: u32) -> BurstPairResult {

@@ -8,6 +8,8 @@ use crate::limiter::{Limit, LimiterSpec};
 use crate::time::Nanos;
 use crate::trace::{Poisson, Source};
 
+use super::work::RunShare;
+
 pub const DEFAULT_LOADS: [f64; 6] = [0.5, 0.8, 1.0, 1.5, 2.0, 3.0];
 /// Default length of each run, in windows.
 pub const DEFAULT_WINDOWS: u64 = 100;
@@ -44,6 +46,19 @@ pub fn expected_requests(limit: Limit, loads: &[f64], duration: Nanos) -> f64 {
     loads.iter().map(|&l| rate(limit, l) * duration.as_secs_f64()).sum()
 }
 
+/// The work of the run at load factor `load`, for the sweeps' progress:
+/// its expected requests ([`expected_requests`]) times the `lanes`
+/// (limiters, the reference included) deciding each, at least 1.
+pub fn run_work(limit: Limit, load: f64, duration: Nanos, lanes: usize) -> u64 {
+    (expected_requests(limit, &[load], duration) * lanes as f64).round().max(1.0) as u64
+}
+
+/// The work of the whole load sweep, for the sweeps' progress: each run's
+/// [`run_work`], about the decisions its work guard counts.
+pub fn work(limit: Limit, loads: &[f64], duration: Nanos, lanes: usize) -> u64 {
+    loads.iter().map(|&l| run_work(limit, l, duration, lanes)).fold(0, u64::saturating_add)
+}
+
 /// The most requests the load sweep may decide: each request it generates
 /// is decided by every limiter, the sliding-log reference included (10 to
 /// 25 ns a request and limiter: 1e11 is about half an hour of one core).
@@ -76,13 +91,20 @@ pub fn work_problem(
 }
 
 /// Runs every load factor (in parallel; results in the order of `loads`).
-/// `progress` is called with the number of finished loads.
+/// `progress` is called, from any thread, with the work each run adds as
+/// it goes ([`run_work`], shared out over the run's time as its Poisson
+/// arrivals are): the calls add up to [`work`].
 pub fn run(config: &LoadSweepConfig, progress: &(dyn Fn(u64) + Sync)) -> Result<Vec<LoadPoint>, RunError> {
-    let done = std::sync::atomic::AtomicU64::new(0);
+    let lanes = config.limiters.len();
     config
         .loads
         .par_iter()
         .map(|&load| {
+            let mut share = RunShare::new(
+                run_work(config.limit, load, config.duration, lanes),
+                Some(config.duration),
+                progress,
+            );
             let rate = rate(config.limit, load);
             let source = Source::Poisson(Poisson::new(config.seed, 0, Nanos::ZERO, config.duration, rate));
             let run_config = crate::simulate::share_memory(
@@ -92,8 +114,8 @@ pub fn run(config: &LoadSweepConfig, progress: &(dyn Fn(u64) + Sync)) -> Result<
                 },
                 config.loads.len(),
             );
-            let report = engine::run(&run_config, source, None, &mut |_| {})?;
-            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+            let report = engine::run(&run_config, source, None, &mut |p| share.at(p))?;
+            share.finish();
             Ok(LoadPoint { load, report })
         })
         .collect()
@@ -134,6 +156,45 @@ mod tests {
         let get = |label: &str| heavy.iter().find(|l| l.label == label).unwrap();
         assert!(get("slot_counter(N=1000)").counts.excess < get("slot_counter(N=10)").counts.excess);
         assert!(get("slot_counter(N=10)").counts.excess <= get("fixed_window").counts.excess);
+    }
+
+    /// The progress bar's weights, by hand: at L = 100 per 1 s, load 0.5
+    /// for 20 s is 1000 requests expected, each decided by the ten
+    /// default limiters: 10000; loads 0.5, 1 and 3, 90000 in all, the
+    /// decisions the work guard counts. A run too small to expect a
+    /// request still weighs 1, so that the bar moves.
+    #[test]
+    fn the_progress_weighs_each_run_by_its_requests_times_its_limiters() {
+        let c = config(vec![0.5, 1.0, 3.0]);
+        assert_eq!(c.limiters.len(), 10);
+        assert_eq!(run_work(c.limit, 0.5, c.duration, 10), 10_000);
+        assert_eq!(run_work(c.limit, 3.0, c.duration, 10), 60_000);
+        assert_eq!(work(c.limit, &c.loads, c.duration, 10), 90_000);
+        let guard = expected_requests(c.limit, &c.loads, c.duration) * 10.0;
+        assert_eq!(guard, 90_000.0);
+        assert_eq!(run_work(c.limit, 1e-6, c.duration, 10), 1);
+    }
+
+    /// A run reports its work as it goes, shared over its time (its
+    /// arrivals come a chunk of 262144 at a time: load 3 for 1000 s is
+    /// 300000 expected, two chunks), and what it reports adds up to the
+    /// sweep's work whatever it drew.
+    #[test]
+    fn a_load_run_reports_its_work_as_it_goes_and_all_of_it() {
+        let c = LoadSweepConfig {
+            limiters: vec![crate::limiter::FixedWindowSpec::ALIGNED.into(), LimiterSpec::reference()],
+            loads: vec![0.5, 3.0],
+            duration: Nanos::from_secs(1000),
+            ..config(vec![])
+        };
+        let reported = std::sync::Mutex::new(Vec::new());
+        run(&c, &|w| reported.lock().unwrap().push(w)).unwrap();
+        let reported = reported.into_inner().unwrap();
+        assert_eq!(reported.iter().sum::<u64>(), work(c.limit, &c.loads, c.duration, 2));
+        assert_eq!(work(c.limit, &c.loads, c.duration, 2), 700_000);
+        // Load 3 reported a share before its end: more calls than runs.
+        assert!(reported.len() > 2, "{reported:?}");
+        assert!(reported.iter().all(|&w| w < 600_000), "{reported:?}");
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod burst_pair;
 pub mod load;
 pub mod retry_policies;
 pub mod topology;
+pub mod work;
 
 use crate::clients::Backoff;
 use crate::limiter::{FixedWindowSpec, LimiterSpec, SlotCounterSpec};
@@ -17,6 +18,7 @@ pub use burst_pair::{BurstPairConfig, BurstPairResult, BurstPairRow};
 pub use load::{LoadPoint, LoadSweepConfig};
 pub use retry_policies::RetryPolicyPoint;
 pub use topology::{TopologySweep, TopologySweepResult};
+pub use work::{SweepWork, Tally};
 
 /// The sweeps' default limiters: fixed window, slot counters with
 /// N = 1, 2, 5, 10, 20, 50, 100, 1000, and the sliding log.

@@ -12,6 +12,8 @@ use crate::scenario::Scenario;
 use crate::simulate;
 use crate::time::Nanos;
 
+use super::work::{RunShare, rerun_work};
+
 /// One retry table's run.
 #[derive(Clone, Debug)]
 pub struct RetryPolicyPoint {
@@ -23,14 +25,18 @@ pub struct RetryPolicyPoint {
 
 /// Runs the scenario once per policy, each in place of `[retry]` for every
 /// source (in parallel; results in the order of `policies`). `progress` is
-/// called with the number of finished runs.
+/// called, from any thread, with the work each run adds as it goes
+/// ([`rerun_work`], shared out over the run's time): the calls add up to
+/// that times the policies. `open_arrivals`: the open-loop arrivals of the
+/// scenario's own run, if it ran ([`rerun_work`]).
 pub fn run(
     scenario: &Scenario,
     policies: &[RetryPolicy],
+    open_arrivals: Option<u64>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<RetryPolicyPoint>, RunError> {
-    let done = std::sync::atomic::AtomicU64::new(0);
     let names = labels(policies);
+    let (weight, end) = (rerun_work(scenario, open_arrivals), simulate::known_end(scenario));
     policies
         .par_iter()
         .zip(names)
@@ -38,8 +44,9 @@ pub fn run(
             let mut s = scenario.clone();
             s.retry = Some(runs_as(policy));
             s.source_retry = vec![None; s.traffic.len()];
-            let report = simulate::run_in_sweep(&s, policies.len())?;
-            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+            let mut share = RunShare::new(weight, end, progress).or_arrivals(open_arrivals);
+            let report = simulate::run_in_sweep(&s, policies.len(), &mut |p| share.at(p))?;
+            share.finish();
             Ok(RetryPolicyPoint { label, policy, report })
         })
         .collect()

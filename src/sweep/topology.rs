@@ -15,6 +15,8 @@ use crate::nodes::{Mode, Topology};
 use crate::scenario::Scenario;
 use crate::time::Nanos;
 
+use super::work::{RunShare, rerun_work};
+
 /// How the local limit of each node follows the number of nodes `K`
 /// (`nodes.per_node`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -214,10 +216,15 @@ pub struct TopologySweepResult {
 }
 
 /// Runs every point of every topology sweep of `scenario` (in parallel;
-/// results in input order). `progress` is called once per finished run.
+/// results in input order). `progress` is called, from any thread, with
+/// the work each run adds as it goes ([`rerun_work`], shared out over the
+/// run's time): the calls add up to that times [`TopologySweep::runs`].
+/// `open_arrivals`: the open-loop arrivals of the scenario's own run, if
+/// it ran ([`rerun_work`]).
 pub fn run(
     scenario: &Scenario,
     sweep: &TopologySweep,
+    open_arrivals: Option<u64>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<TopologySweepResult>, RunError> {
     let plans = sweep.plans(scenario.limit);
@@ -226,20 +233,21 @@ pub fn run(
         .enumerate()
         .flat_map(|(i, (_, points))| points.iter().map(move |t| (i, t.clone())))
         .collect();
-    let done = std::sync::atomic::AtomicU64::new(0);
     let runs = jobs.len();
+    let (weight, end) = (rerun_work(scenario, open_arrivals), crate::simulate::known_end(scenario));
     let reports: Vec<(usize, TopologyPoint)> = jobs
         .into_par_iter()
         .map(|(i, topology)| {
             let mut s = scenario.clone();
             s.nodes = Some(topology.clone());
-            let mut report = crate::simulate::run_in_sweep(&s, runs)?;
+            let mut share = RunShare::new(weight, end, progress).or_arrivals(open_arrivals);
+            let mut report = crate::simulate::run_in_sweep(&s, runs, &mut |p| share.at(p))?;
+            share.finish();
             // The sweep tables and charts use the totals; the per-bin
             // figures of every point would only hold memory.
             for l in &mut report.limiters {
                 l.node_timeline = None;
             }
-            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
             Ok((i, TopologyPoint { topology, report }))
         })
         .collect::<Result<_, RunError>>()?;
