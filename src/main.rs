@@ -8,6 +8,7 @@ mod cli;
 use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -115,12 +116,13 @@ fn check(path: &Path) -> Result<()> {
 }
 
 /// A progress bar on stderr, only when it is a terminal: for a simulation
-/// once it has taken a moment, for the sweeps at once.
+/// once it has taken a moment, for the sweeps at once, a bar of their own
+/// (its time and estimate start afresh, not from the simulation's rate).
 struct RunProgress {
     bar: ProgressBar,
+    sweeps: OnceLock<ProgressBar>,
     started: Instant,
     shown: AtomicBool,
-    sweeping: AtomicBool,
     enabled: bool,
     end_ns: Option<u64>,
 }
@@ -130,17 +132,17 @@ impl RunProgress {
         RunProgress {
             bar: ProgressBar::with_draw_target(end_ns, ProgressDrawTarget::hidden()),
             started: Instant::now(),
+            sweeps: OnceLock::new(),
             shown: AtomicBool::new(false),
-            sweeping: AtomicBool::new(false),
             enabled: !quiet && io::stderr().is_terminal(),
             end_ns,
         }
     }
 
-    fn show(&self, template: &str) {
+    fn show(bar: &ProgressBar, template: &str) {
         let style = ProgressStyle::with_template(template).expect("valid template").progress_chars("=> ");
-        self.bar.set_style(style);
-        self.bar.set_draw_target(ProgressDrawTarget::stderr());
+        bar.set_style(style);
+        bar.set_draw_target(ProgressDrawTarget::stderr());
     }
 
     fn update(&self, step: Step) {
@@ -152,11 +154,14 @@ impl RunProgress {
                 if self.started.elapsed() > Duration::from_millis(300)
                     && !self.shown.swap(true, Ordering::Relaxed)
                 {
-                    self.show(if self.end_ns.is_some() {
-                        "{spinner} [{bar:25}] {percent:>3}% {msg} {elapsed}, about {eta} left"
-                    } else {
-                        "{spinner} {msg} {elapsed}"
-                    });
+                    Self::show(
+                        &self.bar,
+                        if self.end_ns.is_some() {
+                            "{spinner} [{bar:25}] {percent:>3}% {msg} {elapsed}, about {eta} left"
+                        } else {
+                            "{spinner} {msg} {elapsed}"
+                        },
+                    );
                 }
                 if let Some(end) = self.end_ns {
                     self.bar.set_position(p.now.get().min(end));
@@ -169,18 +174,25 @@ impl RunProgress {
                 });
             }
             Step::Sweep { done, total } => {
-                if !self.sweeping.swap(true, Ordering::Relaxed) {
-                    self.bar.set_length(total);
-                    self.bar.set_message("sweeps");
-                    self.show("{spinner} {msg} [{bar:30}] {percent}% ({elapsed})");
-                }
-                self.bar.set_position(done);
+                // Its length is the sweeps' work and each step is weighed
+                // by its own (the library's), so its rate tells the time left.
+                let bar = self.sweeps.get_or_init(|| {
+                    self.bar.finish_and_clear();
+                    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+                    bar.set_message("sweeps");
+                    Self::show(&bar, "{spinner} {msg} [{bar:30}] {percent}% ({elapsed}, about {eta} left)");
+                    bar
+                });
+                bar.set_position(done);
             }
         }
     }
 
     fn finish(&self) {
         self.bar.finish_and_clear();
+        if let Some(sweeps) = self.sweeps.get() {
+            sweeps.finish_and_clear();
+        }
     }
 }
 
