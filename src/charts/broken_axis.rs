@@ -29,12 +29,23 @@ const MIN_GAP: f64 = 1.0 / 3.0;
 /// The most of the whole range the main values (0 included) may span for
 /// a break to pay.
 const MAX_MAIN: f64 = 0.25;
+/// How many times the scale of one unbroken axis the main part must draw
+/// its values at, with its padding, in its 70 % of the height, for a break
+/// to pay: `boundary_burst`'s sweep (+1.48 to +1.77 % past a gap down to
+/// +0.42 % and 0) drew its main values at 0.96 times, no larger than
+/// without the break, and only cut the axis; `algorithms`' pacers give
+/// the rest 7.6 times the scale, its load sweep 3.3 times.
+const MIN_ZOOM: f64 = 2.0;
+/// The share of the height the main part takes ([`draw_panel`]).
+const MAIN_SHARE: f64 = 0.7;
 
 /// Whether `values` (over-admissions in %) call for a broken axis, and
 /// where: when the largest gap between two values in order is at least a
 /// third of their whole range, the side with more values (with the
 /// reference 0 on a tie) keeps the main part, unless its own span, 0
-/// included, would still take more than a quarter of the range anyway.
+/// included, would still take more than a quarter of the range anyway, or
+/// the main part, padded, would not draw its values at least twice as
+/// large as one axis over the whole range does ([`MIN_ZOOM`]).
 pub fn broken_axis(values: &[f64]) -> Option<Split> {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
     v.sort_by(f64::total_cmp);
@@ -62,6 +73,11 @@ pub fn broken_axis(values: &[f64]) -> Option<Split> {
     // Room around the values, for the points' size.
     let pad = |a: f64, b: f64| ((b - a) * 0.15).max(0.01 * total).max(0.5);
     let (pm, pf) = (pad(m0, m1), pad(f0, f1));
+    // A break that hardly enlarges the main values only cuts the axis
+    // between values that are near enough to share it.
+    if MAIN_SHARE * total / (m1 - m0 + 2.0 * pm) < MIN_ZOOM {
+        return None;
+    }
     Some(Split { main: m0 - pm..m1 + pm, far: f0 - pf..f1 + pf, far_below: main_above })
 }
 
@@ -238,6 +254,23 @@ mod tests {
         assert_eq!(fmt_axis_percent(2.0), "+2");
         assert_eq!(fmt_axis_percent(-39.5), "-39.5");
         assert_eq!(fmt_axis_percent(0.0), "0");
+    }
+
+    /// `ratesim sweep scenarios/boundary_burst.toml` at load 1.5: the
+    /// fixed window and 2 slots at +1.77 %, 10 slots at +1.48 %, 100 slots
+    /// at +0.417 %, the sliding log at 0. The gap (+0.42 to +1.48) is 60 % of
+    /// the range, but the main part (+1.48 to +1.77, padded by 0.5 either
+    /// side) would draw at 0.96 times the scale of one axis from 0 to +1.8:
+    /// no break, and 100 slots keeps its place beside the others.
+    #[test]
+    fn a_gap_that_enlarges_nothing_breaks_nothing() {
+        assert_eq!(broken_axis(&[1.77, 1.77, 1.48, 0.417, 0.0]), None);
+        // The same shape ten times as large: the padding is small beside
+        // it, the main part drawn 3.5 times as large: a break.
+        let s = broken_axis(&[17.7, 17.7, 14.7, 4.0, 0.0]).unwrap();
+        assert!(s.far_below && s.main.contains(&14.7) && s.far.contains(&0.0), "{s:?}");
+        // error_vs_slots at load 1.5: 0 to +1.92 %, spread out: one axis.
+        assert_eq!(broken_axis(&[1.92, 1.92, 1.92, 1.74, 1.56, 1.11, 0.652, 0.336, 0.031, 0.0]), None);
     }
 
     /// algorithms' load sweep: the pacers' lines from -46 % to -22 %, the
