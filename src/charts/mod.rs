@@ -1307,6 +1307,18 @@ pub fn count_labels_in(range: std::ops::Range<f64>, most: usize) -> usize {
         .unwrap_or(1)
 }
 
+/// How many labels to ask of an axis over `range` so that one of them is
+/// `at` (peak/L's reference 1, the limit): at most `most` if some count
+/// of at most `most` puts one there, else the fewest above `most`, up to
+/// twice as many (from 0 to 10.5, ten labels go every 2, eleven every 1),
+/// else `most`.
+pub fn labels_at(range: std::ops::Range<f64>, at: f64, most: usize) -> usize {
+    use plotters::coord::ranged1d::Ranged;
+    let coord = plotters::coord::types::RangedCoordf64::from(range);
+    let has = |n: usize| coord.key_points(n).iter().any(|v| (v - at).abs() < 1e-9 * at.abs().max(1.0));
+    (2..=most.max(2)).rev().chain(most + 1..=2 * most).find(|&n| has(n)).unwrap_or(most)
+}
+
 /// Points of a step line over bins: each value held over its bin.
 pub fn steps(values: impl Iterator<Item = (f64, f64, f64)>) -> Vec<(f64, f64)> {
     let mut pts = Vec::new();

@@ -126,6 +126,23 @@ impl TopologySweep<'_> {
     }
 }
 
+/// The share of the peak/L axis' height under its lowest value.
+const UNDER_LOWEST: f64 = 0.12;
+
+/// The peak/L axis for peaks from `lo` to `hi`: from just under the lowest
+/// (a sweep whose peaks stay near L, ceil(L/K) per node, shows its few
+/// percent), far enough under it that the lowest, the sliding log's 1
+/// (peak = L), stands [`UNDER_LOWEST`] of the height over the foot, its
+/// label clear of the break mark there (at 0.1 under it, the mark took
+/// `nodes_sync`'s and `nodes_central`'s `1`, and the line at 1 sat on the
+/// mark with no value); from 0, with no mark, when that would start under
+/// half the lowest anyway (`nodes_local`'s 1 to 10).
+fn peak_range(lo: f64, hi: f64) -> std::ops::Range<f64> {
+    let top = (hi * 1.05).max(lo + 0.3);
+    let start = (lo - UNDER_LOWEST * top) / (1.0 - UNDER_LOWEST);
+    if start < lo / 2.0 { 0.0..top } else { start..top }
+}
+
 /// Every line's width.
 const WIDTH: u32 = 3;
 
@@ -222,6 +239,9 @@ struct Panel<'a> {
     /// The analytic figure or the estimate, dashed, where one exists.
     dashed: &'a [(f64, f64)],
     grey: RGBColor,
+    /// A value the axis must label, if in range: peak/L's 1, where the
+    /// sliding log stands (peak = L).
+    labelled: Option<f64>,
 }
 
 impl Panel<'_> {
@@ -257,8 +277,13 @@ impl Panel<'_> {
         let y_fmt = |v: &f64| {
             if *v < floor.1 - 1e-9 || !clear_of_foot_mark(*v, &y, height) { String::new() } else { tick(v) }
         };
+        let y_labels = match self.labelled {
+            Some(at) if y.contains(&at) => labels_at(y.clone(), at, 10),
+            _ => 10,
+        };
         chart
             .configure_mesh()
+            .y_labels(y_labels)
             .x_desc(&self.x_desc)
             .y_desc(self.y_desc)
             .axis_desc_style(font(LABEL_SIZE))
@@ -339,13 +364,16 @@ impl Chart for TopologySweep<'_> {
                 // above the axis, not half under it.
                 (y0 - (y1 - y0) * 0.03, y1)
             } else {
-                ((y_min - 0.1).max(0.0), (y_hi * 1.05).max(y_min + 0.3))
+                let y = peak_range(y_min, y_hi);
+                (y.start, y.end)
             };
             let caption = if k == 0 { "over-admission vs exact" } else { "peak in one exact window" };
             let y_desc = if k == 0 { "over-admission (%)" } else { "peak / L" };
             let dashed = if k == 1 { &analytic } else { &estimate };
             let lines: Vec<&Line> = lines.iter().map(|(_, l)| l).collect();
-            let panel = Panel { caption, x_desc: self.x_desc(), y_desc, lines: &lines, dashed, grey };
+            let labelled = (k == 1).then_some(1.0);
+            let panel =
+                Panel { caption, x_desc: self.x_desc(), y_desc, lines: &lines, dashed, grey, labelled };
             let floor = (x_lo.min(0.0), y_lo);
             let (drawn_nested, pixels) = if log_x {
                 panel.draw(panel_area, (x_lo * 0.7..x_hi * 1.4).log_scale(), y0..y1, floor, value)?
@@ -409,5 +437,28 @@ impl Chart for TopologySweep<'_> {
         }
         draw_legend(&legend, &entries)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// nodes_sync's peaks from 1 (the sliding log) to 3.32: from 0.66, the
+    /// 1 an eighth of the height up, labelled (every 0.5); nodes_local's 1
+    /// to 10: from 0, labelled every 1; nodes_ceil's near L: zoomed, 1
+    /// still labelled.
+    #[test]
+    fn the_peak_axis_labels_the_limit() {
+        let sync = peak_range(1.0, 3.32);
+        assert!((sync.start - 0.661).abs() < 0.001 && (sync.end - 3.486).abs() < 1e-9, "{sync:?}");
+        assert!(((1.0 - sync.start) / (sync.end - sync.start) - UNDER_LOWEST).abs() < 1e-9);
+        assert_eq!(labels_at(sync.clone(), 1.0, 10), 10);
+        let local = peak_range(1.0, 10.0);
+        assert_eq!(local.start, 0.0);
+        assert_eq!(labels_at(local, 1.0, 10), 11);
+        let ceil = peak_range(1.0, 1.02);
+        assert!(ceil.start > 0.95 && ceil.start < 1.0, "{ceil:?}");
+        assert!(labels_at(ceil, 1.0, 10) >= 4);
     }
 }
