@@ -201,9 +201,15 @@ fn place_labels(labels: &[(i32, i32, u32)], h: i32) -> Vec<i32> {
     out
 }
 
+/// The thin grey line from a bar up to its label, where the label was
+/// lifted over the one before it.
+const LEADER: ShapeStyle =
+    ShapeStyle { color: RGBAColor(110, 110, 110, 1.0), filled: false, stroke_width: 1 };
+
 /// Writes each label centred just over its bar, `dy` above its top; a
 /// label that would run into the one before it goes just above that one,
-/// so that labels stay apart at a size that reads.
+/// hung from its bar by a thin line, so that labels stay apart at a size
+/// that reads.
 fn write_over<'b, DB: DrawingBackend>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     labelled: impl Iterator<Item = (&'b Bar, String)>,
@@ -222,6 +228,17 @@ fn write_over<'b, DB: DrawingBackend>(
         .collect();
     let bottoms = place_labels(&boxes, (TICK_SIZE - 6.0) as i32);
     for (((b, label), (_, y, _)), bottom) in labelled.into_iter().zip(&boxes).zip(bottoms) {
+        // A label lifted over the one before it hangs from its bar by a
+        // thin line, so that it reads as that bar's, not the gap's.
+        if bottom < *y {
+            let foot = ((b.x0 + b.x1) / 2.0, b.value);
+            let (_, top) = chart.backend_coord(&foot);
+            chart
+                .draw_series(std::iter::once(
+                    EmptyElement::at(foot) + PathElement::new(vec![(0, -1), (0, bottom - top + 1)], LEADER),
+                ))
+                .map_err(err)?;
+        }
         chart
             .draw_series(std::iter::once(
                 EmptyElement::at(at(b))
@@ -230,6 +247,14 @@ fn write_over<'b, DB: DrawingBackend>(
             .map_err(err)?;
     }
     Ok(())
+}
+
+/// The top label of the give-up axis, in %, for shares up to `max`: the
+/// least of 1, 2, 5, 10, 20, 50 and 100 that is at least `max`, so that
+/// bars of a few per cent fill the panel (outage_recovery's 6 %: to 10),
+/// and bars near 100 % (backoff's 99 %) still have their 100.
+fn share_top(max: f64) -> f64 {
+    [1.0, 2.0, 5.0, 10.0, 20.0, 50.0].into_iter().find(|&t| max <= t).unwrap_or(100.0)
 }
 
 /// Where to cut the attempts-per-success axis, if anywhere: at the
@@ -366,7 +391,10 @@ impl Chart for RetryPolicies<'_> {
         });
         let unfinished = open.iter().zip(&lost).any(|((o, _), (g, _))| o.value > g.value);
         let desc = if unfinished { "no success (%)" } else { "gave up (%)" };
-        let mut chart = bar_panel(&middle, x_range.clone(), 125.0, desc, 3, &x_fmt, x_label_area)?;
+        // To a round top over the tallest bar, not to 100 (outage_recovery's
+        // 0 to 6 % drew bars of a few pixels), with room for the labels.
+        let top = share_top(open.iter().map(|(b, _)| b.value).fold(0.0, f64::max));
+        let mut chart = bar_panel(&middle, x_range.clone(), top * 1.25, desc, 3, &x_fmt, x_label_area)?;
         if let Some(names) = &two_lines {
             write_names(&middle, &chart, names)?;
         }
@@ -379,10 +407,16 @@ impl Chart for RetryPolicies<'_> {
                 .map_err(err)?;
         }
         draw_bars(&mut chart, &lost, 0.0)?;
-        let labels = open
-            .iter()
-            .map(|(b, _)| if b.value > 0.0 { fmt_share(b.value / 100.0) } else { "0".to_string() });
-        write_over(&mut chart, open.iter().map(|(b, _)| b).zip(labels), 3.0)?;
+        // The axis says %: the labels are the numbers alone, narrow enough
+        // to stand over their own bars (`0.3 %` ran over the next bar's).
+        let labels = open.iter().map(|(b, _)| {
+            if b.value > 0.0 {
+                fmt_share(b.value / 100.0).trim_end_matches(" %").to_string()
+            } else {
+                "0".into()
+            }
+        });
+        write_over(&mut chart, open.iter().map(|(b, _)| b).zip(labels), top * 0.024)?;
 
         // Bottom: the longest time to success (bar) and the median (ring)
         // of the requests that succeeded, on a log scale; 0 (every success
@@ -556,6 +590,19 @@ mod tests {
         assert_eq!(cost_cut(&[1.0, 1.0, 3.0]), None);
         assert_eq!(cost_cut(&[1.0, 1.0, 3.01]), Some(1.0));
         assert_eq!(cost_cut(&[]), None);
+    }
+
+    /// outage_recovery gives up 0 to 6 %: an axis to 10, not 100;
+    /// backoff's 99 % and backoff_closed's 91 % keep 100.
+    #[test]
+    fn the_give_up_axis_ends_at_a_round_top_over_the_tallest_bar() {
+        assert_eq!(share_top(6.0), 10.0);
+        assert_eq!(share_top(0.04), 1.0);
+        assert_eq!(share_top(0.0), 1.0);
+        assert_eq!(share_top(10.0), 10.0);
+        assert_eq!(share_top(10.5), 20.0);
+        assert_eq!(share_top(91.0), 100.0);
+        assert_eq!(share_top(99.0), 100.0);
     }
 
     #[test]
