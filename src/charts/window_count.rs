@@ -129,15 +129,6 @@ impl Chart for WindowCount<'_> {
             if steps * 3 * w as usize > plot_px { w.min(2) } else { w }
         };
         let widths = covered_widths(&order.iter().map(|&i| width_of(i)).collect::<Vec<_>>(), same);
-        // An axis from 0 starts under it by half the widest line, so that
-        // lines at 0 stay above the time labels (the boundary burst's
-        // nested bundle ran over "0" and "1").
-        let y = if zoomed {
-            y
-        } else {
-            let half = f64::from(widths.iter().copied().max().unwrap_or(2)) / 2.0 + 2.0;
-            -half * per_px..y.end
-        };
         let mut chart = ChartBuilder::on(&plot)
             .margin(10)
             .x_label_area_size(60)
@@ -164,11 +155,19 @@ impl Chart for WindowCount<'_> {
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(err)?;
-        let series = |i: usize| -> Vec<(f64, f64)> {
+        // On an axis from 0, a line of `w` pixels at a count under half
+        // its width is drawn with its lower edge on 0, not across it: no
+        // count is drawn under 0 (the boundary burst's bundle of nested
+        // lines at 0 reached 3 below it, under the time axis), and lines
+        // nested at 0 nest upward, each still a border over the next.
+        let px = (y.end - y.start) / f64::from(height.max(1));
+        let floor_of = |w: u32| if zoomed { f64::MIN } else { y.start + f64::from(w) / 2.0 * px };
+        let series = |i: usize, w: u32| -> Vec<(f64, f64)> {
+            let floor = floor_of(w);
             steps(bins.iter().enumerate().map(|(b, row)| {
                 let x0 = (b as u64).saturating_mul(width) as f64 / div;
                 let x1 = (b as u64 + 1).saturating_mul(width) as f64 / div;
-                (x0, x1.min(x_end), row[i].window_peak as f64)
+                (x0, x1.min(x_end), (row[i].window_peak as f64).max(floor))
             }))
         };
         // The limit under the lines: a limiter at L (the sliding log,
@@ -184,7 +183,7 @@ impl Chart for WindowCount<'_> {
         for (&i, &w) in order.iter().zip(&widths) {
             chart
                 .draw_series(LineSeries::new(
-                    series(i),
+                    series(i, w),
                     self.palette.colour(&r.limiters[i].spec).stroke_width(w),
                 ))
                 .map_err(err)?;
