@@ -228,11 +228,11 @@ fn run_draws_the_trace_charts() {
     // dashes show. On nodes_uneven it is at L from the first bin to the
     // last and hides them, and the legend says so (the committed output,
     // which `committed_outputs_are_up_to_date` holds to what a run writes).
-    assert!(!read(&out, "window_count.svg").contains("(under"));
+    assert!(!read(&out, "window_count.svg").contains("(hidden"));
     assert_svg(
         &root().join("output/nodes_uneven"),
         "window_count.svg",
-        &["limit L = 100 (under sliding log)"],
+        &["limit L = 100 (hidden by lines at 100)"],
     );
     // retry_after_rounding's ceil_seconds and redis_cell lanes decide
     // alike here (their one different request gave up under both): one

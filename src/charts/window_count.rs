@@ -77,25 +77,13 @@ impl Chart for WindowCount<'_> {
         );
         let area = titled(root, &title)?;
         let mut entries = self.legend();
-        // The limit is drawn under the lines, so a limiter at L for most of
-        // the run (the sliding log on nodes_uneven) hides its dashes: the
-        // legend says which lines it is under, when lines at L cover more
-        // than half the bins: each at L in at least a quarter of those
-        // (which one shows on top varies along the run).
-        let at = |i: usize, row: &[ratesim::timeline::Bin]| row[i].window_peak == r.limit.requests;
-        let covered = bins.iter().filter(|row| (0..r.limiters.len()).any(|i| at(i, row))).count();
-        let over: Vec<String> = if covered * 2 > bins.len() {
-            (0..r.limiters.len())
-                .filter(|&i| bins.iter().filter(|row| at(i, row)).count() * 4 >= covered)
-                .map(|i| r.limiters[i].spec.short_name())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        match over.len() {
-            0 => {}
-            1 | 2 => entries[0].label = format!("limit L = {} (under {})", r.limit.requests, over.join(", ")),
-            _ => entries[0].label = format!("limit L = {n} (under the lines at {n})", n = r.limit.requests),
+        // The limit is drawn under the lines, so that a limiter at L keeps
+        // its own colour; where lines at L cover more than half the bins
+        // (the sliding log on nodes_uneven, from the first bin to the last)
+        // its dashes hardly show, and the legend says where they went.
+        let at_limit = |row: &[ratesim::timeline::Bin]| row.iter().any(|b| b.window_peak == r.limit.requests);
+        if bins.iter().filter(|row| at_limit(row)).count() * 2 > bins.len() {
+            entries[0].label = format!("limit L = {n} (hidden by lines at {n})", n = r.limit.requests);
         }
         let n = r.limiters.len();
         // Counts per pixel of the plot's height (its margins and the time
