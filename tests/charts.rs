@@ -639,9 +639,9 @@ fn retry_charts_show_what_the_clients_did() {
     assert_png(&out, "retry_policies.png");
     // Every tick of the retry timeline's value axis is labelled: on its
     // square-root scale too the one above the tallest bar (400; a bare
-    // tick and grid line there read as a label left out), and no strip but
-    // the last has a tick at its 0 (it sat, bare, at the top of the strip
-    // under it).
+    // tick and grid line there read as a label left out), and every strip
+    // labels its 0 (once left out, its tick sat bare at the top of the
+    // strip under it).
     let retries = read(&out, "retry_timeline.svg");
     assert!(retries.contains("(square-root scale)") && retries.contains("\n400\n"));
     assert!(!retries.contains("\">\n\n</text>"), "a tick without its label");

@@ -1084,7 +1084,7 @@ pub fn strips<DB: DrawingBackend>(
 /// The axes of one strip in a stack of strips (`strips`): time `x` along
 /// the bottom, labelled under the last strip only, counts from 0 to
 /// `y_max` with at most `y_labels` labels, on whole numbers, written by
-/// `y_label`, and no grid lines but the major ones.
+/// `y_label`, and no grid lines but the major ones ([`strip_ticks`]).
 pub fn strip_chart<'a, DB: DrawingBackend>(
     strip: &'a DrawingArea<DB, Shift>,
     last: bool,
@@ -1092,18 +1092,94 @@ pub fn strip_chart<'a, DB: DrawingBackend>(
     y_max: f64,
     y_labels: usize,
     y_label: &dyn Fn(&f64) -> String,
-) -> Result<
-    ChartContext<
-        'a,
-        DB,
-        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
-    >,
-> {
-    strip_chart_in(strip, last, x, 0.0..y_max, y_labels, y_label)
+) -> Result<StripChart<'a, DB>> {
+    strip_chart_in(strip, last, x, 0.0..y_max, y_labels, y_label, None)
+}
+
+/// A strip's chart: time along x, the value axis with the ticks
+/// [`strip_ticks`] chose.
+pub type StripChart<'a, DB> =
+    ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, StripAxis>>;
+
+/// A strip's value axis: plotters' axis over f64, ticked at the values
+/// [`strip_ticks`] chose instead of at its own.
+#[derive(Clone)]
+pub struct StripAxis {
+    inner: plotters::coord::types::RangedCoordf64,
+    ticks: Vec<f64>,
+}
+
+impl plotters::coord::ranged1d::Ranged for StripAxis {
+    type FormatOption = plotters::coord::ranged1d::NoDefaultFormatting;
+    type ValueType = f64;
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+    fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        // No light lines: the major ones only, as the strips always drew.
+        if hint.weight().allow_light_points() { Vec::new() } else { self.ticks.clone() }
+    }
+    fn range(&self) -> std::ops::Range<f64> {
+        self.inner.range()
+    }
+}
+
+impl plotters::coord::ranged1d::ValueFormatter<f64> for StripAxis {
+    fn format(value: &f64) -> String {
+        tick(value)
+    }
+}
+
+/// How far (in pixels) a strip's tick label stays under the strip's top:
+/// the label at the foot of the strip above, `0`, reaches 6 px into this
+/// one (its 4 px margin and 2 px of the plot), and a label's digits 6 px
+/// over its middle (`0` touched `50` in a short strip, and `400` at the
+/// top of a tall one, when every strip labelled 0).
+pub const STRIP_TOP_CLEAR: f64 = 12.0;
+/// How far (in pixels) two tick labels of a strip stand apart, middle to
+/// middle, at the least: their digits are 12 px tall, and at 15 px
+/// `go_rate`'s `5` over its limit `3` read as one stack of digits.
+pub const STRIP_LABEL_GAP: f64 = 18.0;
+
+/// The ticks a strip of `height` pixels over `y` labels: plotters' own for
+/// at most `most` labels on whole numbers ([`count_labels_in`]), those
+/// within [`STRIP_TOP_CLEAR`] of the strip's top left out, so that the
+/// foot's `0` can stand on every strip (strips once left it out, to keep
+/// it off the top label of the strip below); then, keeping each clear of
+/// those kept before it by [`STRIP_LABEL_GAP`]: the foot (0), `mark` (the
+/// limit a strip draws dashed, L), the others. With more labels, up to
+/// twice `most`, until at least two are left (`algorithms`' window count
+/// strips labelled only 200, `nodes_skew`'s only 10).
+pub fn strip_ticks(y: std::ops::Range<f64>, height: f64, most: usize, mark: Option<f64>) -> Vec<f64> {
+    use plotters::coord::ranged1d::Ranged;
+    let span = (y.end - y.start).max(f64::MIN_POSITIVE);
+    let down = |v: f64| (y.end - v) / span * height;
+    let below_top = |v: &f64| y.contains(v) && down(*v) >= STRIP_TOP_CLEAR;
+    let key_points = |n: usize| plotters::coord::types::RangedCoordf64::from(y.clone()).key_points(n);
+    let ticks_for = |n: usize| {
+        let points: Vec<f64> = key_points(n).into_iter().filter(below_top).collect();
+        let (foot, rest): (Vec<f64>, Vec<f64>) = points.into_iter().partition(|&v| v == y.start);
+        let mut kept: Vec<f64> = Vec::new();
+        for v in foot.into_iter().chain(mark.filter(below_top)).chain(rest) {
+            if kept.iter().all(|&k| (down(v) - down(k)).abs() >= STRIP_LABEL_GAP) {
+                kept.push(v);
+            }
+        }
+        kept.sort_by(f64::total_cmp);
+        kept
+    };
+    let first = count_labels_in(y.clone(), most);
+    let whole = |n: usize| key_points(n).iter().all(|v| v.fract() == 0.0);
+    (first..=2 * most.max(1))
+        .filter(|&n| n == first || whole(n))
+        .map(ticks_for)
+        .find(|t| t.len() >= 2)
+        .unwrap_or_else(|| ticks_for(first))
 }
 
 /// [`strip_chart`] with the value axis over `y`, which need not start at 0
-/// (a log scale drawn as the logarithms of the counts).
+/// (a log scale drawn as the logarithms of the counts), and `mark` labelled
+/// on it ([`strip_ticks`]).
 pub fn strip_chart_in<'a, DB: DrawingBackend>(
     strip: &'a DrawingArea<DB, Shift>,
     last: bool,
@@ -1111,50 +1187,31 @@ pub fn strip_chart_in<'a, DB: DrawingBackend>(
     y: std::ops::Range<f64>,
     y_labels: usize,
     y_label: &dyn Fn(&f64) -> String,
-) -> Result<
-    ChartContext<
-        'a,
-        DB,
-        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
-    >,
-> {
-    let labels = count_labels_in(y.clone(), y_labels);
-    // The bottom label ("0") of a strip sits against the top label of the
-    // strip under it ("0" touching "50" in a short strip, and in a tall
-    // one whose top label is at its top: "0" over "400"): every strip but
-    // the last leaves it out, as the strips share one scale. Its tick mark
-    // goes too (a bare tick at the top of the strip under it reads as that
-    // strip's top tick, unlabelled): the axis starts a hair above the
-    // bottom, which puts no tick there, and the line along the bottom is
-    // drawn as the mesh drew it.
-    let start = y.start;
-    let axis = if last { y.clone() } else { start + (y.end - start) * 1e-9..y.end };
-    let mut chart = ChartBuilder::on(strip)
-        .margin_right(10)
-        .margin_top(4)
-        .x_label_area_size(if last { 30 } else { 0 })
-        .y_label_area_size(60)
-        .build_cartesian_2d(x.clone(), axis)
-        .map_err(err)?;
+    mark: Option<f64>,
+) -> Result<StripChart<'a, DB>> {
+    let build = |ticks: Vec<f64>| {
+        ChartBuilder::on(strip)
+            .margin_right(10)
+            .margin_top(4)
+            .x_label_area_size(if last { 30 } else { 0 })
+            .y_label_area_size(60)
+            .build_cartesian_2d(x.clone(), StripAxis { inner: y.clone().into(), ticks })
+            .map_err(err)
+    };
+    // The plot's height, for the ticks' spacing: that of a chart built
+    // with none (the ticks do not change it).
+    let height = f64::from(build(Vec::new())?.plotting_area().dim_in_pixel().1);
+    let ticks = strip_ticks(y.clone(), height, y_labels, mark);
+    let mut chart = build(ticks.clone())?;
     chart
         .configure_mesh()
         .label_style(font(TICK_SIZE - 2.0))
         .x_label_formatter(&tick)
         .y_label_formatter(y_label)
-        // (One fewer without the 0, for the same spacing.)
-        .y_labels(if last { labels } else { labels.saturating_sub(1).max(1) })
+        .y_labels(ticks.len().max(1))
         .light_line_style(WHITE.mix(0.0))
         .draw()
         .map_err(err)?;
-    if !last {
-        // (The mesh's major lines: black at 0.2, as plotters draws them.)
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                vec![(x.start, start), (x.end, start)],
-                BLACK.mix(0.2).stroke_width(1),
-            )))
-            .map_err(err)?;
-    }
     Ok(chart)
 }
 
@@ -1163,11 +1220,7 @@ pub fn strip_chart_in<'a, DB: DrawingBackend>(
 /// away from the value labels left of the axis, where it read as one with
 /// the top label ("100 fixed window: admitted ...").
 pub fn strip_title<DB: DrawingBackend>(
-    chart: &mut ChartContext<
-        '_,
-        DB,
-        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
-    >,
+    chart: &mut StripChart<'_, DB>,
     text: String,
     x: std::ops::Range<f64>,
     y: f64,
@@ -1223,11 +1276,7 @@ pub fn cut_runs(values: &[u64], cap: f64) -> Vec<(usize, u64)> {
 /// past the plot's right edge is left out, so that every count shown
 /// stands alone beside its own bar; [`shown_cut_counts`] chooses them.
 pub fn draw_cut_counts<DB: DrawingBackend>(
-    chart: &mut ChartContext<
-        '_,
-        DB,
-        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
-    >,
+    chart: &mut StripChart<'_, DB>,
     runs: &[(usize, u64)],
     x_of: &dyn Fn(usize) -> f64,
     gap: f64,
@@ -1333,6 +1382,27 @@ pub fn steps(values: impl Iterator<Item = (f64, f64, f64)>) -> Vec<(f64, f64)> {
 mod tests {
     use super::*;
     use ratesim::limiter::{FixedWindowSpec, SlidingLogSpec, WindowAlign};
+
+    /// Every strip labels 0 and at least one more value, the limit where
+    /// it is drawn: `algorithms`' window count strips (0 to 270 on 56 px,
+    /// L = 100) labelled only 200, now 0, 100 and 200; `go_rate`'s (0 to
+    /// 8.1 on 63 px, L = 3) only 5, now 0 and 3 (5 stood 16 px over 3: its
+    /// digits ran into them); `nodes_skew`'s node strips only 10.
+    #[test]
+    fn strips_label_their_foot_and_their_limit() {
+        assert_eq!(strip_ticks(0.0..270.0, 56.0, 2, Some(100.0)), [0.0, 100.0, 200.0]);
+        assert_eq!(strip_ticks(0.0..8.1, 63.0, 2, Some(3.0)), [0.0, 3.0]);
+        assert_eq!(strip_ticks(0.0..19.5, 230.0, 3, None), [0.0, 10.0]);
+        // shaping's rate of 5 per bin, 9 px over 0: 0 keeps its place, the
+        // round counts over it theirs.
+        assert_eq!(strip_ticks(0.0..28.6, 54.0, 3, Some(5.0)), [0.0, 10.0, 20.0]);
+        // No label within 12 px of the top (10 of 10.5, 5 px under it),
+        // where the `0` of the strip above stands.
+        assert_eq!(strip_ticks(0.0..10.5, 100.0, 10, None), [0.0, 2.0, 4.0, 6.0, 8.0]);
+        // Too short for two labels 18 px apart: more are asked for, else
+        // what there is.
+        assert_eq!(strip_ticks(0.0..1.3, 20.0, 2, None), [0.0]);
+    }
 
     /// Up to 8 strips fit 600 px at 60 px each; more make the chart
     /// taller (algorithms' 11: 780 px), each strip keeping 60 px.

@@ -142,7 +142,9 @@ impl Chart for NodesTimeline<'_> {
         for (s, (strip, l)) in rows.iter().zip(&on_nodes).enumerate() {
             let last = s + 1 == on_nodes.len();
             let bins = merged[s].bins();
-            let mut chart = strip_chart(strip, last, x_start..x_end, y_max, 3, &whole)?;
+            // L labelled where it is drawn.
+            let mark = limit.map(|_| r.limit.requests as f64);
+            let mut chart = strip_chart_in(strip, last, x_start..x_end, 0.0..y_max, 3, &whole, mark)?;
             let span = |b: usize| {
                 let x0 = (b as u64).saturating_mul(width) as f64 / div;
                 let x1 = (b as u64 + 1).saturating_mul(width) as f64 / div;

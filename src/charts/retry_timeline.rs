@@ -67,7 +67,8 @@ impl Chart for RetryTimeline<'_> {
             let labels = if sqrt { 5 } else { 3 };
             // A little room left of 0, so that a herd in the first bar
             // (all clients at once at the start) stands clear of the axis.
-            let top = axis_top(y_max * 1.35, labels);
+            let plot_h = f64::from(strip.dim_in_pixel().1.saturating_sub(if last { 34 } else { 4 }).max(1));
+            let top = axis_top(y_max * 1.35, labels, plot_h);
             let mut chart = strip_chart(strip, last, -x_end * 0.004..x_end, top, labels, &label)?;
             let c = self.palette.colour(&l.spec);
             // Stacked: all attempts (retries on top) in colour, first
@@ -125,14 +126,13 @@ impl Chart for RetryTimeline<'_> {
     }
 }
 
-/// The share of a strip's height its highest tick keeps clear of the top
-/// edge: about half a label, so that the label stays in its strip.
-const TOP_CLEAR: f64 = 0.08;
-
-/// The top of a strip's value axis of at most `labels` ticks: `top`, or,
-/// where the highest tick would sit within [`TOP_CLEAR`] of it (its label
-/// astride the strip above's bottom edge), a little higher.
-fn axis_top(top: f64, labels: usize) -> f64 {
+/// The top of a strip's value axis of at most `labels` ticks, on a plot
+/// `height` pixels tall: `top`, or, where the highest tick would sit within
+/// [`STRIP_TOP_CLEAR`] of it (its label astride the strip above's bottom
+/// edge and its `0`, which [`strip_ticks`] then leaves it out for), a
+/// little higher.
+fn axis_top(top: f64, labels: usize, height: f64) -> f64 {
+    let clear = ((STRIP_TOP_CLEAR + 1.0) / height).min(0.5);
     use plotters::coord::ranged1d::Ranged;
     let highest = |t: f64| {
         plotters::coord::types::RangedCoordf64::from(0.0..t)
@@ -144,10 +144,10 @@ fn axis_top(top: f64, labels: usize) -> f64 {
     // (Raising the top can change the ticks; a few rounds settle them.)
     for _ in 0..4 {
         let k = highest(t);
-        if t - k >= t * TOP_CLEAR {
+        if t - k >= t * clear {
             break;
         }
-        t = k / (1.0 - TOP_CLEAR);
+        t = k / (1.0 - clear);
     }
     t
 }
@@ -174,21 +174,24 @@ mod tests {
     #[test]
     fn the_highest_tick_keeps_clear_of_the_top_edge() {
         use plotters::coord::ranged1d::Ranged;
-        // backoff's square-root strips: 230 attempts at most, a root of
-        // 15.2 and a top of 20.5, where the tick at 20 (400) sat on the
-        // edge; outage_recovery's tick at 30 (900) of 34.4 was clear.
-        assert!(axis_top(230f64.sqrt() * 1.35, 5) > 21.7);
-        assert_eq!(axis_top(34.4, 5), 34.4);
+        // backoff's square-root strips, 100 px tall: 230 attempts at most,
+        // a root of 15.2 and a top of 20.5, where the tick at 20 (400) sat
+        // on the edge; outage_recovery's tick at 30 (900) of 34.4, 12.8 %
+        // under the top, is clear of it on 120 px, raised a hair on 100.
+        assert!(axis_top(230f64.sqrt() * 1.35, 5, 100.0) > 22.9);
+        assert_eq!(axis_top(34.4, 5, 120.0), 34.4);
+        assert!((axis_top(34.4, 5, 100.0) - 30.0 / 0.87).abs() < 1e-9);
+        let clear = (STRIP_TOP_CLEAR + 1.0) / 100.0;
         for i in 1..2000 {
             let top = i as f64 * 0.37;
             for labels in [3, 5] {
-                let t = axis_top(top, labels);
+                let t = axis_top(top, labels, 100.0);
                 assert!(t >= top);
                 let range = 0.0..t;
                 let ticks = plotters::coord::types::RangedCoordf64::from(range.clone())
                     .key_points(count_labels_in(range, labels));
                 let k = ticks.into_iter().fold(0.0, f64::max);
-                assert!(t - k >= t * TOP_CLEAR * 0.999, "top {top}, {labels} labels: tick {k} of {t}");
+                assert!(t - k >= t * clear * 0.999, "top {top}, {labels} labels: tick {k} of {t}");
             }
         }
     }

@@ -95,9 +95,9 @@ impl Chart for ShapingTimeline<'_> {
         for (i, (strip, label)) in rows.iter().zip(&labels).enumerate() {
             let last = i + 1 == n;
             let l = &r.limiters[i];
-            // No 0 label: it would touch the top label of the strip below.
-            let no_zero = |v: &f64| if *v == 0.0 { String::new() } else { whole(v) };
-            let mut chart = strip_chart(strip, last, 0f64..x_end, y_max, 3, &no_zero)?;
+            // 0 and the rate labelled (`2.5` where it is not whole).
+            let y_label = |v: &f64| if v.fract() == 0.0 { whole(v) } else { tick(v) };
+            let mut chart = strip_chart_in(strip, last, 0f64..x_end, 0.0..y_max, 3, &y_label, Some(rate))?;
             let offered = steps(
                 bins.iter()
                     .enumerate()

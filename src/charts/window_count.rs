@@ -238,7 +238,10 @@ impl WindowCount<'_> {
         let rows = super::strips(&strips, n, 30);
         for (i, strip) in rows.iter().enumerate() {
             let l = &r.limiters[i];
-            let mut chart = strip_chart(strip, i + 1 == n, 0f64..x_end, y_max, 2, &whole)?;
+            // 0, L (dashed in each strip) and a round count over it, where
+            // there is room ([`strip_ticks`]).
+            let mut chart =
+                strip_chart_in(strip, i + 1 == n, 0f64..x_end, 0.0..y_max, 2, &whole, Some(limit))?;
             chart
                 .draw_series(DashedLineSeries::new(
                     vec![(0.0, limit), (x_end, limit)],
