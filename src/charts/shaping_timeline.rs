@@ -92,6 +92,11 @@ impl Chart for ShapingTimeline<'_> {
         let backend_max =
             bins.iter().flat_map(|row| row.iter().map(|b| b.backend())).max().unwrap_or(0) as f64;
         let y_max = (backend_max.max(rate) * 1.3).max(1.0);
+        // Every strip offered the same requests (open traffic, no
+        // retries): the counts of the cut offered bins once, over the top
+        // strip, not the same numbers in every strip (go_rate's twenty,
+        // seven times over).
+        let same_offered = bins.iter().all(|row| row.iter().all(|b| b.offered == row[0].offered));
         for (i, (strip, label)) in rows.iter().zip(&labels).enumerate() {
             let last = i + 1 == n;
             let l = &r.limiters[i];
@@ -120,8 +125,17 @@ impl Chart for ShapingTimeline<'_> {
                 ))
                 .map_err(err)?;
             // The count of each run of cut bins, once, at its tallest bin.
-            let offered: Vec<u64> = bins.iter().map(|row| row[i].offered).collect();
-            draw_cut_counts(&mut chart, &cut_runs(&offered, y_max), &x_of, x_end * 0.003, y_max, VPos::Top)?;
+            if i == 0 || !same_offered {
+                let offered: Vec<u64> = bins.iter().map(|row| row[i].offered).collect();
+                draw_cut_counts(
+                    &mut chart,
+                    &cut_runs(&offered, y_max),
+                    &x_of,
+                    x_end * 0.003,
+                    y_max,
+                    VPos::Top,
+                )?;
+            }
             strip_label(label, l, c, row_h as i32)?;
         }
         // The marks every strip shares, under the rows of names.
