@@ -189,7 +189,14 @@ impl Chart for NodesTimeline<'_> {
                     pieces.extend(runs_of_width(&node_steps).into_iter().map(|(pts, w)| (node, pts, w)));
                 }
                 pieces.sort_by_key(|p| std::cmp::Reverse(p.2));
+                // A line at 0 is drawn with its lower edge on 0, not across
+                // it, as window_count's: nodes nested at 0 (nodes_skew's,
+                // between their windows) nest upward instead of reaching
+                // under the axis and into the strip below.
+                let per_px = y_max / f64::from(plot_h);
                 for (node, pts, w) in pieces {
+                    let floor = f64::from(w) / 2.0 * per_px;
+                    let pts: Vec<(f64, f64)> = pts.into_iter().map(|(x, v)| (x, v.max(floor))).collect();
                     chart
                         .draw_series(LineSeries::new(pts, node_colour(node).stroke_width(w)))
                         .map_err(err)?;
