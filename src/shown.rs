@@ -135,6 +135,25 @@ pub fn about(x: f64) -> String {
     format!("{rounded:e}")
 }
 
+/// The key nearest to a misspelt `unknown` one, if it is near enough:
+/// within 2 edits, or a third of the key's length for long keys. The
+/// "did you mean" of a scenario's keys, and of a trace header's columns.
+/// A key longer than a message shows whole ([`code`]) is none's nearest,
+/// and one whose length differs by more than the edits allowed is not
+/// measured: a header column of megabytes, or a key of 100 000 letters,
+/// costs no more than a short one.
+pub fn nearest_key<'c>(unknown: &str, keys: &[&'c str]) -> Option<&'c str> {
+    let length = unknown.chars().count();
+    keys.iter()
+        .filter(|c| c.len() <= SHOWN_BYTES)
+        // The difference in length is the fewest edits there can be.
+        .filter(|c| c.chars().count().abs_diff(length) <= 2.max(c.len() / 3))
+        .map(|c| (strsim::levenshtein(unknown, c), *c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
+        .min()
+        .map(|(_, c)| c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,6 +167,19 @@ mod tests {
         for kept in ["边界突发", "é", "e\u{301}", "µs", "a`b\"c\\d'", "кинд"] {
             assert_eq!(escape(kept), kept);
         }
+    }
+
+    /// Within 2 edits, or a third of a long key; long text is not
+    /// measured, whatever its length.
+    #[test]
+    fn nearest_key_is_near_and_cheap() {
+        assert_eq!(nearest_key("requsts", &["requests", "window"]), Some("requests"));
+        assert_eq!(nearest_key("tme", &["tme2", "time"]), Some("time"));
+        assert_eq!(nearest_key("sycn_intervals", &["sync_intervals"]), Some("sync_intervals"));
+        assert_eq!(nearest_key("xyz", &["requests"]), None);
+        let huge = "x".repeat(20_000_000);
+        assert_eq!(nearest_key("time", &[&huge, "tim"]), Some("tim"));
+        assert_eq!(nearest_key(&huge, &["time", &huge]), None);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 
+pub use crate::shown::nearest_key;
 use crate::shown::{code, number, string};
 use crate::time::{Nanos, TimeParseError, parse_duration};
 
@@ -1327,16 +1328,6 @@ fn top_level_key_of_a_table(text: &str, offset: usize, raw: &str) -> Option<Stri
             "; `{unknown}` is a key of [{table}]: a key belongs to the table whose header is above it, so write it below the [{table}] header"
         )
     })
-}
-
-/// The key nearest to a misspelt `unknown` one, if it is near enough:
-/// within 2 edits, or a third of the key's length for long keys.
-pub fn nearest_key<'c>(unknown: &str, keys: &[&'c str]) -> Option<&'c str> {
-    keys.iter()
-        .map(|c| (strsim::levenshtein(unknown, c), *c))
-        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
-        .min()
-        .map(|(_, c)| c)
 }
 
 /// Adds "did you mean" to serde's "unknown field `x`, expected ..." messages.
