@@ -105,11 +105,11 @@ pub enum TimeParseError {
     #[error("empty value")]
     Empty,
     #[error(
-        "{} is not a duration: expected a number and a unit, like \"10ms\", \"1s\", \"250us\", \"1m\" or \"1m30s\" (units: ns, us, ms, s, m, h)",
+        "{} is not a duration: expected a number and a unit, like \"10ms\", \"1s\", \"250us\", \"1m\" or \"1m30s\" ({UNITS})",
         code(.0)
     )]
     BadDuration(String),
-    #[error("{} has an unknown unit {} (units: ns, us, ms, s, m, h)", code(.text), code(.unit))]
+    #[error("{} has an unknown unit {} ({UNITS}){}", code(.text), code(.unit), meant(.unit))]
     UnknownUnit { text: String, unit: String },
     /// A character that is neither part of a number nor of a unit, such
     /// as the `-` of `"1h-1s"` or the `_` of `"1_000ms"`: `before` is the
@@ -153,7 +153,7 @@ fn stray_advice(found: char, text: &str) -> String {
         }
         '-' => "a duration cannot subtract: write the total, in parts that add up, like \"59m59s\" for an hour less a second".to_string(),
         '+' => "the parts of a duration add up with nothing between them: write them together, like \"1m30s\"".to_string(),
-        _ => "a duration is one or more parts, each a number and a unit, written together, like \"10ms\", \"1s\" or \"1m30s\" (units: ns, us, ms, s, m, h)".to_string(),
+        _ => format!("a duration is one or more parts, each a number and a unit, written together, like \"10ms\", \"1s\" or \"1m30s\" ({UNITS})"),
     }
 }
 
@@ -164,6 +164,44 @@ fn has_exponent(t: &str) -> bool {
     let Some((_, _, rest)) = split_number(t.strip_prefix('+').unwrap_or(t)) else { return false };
     let mut c = rest.chars();
     matches!(c.next(), Some('e' | 'E')) && matches!(c.next(), Some('0'..='9' | '+' | '-'))
+}
+
+/// Every unit a duration takes, each with its other spellings, for
+/// messages: the micro sign (U+00B5) stands for both it and the Greek mu
+/// (U+03BC), which look the same.
+pub const UNITS: &str = "units: ns, us or \u{b5}s, ms, s, m or min, h";
+
+/// Other ways people write the units, each with the unit it means.
+const SPELLINGS: [(&str, &[&str]); 6] = [
+    ("ns", &["nsec", "nsecs", "nanosec", "nanosecs", "nanosecond", "nanoseconds", "nanos"]),
+    ("us", &["usec", "usecs", "microsec", "microsecs", "microsecond", "microseconds", "micros"]),
+    ("ms", &["msec", "msecs", "millisec", "millisecs", "millisecond", "milliseconds", "millis"]),
+    ("s", &["sec", "secs", "second", "seconds"]),
+    ("m", &["mins", "minute", "minutes"]),
+    ("h", &["hr", "hrs", "hour", "hours"]),
+];
+
+/// "; did you mean `s` (seconds)?" for an unknown unit that is one in
+/// another case (`S`, `MS`) or another spelling of one (`sec`, `msec`,
+/// `hours`); empty for any other.
+fn meant(unit: &str) -> String {
+    let lower = unit.to_lowercase();
+    let scale = unit_nanos(&lower).or_else(|| {
+        let (meant, _) = SPELLINGS.iter().find(|(_, other)| other.contains(&lower.as_str()))?;
+        unit_nanos(meant)
+    });
+    let Some((_, name)) = scale.and_then(|n| DURATION_UNITS.iter().find(|(s, _)| *s == n)) else {
+        return String::new();
+    };
+    let words = match *name {
+        "h" => "hours",
+        "m" => "minutes",
+        "s" => "seconds",
+        "ms" => "milliseconds",
+        "us" => "microseconds",
+        _ => "nanoseconds",
+    };
+    format!("; did you mean `{name}` ({words})?")
 }
 
 /// Scale of one unit in nanoseconds.
@@ -489,13 +527,13 @@ mod tests {
         // Quoted escaped, and by their start when long.
         assert_eq!(
             parse_duration("1\u{200b}s").unwrap_err().to_string(),
-            "`1\\u{200b}s` has `\\u{200b}` after `1`: a duration is one or more parts, each a number and a unit, written together, like \"10ms\", \"1s\" or \"1m30s\" (units: ns, us, ms, s, m, h)"
+            "`1\\u{200b}s` has `\\u{200b}` after `1`: a duration is one or more parts, each a number and a unit, written together, like \"10ms\", \"1s\" or \"1m30s\" (units: ns, us or µs, ms, s, m or min, h)"
         );
         let long = format!("1{}", "x".repeat(100));
         assert_eq!(
             parse_duration(&long).unwrap_err().to_string(),
             format!(
-                "`1{}...` (101 bytes) has an unknown unit `{}...` (100 bytes) (units: ns, us, ms, s, m, h)",
+                "`1{}...` (101 bytes) has an unknown unit `{}...` (100 bytes) (units: ns, us or µs, ms, s, m or min, h)",
                 "x".repeat(39),
                 "x".repeat(40)
             )
@@ -503,6 +541,46 @@ mod tests {
         assert_eq!(parse_duration("1h2m3s4ms5us6ns"), Ok(Nanos(3_723_004_005_006)));
         assert!(matches!(parse_duration("99999999999h"), Err(TimeParseError::Overflow(_))));
         assert!(matches!(parse_duration("18446744073709551616ns"), Err(TimeParseError::Overflow(_))));
+    }
+
+    /// An unknown unit in another case, or spelt another common way, is
+    /// met with the unit it means; the list names every unit taken.
+    #[test]
+    fn unknown_units_say_the_unit_they_mean() {
+        for (text, unit, meant) in [
+            ("1S", "S", "s` (seconds"),
+            ("1MS", "MS", "ms` (milliseconds"),
+            ("1Ms", "Ms", "ms` (milliseconds"),
+            ("1H", "H", "h` (hours"),
+            ("1MIN", "MIN", "m` (minutes"),
+            ("1NS", "NS", "ns` (nanoseconds"),
+            ("1\u{39c}S", "\u{39c}S", "us` (microseconds"),
+            ("1sec", "sec", "s` (seconds"),
+            ("1Secs", "Secs", "s` (seconds"),
+            ("2 seconds", "seconds", "s` (seconds"),
+            ("1msec", "msec", "ms` (milliseconds"),
+            ("5 millis", "millis", "ms` (milliseconds"),
+            ("1usec", "usec", "us` (microseconds"),
+            ("1nsec", "nsec", "ns` (nanoseconds"),
+            ("1hr", "hr", "h` (hours"),
+            ("2 hours", "hours", "h` (hours"),
+            ("3 minutes", "minutes", "m` (minutes"),
+            ("1m30sec", "sec", "s` (seconds"),
+        ] {
+            let e = parse_duration(text).unwrap_err();
+            assert_eq!(e, TimeParseError::UnknownUnit { text: text.into(), unit: unit.into() }, "{text}");
+            assert!(
+                e.to_string().ends_with(&format!(
+                    "has an unknown unit `{unit}` (units: ns, us or µs, ms, s, m or min, h); did you mean `{meant})?"
+                )),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            parse_duration("1 fortnight").unwrap_err().to_string(),
+            "`1 fortnight` has an unknown unit `fortnight` (units: ns, us or µs, ms, s, m or min, h)"
+        );
+        assert!(!parse_duration("1d").unwrap_err().to_string().contains("did you mean"));
     }
 
     #[test]

@@ -439,7 +439,8 @@ fn minus_zero(text: &str) -> &'static str {
 pub fn duration_message(key: &str, e: &TimeParseError) -> String {
     match e {
         TimeParseError::Empty => format!(
-            "`{key}` is empty: expected a duration, a number and a unit, like \"10ms\", \"1s\" or \"1m30s\" (units: ns, us, ms, s, m, h)"
+            "`{key}` is empty: expected a duration, a number and a unit, like \"10ms\", \"1s\" or \"1m30s\" ({})",
+            crate::time::UNITS
         ),
         e => format!("`{key}`: {e}"),
     }
