@@ -661,8 +661,25 @@ fn s95_more_after_a_value_on_its_line() {
 #[test]
 fn s10_missing_required_key() {
     // The top-level table's error is not about `duration`, the key on line 1.
-    let text = Case::new(&with("name = \"t\"\n", "")).refused_with(&["s.toml:1:1: missing field `name`"]);
+    let text = Case::new(&with("name = \"t\"\n", "")).refused_with(&[
+        "error: s.toml:1:1: missing field `name`: give the scenario a name, like name = \"burst_test\" (it names the output folder)\n",
+    ]);
     assert!(!text.contains("`duration`"), "{text}");
+}
+
+/// A scenario with no [limit], or a [limit] without one of its keys, says
+/// what to write (it said only "missing field `limit`").
+#[test]
+fn s121_missing_limit_table() {
+    Case::new(&with("[limit]\nrequests = 10\nwindow = \"1s\"\n\n", "")).refused(&[
+        "error: s.toml:1:1: missing field `limit`: add a [limit] table, the limit every limiter enforces: a line [limit], then requests = 100 and window = \"1s\" on lines of their own below it (100 requests per 1s)\n",
+    ]);
+    Case::new(&with("requests = 10\n", "")).refused(&[
+        "error: s.toml:4:1: `limit`: missing field `requests`: give the most requests a window admits, like requests = 100\n",
+    ]);
+    Case::new(&with("window = \"1s\"\n", "")).refused(&[
+        "error: s.toml:4:1: `limit`: missing field `window`: give the window's length, like window = \"1s\"\n",
+    ]);
 }
 
 /// An empty file, or one of comments only, once said "missing field

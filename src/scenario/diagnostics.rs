@@ -195,6 +195,7 @@ impl Ctx<'_> {
                     Some(key) if !message.starts_with("unknown field") => {
                         let hint = misplaced_key(self.text, &key, &message)
                             .or_else(|| missing_choice(&key, e.message()))
+                            .or_else(|| missing_example(Some(&key), e.message()))
                             .or_else(|| bare_duration(&key, e.message()))
                             .or_else(|| whole_float(e.message(), self.text.get(span.clone()).unwrap_or("")))
                             .unwrap_or_default();
@@ -211,7 +212,8 @@ impl Ctx<'_> {
                             e.message(),
                             inline.as_deref().or(key.as_deref()),
                         ));
-                        let hint = top_level_key_of_a_table(self.text, span.start, e.message());
+                        let hint = top_level_key_of_a_table(self.text, span.start, e.message())
+                            .or_else(|| missing_example(key.as_deref(), e.message()));
                         format!("{message}{}", hint.unwrap_or_default())
                     }
                 };
@@ -775,6 +777,26 @@ fn missing_choice(key: &str, raw: &str) -> Option<String> {
     };
     let list = choices.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ");
     Some(format!(": give one of {list}"))
+}
+
+/// What to write for a required key left out that has no choices to
+/// name (those are [`missing_choice`]'s): the scenario's `name`, its
+/// `[limit]` table (`key` is `None` at the top level) and the table's keys.
+fn missing_example(key: Option<&str>, raw: &str) -> Option<String> {
+    let missing = raw.strip_prefix("missing field `")?.strip_suffix('`')?;
+    let example = match (key, missing) {
+        (None, "name") => {
+            ": give the scenario a name, like name = \"burst_test\" (it names the output folder)"
+        }
+        (None, "limit") => {
+            ": add a [limit] table, the limit every limiter enforces: a line [limit], then requests = 100 and \
+             window = \"1s\" on lines of their own below it (100 requests per 1s)"
+        }
+        (Some("limit"), "requests") => ": give the most requests a window admits, like requests = 100",
+        (Some("limit"), "window") => ": give the window's length, like window = \"1s\"",
+        _ => return None,
+    };
+    Some(example.to_string())
 }
 
 /// What a retry table looks like, for a type error about one.
