@@ -3957,6 +3957,55 @@ fn r56_retry_policies_entry_is_a_list() {
     .refused(&["error: s.toml:22:11: `nodes.outage[0]`: expected a table, found a list\n"]);
 }
 
+/// A TOML date-time where a table belongs is said to be one, with what
+/// the key takes: the reader hands it over as a table of one internal
+/// key, which the table's keys once named, `` unknown field
+/// `$__toml_private_datetime` `` (or missed their own: `` `traffic`:
+/// missing field `kind` ``).
+#[test]
+fn s122_date_time_where_a_table_belongs() {
+    let retry = "expected a retry table (like { policy = \"full_jitter\", base = \"100ms\", cap = \"10s\", max_attempts = 5 })";
+    Case::new(&format!("{BASE}\n[sweep]\nretry_policies = [1979-05-27]\n")).refused(&[&format!(
+        "error: s.toml:19:19: `sweep.retry_policies[0]`: {retry}, found the date-time 1979-05-27\n"
+    )]);
+    Case::new(&format!(
+        "{BASE}\n[sweep]\nretry_policies = [{{ policy = \"none\" }}, 1979-05-27T07:32:00Z]\n"
+    ))
+    .refused(&[&format!(
+        "error: s.toml:19:40: `sweep.retry_policies[1]`: {retry}, found the date-time 1979-05-27T07:32:00Z\n"
+    )]);
+    Case::new(&with("duration = \"2s\"\n", "duration = \"2s\"\nretry = 1979-05-27\n"))
+        .refused(&[&format!("error: s.toml:3:9: `retry`: {retry}, found the date-time 1979-05-27\n")]);
+    Case::new(&with("count = 20", "count = 20\nretry = 07:32:00")).refused(&[&format!(
+        "error: s.toml:13:9: `traffic[0].retry`: {retry}, found the date-time 07:32:00\n"
+    )]);
+    Case::new(&format!(
+        "{BASE}\n[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\noutage = [1979-05-27]\n"
+    ))
+    .refused(&["error: s.toml:22:11: `nodes.outage[0]`: expected a table, found the date-time 1979-05-27\n"]);
+    Case::new(&with("[limit]\nrequests = 10\nwindow = \"1s\"\n", "limit = 1979-05-27\n"))
+        .refused(&["error: s.toml:4:9: `limit`: expected a table, found the date-time 1979-05-27\n"]);
+    for table in ["output", "sweep", "nodes"] {
+        Case::new(&with("duration = \"2s\"\n", &format!("duration = \"2s\"\n{table} = 1979-05-27\n")))
+            .refused(&[&format!(
+                "error: s.toml:3:{}: `{table}`: expected a table, found the date-time 1979-05-27\n",
+                table.len() + 4
+            )]);
+    }
+    let limit = "[limit]\nrequests = 10\nwindow = \"1s\"\n";
+    Case::new(&format!("name = \"t\"\ntraffic = [{{ kind = \"burst\", count = 1 }}, 1979-05-27]\n{limit}"))
+        .refused(&["error: s.toml:2:43: `traffic[1]`: expected a table, found the date-time 1979-05-27\n"]);
+    Case::new(&format!(
+        "name = \"t\"\ntraffic = [{{ kind = \"burst\", count = 1 }}]\nlimiter = [1979-05-27]\n{limit}"
+    ))
+    .refused(&["error: s.toml:3:12: `limiter[0]`: expected a table, found the date-time 1979-05-27\n"]);
+    // The list itself, which a date-time once met with a list of numbers
+    // for an example.
+    Case::new(&format!("{BASE}\n[sweep]\nretry_policies = 1979-05-27\n")).refused(&[
+        "error: s.toml:19:18: `sweep.retry_policies`: expected a list of retry tables (like [{ policy = \"none\" }, { policy = \"full_jitter\", base = \"100ms\", cap = \"10s\", max_attempts = 10 }]), found the date-time 1979-05-27\n",
+    ]);
+}
+
 #[test]
 fn r24_retry_policies_entry_checked_under_its_own_name() {
     Case::new(&format!(

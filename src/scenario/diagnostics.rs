@@ -155,15 +155,18 @@ impl Ctx<'_> {
     /// A TOML parser or type error: located at its span, with the key it is
     /// about and in plain words.
     pub fn toml(&self, e: &toml::de::Error) -> ScenarioError {
-        let message = serde_message(e.message());
+        // A date-time where a table belongs is said as one.
+        let dated = e.span().and_then(|span| date_for_a_table(e.message(), self.text.get(span)?));
+        let raw = dated.as_deref().unwrap_or(e.message());
+        let message = serde_message(raw);
         match e.span() {
             Some(span) => {
-                if let Some((at, message)) = list_for_a_table(self.text, span.start, e.message()) {
+                if let Some((at, message)) = list_for_a_table(self.text, span.start, raw) {
                     return self.at(at..at, message);
                 }
                 let message = date_time(&message, self.text.get(span.clone()).unwrap_or(""));
                 // A number the parser cannot read: at its start.
-                let (span, message) = match plain_number(e.message(), self.text, span.start) {
+                let (span, message) = match plain_number(raw, self.text, span.start) {
                     Some((at, plain)) => (at..at, plain),
                     None => (span, message),
                 };
@@ -178,7 +181,7 @@ impl Ctx<'_> {
                 // A value of the wrong type where a list holds tables
                 // (`retry_policies = [[{ ... }]]`, `outage = [{ ... }, 5]`)
                 // is named with its place in the list too.
-                let expects_table = e.message().contains("expected struct ");
+                let expects_table = raw.contains("expected struct ") || dated.is_some();
                 let key = if span == (0..0) {
                     None
                 } else {
@@ -191,29 +194,26 @@ impl Ctx<'_> {
                         .or_else(|| key_path_at(self.text, span.start))
                 };
                 let message = match key {
-                    Some(key) if let Some(one) = one_table_as_a_list(&key, e.message()) => one,
+                    Some(key) if let Some(one) = one_table_as_a_list(&key, raw) => one,
                     Some(key) if !message.starts_with("unknown field") => {
                         let hint = misplaced_key(self.text, &key, &message)
-                            .or_else(|| missing_choice(&key, e.message()))
-                            .or_else(|| missing_example(Some(&key), e.message()))
-                            .or_else(|| bare_duration(&key, e.message()))
-                            .or_else(|| whole_float(e.message(), self.text.get(span.clone()).unwrap_or("")))
+                            .or_else(|| missing_choice(&key, raw))
+                            .or_else(|| missing_example(Some(&key), raw))
+                            .or_else(|| bare_duration(&key, raw))
+                            .or_else(|| whole_float(raw, self.text.get(span.clone()).unwrap_or("")))
                             .unwrap_or_default();
                         format!("{}: {}{hint}", code(&key), found_last(&array_of_tables(&key, &message)))
                     }
                     key => {
                         // A key inside an inline table (`retry = { bse = 1 }`)
                         // is named with that table's path.
-                        let inline = unknown_field(e.message()).and_then(|(unknown, _)| {
+                        let inline = unknown_field(raw).and_then(|(unknown, _)| {
                             inline_table_at(self.text, span.start).map(|t| format!("{t}.{unknown}"))
                         });
-                        let message = found_last(&in_table(
-                            &message,
-                            e.message(),
-                            inline.as_deref().or(key.as_deref()),
-                        ));
-                        let hint = top_level_key_of_a_table(self.text, span.start, e.message())
-                            .or_else(|| missing_example(key.as_deref(), e.message()));
+                        let message =
+                            found_last(&in_table(&message, raw, inline.as_deref().or(key.as_deref())));
+                        let hint = top_level_key_of_a_table(self.text, span.start, raw)
+                            .or_else(|| missing_example(key.as_deref(), raw));
                         format!("{message}{}", hint.unwrap_or_default())
                     }
                 };
@@ -842,6 +842,10 @@ fn array_of_tables(key: &str, message: &str) -> String {
         Some(got) if ARRAYS_OF_TABLES.contains(&key) => format!(
             "{got}expected an array of tables: write `[[{key}]]`, with two brackets, above the keys of each entry"
         ),
+        // A list of retry tables, not of numbers.
+        Some(got) if key == "sweep.retry_policies" => format!(
+            "{got}expected a list of retry tables, like [{{ policy = \"none\" }}, {{ policy = \"full_jitter\", base = \"100ms\", cap = \"10s\", max_attempts = 10 }}]"
+        ),
         _ => message.to_string(),
     }
 }
@@ -1280,6 +1284,28 @@ fn date_time(message: &str, value: &str) -> String {
         }
         _ => message.to_string(),
     }
+}
+
+/// A TOML date or time where a table belongs (`retry = 1979-05-27`, an
+/// entry of `[sweep] retry_policies` or of `[[traffic]]`): the reader
+/// hands it over as a table of one internal key, so the table's keys
+/// refuse that key (`` unknown field `$__toml_private_datetime` ``), or
+/// miss their own (`` missing field `kind` ``). Said as a date-time where
+/// another type is expected is: "invalid type: date-time `...`, expected
+/// a table" (a retry table, like { ... }, for one). `value` is the text
+/// the error is at.
+fn date_for_a_table(raw: &str, value: &str) -> Option<String> {
+    if !raw.starts_with("unknown field `$__toml_private") && !raw.starts_with("missing field `") {
+        return None;
+    }
+    let value = value.trim();
+    value.parse::<toml::value::Datetime>().ok()?;
+    let retry = unknown_field(raw).is_some_and(|(_, keys)| keys.contains(&"policy"));
+    Some(format!(
+        "invalid type: date-time {}, expected {}",
+        code(value),
+        if retry { RETRY_TABLE } else { "a table" }
+    ))
 }
 
 /// The keys of the single tables, for a key written above every table
@@ -2475,6 +2501,17 @@ mod tests {
             "invalid type: date-time `1979-05-27`, expected a whole number"
         );
         assert_eq!(date_time(m, "{ x = 1 }"), m);
+        // Where a table belongs, the reader's internal key is not named.
+        let m = "unknown field `$__toml_private_datetime`, expected one of `start`, `end`, `fail`";
+        assert_eq!(
+            date_for_a_table(m, " 1979-05-27 ").as_deref(),
+            Some("invalid type: date-time `1979-05-27`, expected a table")
+        );
+        let m = "unknown field `$__toml_private_datetime`, expected one of `policy`, `base`";
+        assert!(date_for_a_table(m, "07:32:00").unwrap().ends_with(&format!("expected {RETRY_TABLE}")));
+        assert!(date_for_a_table("missing field `kind`", "1979-05-27").is_some());
+        assert_eq!(date_for_a_table("missing field `kind`", "{ count = 1 }"), None);
+        assert_eq!(date_for_a_table("invalid type: map, expected a string", "1979-05-27"), None);
         let long = "x".repeat(1000);
         assert_eq!(
             serde_message(&format!("invalid type: string \"{long}\", expected a whole number")),
