@@ -2151,7 +2151,11 @@ fn trace(csv: impl AsRef<[u8]>) -> Case {
 
 #[test]
 fn t01_no_time_column() {
-    trace("when,id\n0.5,1\n").refused(&["trace.csv: no `time` column in the header (found: `when`, `id`)"]);
+    // On the header's line, and where the scenario names the trace: no
+    // `time_column` is set, so it is the default.
+    trace("when,id\n0.5,1\n").refused(&[
+        "`traffic[0]`, trace.csv, line 1: no `time` column in the header (found: `when`, `id`), the default of `traffic[0].time_column`, which is not set (the source's `path` is set at s.toml:9:8)\n",
+    ]);
 }
 
 #[test]
@@ -2262,6 +2266,26 @@ fn t12_fraction_in_integer_unit() {
     Case::new(&format!("{CSV_BASE}time_unit = \"ms\"\n"))
         .file("trace.csv", "time\n1.5\n")
         .refused(&["trace.csv, line 2: field `time`: `1.5` is not a whole number"]);
+}
+
+/// A column name near the one sought (by the edit distance of the
+/// scenario keys' "did you mean") is suggested: a typo in the header
+/// (`tme` for the default `time`) or in the scenario (`key_column =
+/// "paht"`), which once listed the columns only.
+#[test]
+fn t41_column_name_near_the_one_sought() {
+    trace("tme,path\n0.5,a\n").refused(&[
+        "`traffic[0]`, trace.csv, line 1: no `time` column in the header (found: `tme`, `path`), the default of `traffic[0].time_column`, which is not set (the source's `path` is set at s.toml:9:8); did you mean `time`? Rename the column `tme` to `time` in the header, or set time_column = \"tme\" on the source\n",
+    ]);
+    Case::new(&format!("{CSV_BASE}key_column = \"paht\"\n")).file("trace.csv", "time,path\n0.5,a\n").refused(&[
+        "`traffic[0]`, trace.csv, line 1: no `paht` column in the header (found: `time`, `path`), which `traffic[0].key_column` names (set at s.toml:10:14); did you mean `path`? Set key_column = \"path\" on the source\n",
+    ]);
+    Case::new(&format!("{CSV_BASE}time_column = \"tme\"\n")).file("trace.csv", "time,path\n0.5,a\n").refused(&[
+        "`traffic[0]`, trace.csv, line 1: no `tme` column in the header (found: `time`, `path`), which `traffic[0].time_column` names (set at s.toml:10:15); did you mean `time`? Set time_column = \"time\" on the source\n",
+    ]);
+    // The header's own line, after blank lines.
+    trace("\n\ntme\n0.5\n")
+        .refused(&["`traffic[0]`, trace.csv, line 3: no `time` column in the header (found: `tme`)"]);
 }
 
 #[test]
@@ -2463,12 +2487,12 @@ fn t27_header_error_is_short() {
     let wide: Vec<String> = (0..200_000).map(|i| format!("c{i}")).collect();
     let c = trace(wide.join(",") + "\n1\n");
     let err = c.refused_with(&[
-        "trace.csv: no `time` column in the header (found: `c0`, `c1`, `c2`, `c3`, `c4`, `c5`, `c6`, `c7`, and 199992 more)",
+        "trace.csv, line 1: no `time` column in the header (found: `c0`, `c1`, `c2`, `c3`, `c4`, `c5`, `c6`, `c7`, and 199992 more)",
     ]);
     assert!(err.len() < 500, "{} bytes", err.len());
     let c = trace("x".repeat(20_000_000));
     let err = c.refused_with(&[&format!(
-        "trace.csv: no `time` column in the header (found: `{}...` (20000000 bytes))",
+        "trace.csv, line 1: no `time` column in the header (found: `{}...` (20000000 bytes))",
         "x".repeat(40)
     )]);
     assert!(err.len() < 500, "{} bytes", err.len());
@@ -2483,11 +2507,11 @@ fn t28_control_characters_are_escaped() {
     ]);
     assert!(!err.contains('\x1b'), "{err:?}");
     let err = trace("time\x00,id\n1,2\n")
-        .refused_with(&["trace.csv: no `time` column in the header (found: `time\\u{0}`, `id`)"]);
+        .refused_with(&["trace.csv, line 1: no `time` column in the header (found: `time\\u{0}`, `id`)"]);
     assert!(!err.contains('\0'), "{err:?}");
     // A zero-width space reads as nothing: escaped, the name is not `time`.
     trace("ti\u{200b}me,id\n1,2\n")
-        .refused(&["trace.csv: no `time` column in the header (found: `ti\\u{200b}me`, `id`)"]);
+        .refused(&["trace.csv, line 1: no `time` column in the header (found: `ti\\u{200b}me`, `id`)"]);
 }
 
 /// A trace's path, and the scenario's where a run's failure or a trace
@@ -2535,7 +2559,7 @@ fn t29_empty_time_field() {
 #[test]
 fn t30_no_header_row() {
     trace("0.5\n0.6\n").refused(&[
-        "trace.csv: no `time` column in the header (found: `0.5`): line 1 is read as the header, and `0.5` looks like data: a trace starts with a header row that names its columns, like `time`",
+        "trace.csv, line 1: no `time` column in the header (found: `0.5`), the default of `traffic[0].time_column`, which is not set (the source's `path` is set at s.toml:9:8): line 1 is read as the header, and `0.5` looks like data: a trace starts with a header row that names its columns, like `time`",
     ]);
 }
 
@@ -2544,10 +2568,10 @@ fn t30_no_header_row() {
 #[test]
 fn t38_column_name_in_another_case() {
     trace("Time,id\n0.5,1\n").refused(&[
-        "`traffic[0]`, trace.csv: no `time` column in the header (found: `Time`, `id`): column names are matched with their case, and `Time` is not `time`: write it `time` in the header, or set time_column = \"Time\" on the source\n",
+        "`traffic[0]`, trace.csv, line 1: no `time` column in the header (found: `Time`, `id`), the default of `traffic[0].time_column`, which is not set (the source's `path` is set at s.toml:9:8): column names are matched with their case, and `Time` is not `time`: write it `time` in the header, or set time_column = \"Time\" on the source\n",
     ]);
     Case::new(&format!("{CSV_BASE}key_column = \"client\"\n")).file("trace.csv", "time,CLIENT\n0.5,a\n").refused(&[
-        "`traffic[0]`, trace.csv: no `client` column in the header (found: `time`, `CLIENT`): column names are matched with their case, and `CLIENT` is not `client`: write it `client` in the header, or set key_column = \"CLIENT\" on the source\n",
+        "`traffic[0]`, trace.csv, line 1: no `client` column in the header (found: `time`, `CLIENT`), which `traffic[0].key_column` names (set at s.toml:10:14): column names are matched with their case, and `CLIENT` is not `client`: write it `client` in the header, or set key_column = \"CLIENT\" on the source\n",
     ]);
 }
 
@@ -2557,7 +2581,7 @@ fn t38_column_name_in_another_case() {
 fn t31_semicolon_or_tab_separated() {
     for (text, found) in [("time;id\n0.5;1\n", "`time;id`"), ("time\tid\n0.5\t1\n", "`time\\tid`")] {
         trace(text).refused(&[&format!(
-            "trace.csv: no `time` column in the header (found: {found}): fields are separated by commas here, so `;` or tabs are part of the names: a file separated by `;` or tabs is not supported, save it with commas"
+            "trace.csv, line 1: no `time` column in the header (found: {found}), the default of `traffic[0].time_column`, which is not set (the source's `path` is set at s.toml:9:8): fields are separated by commas here, so `;` or tabs are part of the names: a file separated by `;` or tabs is not supported, save it with commas"
         )]);
     }
 }
@@ -2567,7 +2591,7 @@ fn t31_semicolon_or_tab_separated() {
 fn t32_utf16_file() {
     let utf16: Vec<u8> = "\u{feff}time\n0.5\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
     trace(utf16).refused(&[
-        "trace.csv: no `time` column in the header",
+        "trace.csv, line 1: no `time` column in the header",
         ": the file looks like UTF-16 text: save it as UTF-8",
     ]);
 }
@@ -2580,7 +2604,7 @@ fn t33_errors_name_the_traffic_entry() {
         format!("{CSV_BASE}\n[[traffic]]\nkind = \"csv\"\npath = \"trace.csv\"\nkey_column = \"client\"\n");
     Case::new(&text)
         .file("trace.csv", "time,user\n0.1,a\n")
-        .refused(&["`traffic[1]`, trace.csv: no `client` column in the header (found: `time`, `user`)"]);
+        .refused(&["`traffic[1]`, trace.csv, line 1: no `client` column in the header (found: `time`, `user`), which `traffic[1].key_column` names (set at s.toml:14:14)\n"]);
     let text = format!("{CSV_BASE}\n[[traffic]]\nkind = \"csv\"\npath = \"other.csv\"\n");
     Case::new(&text)
         .file("trace.csv", "time\n0.1\n")
@@ -2605,11 +2629,11 @@ fn t34_row_with_more_fields_than_the_header() {
 #[test]
 fn t35_column_named_twice() {
     trace("time,time\n0.1,0.2\n").refused(&[
-        "`traffic[0]`, trace.csv: the header names the column `time` twice (columns 1 and 2): which one holds the times is unclear; rename or remove one",
+        "`traffic[0]`, trace.csv, line 1: the header names the column `time` twice (columns 1 and 2): which one holds the times is unclear; rename or remove one",
     ]);
     Case::new(&format!("{CSV_BASE}key_column = \"user\"\n"))
         .file("trace.csv", "user,time,user\n1,0.1,1\n")
-        .refused(&["trace.csv: the header names the column `user` twice (columns 1 and 3): which one holds the client keys"]);
+        .refused(&["trace.csv, line 1: the header names the column `user` twice (columns 1 and 3): which one holds the client keys"]);
 }
 
 /// Line numbers are file lines: blank lines and CRLF ends count as written.
@@ -3106,7 +3130,9 @@ fn k03_skew_without_clients() {
 fn k04_missing_key_column() {
     Case::new(&format!("{CSV_BASE}key_column = \"client\"\n"))
         .file("trace.csv", "time,user\n0.1,a\n")
-        .refused(&["trace.csv: no `client` column in the header (found: `time`, `user`)"]);
+        .refused(&[
+            "`traffic[0]`, trace.csv, line 1: no `client` column in the header (found: `time`, `user`), which `traffic[0].key_column` names (set at s.toml:10:14)\n",
+        ]);
 }
 
 #[test]

@@ -11,7 +11,7 @@ mod common;
 use common::csv_reference::ReferenceCsvTrace;
 use proptest::prelude::*;
 use ratesim::time::TimeUnit;
-use ratesim::trace::{CsvOptions, CsvTrace};
+use ratesim::trace::{CsvOptions, CsvTrace, KeysAt};
 
 /// Hands out `data` in pieces whose sizes cycle through `sizes`, and fails
 /// once (a plain I/O error) when the read position reaches `fail_at`.
@@ -110,11 +110,20 @@ struct Case {
     options: CsvOptions,
 }
 
+/// With a key column, where a scenario would set the options is known
+/// too, as in a run (the messages that name them).
 fn options(unit: usize, key: bool, sort: bool) -> CsvOptions {
     CsvOptions {
         time_unit: [TimeUnit::S, TimeUnit::Ns, TimeUnit::Ms][unit],
         key_column: key.then(|| "key".to_string()),
         sort,
+        keys_at: key.then(|| KeysAt {
+            source: "traffic[0]".into(),
+            path: "s.toml:9:8".into(),
+            time_unit: Some("s.toml:10:13".into()),
+            time_column: None,
+            key_column: Some("s.toml:11:14".into()),
+        }),
         ..CsvOptions::new("d.csv")
     }
 }

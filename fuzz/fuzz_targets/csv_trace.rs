@@ -1,7 +1,8 @@
 //! Any bytes read as a CSV trace give arrivals in time order or one located
 //! error, never a panic, and exactly what the csv-crate reader it replaced
 //! (`ReferenceCsvTrace`) gives, on the fast path and on the general one. The
-//! first byte picks the options; bit 5 feeds the input in small pieces.
+//! first byte picks the options; bit 5 feeds the input in small pieces,
+//! bit 6 names where a scenario would set the options (for the messages).
 #![no_main]
 
 // The oracle is test code, not part of the library: included from the tests.
@@ -11,7 +12,7 @@ mod csv_reference;
 use csv_reference::ReferenceCsvTrace;
 use libfuzzer_sys::fuzz_target;
 use ratesim::time::TimeUnit;
-use ratesim::trace::{ArrivalResult, CsvOptions, CsvTrace, TraceError};
+use ratesim::trace::{ArrivalResult, CsvOptions, CsvTrace, KeysAt, TraceError};
 
 /// Hands out its bytes 1 to 7 at a time.
 struct Pieces<'a>(&'a [u8], usize);
@@ -45,6 +46,13 @@ fuzz_target!(|data: &[u8]| {
         time_column: if opt & 4 == 0 { "time".into() } else { "t".into() },
         key_column: if opt & 16 == 0 { None } else { Some("key".into()) },
         sort: opt & 8 != 0,
+        keys_at: (opt & 64 != 0).then(|| KeysAt {
+            source: "traffic[0]".into(),
+            path: "s.toml:9:8".into(),
+            time_unit: Some("s.toml:10:13".into()),
+            time_column: (opt & 4 != 0).then(|| "s.toml:11:15".into()),
+            key_column: Some("s.toml:12:14".into()),
+        }),
     };
     let pieces = opt & 32 != 0;
     let reference = if pieces {

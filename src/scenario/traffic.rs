@@ -10,7 +10,7 @@ use super::entry::Entry;
 use super::{MAX_GENERATED, ScenarioError};
 use crate::shown::{about, number, plain, string};
 use crate::time::{Nanos, TimeUnit};
-use crate::trace::CsvOptions;
+use crate::trace::{CsvOptions, KeysAt};
 
 /// One traffic source, validated.
 #[derive(Clone, Debug, PartialEq)]
@@ -353,7 +353,16 @@ fn csv(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
     let time_column = keys.time_column.as_ref().map_or("time".to_string(), |c| c.get_ref().clone());
     let key_column = keys.key_column.as_ref().map(|c| c.get_ref().clone());
     let sort = keys.sort.as_ref().is_some_and(|s| *s.get_ref());
-    Ok(Traffic::Csv(CsvOptions { path, time_unit, time_column, key_column, sort }))
+    // Where each key is, for the trace's errors about them.
+    let at = |k: &Option<Spanned<String>>| k.as_ref().map(|k| entry.ctx.location(k.span()));
+    let keys_at = KeysAt {
+        source: entry.table().to_string(),
+        path: entry.ctx.location(p.span()),
+        time_unit: at(&keys.time_unit),
+        time_column: at(&keys.time_column),
+        key_column: at(&keys.key_column),
+    };
+    Ok(Traffic::Csv(CsvOptions { path, time_unit, time_column, key_column, sort, keys_at: Some(keys_at) }))
 }
 
 #[derive(Deserialize)]

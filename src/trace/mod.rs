@@ -18,7 +18,7 @@ pub(crate) use self::csv::STREAM_BYTES;
 /// test oracle; not part of the API.
 #[doc(hidden)]
 pub use self::csv::parse_plain;
-pub use self::csv::{CsvOptions, CsvTrace, SORT_BYTES_PER_ROW};
+pub use self::csv::{CsvOptions, CsvTrace, KeysAt, SORT_BYTES_PER_ROW};
 /// How trace errors quote a header's columns, public only for the test
 /// oracle (`tests/common/csv_reference.rs`); not part of the API.
 #[doc(hidden)]

@@ -151,10 +151,21 @@ impl<R: Read> ReferenceCsvTrace<R> {
                 entry: None,
             });
         }
+        // The header's line: the csv crate's, plus the blank lines before it.
+        // (Its bytes are counted from after a byte order mark the csv crate
+        // strips.)
+        let line = headers.position().map_or(1, |p| {
+            let tap = reader.get_ref();
+            let bom = tap.first.is_some_and(|n| n >= 3) && tap.seen.starts_with(b"\xef\xbb\xbf");
+            let from = p.byte() as usize + if bom { 3 } else { 0 };
+            let blank = tap.seen.get(from..).unwrap_or(&[]).iter().take_while(|&&b| b == b'\n').count();
+            p.line() + blank as u64
+        });
         let column = |name: &str, time: bool| {
-            headers.iter().position(|h| h.trim_ascii() == name.as_bytes()).ok_or_else(|| TraceError::File {
+            headers.iter().position(|h| h.trim_ascii() == name.as_bytes()).ok_or_else(|| TraceError::Row {
                 path: path.clone(),
-                message: missing_column(name, &headers.iter().collect::<Vec<_>>(), time),
+                line,
+                message: missing_column(options, line, &headers.iter().collect::<Vec<_>>(), time),
                 entry: None,
             })
         };
@@ -168,8 +179,9 @@ impl<R: Read> ReferenceCsvTrace<R> {
             let Some(index) = index else { continue };
             let first = headers[index].trim_ascii();
             if let Some(later) = (index + 1..headers.len()).find(|&j| headers[j].trim_ascii() == first) {
-                return Err(TraceError::File {
+                return Err(TraceError::Row {
                     path,
+                    line,
                     message: format!(
                         "the header names the column {} twice (columns {} and {}): which one holds the {holds} \
                          is unclear; rename or remove one",

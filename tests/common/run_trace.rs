@@ -40,6 +40,7 @@ pub fn setup(head: [u8; 4]) -> Setup {
         time_column: "time".into(),
         key_column: if head[3] & 0x20 == 0 { None } else { Some("key".into()) },
         sort: head[3] & 0x40 != 0,
+        keys_at: None,
     };
     let limiters = vec![
         LimiterSpec::from(FixedWindowSpec { align: WindowAlign::Epoch { offset: Nanos::new(window / 3) } }),

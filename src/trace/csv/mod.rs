@@ -42,6 +42,21 @@ pub struct CsvOptions {
     /// Read every row into memory and sort by time (stable) instead of
     /// refusing rows that go back in time.
     pub sort: bool,
+    /// Where a scenario sets these options, for the errors about them
+    /// (a column the header lacks, a time not in `time_unit`); `None`
+    /// outside a scenario.
+    pub keys_at: Option<KeysAt>,
+}
+
+/// Where a scenario sets a csv source's keys: each `file:line:column`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeysAt {
+    /// The source's name in the scenario, like `traffic[0]`.
+    pub source: String,
+    pub path: String,
+    pub time_unit: Option<String>,
+    pub time_column: Option<String>,
+    pub key_column: Option<String>,
 }
 
 impl CsvOptions {
@@ -53,6 +68,7 @@ impl CsvOptions {
             time_column: "time".into(),
             key_column: None,
             sort: false,
+            keys_at: None,
         }
     }
 }
@@ -105,7 +121,7 @@ impl<R: Read> CsvTrace<R> {
     }
 
     fn with_input(mut input: Input<R>, options: &CsvOptions) -> Result<CsvTrace<R>, TraceError> {
-        let headers = input.header().map_err(|e| match e {
+        let (line, headers) = input.header().map_err(|e| match e {
             ReadError::Io(e) => read_failed(&options.path, &e),
             ReadError::OpenQuote { line, field } => {
                 open_quote(&options.path, line, format!("column {} of the header", field + 1))
@@ -114,7 +130,7 @@ impl<R: Read> CsvTrace<R> {
                 too_long(&options.path, &e, format!("column {} of the header", e.field + 1))
             }
         })?;
-        let rules = RowRules::from_header(&headers, options)?;
+        let rules = RowRules::from_header(line, &headers, options)?;
         let mut trace = CsvTrace {
             input,
             rules,
@@ -400,6 +416,54 @@ mod tests {
         assert!(e.contains("line 3") && e.contains("field `ts` (column 2) is missing"), "{e}");
     }
 
+    /// A header without the column named is located on its line, names
+    /// where a scenario names the column, and the column near the name.
+    #[test]
+    fn a_missing_column_is_located_and_near_names_are_suggested() {
+        let error = |text: &str, opts: &CsvOptions| match CsvTrace::from_reader(text.as_bytes(), opts) {
+            Ok(_) => panic!("{text:?} was read"),
+            Err(e) => e.to_string(),
+        };
+        let plain = CsvOptions::new("t.csv");
+        assert_eq!(
+            error("tme,path\n0.1,a\n", &plain),
+            "t.csv, line 1: no `time` column in the header (found: `tme`, `path`); did you mean `time`? Rename the column `tme` to `time` in the header, or set time_column = \"tme\" on the source"
+        );
+        // The header's own line, after blank lines.
+        assert!(error("\n\ntme\n0.1\n", &plain).starts_with("t.csv, line 3: no `time` column"));
+        assert!(error("\n0.5\n", &plain).contains("line 2 is read as the header, and `0.5` looks like data"));
+        // Nothing near: no guess.
+        assert_eq!(
+            error("when,id\n0.1,a\n", &plain),
+            "t.csv, line 1: no `time` column in the header (found: `when`, `id`)"
+        );
+        let at = KeysAt {
+            source: "traffic[0]".into(),
+            path: "s.toml:9:8".into(),
+            time_unit: None,
+            time_column: None,
+            key_column: Some("s.toml:10:14".into()),
+        };
+        let keyed =
+            CsvOptions { key_column: Some("paht".into()), keys_at: Some(at.clone()), ..plain.clone() };
+        assert_eq!(
+            error("time,path\n0.1,a\n", &keyed),
+            "t.csv, line 1: no `paht` column in the header (found: `time`, `path`), which `traffic[0].key_column` names (set at s.toml:10:14); did you mean `path`? Set key_column = \"path\" on the source"
+        );
+        // The time column is not a key column's guess.
+        let keyed = CsvOptions { key_column: Some("tim".into()), ..keyed };
+        assert!(!error("time,x\n0.1,a\n", &keyed).contains("did you mean"));
+        let timed = CsvOptions { keys_at: Some(at), ..plain };
+        assert_eq!(
+            error("tme,path\n0.1,a\n", &timed),
+            "t.csv, line 1: no `time` column in the header (found: `tme`, `path`), the default of `traffic[0].time_column`, which is not set (the source's `path` is set at s.toml:9:8); did you mean `time`? Rename the column `tme` to `time` in the header, or set time_column = \"tme\" on the source"
+        );
+        // The other case keeps its own hint.
+        assert!(error("Time\n0.1\n", &timed).ends_with(
+            "(the source's `path` is set at s.toml:9:8): column names are matched with their case, and `Time` is not `time`: write it `time` in the header, or set time_column = \"Time\" on the source"
+        ));
+    }
+
     #[test]
     fn open_reads_a_real_file() {
         let mut f = tempfile::NamedTempFile::new().unwrap();
@@ -439,7 +503,7 @@ mod tests {
         let e = first_error("time,time\n0.1,0.2\n", false);
         assert_eq!(
             e,
-            "t.csv: the header names the column `time` twice (columns 1 and 2): which one holds the times is unclear; rename or remove one"
+            "t.csv, line 1: the header names the column `time` twice (columns 1 and 2): which one holds the times is unclear; rename or remove one"
         );
         let opts = CsvOptions { key_column: Some("user".into()), ..CsvOptions::new("t.csv") };
         let e = CsvTrace::from_reader(&b"user,time, user \n"[..], &opts).err().unwrap().to_string();

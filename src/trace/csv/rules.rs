@@ -37,27 +37,44 @@ pub fn quoted(bytes: &[u8]) -> String {
     format!("`{}...` ({} bytes)", &text[..cut], bytes.len())
 }
 
-/// The message for a header without column `name`: the columns it has
-/// (the first few, each quoted short), and for the time column (`time`)
-/// what the header suggests went wrong: a file in UTF-16, separated by
-/// `;` or tabs, or with no header at all (line 1 is data).
+/// The message for a header without the time column (`time`) or the key
+/// column of `options`, on `line`: the columns it has (the first few, each quoted
+/// short), where the scenario names the column (`options.keys_at`), and
+/// what the header suggests went wrong: the name in another case, for the
+/// time column a file in UTF-16, separated by `;` or tabs, or with no
+/// header at all (line 1 is data), else a column near the name by edit
+/// distance, as a scenario's keys get one ([`crate::shown::nearest_key`]).
 #[doc(hidden)]
-pub fn missing_column(name: &str, headers: &[impl AsRef<[u8]>], time: bool) -> String {
+pub fn missing_column(options: &CsvOptions, line: u64, headers: &[impl AsRef<[u8]>], time: bool) -> String {
+    let (name, key) = match (time, options.key_column.as_deref()) {
+        (true, _) | (false, None) => (options.time_column.as_str(), "time_column"),
+        (false, Some(k)) => (k, "key_column"),
+    };
     let mut found: Vec<String> = headers.iter().take(LISTED_COLUMNS).map(|h| quoted(h.as_ref())).collect();
     if headers.len() > LISTED_COLUMNS {
         found.push(format!("and {} more", headers.len() - LISTED_COLUMNS));
     }
-    let mut message = format!("no `{name}` column in the header (found: {})", found.join(", "));
+    let shown = quoted(name.as_bytes());
+    let mut message = format!("no {shown} column in the header (found: {})", found.join(", "));
+    if let Some(at) = &options.keys_at {
+        let source = &at.source;
+        match if time { &at.time_column } else { &at.key_column } {
+            Some(set) => message.push_str(&format!(", which `{source}.{key}` names (set at {set})")),
+            None => message.push_str(&format!(
+                ", the default of `{source}.{key}`, which is not set (the source's `path` is set at {})",
+                at.path
+            )),
+        }
+    }
     let first = headers.first().map_or(&[][..], |h| h.as_ref());
     let any = |f: &dyn Fn(&[u8]) -> bool| headers.iter().any(|h| f(h.as_ref()));
     // The name in another case (`Time`): column names are matched with
     // their case, so it is another column.
     let near =
         headers.iter().map(|h| h.as_ref().trim_ascii()).find(|h| h.eq_ignore_ascii_case(name.as_bytes()));
-    let key = if time { "time_column" } else { "key_column" };
     let hint = if let Some(near) = near {
         Some(format!(
-            "column names are matched with their case, and {} is not `{name}`: write it `{name}` in the \
+            "column names are matched with their case, and {} is not {shown}: write it {shown} in the \
              header, or set {key} = {} on the source",
             quoted(near),
             crate::shown::string(&String::from_utf8_lossy(near))
@@ -74,8 +91,8 @@ pub fn missing_column(name: &str, headers: &[impl AsRef<[u8]>], time: bool) -> S
         )
     } else if looks_like_a_number(first) {
         Some(format!(
-            "line 1 is read as the header, and {} looks like data: a trace starts with a header row that names \
-             its columns, like `{name}`",
+            "line {line} is read as the header, and {} looks like data: a trace starts with a header row that \
+             names its columns, like {shown}",
             quoted(first.trim_ascii())
         ))
     } else {
@@ -84,8 +101,38 @@ pub fn missing_column(name: &str, headers: &[impl AsRef<[u8]>], time: bool) -> S
     if let Some(hint) = hint {
         message.push_str(": ");
         message.push_str(&hint);
+    } else if let Some(near) = nearest_column(options, headers, name, time) {
+        // A name of the scenario's is the likelier typo (set it to the
+        // column's); the default `time`, the header's (rename the column,
+        // or name it).
+        let near_shown = quoted(near.as_bytes());
+        let value = crate::shown::string(&near);
+        message.push_str(&if time && options.time_column == "time" {
+            format!(
+                "; did you mean {shown}? Rename the column {near_shown} to {shown} in the header, or set {key} = \
+                 {value} on the source"
+            )
+        } else {
+            format!("; did you mean {near_shown}? Set {key} = {value} on the source")
+        });
     }
     message
+}
+
+/// The header's column nearest to `name` by edit distance, if near
+/// enough, leaving out the column the other of time and key is read from.
+fn nearest_column(
+    options: &CsvOptions,
+    headers: &[impl AsRef<[u8]>],
+    name: &str,
+    time: bool,
+) -> Option<String> {
+    let other = if time { options.key_column.as_deref() } else { Some(options.time_column.as_str()) };
+    let columns: Vec<String> =
+        headers.iter().map(|h| String::from_utf8_lossy(h.as_ref().trim_ascii()).into_owned()).collect();
+    let columns: Vec<&str> =
+        columns.iter().map(String::as_str).filter(|c| !c.is_empty() && Some(*c) != other).collect();
+    crate::shown::nearest_key(name, &columns).map(str::to_string)
 }
 
 /// Digits with at most one `.`, perhaps signed: a time where a column name
@@ -118,9 +165,14 @@ pub(super) struct RowRules {
 }
 
 impl RowRules {
-    /// The rules for the rows under `headers` (the header row's fields):
-    /// an error if the header is empty or lacks the time or key column.
-    pub(super) fn from_header(headers: &[Vec<u8>], options: &CsvOptions) -> Result<RowRules, TraceError> {
+    /// The rules for the rows under `headers` (the header row's fields,
+    /// on `line`): an error if the header is empty or lacks the time or
+    /// key column.
+    pub(super) fn from_header(
+        line: u64,
+        headers: &[Vec<u8>],
+        options: &CsvOptions,
+    ) -> Result<RowRules, TraceError> {
         let path = options.path.clone();
         if headers.is_empty() || (headers.len() == 1 && headers[0].is_empty()) {
             return Err(TraceError::File {
@@ -130,9 +182,10 @@ impl RowRules {
             });
         }
         let column = |name: &str, time: bool| {
-            headers.iter().position(|h| h.trim_ascii() == name.as_bytes()).ok_or_else(|| TraceError::File {
+            headers.iter().position(|h| h.trim_ascii() == name.as_bytes()).ok_or_else(|| TraceError::Row {
                 path: path.clone(),
-                message: missing_column(name, headers, time),
+                line,
+                message: missing_column(options, line, headers, time),
                 entry: None,
             })
         };
@@ -150,8 +203,9 @@ impl RowRules {
             if let Some(later) =
                 headers[index + 1..].iter().position(|h| h.trim_ascii() == first.trim_ascii())
             {
-                return Err(TraceError::File {
+                return Err(TraceError::Row {
                     path,
+                    line,
                     message: format!(
                         "the header names the column {} twice (columns {} and {}): which one holds the {holds} \
                          is unclear; rename or remove one",

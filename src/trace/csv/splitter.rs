@@ -419,11 +419,12 @@ impl<R: Read> Input<R> {
         }
     }
 
-    /// The fields of the first record (the header), none for an empty input.
-    pub(super) fn header(&mut self) -> Result<Vec<Vec<u8>>, ReadError> {
+    /// The fields of the first record (the header), none for an empty
+    /// input, and the line it is on (1 unless blank lines come first).
+    pub(super) fn header(&mut self) -> Result<(u64, Vec<Vec<u8>>), ReadError> {
         let header = match self.next_record()? {
-            Some((_, fields, _)) => fields.to_vecs(),
-            None => Vec::new(),
+            Some((line, fields, _)) => (line, fields.to_vecs()),
+            None => (1, Vec::new()),
         };
         self.max_record = self.max_record.min(MAX_RECORD);
         Ok(header)
