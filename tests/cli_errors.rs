@@ -2261,11 +2261,21 @@ fn t21_integer_timestamp_too_large() {
     }
 }
 
+/// A decimal time under a whole `time_unit` says what the unit reads,
+/// where it is set, and what to do (it said only "is not a whole number").
 #[test]
 fn t12_fraction_in_integer_unit() {
-    Case::new(&format!("{CSV_BASE}time_unit = \"ms\"\n"))
-        .file("trace.csv", "time\n1.5\n")
-        .refused(&["trace.csv, line 2: field `time`: `1.5` is not a whole number"]);
+    Case::new(&format!("{CSV_BASE}time_unit = \"ms\"\n")).file("trace.csv", "time\n1.5\n").refused(&[
+        "`traffic[0]`, trace.csv, line 2: field `time`: `1.5` is not a whole number: `traffic[0].time_unit` = \"ms\" (set at s.toml:10:13) reads whole milliseconds; remove `time_unit` to read the times as decimal seconds, or write them in whole milliseconds\n",
+    ]);
+    Case::new(&format!("{CSV_BASE}time_unit = \"ns\"\n")).file("trace.csv", "time\n5\n0.25\n").refused(&[
+        "trace.csv, line 3: field `time`: `0.25` is not a whole number: `traffic[0].time_unit` = \"ns\" (set at s.toml:10:13) reads whole nanoseconds;",
+    ]);
+    // No number at all: no advice about decimals.
+    let err = Case::new(&format!("{CSV_BASE}time_unit = \"ms\"\n"))
+        .file("trace.csv", "time\n1x\n")
+        .refused_with(&["trace.csv, line 2: field `time`: `1x` is not a whole number\n"]);
+    assert!(!err.contains("time_unit"), "{err}");
 }
 
 /// A column name near the one sought (by the edit distance of the

@@ -19,10 +19,11 @@ pub(crate) use self::csv::STREAM_BYTES;
 #[doc(hidden)]
 pub use self::csv::parse_plain;
 pub use self::csv::{CsvOptions, CsvTrace, KeysAt, SORT_BYTES_PER_ROW};
-/// How trace errors quote a header's columns, public only for the test
-/// oracle (`tests/common/csv_reference.rs`); not part of the API.
+/// How trace errors quote a header's columns and word a bad time, public
+/// only for the test oracle (`tests/common/csv_reference.rs`); not part
+/// of the API.
 #[doc(hidden)]
-pub use self::csv::{missing_column, quoted};
+pub use self::csv::{bad_time, missing_column, quoted};
 pub use burst::Burst;
 pub use constant::Constant;
 pub use merge::Merge;

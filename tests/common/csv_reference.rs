@@ -10,9 +10,9 @@
 //! key field that holds a line break is refused.
 //!
 //! Compiled only with the tests, never into the program; it uses only the
-//! library's public API (and `LfLines`, `parse_plain`, and `quoted` and
-//! `missing_column` for the wording of header errors, public but hidden for
-//! this).
+//! library's public API (and `LfLines`, `parse_plain`, and `quoted`,
+//! `missing_column` and `bad_time` for the wording of header and time
+//! errors, public but hidden for this).
 // Each test crate that includes this file uses a different part of it.
 #![allow(dead_code)]
 
@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 
 use ratesim::time::{Nanos, TimeUnit};
 use ratesim::trace::{
-    Arrival, ArrivalResult, CsvOptions, LfLines, TraceError, key_hash, missing_column, parse_plain, quoted,
+    Arrival, ArrivalResult, CsvOptions, KeysAt, LfLines, TraceError, bad_time, key_hash, missing_column,
+    parse_plain, quoted,
 };
 
 /// The bytes the csv crate has read, all kept: a record's line is the csv
@@ -121,6 +122,7 @@ pub struct ReferenceCsvTrace<R: Read> {
     key_column: Option<String>,
     headers: csv::ByteRecord,
     unit: TimeUnit,
+    keys_at: Option<KeysAt>,
     last: Nanos,
     rows: u64,
     multiline: u64,
@@ -203,6 +205,7 @@ impl<R: Read> ReferenceCsvTrace<R> {
             key_column: options.key_column.clone(),
             headers,
             unit: options.time_unit,
+            keys_at: options.keys_at.clone(),
             last: Nanos::ZERO,
             rows: 0,
             multiline: 0,
@@ -372,7 +375,10 @@ impl<R: Read> ReferenceCsvTrace<R> {
                                 );
                                 return Some(Err(self.row_error(msg)));
                             }
-                            Err(e) => return Some(Err(self.row_error(format!("field `{col}`: {e}")))),
+                            Err(e) => {
+                                let message = bad_time(col, self.unit, self.keys_at.as_ref(), text, &e);
+                                return Some(Err(self.row_error(message)));
+                            }
                         }
                     }
                 };

@@ -17,7 +17,7 @@ mod splitter;
 
 pub use digits::parse_plain;
 pub use lf_lines::LfLines;
-pub use rules::{missing_column, quoted};
+pub use rules::{bad_time, missing_column, quoted};
 
 use std::fs::File;
 use std::io::Read;
@@ -462,6 +462,32 @@ mod tests {
         assert!(error("Time\n0.1\n", &timed).ends_with(
             "(the source's `path` is set at s.toml:9:8): column names are matched with their case, and `Time` is not `time`: write it `time` in the header, or set time_column = \"Time\" on the source"
         ));
+    }
+
+    /// A decimal time under a whole unit says what the unit reads and what
+    /// to do; other bad times do not.
+    #[test]
+    fn a_decimal_time_in_a_whole_unit_says_what_the_unit_reads() {
+        let first = |text: &str, opts: &CsvOptions| {
+            let t = CsvTrace::from_reader(text.as_bytes(), opts).unwrap();
+            t.filter_map(Result::err).next().map(|e| e.to_string()).unwrap()
+        };
+        let ms = CsvOptions { time_unit: TimeUnit::Ms, ..CsvOptions::new("t.csv") };
+        assert_eq!(
+            first("time\n1\n1.5\n", &ms),
+            "t.csv, line 3: field `time`: `1.5` is not a whole number: time_unit = \"ms\" reads whole milliseconds; remove `time_unit` to read the times as decimal seconds, or write them in whole milliseconds"
+        );
+        let at = KeysAt {
+            source: "traffic[2]".into(),
+            time_unit: Some("s.toml:11:13".into()),
+            ..KeysAt::default()
+        };
+        let ns = CsvOptions { time_unit: TimeUnit::Ns, keys_at: Some(at), ..CsvOptions::new("t.csv") };
+        assert!(first("time\n.5\n", &ns).ends_with(
+            "`.5` is not a whole number: `traffic[2].time_unit` = \"ns\" (set at s.toml:11:13) reads whole nanoseconds; remove `time_unit` to read the times as decimal seconds, or write them in whole nanoseconds"
+        ));
+        assert_eq!(first("time\n1x\n", &ms), "t.csv, line 2: field `time`: `1x` is not a whole number");
+        assert_eq!(first("time\n1.2.3\n", &ms), "t.csv, line 2: field `time`: `1.2.3` is not a whole number");
     }
 
     #[test]

@@ -7,10 +7,10 @@
 
 use std::path::PathBuf;
 
-use super::CsvOptions;
 use super::digits::parse_plain;
 use super::splitter::{Fields, NO_FIELD};
-use crate::time::{Nanos, TimeUnit};
+use super::{CsvOptions, KeysAt};
+use crate::time::{Nanos, TimeParseError, TimeUnit};
 use crate::trace::{Arrival, ArrivalResult, TraceError};
 
 /// `RowRules::key_index` without a key column: no field has this index.
@@ -135,6 +135,41 @@ fn nearest_column(
     crate::shown::nearest_key(name, &columns).map(str::to_string)
 }
 
+/// The message for a time field, `text`, that `e` refuses: "field `time`:
+/// `abc` is not ...". A decimal number under a whole `time_unit` (`1.5`
+/// with "ms") says what the unit reads, where it is set, and what to do.
+#[doc(hidden)]
+#[cold]
+pub fn bad_time(
+    column: &str,
+    unit: TimeUnit,
+    keys_at: Option<&KeysAt>,
+    text: &str,
+    e: &TimeParseError,
+) -> String {
+    let plain = format!("field `{column}`: {e}");
+    let (name, words) = match unit {
+        TimeUnit::Ms => ("ms", "milliseconds"),
+        TimeUnit::Us => ("us", "microseconds"),
+        TimeUnit::Ns => ("ns", "nanoseconds"),
+        TimeUnit::S => return plain,
+    };
+    if !matches!(e, TimeParseError::BadInteger(_))
+        || !looks_like_a_number(text.as_bytes())
+        || !text.contains('.')
+    {
+        return plain;
+    }
+    let setting = match keys_at.and_then(|k| Some((&k.source, k.time_unit.as_ref()?))) {
+        Some((source, at)) => format!("`{source}.time_unit` = \"{name}\" (set at {at})"),
+        None => format!("time_unit = \"{name}\""),
+    };
+    format!(
+        "{plain}: {setting} reads whole {words}; remove `time_unit` to read the times as decimal seconds, or \
+         write them in whole {words}"
+    )
+}
+
 /// Digits with at most one `.`, perhaps signed: a time where a column name
 /// should be.
 fn looks_like_a_number(field: &[u8]) -> bool {
@@ -158,6 +193,8 @@ pub(super) struct RowRules {
     /// How many columns the header has: no row may have more fields.
     columns: usize,
     unit: TimeUnit,
+    /// Where a scenario sets the options, for a time the unit refuses.
+    keys_at: Option<Box<KeysAt>>,
     last: Nanos,
     pub(super) rows: u64,
     /// Rows earlier than the row before them (only counted when sorting).
@@ -226,6 +263,7 @@ impl RowRules {
             header: headers.iter().map(|h| quoted(h.trim_ascii())).collect(),
             columns: headers.len(),
             unit: options.time_unit,
+            keys_at: options.keys_at.clone().map(Box::new),
             last: Nanos::ZERO,
             rows: 0,
             out_of_order: 0,
@@ -334,7 +372,7 @@ impl RowRules {
                     Err(_) if text.len() > SHOWN_BYTES => {
                         return row_error(format!("field `{col}`: {} is not a time", quoted(field)));
                     }
-                    Err(e) => return row_error(format!("field `{col}`: {e}")),
+                    Err(e) => return row_error(bad_time(col, self.unit, self.keys_at.as_deref(), text, &e)),
                 }
             }
         };
