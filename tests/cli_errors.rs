@@ -2083,8 +2083,10 @@ fn s79_name_too_long_for_a_folder() {
 fn s80_date_time_for_another_type() {
     Case::new(&with("requests = 10", "requests = 1979-05-27"))
         .refused(&["s.toml:5:12: `limit.requests`: expected a whole number, found the date-time 1979-05-27"]);
-    Case::new(&with("window = \"1s\"", "window = 07:32:00"))
-        .refused(&["s.toml:6:10: `limit.window`: expected a string, found the date-time 07:32:00"]);
+    // A duration key says what a duration is, as for a number (s06).
+    Case::new(&with("window = \"1s\"", "window = 07:32:00")).refused(&[
+        "s.toml:6:10: `limit.window`: expected a string, found the date-time 07:32:00 (a duration is a string with a unit, like \"1s\" or \"100ms\")\n",
+    ]);
     Case::new(&with("slots = [2, 10]", "slots = 1979-05-27T07:32:00Z")).refused(&[
         "s.toml:16:9: `limiter[0].slots`: expected a whole number or a list of them (like 10 or [2, 10]), found the date-time 1979-05-27T07:32:00Z",
     ]);

@@ -200,6 +200,7 @@ impl Ctx<'_> {
                             .or_else(|| missing_choice(&key, raw))
                             .or_else(|| missing_example(Some(&key), raw))
                             .or_else(|| bare_duration(&key, raw))
+                            .or_else(|| bare_duration(&key, &message))
                             .or_else(|| whole_float(raw, self.text.get(span.clone()).unwrap_or("")))
                             .unwrap_or_default();
                         format!("{}: {}{hint}", code(&key), found_last(&array_of_tables(&key, &message)))
@@ -875,10 +876,13 @@ const DURATION_KEYS: [&str; 21] = [
     "every",
 ];
 
-/// A number where a duration belongs (`window = 1`): durations are strings
-/// with a unit, and the hint says so.
+/// A number where a duration belongs (`window = 1`), or a time of day
+/// (`window = 00:01:00`, a TOML date-time): durations are strings with a
+/// unit, and the hint says so.
 fn bare_duration(key: &str, raw: &str) -> Option<String> {
-    let number = raw.starts_with("invalid type: integer") || raw.starts_with("invalid type: floating point");
+    let number = raw.starts_with("invalid type: integer")
+        || raw.starts_with("invalid type: floating point")
+        || raw.starts_with("invalid type: date-time");
     let last = key.rsplit('.').next().unwrap_or(key);
     let last = last.split('[').next().unwrap_or(last);
     (number && raw.contains("expected a string") && DURATION_KEYS.contains(&last))
@@ -2362,6 +2366,9 @@ mod tests {
         );
         assert_eq!(bare_duration("limit.requests", raw), None);
         assert_eq!(bare_duration("limit.window", "invalid type: boolean `true`, expected a string"), None);
+        let raw = "invalid type: date-time `07:32:00`, expected a string";
+        assert!(bare_duration("limit.window", raw).is_some());
+        assert_eq!(bare_duration("name", raw), None);
     }
 
     /// `[[retry]]`, `[[traffic.retry]]` or `retry = [{...}]` in a source:
