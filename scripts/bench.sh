@@ -166,7 +166,7 @@ run_standard() {
     measure "Poisson 10M: fixed, N=2/10/100, sliding log, exact metrics" "$n" ">= 20 M/s" \
         "$R" run --quiet --no-charts "$DATA/poisson_10m.toml" --out "$OUT/a"
     measure "Poisson 10M: sliding log only" "$n" "" \
-        "$R" run --quiet --no-charts "$DATA/poisson_10m_log.toml" --out "$OUT/a"
+        "$R" run --quiet --no-charts "$DATA/poisson_10m_log.toml" --out "$OUT/a_log"
 
     # (b) CSV replay of 10M rows against a bare csv-crate read of the same file.
     local csv="$DATA/trace_10m.csv"
@@ -178,7 +178,7 @@ run_standard() {
     measure "CSV 10M rows: ratesim run, 5 limiters" 10000000 "<= 2x bare" \
         "$R" run --quiet --no-charts "$DATA/csv_10m.toml" --out "$OUT/b"
     measure "CSV 10M rows: ratesim run, sliding log only" 10000000 "<= 2x bare" \
-        "$R" run --quiet --no-charts "$DATA/csv_10m_log.toml" --out "$OUT/b"
+        "$R" run --quiet --no-charts "$DATA/csv_10m_log.toml" --out "$OUT/b_log"
     csv_ratio "$csv" "$OUT/b"
 
     # (c) slot counter N = 10 vs N = 100 000 (each next to the sliding log
@@ -193,13 +193,13 @@ run_standard() {
         scenario "$DATA/sparse_$n.toml" "sparse_$n" 100 1s 5000000s "$sparse" "$(slots_only $n)"
     done
     for kind in dense sparse; do
-        "$R" run --quiet --no-charts "$DATA/${kind}_10.toml" --out "$OUT/c"
-        n=$(offered "$OUT/c")
+        "$R" run --quiet --no-charts "$DATA/${kind}_10.toml" --out "$OUT/${kind}_10"
+        n=$(offered "$OUT/${kind}_10")
         for slots in 10 100000; do
             local tgt=""
             [[ $slots == 100000 ]] && tgt="<= 1.3x N=10"
             measure "$kind 10M: slot_counter N=$slots (+ sliding log)" "$n" "$tgt" \
-                "$R" run --quiet --no-charts "$DATA/${kind}_$slots.toml" --out "$OUT/c"
+                "$R" run --quiet --no-charts "$DATA/${kind}_$slots.toml" --out "$OUT/${kind}_$slots"
         done
     done
 
@@ -216,7 +216,7 @@ csv_ratio() {
     for ((i = 0; i < RUNS; i++)); do
         read -r b _ < <(run_once "$BIN/examples/bare_csv" "$csv")
         read -r f _ < <(run_once "$BIN/ratesim" run --quiet --no-charts "$DATA/csv_10m.toml" --out "$out")
-        read -r l _ < <(run_once "$BIN/ratesim" run --quiet --no-charts "$DATA/csv_10m_log.toml" --out "$out")
+        read -r l _ < <(run_once "$BIN/ratesim" run --quiet --no-charts "$DATA/csv_10m_log.toml" --out "${out}_log")
         bare+=("$b") five+=("$f") logr+=("$l")
     done
     local row
