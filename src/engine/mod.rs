@@ -180,8 +180,9 @@ shorter or sparser trace, or, if the machine has the memory, raise --memory"
         ),
         None => format!(
             "with limit.requests = {requests}, one window can hold up to {} timestamps of 8 bytes per limiter and \
-client (the sliding log: {requests} entries of 16 bytes, a timestamp and a running count), {} each; ratesim keeps every one of them to measure \
-exactly. Lower limit.requests, use a shorter or sparser trace, or, if the machine has the memory, raise --memory",
+client (the sliding log: {requests} entries of 16 bytes, a timestamp and a running count), {} each; ratesim \
+keeps every one of them to measure exactly. Lower limit.requests, use a shorter or sparser trace, or, if the \
+machine has the memory, raise --memory",
             requests.saturating_mul(2),
             fmt_bytes(requests.saturating_mul(16))
         ),
