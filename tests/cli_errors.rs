@@ -1528,6 +1528,20 @@ fn s110_kind_missing() {
     ]);
 }
 
+/// A list where a `[[traffic]]` or `[[limiter]]` entry belongs is named as
+/// that entry: read as a table, a list gave its first item to `kind`
+/// (`` `traffic`: expected a string, found the number 1 ``).
+#[test]
+fn s123_entry_is_a_list() {
+    let limit = "[limit]\nrequests = 10\nwindow = \"1s\"\n";
+    Case::new(&format!("name = \"x\"\ntraffic = [[1]]\n{limit}"))
+        .refused(&["error: s.toml:2:12: `traffic[0]`: expected a table, found a list\n"]);
+    Case::new(&format!(
+        "name = \"x\"\nlimiter = [{{ kind = \"fixed_window\" }}, [\"gcra\"]]\n{limit}[[traffic]]\nkind = \"burst\"\ncount = 5\n"
+    ))
+    .refused(&["error: s.toml:2:39: `limiter[1]`: expected a table, found a list\n"]);
+}
+
 /// `slots` is read as written for its own bound, the window's
 /// nanoseconds; a window past 292 years has more than an i64 holds, so
 /// `slots` took up to 2^64 - 1 where `map_slots`, `requests` and every

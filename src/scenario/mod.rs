@@ -245,6 +245,10 @@ struct Kind {
     kind: Spanned<String>,
 }
 
+impl diagnostics::TableName for Kind {
+    const STRUCT: &'static str = "Kind";
+}
+
 impl Scenario {
     /// Reads and validates a scenario file. Trace paths are relative to it.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
@@ -825,9 +829,13 @@ fn entries<'a>(
         .iter()
         .enumerate()
         .map(|(i, value)| {
-            let kind = Kind::deserialize(toml::de::ValueDeserializer::from(value.clone()))
-                .map_err(|e| ctx.toml(&e))?
-                .kind;
+            // A table only: a list read as one would take its first item
+            // for the kind ("`traffic`: expected a string, found ...").
+            let kind =
+                diagnostics::OnlyTable::<Kind>::deserialize(toml::de::ValueDeserializer::from(value.clone()))
+                    .map_err(|e| ctx.toml(&e))?
+                    .0
+                    .kind;
             let entry = Entry {
                 ctx,
                 value: value.clone(),
