@@ -439,7 +439,7 @@ pub fn load_sweep_table(points: &[LoadPoint]) -> Table {
                 l.label.clone(),
                 l.counts.offered.to_string(),
                 l.counts.admitted.to_string(),
-                fmt_ratio_fixed(l.peak_ratio(), 2),
+                peak_ratio_cell(l),
                 l.counts.excess.to_string(),
                 excess_share(l).map_or("n/a".into(), fmt_percent2),
                 l.over_admission().map_or("n/a".into(), |v| {
@@ -672,21 +672,43 @@ pub fn topology_sweep_table(result: &crate::sweep::TopologySweepResult) -> Table
             row.extend([
                 l.label.clone(),
                 l.counts.admitted.to_string(),
-                fmt_ratio_fixed(l.peak_ratio(), 2),
+                peak_ratio_cell(l),
                 l.counts.excess.to_string(),
                 l.counts.false_rejects.to_string(),
-                l.over_admission().map_or("n/a".into(), |v| fmt_percent(v, true)),
+                topology_over_admission_cell(l),
+                topology_bound_cell(result.parameter, p, l),
             ]);
-            row.push(match result.parameter {
-                Parameter::Rtt => {
-                    p.estimated_over_admission(l).map_or("–".into(), |e| fmt_percent(e, true))
-                }
-                _ => p.analytic_peak_ratio(l).map_or("–".into(), |a| fmt_ratio_fixed(a, 2)),
-            });
             t.push(row);
         }
     }
     t
+}
+
+/// A limiter's peak/L as the load and topology sweeps' tables write it
+/// (and the terminal's pivots of them).
+pub fn peak_ratio_cell(l: &crate::metrics::LimiterReport) -> String {
+    fmt_ratio_fixed(l.peak_ratio(), 2)
+}
+
+/// A limiter's over-admission as the topology sweeps' tables write it.
+pub fn topology_over_admission_cell(l: &crate::metrics::LimiterReport) -> String {
+    l.over_admission().map_or("n/a".into(), |v| fmt_percent(v, true))
+}
+
+/// The last column of a topology sweep's table: the rtt sweep's estimate
+/// of the get-then-set over-admission, else the analytic (or never-synced)
+/// peak/L; `–` where there is none.
+pub fn topology_bound_cell(
+    parameter: crate::sweep::topology::Parameter,
+    p: &crate::sweep::topology::TopologyPoint,
+    l: &crate::metrics::LimiterReport,
+) -> String {
+    match parameter {
+        crate::sweep::topology::Parameter::Rtt => {
+            p.estimated_over_admission(l).map_or("–".into(), |e| fmt_percent(e, true))
+        }
+        _ => p.analytic_peak_ratio(l).map_or("–".into(), |a| fmt_ratio_fixed(a, 2)),
+    }
 }
 
 /// How a topology sweep was run, for its Markdown file and the report.
