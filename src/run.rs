@@ -667,15 +667,17 @@ gave up)",
         let replaced = self.replaced_results(&report_md);
         self.write("report.md", report_md)?;
         let target = self.staged.commit()?;
-        let summary = export::text::run_summary(
-            &self.scenario,
-            self.report.as_ref(),
-            self.burst_pair.as_ref(),
-            self.retry_policies.as_deref(),
-            &target,
-            &self.files,
-            chart_refs.len(),
-        );
+        let summary = export::text::run_summary(&export::text::SummaryInput {
+            scenario: &self.scenario,
+            report: self.report.as_ref(),
+            burst_pair: self.burst_pair.as_ref(),
+            load: self.load.as_deref(),
+            retry_policies: self.retry_policies.as_deref(),
+            topology: &self.topology,
+            target: &target,
+            files: &self.files,
+            charts: chart_refs.len(),
+        });
         Ok(Committed { target, summary, replaced })
     }
 
@@ -1069,7 +1071,9 @@ where the top row admits most in one exact window{}; every request is decided as
 /// A run's results, in place.
 pub struct Committed {
     pub target: PathBuf,
-    /// What the terminal shows after a run: the tables and where they went.
+    /// What the terminal shows after a run: the tables, a pivot of each
+    /// load or topology sweep, and where they went
+    /// ([`export::text::run_summary`]).
     pub summary: String,
     /// The heading of the results the folder held before, when they were
     /// another scenario's: they are gone, and the user should hear so.

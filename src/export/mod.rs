@@ -5,6 +5,7 @@
 pub mod csv;
 pub mod markdown;
 pub mod output_dir;
+pub mod pivot;
 pub mod report;
 pub mod table;
 pub mod text;

@@ -27,6 +27,15 @@ impl Table {
         self.rows.push(row);
     }
 
+    /// The table of `columns` alone, in that order.
+    pub fn select(&self, columns: &[usize]) -> Table {
+        Table {
+            headers: columns.iter().map(|&i| self.headers[i].clone()).collect(),
+            align: columns.iter().map(|&i| self.align[i]).collect(),
+            rows: self.rows.iter().map(|row| columns.iter().map(|&i| row[i].clone()).collect()).collect(),
+        }
+    }
+
     /// Display width of each column.
     pub fn widths(&self) -> Vec<usize> {
         let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
