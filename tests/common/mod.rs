@@ -11,6 +11,9 @@ use assert_cmd::Command;
 /// The csv-crate trace reader the fast reader is compared with.
 pub mod csv_reference;
 
+/// Reading back the tables `ratesim run` prints.
+pub mod terminal;
+
 /// The valid scenario that the rows of docs/errors.md change, one key at a
 /// time (the page shows it as its first TOML block).
 pub const ERROR_BASE: &str = r#"name = "t"
