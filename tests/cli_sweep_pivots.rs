@@ -274,3 +274,25 @@ fn a_pivot_too_wide_for_the_terminal_comes_in_blocks_with_every_column() {
         }
     }
 }
+
+/// The pivot docs/charts_and_sweeps.md shows is what
+/// `scenarios/nodes_central.toml` prints.
+#[test]
+fn the_docs_pivot_is_what_nodes_central_prints() {
+    let doc = read(&common::root().join("docs"), "charts_and_sweeps.md");
+    let at = doc.find("`scenarios/nodes_central.toml`:\n\n  ```text\n").expect("the docs' example");
+    let block = &doc[at..];
+    let start = block.find("```text\n").unwrap() + "```text\n".len();
+    let end = block[start..].find("  ```").unwrap() + start;
+    let shown: String =
+        block[start..end].lines().map(|l| format!("{}\n", l.strip_prefix("  ").unwrap_or(l))).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("nc");
+    let assert = ratesim()
+        .args(["run", common::scenario("nodes_central.toml").to_str().unwrap(), "--no-charts", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains(&shown), "docs:\n{shown}\nprinted:\n{stdout}");
+}
