@@ -415,7 +415,7 @@ fn s114_nesting_too_deep() {
     .refused(&[&format!("`traffic[0].retry`: {deep}")]);
     // The most levels are read, and met as a type error.
     Case::new(&with("slots = [2, 10]", &nested(most)))
-        .refused(&["error: s.toml:16:10: `limiter[0].slots`: expected a whole number, found a list\n"]);
+        .refused(&["error: s.toml:16:10: `limiter[0].slots[0]`: expected a whole number, found a list\n"]);
 }
 
 #[test]
@@ -847,7 +847,7 @@ fn s18_start_plus_span_overflows() {
 #[test]
 fn s19_slots_zero() {
     Case::new(&with("slots = [2, 10]", "slots = [2, 0]"))
-        .refused(&["s.toml:16:13:", "`limiter[0].slots` must be a whole number of at least 1, got 0"]);
+        .refused(&["s.toml:16:13:", "`limiter[0].slots[1]` must be a whole number of at least 1, got 0"]);
 }
 
 #[test]
@@ -861,7 +861,7 @@ fn s21_more_slots_than_nanoseconds() {
     let text = with("window = \"1s\"", "window = \"10ns\"").replace("slots = [2, 10]", "slots = [2, 11]");
     Case::new(&text).refused(&[
         "s.toml:16:13:",
-        "`limiter[0].slots`: 11 slots is more than the window has nanoseconds (10)",
+        "`limiter[0].slots[1]`: 11 slots is more than the window has nanoseconds (10)",
     ]);
 }
 
@@ -1402,7 +1402,7 @@ fn s116_minus_zero_duration() {
     // A clock skew strips its own sign: a second one is not a duration
     // (`--0s` once passed as minus `-0s`).
     let skew = format!("{BASE}\n[nodes]\ncount = 2\nmode = \"local\"\nskew = [\"--0s\", \"0s\"]\n");
-    Case::new(&skew).refused(&["error: s.toml:21:9: `nodes.skew`: `--0s` is not a duration"]);
+    Case::new(&skew).refused(&["error: s.toml:21:9: `nodes.skew[0]`: `--0s` is not a duration"]);
 }
 
 #[test]
@@ -1556,11 +1556,11 @@ fn s117_slots_past_i64() {
     };
     let too_large = |key: &str, col: usize| too_large_n(key, col, "9223372036854775808");
     Case::new(&long.replace("slots = [2, 10]", "slots = [9223372036854775808]"))
-        .refused(&[&too_large("slots", 10)]);
+        .refused(&[&too_large("slots[0]", 10)]);
     // Past 2^64 too, where the window's words were once given (it is
     // shorter than 2^64 ns).
     Case::new(&long.replace("slots = [2, 10]", "slots = [18446744073709551616]")).refused(&[&too_large_n(
-        "slots",
+        "slots[0]",
         10,
         "18446744073709551616",
     )]);
@@ -1572,11 +1572,11 @@ fn s117_slots_past_i64() {
         "kind = \"slot_counter\"\nslots = [2, 10]",
         "kind = \"gcra\"\nburst = [9223372036854775808]",
     );
-    Case::new(&gcra).refused(&[&too_large("burst", 10)]);
+    Case::new(&gcra).refused(&[&too_large("burst[0]", 10)]);
     // Past 2^64 alike: it once got the tolerance's words ("is too large for
     // this limit: the tolerance T * (burst - 1), with T = 1 ns, ...").
     for n in ["18446744073709551615", "18446744073709551616", "99999999999999999999"] {
-        Case::new(&gcra.replace("9223372036854775808", n)).refused(&[&too_large_n("burst", 10, n)]);
+        Case::new(&gcra.replace("9223372036854775808", n)).refused(&[&too_large_n("burst[0]", 10, n)]);
     }
     // Where 2^63 is past the tolerance (T = 100 ms), every burst past it
     // gets the tolerance's words, up to 2^64 and past it.
@@ -1604,7 +1604,7 @@ fn s117_slots_past_i64() {
 #[test]
 fn s62_map_slots_more_than_the_window() {
     Case::new(&format!("{BASE}\n[sweep]\nmap_slots = [2000000000]\n")).refused(&[
-        "s.toml:19:14: `sweep.map_slots`: 2000000000 slots is more than the window (1s) has nanoseconds (1000000000); a slot must be at least 1 ns",
+        "s.toml:19:14: `sweep.map_slots[0]`: 2000000000 slots is more than the window (1s) has nanoseconds (1000000000); a slot must be at least 1 ns",
     ]);
 }
 
@@ -1716,7 +1716,7 @@ fn s71_offset_with_first_request_windows() {
 fn s45_load_sweep_too_many_requests() {
     Case::new(&format!("{BASE}\n[sweep]\nloads = [0.5, 1e9]\nload_duration = \"100s\"\n")).refused(&[
         "s.toml:19:15:",
-        "`sweep.loads` = 1000000000 over `sweep.load_duration` (100 s) is about 1e12 requests: a load-sweep run may generate at most 1e9",
+        "`sweep.loads[1]` = 1000000000 over `sweep.load_duration` (100 s) is about 1e12 requests: a load-sweep run may generate at most 1e9",
     ]);
     // `ratesim sweep` with no [sweep] table runs the default loads, 0.5 to
     // 3 x L / W for 100 windows: the same guard.
@@ -1851,6 +1851,76 @@ fn s127_load_sweep_too_many_loads() {
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
+/// A value of the wrong type in a list of numbers or durations is named
+/// with its place in the list, as a list of tables' entries are: the list
+/// itself was named, `sweep.loads`, and for a date-time at the date.
+#[test]
+fn s125_list_item_of_the_wrong_type_is_named_by_its_place() {
+    let cases = [
+        (
+            "\n[sweep]\nloads = [1979-05-27]\n",
+            "s.toml:19:10: `sweep.loads[0]`: expected a number, found the date-time 1979-05-27",
+        ),
+        (
+            "\n[sweep]\nloads = [1, \"2\"]\n",
+            "s.toml:19:13: `sweep.loads[1]`: expected a number, found the string \"2\"",
+        ),
+        (
+            "\n[sweep]\nloads = [1, -1]\n",
+            "s.toml:19:13: `sweep.loads[1]` must be a finite number above 0, got -1",
+        ),
+        (
+            "\n[sweep]\nmap_slots = [1, 2.5]\n",
+            "s.toml:19:17: `sweep.map_slots[1]`: expected a whole number, found the number 2.5",
+        ),
+        (
+            "\n[sweep]\nmap_slots = [1, 0]\n",
+            "s.toml:19:17: `sweep.map_slots[1]` must be a whole number of at least 1, got 0",
+        ),
+        (
+            "\n[sweep]\nrtts = [\"0ms\", 1979-05-27]\n",
+            "s.toml:19:16: `sweep.rtts[1]`: expected a string, found the date-time 1979-05-27 (a duration is a string with a unit, like \"1s\" or \"100ms\")",
+        ),
+        (
+            "\n[sweep]\nrtts = [\"0ms\", \"-1ms\"]\n",
+            "s.toml:19:16: `sweep.rtts[1]`: `-1ms` is negative: times and durations start at 0",
+        ),
+        (
+            "\n[nodes]\ncount = 2\nskew = [\"0ms\", 5]\n",
+            "s.toml:20:16: `nodes.skew[1]`: expected a string, found the number 5 (a duration is a string with a unit, like \"1s\" or \"100ms\")",
+        ),
+    ];
+    for (added, message) in cases {
+        Case::new(&format!("{BASE}{added}")).refused(&[&format!("error: {message}\n")]);
+    }
+    Case::new(&with("slots = [2, 10]", "slots = [2, 1979-05-27]")).refused(&[
+        "error: s.toml:16:13: `limiter[0].slots[1]`: expected a whole number, found the date-time 1979-05-27\n",
+    ]);
+    Case::new(&with("slots = [2, 10]", "slots = [2, true]"))
+        .refused(&["error: s.toml:16:13: `limiter[0].slots[1]`: expected a whole number, found true\n"]);
+    // A lone number is the key's own.
+    Case::new(&with("slots = [2, 10]", "slots = 0"))
+        .refused(&["error: s.toml:16:9: `limiter[0].slots` must be a whole number of at least 1, got 0\n"]);
+    // A burst of a list, in the words about `delay`.
+    Case::new(&with("kind = \"slot_counter\"\nslots = [2, 10]", "kind = \"leaky_bucket\"\nburst = [10, 3]\ndelay = 5"))
+        .refused(&["error: s.toml:17:9: `limiter[0].delay` = 5 is more than `burst[1]` = 3: no admitted request would ever wait"]);
+}
+
+/// `[sweep] nodes`, a list of node counts, shares its last part with the
+/// [nodes] table: an item of the wrong type in it was said as a list
+/// where a table belongs, `` `sweep.nodes`: expected a table, found a list ``.
+#[test]
+fn s128_sweep_nodes_item_of_the_wrong_type() {
+    Case::new(&format!("{BASE}\n[sweep]\nnodes = [1, \"2\"]\n")).refused(&[
+        "error: s.toml:19:13: `sweep.nodes[1]`: expected a whole number, found the string \"2\"\n",
+    ]);
+    Case::new(&format!("{BASE}\n[sweep]\nnodes = [1, 2.5]\n"))
+        .refused(&["error: s.toml:19:13: `sweep.nodes[1]`: expected a whole number, found the number 2.5\n"]);
+    // The [nodes] table given as a list still is.
+    Case::new(&with("duration = \"2s\"", "duration = \"2s\"\nnodes = [1, 2]"))
+        .refused(&["error: s.toml:3:9: `nodes`: expected a table, found a list\n"]);
+}
+
 /// A shaping limiter's burst-pair rows hold both bursts' backend times,
 /// 32 bytes per request of L for each row running: past `--memory` the sweep
 /// stops before it allocates (it took 6 GB under `--memory 64MiB`).
@@ -1904,18 +1974,18 @@ fn s74_sweep_load_whose_rate_is_not_finite() {
     let text = with("window = \"1s\"", "window = \"100h\"") + "\n[sweep]\nloads = [5e-324]\n";
     let c = Case::new(&text);
     let err = c.refused_with(&[
-        "s.toml:19:10: `sweep.loads` = 5e-324 gives a rate of 0 requests/s (load x L / W, with L = 10 per 100h): it must be finite and above 0",
+        "s.toml:19:10: `sweep.loads[0]` = 5e-324 gives a rate of 0 requests/s (load x L / W, with L = 10 per 100h): it must be finite and above 0",
     ]);
     assert!(err.len() < 300, "{err}");
     c.fails(
         &["sweep", "s.toml", "--out", "out"],
         1,
-        &["s.toml:19:10: `sweep.loads` = 5e-324 gives a rate of 0"],
+        &["s.toml:19:10: `sweep.loads[0]` = 5e-324 gives a rate of 0"],
     );
     assert!(!c.path("out").exists());
     // Or overflows to infinity.
     Case::new(&format!("{BASE}\n[sweep]\nloads = [0.5, 1e308]\n")).refused(&[
-        "s.toml:19:15: `sweep.loads` = 1e308 gives a rate of inf requests/s (load x L / W, with L = 10 per 1s): it must be finite and above 0",
+        "s.toml:19:15: `sweep.loads[1]` = 1e308 gives a rate of inf requests/s (load x L / W, with L = 10 per 1s): it must be finite and above 0",
     ]);
     let out =
         Case::new(&format!("{BASE}\n[sweep]\ngrid = 10\nloads = [1e-300, 0.5]\n")).run(&["check", "s.toml"]);
@@ -3254,16 +3324,17 @@ fn lb01_negative_burst() {
 fn lb02_burst_times_1000_overflows() {
     Case::new(&limiter("leaky_bucket", "burst = [5, 9223372036854776]")).refused(&[
         "s.toml:16:13:",
-        "`limiter[0].burst` = 9223372036854776 is too large",
+        "`limiter[0].burst[1]` = 9223372036854776 is too large",
         "the most is 9223372036854775",
     ]);
     // Past i64 as well, alone or in a list.
-    for (burst, at) in
-        [("99999999999999999999", "s.toml:16:9:"), ("[5, 99999999999999999999]", "s.toml:16:13:")]
-    {
+    for (burst, at, key) in [
+        ("99999999999999999999", "s.toml:16:9:", "burst"),
+        ("[5, 99999999999999999999]", "s.toml:16:13:", "burst[1]"),
+    ] {
         Case::new(&limiter("leaky_bucket", &format!("burst = {burst}"))).refused(&[
             at,
-            "`limiter[0].burst` = 99999999999999999999 is too large",
+            &format!("`limiter[0].{key}` = 99999999999999999999 is too large"),
             "the most is 9223372036854775",
         ]);
     }
@@ -3301,7 +3372,7 @@ fn lb05_burst_wrong_type() {
 fn lb06_burst_fraction_in_list() {
     Case::new(&limiter("leaky_bucket", "burst = [0, 2.5]")).refused(&[
         "s.toml:16:13:",
-        "`limiter[0].burst`",
+        "`limiter[0].burst[1]`",
         "expected a whole number, found the number 2.5",
     ]);
 }
@@ -3460,7 +3531,7 @@ fn gr04_burst_zero_empty_or_fraction() {
     Case::new(&limiter("go_rate", "burst = []"))
         .refused(&["s.toml:16:9:", "`limiter[0].burst` is empty: give at least one burst"]);
     Case::new(&limiter("go_rate", "burst = [1, 3, 1.5]"))
-        .refused(&["s.toml:16:16:", "`limiter[0].burst`: expected a whole number, found the number 1.5"]);
+        .refused(&["s.toml:16:16:", "`limiter[0].burst[2]`: expected a whole number, found the number 1.5"]);
 }
 
 #[test]
@@ -4631,7 +4702,7 @@ fn n07_overlapping_outages() {
 
 #[test]
 fn n08_skew_makes_a_node_time_negative() {
-    Case::new(&with_nodes("[nodes]\ncount = 2\nskew = [\"0ms\", \"-150ms\"]\n")).refused(&["s.toml:20:16:", "`nodes.skew` = \"-150ms\" puts a node's clock 150ms behind, but requests may come from 0.1 s: its time would be negative; start the traffic at least that late"]);
+    Case::new(&with_nodes("[nodes]\ncount = 2\nskew = [\"0ms\", \"-150ms\"]\n")).refused(&["s.toml:20:16:", "`nodes.skew[1]` = \"-150ms\" puts a node's clock 150ms behind, but requests may come from 0.1 s: its time would be negative; start the traffic at least that late"]);
 }
 
 /// A clock offset past signed 64-bit nanoseconds, ahead or behind: the
@@ -4641,7 +4712,7 @@ fn n34_skew_too_large() {
     for skew in ["4000000h", "-4000000h"] {
         Case::new(&with_nodes(&format!("[nodes]\ncount = 2\nskew = [\"{skew}\", \"0s\"]\n"))).refused(&[
             "s.toml:20:9:",
-            &format!("`nodes.skew` = \"{skew}\" is too large: a clock offset is kept in signed 64-bit nanoseconds, so it may be at most 9223372036854775807 ns (about 292 years) either way"),
+            &format!("`nodes.skew[0]` = \"{skew}\" is too large: a clock offset is kept in signed 64-bit nanoseconds, so it may be at most 9223372036854775807 ns (about 292 years) either way"),
         ]);
     }
     let c = Case::new(&with_nodes("[nodes]\ncount = 2\nskew = [\"2000000h\", \"0s\"]\n"));
@@ -4876,12 +4947,12 @@ fn n24_sweep_nodes_with_weights() {
 #[test]
 fn n25_sweep_nodes_zero() {
     Case::new(&with_nodes("[sweep]\nnodes = [1, 0, 3]\n"))
-        .refused(&["s.toml:19:13:", "`sweep.nodes` must be whole numbers from 1 to 1000, got 0"]);
+        .refused(&["s.toml:19:13:", "`sweep.nodes[1]` must be a whole number from 1 to 1000, got 0"]);
 }
 
 #[test]
 fn n26_sweep_nodes_floor_gives_zero() {
-    Case::new(&with_nodes("[nodes]\ncount = 2\nper_node = \"floor\"\n\n[sweep]\nnodes = [2, 5, 20]\n")).refused(&["s.toml:23:16:", "`sweep.nodes` = 20 with `nodes.per_node` = \"floor\" gives floor(10 / 20) = 0: every node would refuse everything"]);
+    Case::new(&with_nodes("[nodes]\ncount = 2\nper_node = \"floor\"\n\n[sweep]\nnodes = [2, 5, 20]\n")).refused(&["s.toml:23:16:", "`sweep.nodes[2]` = 20 with `nodes.per_node` = \"floor\" gives floor(10 / 20) = 0: every node would refuse everything"]);
 }
 
 #[test]
@@ -4896,7 +4967,7 @@ fn n28_sweep_sync_intervals_without_nodes() {
 
 #[test]
 fn n29_sweep_sync_interval_zero() {
-    Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"sync\"\nsync_interval = \"100ms\"\n\n[sweep]\nsync_intervals = [\"100ms\", \"0s\"]\n")).refused(&["s.toml:24:28:", "`sweep.sync_intervals` must be longer than 0, got \"0s\""]);
+    Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"sync\"\nsync_interval = \"100ms\"\n\n[sweep]\nsync_intervals = [\"100ms\", \"0s\"]\n")).refused(&["s.toml:24:28:", "`sweep.sync_intervals[1]` must be longer than 0, got \"0s\""]);
 }
 
 #[test]
@@ -4961,7 +5032,7 @@ fn g01_burst_zero() {
 #[test]
 fn g02_burst_negative_in_a_list() {
     Case::new(&with_limiter("kind = \"gcra\"\nburst = [10, -1]"))
-        .refused(&["s.toml:16:14:", "`limiter[0].burst` must be a whole number of at least 1, got -1"]);
+        .refused(&["s.toml:16:14:", "`limiter[0].burst[1]` must be a whole number of at least 1, got -1"]);
 }
 
 #[test]
@@ -5001,7 +5072,7 @@ fn g06_burst_misspelt() {
 #[test]
 fn g07_capacity_zero() {
     Case::new(&with_limiter("kind = \"token_bucket\"\ncapacity = [0]"))
-        .refused(&["s.toml:16:13:", "`limiter[0].capacity` must be a whole number of at least 1, got 0"]);
+        .refused(&["s.toml:16:13:", "`limiter[0].capacity[0]` must be a whole number of at least 1, got 0"]);
 }
 
 #[test]

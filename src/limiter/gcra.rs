@@ -80,8 +80,8 @@ impl Algorithm for GcraSpec {
         let limit = entry.limit();
         let t = emission_interval(limit);
         let mut specs = Vec::new();
-        for b in entry.counts("burst", bursts, "give at least one burst")? {
-            let v = entry.at_least_one_whole("burst", &b)?;
+        for (key, b) in entry.counts("burst", bursts, "give at least one burst")? {
+            let v = entry.at_least_one_whole(&key, &b)?;
             // The tolerance is checked on the number as written. Past what
             // an i64 holds every burst is refused in the same words, large
             // or larger: the tolerance's where even the least of them,
@@ -97,12 +97,12 @@ impl Algorithm for GcraSpec {
                     format!(
                         "`{}` = {v} is too large for this limit: the tolerance T * (burst - 1), with T = {t} ns, \
                          is past the end of time (about 584 years of nanoseconds)",
-                        entry.key("burst"),
+                        entry.key(&key),
                     ),
                 ));
             }
             // As every count key: at most what an i64 holds.
-            let v = entry.count_at_least_one("burst", &b)?;
+            let v = entry.count_at_least_one(&key, &b)?;
             let default = v == limit.requests && !entry.node_defaults();
             specs.push(GcraSpec { burst: (!default).then_some(v), max_wait });
         }
@@ -438,7 +438,7 @@ mod tests {
         );
         let e = parse("kind = \"gcra\"\nburst = [3, -1]").unwrap_err();
         assert!(
-            e.contains("s.toml:10:13: `limiter[0].burst` must be a whole number of at least 1, got -1"),
+            e.contains("s.toml:10:13: `limiter[0].burst[1]` must be a whole number of at least 1, got -1"),
             "{e}"
         );
         let e = parse("kind = \"gcra\"\nburst = []").unwrap_err();
@@ -448,10 +448,10 @@ mod tests {
         let e = parse("kind = \"gcra\"\nburst = 9223372036854775807").unwrap_err();
         assert!(e.contains("past the end of time"), "{e}");
         // Past i64 and past u64, alone or in a list: the same bound.
-        for burst in ["99999999999999999999", "[2, 99999999999999999999]"] {
+        for (burst, key) in [("99999999999999999999", "burst"), ("[2, 99999999999999999999]", "burst[1]")] {
             let e = parse(&format!("kind = \"gcra\"\nburst = {burst}")).unwrap_err();
             assert!(
-                e.contains("`limiter[0].burst` = 99999999999999999999 is too large for this limit"),
+                e.contains(&format!("`limiter[0].{key}` = 99999999999999999999 is too large for this limit")),
                 "{e}"
             );
         }

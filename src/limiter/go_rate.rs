@@ -131,8 +131,8 @@ impl Algorithm for GoRateSpec {
         entry
             .counts("burst", bursts, "give at least one burst")?
             .iter()
-            .map(|b| {
-                let v = entry.count_at_least_one("burst", b)?;
+            .map(|(key, b)| {
+                let v = entry.count_at_least_one(key, b)?;
                 let burst = (v != run_limit.requests || entry.node_defaults()).then_some(v);
                 Ok(GoRateSpec { limit, burst, max_wait })
             })

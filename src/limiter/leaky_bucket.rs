@@ -197,17 +197,17 @@ impl Algorithm for LeakyBucketSpec {
         }
         let delay = delay(entry, &keys)?;
         let bursts = match keys.burst {
-            None => vec![Spanned::new(entry.span(), Whole(0))],
+            None => vec![("burst".to_string(), Spanned::new(entry.span(), Whole(0)))],
             Some(b) => entry.counts("burst", b, "give at least one burst, like [0, 5]")?,
         };
         bursts
             .iter()
-            .map(|b| {
+            .map(|(key, b)| {
                 let v = b.get_ref().0;
                 if v < 0 {
                     return Err(entry.at(
                         b.span(),
-                        format!("`{}` must be a whole number of at least 0, got {v}", entry.key("burst")),
+                        format!("`{}` must be a whole number of at least 0, got {v}", entry.key(key)),
                     ));
                 }
                 if v > i128::from(MAX_BURST) {
@@ -215,7 +215,7 @@ impl Algorithm for LeakyBucketSpec {
                         b.span(),
                         format!(
                             "`{}` = {v} is too large: nginx keeps burst x 1000 in a 64-bit integer, so the most is {MAX_BURST}",
-                            entry.key("burst")
+                            entry.key(key)
                         ),
                     ));
                 }
@@ -225,7 +225,7 @@ impl Algorithm for LeakyBucketSpec {
                     return Err(entry.at(
                         k.span(),
                         format!(
-                            "`{}` = {d} is more than `burst` = {v}: no admitted request would ever wait (nginx accepts \
+                            "`{}` = {d} is more than `{key}` = {v}: no admitted request would ever wait (nginx accepts \
                              this and never delays); for that write `nodelay = true`, or give a delay up to the burst",
                             entry.key("delay")
                         ),
@@ -978,7 +978,10 @@ mod tests {
         let e = scenario("burst = -1", "1s").unwrap_err();
         assert_eq!(e, "s.toml:10:9: `limiter[0].burst` must be a whole number of at least 0, got -1");
         let e = scenario("burst = [2, -3]", "1s").unwrap_err();
-        assert!(e.starts_with("s.toml:10:13:") && e.contains("at least 0, got -3"), "{e}");
+        assert!(
+            e.starts_with("s.toml:10:13: `limiter[0].burst[1]`") && e.contains("at least 0, got -3"),
+            "{e}"
+        );
         let e = scenario(&format!("burst = {}", MAX_BURST + 1), "1s").unwrap_err();
         assert!(e.contains("`limiter[0].burst` = 9223372036854776 is too large"), "{e}");
         let e = scenario("burst = []", "1s").unwrap_err();
@@ -987,7 +990,7 @@ mod tests {
         assert!(e.starts_with("s.toml:10:9: `limiter[0].burst`: expected a whole number or a list of them (like 10 or [2, 10]), found the string \"five\""), "{e}");
         assert!(e.contains("expected a whole number or a list of them"), "{e}");
         let e = scenario("burst = [1.5]", "1s").unwrap_err();
-        assert!(e.contains("`limiter[0].burst`") && e.contains("expected a whole number"), "{e}");
+        assert!(e.contains("`limiter[0].burst[0]`") && e.contains("expected a whole number"), "{e}");
         let e = scenario("brust = 1", "1s").unwrap_err();
         assert!(e.contains("did you mean `burst`"), "{e}");
         // 10 per 10001 s is below a thousandth of a request per second.

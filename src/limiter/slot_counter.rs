@@ -52,8 +52,8 @@ impl Algorithm for SlotCounterSpec {
         })?;
         let window = entry.limit().window.get();
         let mut specs = Vec::new();
-        for n in entry.counts("slots", slots, "give at least one slot count")? {
-            let v = entry.at_least_one_whole("slots", &n)?;
+        for (key, n) in entry.counts("slots", slots, "give at least one slot count")? {
+            let v = entry.at_least_one_whole(&key, &n)?;
             // Past what an i64 holds every count is refused in the same
             // words, large or larger: the window's where it is shorter
             // than 2^63 ns, else (a window past 292 years) those of every
@@ -63,7 +63,7 @@ impl Algorithm for SlotCounterSpec {
                     n.span(),
                     format!(
                         "`{}`: {v} slots is more than the window has nanoseconds ({window}); a slot must be at least 1 ns",
-                        entry.key("slots"),
+                        entry.key(&key),
                     ),
                 ));
             }
@@ -71,7 +71,7 @@ impl Algorithm for SlotCounterSpec {
             // above; a window past 292 years has more nanoseconds than an
             // i64 holds, and no count may pass what every other count key
             // takes.
-            let v = entry.count_at_least_one("slots", &n)?;
+            let v = entry.count_at_least_one(&key, &n)?;
             specs.push(SlotCounterSpec { slots: v });
         }
         Ok(specs)
@@ -321,7 +321,7 @@ mod tests {
         );
         assert_eq!(
             parse("[2, 0]").unwrap_err(),
-            "s.toml:10:13: `limiter[0].slots` must be a whole number of at least 1, got 0"
+            "s.toml:10:13: `limiter[0].slots[1]` must be a whole number of at least 1, got 0"
         );
         let e = parse("99999999999999999999").unwrap_err();
         assert!(

@@ -213,8 +213,8 @@ impl Algorithm for TokenBucketSpec {
         entry
             .counts("capacity", capacities, "give at least one capacity")?
             .iter()
-            .map(|c| {
-                let v = entry.count_at_least_one("capacity", c)?;
+            .map(|(key, c)| {
+                let v = entry.count_at_least_one(key, c)?;
                 Ok(TokenBucketSpec::Continuous {
                     capacity: (v != limit.requests || entry.node_defaults()).then_some(v),
                     initial,
@@ -742,7 +742,7 @@ mod tests {
         let e = err("refill = \"timer\"\ninitial = \"empty\"");
         assert!(e.contains("`limiter[0].initial` only applies to refill = \"continuous\""), "{e}");
         let e = err("capacity = [5, 99999999999999999999]");
-        assert!(e.contains("s.toml:10:16: `limiter[0].capacity`: 99999999999999999999 is too large: expected a whole number up to 9223372036854775807"), "{e}");
+        assert!(e.contains("s.toml:10:16: `limiter[0].capacity[1]`: 99999999999999999999 is too large: expected a whole number up to 9223372036854775807"), "{e}");
         let e = err("max_tokens = 5");
         assert!(e.contains("`limiter[0].max_tokens` only applies to refill = \"timer\"; refill = \"continuous\" (the default) takes capacity, initial"), "{e}");
         let e = err("refill = \"timer\"\nmax_tokens = -2");

@@ -190,7 +190,15 @@ impl Ctx<'_> {
                             let at_brace = self.text.get(span.start..).is_some_and(|t| t.starts_with('{'));
                             at_brace.then(|| inline_table_at(self.text, span.start + 1)).flatten()
                         })
-                        .or_else(|| expects_table.then(|| list_item_at(self.text, span.start)).flatten())
+                        .or_else(|| {
+                            // An item of a list of numbers or durations of
+                            // the wrong type (`loads = [1, 1979-05-27]`) is
+                            // named with its place too: the error is about
+                            // that item, not the list.
+                            (expects_table || raw.starts_with("invalid type:"))
+                                .then(|| list_item_at(self.text, span.start))
+                                .flatten()
+                        })
                         .or_else(|| key_path_at(self.text, span.start))
                 };
                 let message = match key {
@@ -826,7 +834,11 @@ fn list_for_a_table(text: &str, offset: usize, raw: &str) -> Option<(usize, Stri
     }
     let key = key_path_at(text, value)?;
     let last = key.rsplit('.').next().unwrap_or(&key);
-    TABLE_VALUED.contains(&last).then(|| {
+    // A top-level table, or a source's `retry`: not `sweep.nodes`, a list
+    // of numbers that shares its last part with [nodes].
+    let table_valued = TABLE_VALUED.contains(&key.as_str())
+        || (last == "retry" && key.starts_with("traffic") && !key.contains("retry_policies"));
+    table_valued.then(|| {
         let table = if last == "retry" { RETRY_TABLE } else { "a table" };
         (at, format!("{}: {}", code(&key), found_last(&format!("invalid type: a list, expected {table}"))))
     })

@@ -157,22 +157,25 @@ impl<'a> Entry<'a> {
         Ok(n as u64)
     }
 
-    /// The values of a number-or-list key, each with its place in the file
-    /// (a lone number at the key's own place); an empty list is an error,
-    /// `what` says what to give instead.
+    /// The values of a number-or-list key, each with the key that names it
+    /// in messages (`slots`, or `slots[1]` for an item of a list) and its
+    /// place in the file (a lone number at the key's own place); an empty
+    /// list is an error, `what` says what to give instead.
     pub fn counts(
         &self,
         key: &str,
         value: Spanned<Counts>,
         what: &str,
-    ) -> Result<Vec<Spanned<Whole>>, ScenarioError> {
+    ) -> Result<Vec<(String, Spanned<Whole>)>, ScenarioError> {
         let span = value.span();
         match value.into_inner() {
-            Counts::One(v) => Ok(vec![Spanned::new(span, v)]),
+            Counts::One(v) => Ok(vec![(key.to_string(), Spanned::new(span, v))]),
             Counts::List(list) if list.is_empty() => {
                 Err(self.at(span, format!("`{}` is empty: {what}", self.key(key))))
             }
-            Counts::List(list) => Ok(list),
+            Counts::List(list) => {
+                Ok(list.into_iter().enumerate().map(|(i, v)| (format!("{key}[{i}]"), v)).collect())
+            }
         }
     }
 

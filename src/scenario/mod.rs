@@ -1191,7 +1191,9 @@ bin = "10ms"
         );
         let e = parse(&BOUNDARY.replace("slots = [2, 10, 100]", "slots = [\n  2,\n  \"x\",\n]")).unwrap_err();
         assert!(
-            e.starts_with("s.toml:23:3: `limiter[1].slots`: expected a whole number, found the string \"x\""),
+            e.starts_with(
+                "s.toml:23:3: `limiter[1].slots[1]`: expected a whole number, found the string \"x\""
+            ),
             "{e}"
         );
         let e = parse(&BOUNDARY.replace("window = \"1s\"", "window = \"1s")).unwrap_err();

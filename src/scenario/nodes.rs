@@ -340,7 +340,9 @@ fn skew(
     let earliest = earliest_arrival(traffic);
     list.get_ref()
         .iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(i, s)| {
+            let key = format!("nodes.skew[{i}]");
             let text = s.get_ref().trim();
             let (negative, magnitude) = match text.strip_prefix('-') {
                 Some(rest) => (true, rest),
@@ -352,13 +354,13 @@ fn skew(
             } else {
                 parse_duration(magnitude)
             }
-            .map_err(|e| ctx.at(s.span(), super::diagnostics::duration_message("nodes.skew", &e)))?;
+            .map_err(|e| ctx.at(s.span(), super::diagnostics::duration_message(&key, &e)))?;
             let ns = i64::try_from(d.get())
                 .map_err(|_| {
                     ctx.at(
                         s.span(),
                         format!(
-                            "`nodes.skew` = {} is too large: a clock offset is kept in signed 64-bit nanoseconds, so it may be at most {} ns (about 292 years) either way",
+                            "`{key}` = {} is too large: a clock offset is kept in signed 64-bit nanoseconds, so it may be at most {} ns (about 292 years) either way",
                             crate::shown::string(text),
                             i64::MAX
                         ),
@@ -368,7 +370,7 @@ fn skew(
                 return Err(ctx.at(
                     s.span(),
                     format!(
-                        "`nodes.skew` = {} puts a node's clock {} behind, but requests may come from {earliest} s: its time would be negative; start the traffic at least that late",
+                        "`{key}` = {} puts a node's clock {} behind, but requests may come from {earliest} s: its time would be negative; start the traffic at least that late",
                         crate::shown::string(text),
                         crate::time::format_duration(d)
                     ),

@@ -214,7 +214,12 @@ pub(super) fn validate(
         if loads.get_ref().is_empty() {
             return Err(ctx.at(loads.span(), "`sweep.loads` is empty: give at least one load factor (a multiple of L / W), like [0.5, 1, 2]"));
         }
-        out.loads = loads.get_ref().iter().map(|l| ctx.rate("sweep.loads", l)).collect::<Result<_, _>>()?;
+        out.loads = loads
+            .get_ref()
+            .iter()
+            .enumerate()
+            .map(|(i, l)| ctx.rate(&format!("sweep.loads[{i}]"), l))
+            .collect::<Result<_, _>>()?;
     }
     if let Some(d) = &r.load_duration {
         out.load_duration = ctx.positive_duration("sweep.load_duration", d)?;
@@ -222,10 +227,10 @@ pub(super) fn validate(
     // Each load runs a Poisson source for `load_duration`: the generated
     // sources' guards apply to each run.
     for (i, &load) in out.loads.iter().enumerate() {
-        let at = match (&r.loads, &r.load_duration) {
-            (Some(l), _) => l.get_ref()[i].span(),
-            (None, Some(d)) => d.span(),
-            (None, None) => span.clone(),
+        let (at, key) = match (&r.loads, &r.load_duration) {
+            (Some(l), _) => (l.get_ref()[i].span(), format!("sweep.loads[{i}]")),
+            (None, Some(d)) => (d.span(), "sweep.loads".to_string()),
+            (None, None) => (span.clone(), "sweep.loads".to_string()),
         };
         match load_problem(limit, load, out.load_duration) {
             None => {}
@@ -233,7 +238,7 @@ pub(super) fn validate(
                 return Err(ctx.at(
                     at,
                     format!(
-                        "`sweep.loads` = {} gives a rate of {} requests/s (load x L / W, with L = {} per {}): it must be finite and above 0",
+                        "`{key}` = {} gives a rate of {} requests/s (load x L / W, with L = {} per {}): it must be finite and above 0",
                         number(load),
                         number(rate),
                         limit.requests,
@@ -245,7 +250,7 @@ pub(super) fn validate(
                 return Err(ctx.at(
                     at,
                     format!(
-                        "`sweep.loads` = {} over `sweep.load_duration` ({} s) is about {} requests: a load-sweep run may generate at most {}",
+                        "`{key}` = {} over `sweep.load_duration` ({} s) is about {} requests: a load-sweep run may generate at most {}",
                         number(load),
                         out.load_duration,
                         about(expected),
@@ -280,13 +285,15 @@ pub(super) fn validate(
         out.map_slots = m
             .get_ref()
             .iter()
-            .map(|n| {
-                let v = ctx.at_least_one("sweep.map_slots", n)?;
+            .enumerate()
+            .map(|(i, n)| {
+                let key = format!("sweep.map_slots[{i}]");
+                let v = ctx.at_least_one(&key, n)?;
                 if v > limit.window.get() {
                     return Err(ctx.at(
                         n.span(),
                         format!(
-                            "`sweep.map_slots`: {v} slots is more than the window ({}) has nanoseconds ({}); a slot must be at least 1 ns",
+                            "`{key}`: {v} slots is more than the window ({}) has nanoseconds ({}); a slot must be at least 1 ns",
                             format_duration(limit.window),
                             limit.window.get()
                         ),
@@ -401,12 +408,12 @@ pub(super) fn validate_topology(
                 "`sweep.nodes` changes the number of nodes, but `nodes.skew` gives one clock offset per node: remove it to sweep the number of nodes",
             ));
         }
-        for v in list.get_ref() {
+        for (i, v) in list.get_ref().iter().enumerate() {
             let k = *v.get_ref();
             if k < 1 || k > i64::from(MAX_NODES) {
                 return Err(ctx.at(
                     v.span(),
-                    format!("`sweep.nodes` must be whole numbers from 1 to {MAX_NODES}, got {k}"),
+                    format!("`sweep.nodes[{i}]` must be a whole number from 1 to {MAX_NODES}, got {k}"),
                 ));
             }
             let k = k as u16;
@@ -414,7 +421,7 @@ pub(super) fn validate_topology(
                 return Err(ctx.at(
                     v.span(),
                     format!(
-                        "`sweep.nodes` = {k} with `nodes.per_node` = \"floor\" gives floor({} / {k}) = 0: every node would refuse everything",
+                        "`sweep.nodes[{i}]` = {k} with `nodes.per_node` = \"floor\" gives floor({} / {k}) = 0: every node would refuse everything",
                         c.limit.requests
                     ),
                 ));
@@ -440,7 +447,12 @@ pub(super) fn validate_topology(
         if c.nodes.is_none() {
             out.base.mode = Mode::Central { rtt: Nanos::ZERO, atomic: true };
         }
-        out.rtts = list.get_ref().iter().map(|v| ctx.duration("sweep.rtts", v)).collect::<Result<_, _>>()?;
+        out.rtts = list
+            .get_ref()
+            .iter()
+            .enumerate()
+            .map(|(i, v)| ctx.duration(&format!("sweep.rtts[{i}]"), v))
+            .collect::<Result<_, _>>()?;
     }
     if let Some(list) = &r.sync_intervals {
         if list.get_ref().is_empty() {
@@ -465,7 +477,8 @@ pub(super) fn validate_topology(
         out.sync_intervals = list
             .get_ref()
             .iter()
-            .map(|v| ctx.positive_duration("sweep.sync_intervals", v))
+            .enumerate()
+            .map(|(i, v)| ctx.positive_duration(&format!("sweep.sync_intervals[{i}]"), v))
             .collect::<Result<_, _>>()?;
     }
     // Each swept in increasing order, each value once.
