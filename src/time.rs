@@ -169,31 +169,41 @@ fn has_exponent(t: &str) -> bool {
 /// Every unit a duration takes, each with its other spellings, for
 /// messages: the micro sign (U+00B5) stands for both it and the Greek mu
 /// (U+03BC), which look the same.
-pub const UNITS: &str = "units: ns, us or \u{b5}s, ms, s, m or min, h";
+pub const UNITS: &str = "units: ns, us or \u{b5}s, ms, s, m or min, h, d";
 
 /// Other ways people write the units, each with the unit it means.
-const SPELLINGS: [(&str, &[&str]); 6] = [
+const SPELLINGS: [(&str, &[&str]); 7] = [
     ("ns", &["nsec", "nsecs", "nanosec", "nanosecs", "nanosecond", "nanoseconds", "nanos"]),
     ("us", &["usec", "usecs", "microsec", "microsecs", "microsecond", "microseconds", "micros"]),
     ("ms", &["msec", "msecs", "millisec", "millisecs", "millisecond", "milliseconds", "millis"]),
     ("s", &["sec", "secs", "second", "seconds"]),
     ("m", &["mins", "minute", "minutes"]),
     ("h", &["hr", "hrs", "hour", "hours"]),
+    ("d", &["day", "days"]),
 ];
+
+/// A unit people write that no duration takes, with what to write instead.
+const NO_SUCH_UNIT: [(&[&str], &str); 1] =
+    [(&["w", "wk", "wks", "week", "weeks"], "there is no week unit: write 7d for a week")];
 
 /// "; did you mean `s` (seconds)?" for an unknown unit that is one in
 /// another case (`S`, `MS`) or another spelling of one (`sec`, `msec`,
 /// `hours`); empty for any other.
 fn meant(unit: &str) -> String {
     let lower = unit.to_lowercase();
+    if let Some((_, instead)) = NO_SUCH_UNIT.iter().find(|(spellings, _)| spellings.contains(&lower.as_str()))
+    {
+        return format!("; {instead}");
+    }
     let scale = unit_nanos(&lower).or_else(|| {
         let (meant, _) = SPELLINGS.iter().find(|(_, other)| other.contains(&lower.as_str()))?;
         unit_nanos(meant)
     });
-    let Some((_, name)) = scale.and_then(|n| DURATION_UNITS.iter().find(|(s, _)| *s == n)) else {
+    let Some((_, name)) = scale.and_then(|n| UNIT_NAMES.iter().find(|(s, _)| *s == n)) else {
         return String::new();
     };
     let words = match *name {
+        "d" => "days",
         "h" => "hours",
         "m" => "minutes",
         "s" => "seconds",
@@ -213,6 +223,7 @@ fn unit_nanos(unit: &str) -> Option<u64> {
         "s" => 1_000_000_000,
         "m" | "min" => 60_000_000_000,
         "h" => 3_600_000_000_000,
+        "d" => DAY,
         _ => return None,
     })
 }
@@ -425,6 +436,23 @@ pub fn parse_decimal_seconds(text: &str) -> Result<Nanos, TimeParseError> {
     }
 }
 
+/// A day in nanoseconds: `"1d"` is 24 hours (no calendar: no leap seconds
+/// or daylight-saving days), for daily quotas like 1000 requests per day.
+pub const DAY: u64 = 86_400_000_000_000;
+
+/// Every unit a duration takes by its scale, largest first, for "did you
+/// mean": [`DURATION_UNITS`] and the day, which durations are not written
+/// back in (a day is shown as `24h`, as it always was).
+const UNIT_NAMES: [(u64, &str); 7] = [
+    (DAY, "d"),
+    (3_600_000_000_000, "h"),
+    (60_000_000_000, "m"),
+    (1_000_000_000, "s"),
+    (1_000_000, "ms"),
+    (1_000, "us"),
+    (1, "ns"),
+];
+
 /// The units durations are written in, largest first, with their length in ns.
 pub const DURATION_UNITS: [(u64, &str); 6] = [
     (3_600_000_000_000, "h"),
@@ -465,6 +493,26 @@ mod tests {
         assert_eq!(parse_duration("7ns"), Ok(Nanos(7)));
         assert_eq!(parse_duration(" 2h "), Ok(Nanos(7_200_000_000_000)));
         assert_eq!(parse_duration("0s"), Ok(Nanos(0)));
+        // A day is 24 hours, for daily quotas; it is shown back as hours.
+        assert_eq!(parse_duration("1d"), Ok(Nanos(86_400_000_000_000)));
+        assert_eq!(parse_duration("1d12h"), Ok(Nanos(129_600_000_000_000)));
+        assert_eq!(parse_duration("0.5d"), Ok(Nanos(43_200_000_000_000)));
+        assert_eq!(format_duration(parse_duration("1d").unwrap()), "24h");
+    }
+
+    /// The largest day count that fits in u64 nanoseconds is taken; one more
+    /// day, or a day added to it, is too large, never a wrapped value.
+    #[test]
+    fn days_at_the_end_of_time() {
+        let most = u64::MAX / DAY;
+        assert_eq!(most, 213_503);
+        assert_eq!(parse_duration(&format!("{most}d")), Ok(Nanos(most * DAY)));
+        for text in [format!("{}d", most + 1), format!("{most}d24h"), "99999999999999999999d".to_string()] {
+            assert_eq!(parse_duration(&text), Err(TimeParseError::Overflow(text.clone())), "{text}");
+        }
+        // Each unit once, from the largest down: a day after an hour is not.
+        assert!(matches!(parse_duration("1h1d"), Err(TimeParseError::UnitOrder { .. })));
+        assert!(matches!(parse_duration("1d1d"), Err(TimeParseError::UnitOrder { .. })));
     }
 
     #[test]
@@ -485,6 +533,7 @@ mod tests {
         assert!(matches!(parse_duration("-0.1"), Err(TimeParseError::Negative(_))));
         assert!(matches!(parse_duration("-1ns"), Err(TimeParseError::Negative(_))));
         assert!(matches!(parse_duration("3 days"), Err(TimeParseError::UnknownUnit { .. })));
+        assert!(matches!(parse_duration("1w"), Err(TimeParseError::UnknownUnit { .. })));
         // An exponent is named as one, not as the unit `e`.
         for text in ["1e30s", "1E3ms", "1.5e-3s", "1s1e3ms", "2e+2"] {
             assert_eq!(parse_duration(text), Err(TimeParseError::Exponent(text.to_string())), "{text}");
@@ -527,13 +576,13 @@ mod tests {
         // Quoted escaped, and by their start when long.
         assert_eq!(
             parse_duration("1\u{200b}s").unwrap_err().to_string(),
-            "`1\\u{200b}s` has `\\u{200b}` after `1`: a duration is one or more parts, each a number and a unit, written together, like \"10ms\", \"1s\" or \"1m30s\" (units: ns, us or µs, ms, s, m or min, h)"
+            "`1\\u{200b}s` has `\\u{200b}` after `1`: a duration is one or more parts, each a number and a unit, written together, like \"10ms\", \"1s\" or \"1m30s\" (units: ns, us or µs, ms, s, m or min, h, d)"
         );
         let long = format!("1{}", "x".repeat(100));
         assert_eq!(
             parse_duration(&long).unwrap_err().to_string(),
             format!(
-                "`1{}...` (101 bytes) has an unknown unit `{}...` (100 bytes) (units: ns, us or µs, ms, s, m or min, h)",
+                "`1{}...` (101 bytes) has an unknown unit `{}...` (100 bytes) (units: ns, us or µs, ms, s, m or min, h, d)",
                 "x".repeat(39),
                 "x".repeat(40)
             )
@@ -566,21 +615,33 @@ mod tests {
             ("2 hours", "hours", "h` (hours"),
             ("3 minutes", "minutes", "m` (minutes"),
             ("1m30sec", "sec", "s` (seconds"),
+            ("1D", "D", "d` (days"),
+            ("1day", "day", "d` (days"),
+            ("3 days", "days", "d` (days"),
         ] {
             let e = parse_duration(text).unwrap_err();
             assert_eq!(e, TimeParseError::UnknownUnit { text: text.into(), unit: unit.into() }, "{text}");
             assert!(
                 e.to_string().ends_with(&format!(
-                    "has an unknown unit `{unit}` (units: ns, us or µs, ms, s, m or min, h); did you mean `{meant})?"
+                    "has an unknown unit `{unit}` (units: ns, us or µs, ms, s, m or min, h, d); did you mean `{meant})?"
                 )),
                 "{e}"
             );
         }
         assert_eq!(
             parse_duration("1 fortnight").unwrap_err().to_string(),
-            "`1 fortnight` has an unknown unit `fortnight` (units: ns, us or µs, ms, s, m or min, h)"
+            "`1 fortnight` has an unknown unit `fortnight` (units: ns, us or µs, ms, s, m or min, h, d)"
         );
-        assert!(!parse_duration("1d").unwrap_err().to_string().contains("did you mean"));
+        // No week unit: a week is said in days.
+        for text in ["1w", "2 weeks", "1WK"] {
+            assert!(
+                parse_duration(text)
+                    .unwrap_err()
+                    .to_string()
+                    .ends_with("; there is no week unit: write 7d for a week"),
+                "{text}"
+            );
+        }
     }
 
     #[test]
@@ -661,6 +722,28 @@ mod tests {
         assert_eq!(Nanos(1_000_000_000).to_string(), "1");
         assert_eq!(Nanos(1_000_000_001).to_string(), "1.000000001");
         assert_eq!(Nanos(0).to_string(), "0");
+    }
+
+    proptest::proptest! {
+        /// A duration of days and smaller parts is their exact sum in
+        /// nanoseconds when it fits in u64, and `Overflow` when it does not:
+        /// never a wrapped value. What it gives formats back to itself.
+        #[test]
+        fn days_and_parts_add_up_exactly(
+            days in 0u64..300_000,
+            hours in 0u64..24,
+            ns in 0u64..1_000_000_000,
+        ) {
+            let text = format!("{days}d{hours}h{ns}ns");
+            let exact = u128::from(days) * u128::from(DAY) + u128::from(hours) * 3_600_000_000_000 + u128::from(ns);
+            match u64::try_from(exact) {
+                Ok(n) => {
+                    proptest::prop_assert_eq!(parse_duration(&text), Ok(Nanos(n)));
+                    proptest::prop_assert_eq!(parse_duration(&format_duration(Nanos(n))), Ok(Nanos(n)));
+                }
+                Err(_) => proptest::prop_assert_eq!(parse_duration(&text), Err(TimeParseError::Overflow(text.clone()))),
+            }
+        }
     }
 
     #[test]

@@ -779,7 +779,7 @@ fn s14_window_negative() {
 #[test]
 fn s15_duration_unknown_unit() {
     Case::new(&with("window = \"1s\"", "window = \"1 fortnight\"")).refused(&[
-        "error: s.toml:6:10: `limit.window`: `1 fortnight` has an unknown unit `fortnight` (units: ns, us or µs, ms, s, m or min, h)\n",
+        "error: s.toml:6:10: `limit.window`: `1 fortnight` has an unknown unit `fortnight` (units: ns, us or µs, ms, s, m or min, h, d)\n",
     ]);
     for (window, unit, meant) in [
         ("1sec", "sec", "s` (seconds"),
@@ -790,12 +790,12 @@ fn s15_duration_unknown_unit() {
         ("1hr", "hr", "h` (hours"),
     ] {
         Case::new(&with("window = \"1s\"", &format!("window = \"{window}\""))).refused(&[&format!(
-            "error: s.toml:6:10: `limit.window`: `{window}` has an unknown unit `{unit}` (units: ns, us or µs, ms, s, m or min, h); did you mean `{meant})?\n"
+            "error: s.toml:6:10: `limit.window`: `{window}` has an unknown unit `{unit}` (units: ns, us or µs, ms, s, m or min, h, d); did you mean `{meant})?\n"
         )]);
     }
     // Any duration key.
     Case::new(&with("start = \"100ms\"", "start = \"100MS\"")).refused(&[
-        "error: s.toml:10:9: `traffic[0].start`: `100MS` has an unknown unit `MS` (units: ns, us or µs, ms, s, m or min, h); did you mean `ms` (milliseconds)?\n",
+        "error: s.toml:10:9: `traffic[0].start`: `100MS` has an unknown unit `MS` (units: ns, us or µs, ms, s, m or min, h, d); did you mean `ms` (milliseconds)?\n",
     ]);
 }
 
@@ -820,7 +820,7 @@ fn s16_duration_without_unit() {
     // called negative, where `0` was said to lack a unit (`-0s` is 0, s116).
     for zero in ["0", "-0", "-0.0"] {
         Case::new(&with("window = \"1s\"", &format!("window = \"{zero}\""))).refused(&[&format!(
-            "error: s.toml:6:10: `limit.window`: `{zero}` is not a duration: expected a number and a unit, like \"10ms\", \"1s\", \"250us\", \"1m\" or \"1m30s\" (units: ns, us or µs, ms, s, m or min, h)\n"
+            "error: s.toml:6:10: `limit.window`: `{zero}` is not a duration: expected a number and a unit, like \"10ms\", \"1s\", \"250us\", \"1m\" or \"1m30s\" (units: ns, us or µs, ms, s, m or min, h, d)\n"
         )]);
     }
     Case::new(&with("start = \"100ms\"", "start = \"-0\"")).refused(&[
@@ -1851,6 +1851,36 @@ fn s127_load_sweep_too_many_loads() {
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
+/// A day is a unit (`"1d"`, 24 h), for daily quotas: it runs and is shown
+/// back in hours. A week is not, and the message says how to write one;
+/// one day past the end of u64 nanoseconds is too large, not wrapped.
+#[test]
+fn s124_day_unit_and_no_week() {
+    let c = Case::new(
+        &with("window = \"1s\"", "window = \"1d\"")
+            .replace("duration = \"2s\"", "duration = \"3d\"")
+            .replace("requests = 10", "requests = 1000"),
+    );
+    let out = c.run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("limit     1000 requests per 24h"), "{}", out.stdout);
+    let out = c.run(&["run", "s.toml", "--out", "out", "-q", "--no-charts"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for (window, unit) in [("1w", "w"), ("2 weeks", "weeks")] {
+        Case::new(&with("window = \"1s\"", &format!("window = \"{window}\""))).refused(&[&format!(
+            "error: s.toml:6:10: `limit.window`: `{window}` has an unknown unit `{unit}` (units: ns, us or µs, ms, s, m or min, h, d); there is no week unit: write 7d for a week\n"
+        )]);
+    }
+    Case::new(&with("window = \"1s\"", "window = \"1day\"")).refused(&[
+        "error: s.toml:6:10: `limit.window`: `1day` has an unknown unit `day` (units: ns, us or µs, ms, s, m or min, h, d); did you mean `d` (days)?\n",
+    ]);
+    Case::new(&with("duration = \"2s\"", "duration = \"213504d\"")).refused(&[
+        "error: s.toml:2:12: `duration`: `213504d` is too large (the limit is about 584 years of nanoseconds)\n",
+    ]);
+    let out = Case::new(&with("duration = \"2s\"", "duration = \"213503d\"")).run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
 /// A value of the wrong type in a list of numbers or durations is named
 /// with its place in the list, as a list of tables' entries are: the list
 /// itself was named, `sweep.loads`, and for a date-time at the date.
@@ -2039,7 +2069,7 @@ fn s77_control_characters_in_scenario_text_are_escaped() {
     };
     let window = |w: &str| with("window = \"1s\"", &format!("window = \"{w}\""));
     clean(&Case::new(&window("1\\u001b[2Js")).refused_with(&[
-        "s.toml:6:10: `limit.window`: `1\\u{1b}[2Js` has `\\u{1b}` after `1`: a duration is one or more parts, each a number and a unit, written together, like \"10ms\", \"1s\" or \"1m30s\" (units: ns, us or µs, ms, s, m or min, h)",
+        "s.toml:6:10: `limit.window`: `1\\u{1b}[2Js` has `\\u{1b}` after `1`: a duration is one or more parts, each a number and a unit, written together, like \"10ms\", \"1s\" or \"1m30s\" (units: ns, us or µs, ms, s, m or min, h, d)",
     ]));
     clean(
         &Case::new(&window("1\\u0000s")).refused_with(&["`limit.window`: `1\\u{0}s` has `\\u{0}` after `1`"]),
@@ -2196,7 +2226,7 @@ fn s81_duration_with_a_stray_character() {
 #[test]
 fn s82_duration_empty() {
     Case::new(&with("window = \"1s\"", "window = \"\"")).refused(&[
-        "s.toml:6:10: `limit.window` is empty: expected a duration, a number and a unit, like \"10ms\", \"1s\" or \"1m30s\" (units: ns, us or µs, ms, s, m or min, h)",
+        "s.toml:6:10: `limit.window` is empty: expected a duration, a number and a unit, like \"10ms\", \"1s\" or \"1m30s\" (units: ns, us or µs, ms, s, m or min, h, d)",
     ]);
     Case::new(&with("duration = \"2s\"", "duration = \"  \"")).refused(&["s.toml:2:12: `duration` is empty"]);
 }
