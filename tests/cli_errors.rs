@@ -2270,7 +2270,7 @@ fn t01_no_time_column() {
     // On the header's line, and where the scenario names the trace: no
     // `time_column` is set, so it is the default.
     trace("when,id\n0.5,1\n").refused(&[
-        "`traffic[0]`, trace.csv, line 1: no `time` column in the header (found: `when`, `id`), the default of `traffic[0].time_column`, which is not set (the source's `path` is set at s.toml:9:8)\n",
+        "`traffic[0]`, trace.csv, line 1: no `time` column in the header (found: `when`, `id`), the default of `traffic[0].time_column`, which is not set (the source's `path` is set at s.toml:9:8): set time_column on the source to the header's column that holds the times, or name that column `time` in the header\n",
     ]);
 }
 
@@ -2730,7 +2730,7 @@ fn t33_errors_name_the_traffic_entry() {
         format!("{CSV_BASE}\n[[traffic]]\nkind = \"csv\"\npath = \"trace.csv\"\nkey_column = \"client\"\n");
     Case::new(&text)
         .file("trace.csv", "time,user\n0.1,a\n")
-        .refused(&["`traffic[1]`, trace.csv, line 1: no `client` column in the header (found: `time`, `user`), which `traffic[1].key_column` names (set at s.toml:14:14)\n"]);
+        .refused(&["`traffic[1]`, trace.csv, line 1: no `client` column in the header (found: `time`, `user`), which `traffic[1].key_column` names (set at s.toml:14:14): set key_column on the source to the header's column that holds the client keys, or name that column `client` in the header\n"]);
     let text = format!("{CSV_BASE}\n[[traffic]]\nkind = \"csv\"\npath = \"other.csv\"\n");
     Case::new(&text)
         .file("trace.csv", "time\n0.1\n")
@@ -3249,7 +3249,7 @@ fn k02_negative_skew() {
 #[test]
 fn k03_skew_without_clients() {
     Case::new(&with_traffic(&format!("{POISSON}\nskew = 1.1")))
-        .refused(&["`traffic[0].skew` needs `clients`"]);
+        .refused(&["s.toml:11:8: `traffic[0].skew` needs `clients`: it is the Zipf exponent that spreads the source's requests over its client keys, and the source has none; give it clients = 100 (or any number of clients), or remove `skew`\n"]);
 }
 
 #[test]
@@ -3257,7 +3257,7 @@ fn k04_missing_key_column() {
     Case::new(&format!("{CSV_BASE}key_column = \"client\"\n"))
         .file("trace.csv", "time,user\n0.1,a\n")
         .refused(&[
-            "`traffic[0]`, trace.csv, line 1: no `client` column in the header (found: `time`, `user`), which `traffic[0].key_column` names (set at s.toml:10:14)\n",
+            "`traffic[0]`, trace.csv, line 1: no `client` column in the header (found: `time`, `user`), which `traffic[0].key_column` names (set at s.toml:10:14): set key_column on the source to the header's column that holds the client keys, or name that column `client` in the header\n",
         ]);
 }
 
@@ -4708,7 +4708,7 @@ fn n03_weights_of_the_wrong_length() {
 #[test]
 fn n04_weights_all_zero() {
     Case::new(&with_nodes("[nodes]\ncount = 2\nbalance = { weights = [0, 0] }\n"))
-        .refused(&["s.toml:20:11:", "`nodes.balance.weights` are all 0: no node would get a request"]);
+        .refused(&["s.toml:20:11:", "`nodes.balance.weights` are all 0: no node would get a request; give at least one node a weight above 0, like [1, 0]\n"]);
 }
 
 #[test]

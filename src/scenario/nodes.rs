@@ -275,7 +275,7 @@ fn balance(ctx: &Ctx, r: &RawNodes, count: u16, traffic: &[Traffic]) -> Result<B
                 .collect::<Result<Vec<u64>, _>>()?;
             if weights.iter().all(|&w| w == 0) {
                 return Err(
-                    ctx.at(v.span(), "`nodes.balance.weights` are all 0: no node would get a request")
+                    ctx.at(v.span(), "`nodes.balance.weights` are all 0: no node would get a request; give at least one node a weight above 0, like [1, 0]")
                 );
             }
             Ok(Balance::Weights(weights))

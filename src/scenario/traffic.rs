@@ -214,7 +214,13 @@ fn rate_source(entry: &Entry<'_>, poisson: bool) -> Result<Traffic, ScenarioErro
         }
     };
     if let (Some(v), None) = (&skew, clients) {
-        return Err(entry.at(v.span(), format!("`{}` needs `clients`", entry.key("skew"))));
+        return Err(entry.at(
+            v.span(),
+            format!(
+                "`{}` needs `clients`: it is the Zipf exponent that spreads the source's requests over its client keys, and the source has none; give it clients = 100 (or any number of clients), or remove `skew`",
+                entry.key("skew")
+            ),
+        ));
     }
     Ok(Traffic::Poisson { start, end, rate, clients: clients.map(|n| (n, skew_value)) })
 }

@@ -432,10 +432,10 @@ mod tests {
         // The header's own line, after blank lines.
         assert!(error("\n\ntme\n0.1\n", &plain).starts_with("t.csv, line 3: no `time` column"));
         assert!(error("\n0.5\n", &plain).contains("line 2 is read as the header, and `0.5` looks like data"));
-        // Nothing near: no guess.
+        // Nothing near: no guess, but what to do.
         assert_eq!(
             error("when,id\n0.1,a\n", &plain),
-            "t.csv, line 1: no `time` column in the header (found: `when`, `id`)"
+            "t.csv, line 1: no `time` column in the header (found: `when`, `id`): set time_column on the source to the header's column that holds the times, or name that column `time` in the header"
         );
         let at = KeysAt {
             source: "traffic[0]".into(),

@@ -115,6 +115,12 @@ pub fn missing_column(options: &CsvOptions, line: u64, headers: &[impl AsRef<[u8
         } else {
             format!("; did you mean {near_shown}? Set {key} = {value} on the source")
         });
+    } else {
+        // Nothing near: what to do all the same.
+        let what = if time { "the times" } else { "the client keys" };
+        message.push_str(&format!(
+            ": set {key} on the source to the header's column that holds {what}, or name that column {shown} in the header"
+        ));
     }
     message
 }
