@@ -3316,6 +3316,18 @@ fn k07_many_client_keys_past_the_memory_budget() {
 /// took 3.9 GB under --memory 64MiB, uncounted, and aborted out of memory.
 /// Each key's copies count, and chunks are cut so that their new keys stay
 /// within a quarter of the budget; the message names the nodes.
+/// `key_column` naming the time column: every distinct time a client of
+/// its own, each with a limit of its own, so nothing is limited. It ran.
+#[test]
+fn k09_key_column_is_the_time_column() {
+    Case::new(&format!("{CSV_BASE}key_column = \"time\"\n")).file("trace.csv", "time\n0.1\n").refused(&[
+        "error: s.toml:10:14: `traffic[0].key_column` = \"time\" is also the time column (`time_column` is not set, and its default is \"time\"): the keys would be the times, each request a client of its own with a limit of its own; name the column that holds the client, like key_column = \"client\", or leave `key_column` out for one client\n",
+    ]);
+    Case::new(&format!("{CSV_BASE}time_column = \"ts\"\nkey_column = \" ts\"\n"))
+        .file("trace.csv", "ts\n0.1\n")
+        .refused(&["error: s.toml:11:14: `traffic[0].key_column` = \" ts\" is also `traffic[0].time_column`: the keys would be the times"]);
+}
+
 #[test]
 fn k08_client_keys_on_many_nodes_past_the_memory_budget() {
     let c = Case::new(

@@ -358,6 +358,22 @@ fn csv(entry: &Entry<'_>) -> Result<Traffic, ScenarioError> {
     }
     let time_column = keys.time_column.as_ref().map_or("time".to_string(), |c| c.get_ref().clone());
     let key_column = keys.key_column.as_ref().map(|c| c.get_ref().clone());
+    // One column cannot hold both: every distinct time would be a client
+    // of its own, each with a limit of its own, and nothing limited.
+    if let Some(k) = keys.key_column.as_ref().filter(|k| k.get_ref().trim() == time_column.trim()) {
+        let time = match &keys.time_column {
+            Some(_) => format!("`{}`", entry.key("time_column")),
+            None => "the time column (`time_column` is not set, and its default is \"time\")".to_string(),
+        };
+        return Err(entry.at(
+            k.span(),
+            format!(
+                "`{}` = {} is also {time}: the keys would be the times, each request a client of its own with a limit of its own; name the column that holds the client, like key_column = \"client\", or leave `key_column` out for one client",
+                entry.key("key_column"),
+                string(k.get_ref())
+            ),
+        ));
+    }
     let sort = keys.sort.as_ref().is_some_and(|s| *s.get_ref());
     // Where each key is, for the trace's errors about them.
     let at = |k: &Option<Spanned<String>>| k.as_ref().map(|k| entry.ctx.location(k.span()));
