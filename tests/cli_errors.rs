@@ -3796,23 +3796,23 @@ fn r13_key_without_effect() {
     for (table, words) in [
         (
             "policy = \"fixed\"\nbase = \"1s\"\ncap = \"2s\"\nmax_attempts = 3",
-            "s.toml:21:7: `retry.cap` has no effect with policy = \"fixed\"",
+            "s.toml:21:7: `retry.cap` has no effect with policy = \"fixed\": remove it, or use a policy that takes it: \"exponential\", \"full_jitter\", \"equal_jitter\" or \"decorrelated\"\n",
         ),
         (
             "policy = \"retry_after\"\nbase = \"1s\"\nmax_attempts = 3",
-            "s.toml:20:8: `retry.base` has no effect with policy = \"retry_after\"",
+            "s.toml:20:8: `retry.base` has no effect with policy = \"retry_after\": remove it, or use a policy that takes it: \"fixed\", \"exponential\", \"full_jitter\", \"equal_jitter\" or \"decorrelated\"\n",
         ),
         (
             "policy = \"exponential\"\nbase = \"1s\"\ncap = \"2s\"\njitter = \"1s\"\nmax_attempts = 3",
-            "s.toml:22:10: `retry.jitter` has no effect with policy = \"exponential\"",
+            "s.toml:22:10: `retry.jitter` has no effect with policy = \"exponential\": remove it, or use policy = \"retry_after\", which takes it\n",
         ),
         (
             "policy = \"none\"\nmax_attempts = 3",
-            "s.toml:20:16: `retry.max_attempts` has no effect with policy = \"none\"",
+            "s.toml:20:16: `retry.max_attempts` has no effect with policy = \"none\", which never retries: remove it, or choose a policy that retries\n",
         ),
         (
             "policy = \"none\"\nmax_tokens = 10\ntoken_ratio = 0.1",
-            "s.toml:20:14: `retry.max_tokens` has no effect with policy = \"none\"",
+            "s.toml:20:14: `retry.max_tokens` has no effect with policy = \"none\", which never retries: remove it, or choose a policy that retries\n",
         ),
     ] {
         Case::new(&with_retry(table)).refused(&[words]);
@@ -4780,19 +4780,19 @@ fn n10_per_node_floor_gives_zero() {
 #[test]
 fn n11_rtt_in_local_mode() {
     Case::new(&with_nodes("[nodes]\ncount = 2\nrtt = \"1ms\"\n"))
-        .refused(&["s.toml:20:7:", "`nodes.rtt` has no effect with mode = \"local\""]);
+        .refused(&["s.toml:20:7:", "`nodes.rtt` has no effect with mode = \"local\": remove it, or use mode = \"central\", which takes it\n"]);
 }
 
 #[test]
 fn n12_per_node_in_central_mode() {
     Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\nper_node = 5\n"))
-        .refused(&["s.toml:22:12:", "`nodes.per_node` has no effect unless mode = \"local\""]);
+        .refused(&["s.toml:22:12:", "`nodes.per_node` has no effect unless mode = \"local\": the other modes decide against one limit of L (one store, or counts added up); remove it\n"]);
 }
 
 #[test]
 fn n13_sync_interval_in_central_mode() {
     Case::new(&with_nodes("[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\nsync_interval = \"1s\"\n"))
-        .refused(&["s.toml:22:17:", "`nodes.sync_interval` has no effect with mode = \"central\""]);
+        .refused(&["s.toml:22:17:", "`nodes.sync_interval` has no effect with mode = \"central\": remove it, or use mode = \"sync\", which takes it\n"]);
 }
 
 #[test]
@@ -4930,6 +4930,7 @@ fn n42_key_hash_without_client_keys() {
         .run(&["check", "s.toml"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
+
 
 /// The store's writes in flight (get-then-set) and each node's requests
 /// since its last sync grow with the traffic; they once went unseen by

@@ -91,7 +91,11 @@ pub(super) fn validate(
 fn mode(ctx: &Ctx, r: &RawNodes, c: &Context) -> Result<Mode, ScenarioError> {
     let name = r.mode.as_ref().map_or("local", |m| m.get_ref().as_str());
     let needless = |key: &str, span: std::ops::Range<usize>| {
-        ctx.at(span, format!("`nodes.{key}` has no effect with mode = \"{name}\""))
+        let takes = if key == "sync_interval" { "sync" } else { "central" };
+        ctx.at(
+            span,
+            format!("`nodes.{key}` has no effect with mode = \"{name}\": remove it, or use mode = \"{takes}\", which takes it"),
+        )
     };
     let mode = match name {
         "local" => Mode::Local,
@@ -161,7 +165,7 @@ fn per_node(ctx: &Ctx, r: &RawNodes, limit: Limit, count: u16, mode: Mode) -> Re
     let k = u64::from(count);
     let Some(v) = &r.per_node else { return Ok(PerNode::Ceil) };
     if mode != Mode::Local {
-        return Err(ctx.at(v.span(), "`nodes.per_node` has no effect unless mode = \"local\""));
+        return Err(ctx.at(v.span(), "`nodes.per_node` has no effect unless mode = \"local\": the other modes decide against one limit of L (one store, or counts added up); remove it"));
     }
     let rule = match v.get_ref() {
         Loose::Str(s) if s == "ceil" => PerNode::Ceil,

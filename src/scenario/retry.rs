@@ -39,7 +39,10 @@ pub(super) fn validate(
     let backoff = Backoff::parse(r.policy.get_ref())
         .ok_or_else(|| ctx.one_of(&key("policy"), &r.policy, &Backoff::NAMES))?;
     let needless = |k: &str, v: &std::ops::Range<usize>| {
-        ctx.at(v.clone(), format!("`{}` has no effect with policy = \"{}\"", key(k), backoff.name()))
+        ctx.at(
+            v.clone(),
+            format!("`{}` has no effect with policy = \"{}\"{}", key(k), backoff.name(), takes(k)),
+        )
     };
     if backoff == Backoff::None {
         for (k, span) in [
@@ -178,6 +181,33 @@ pub(super) fn validate(
         }
     };
     Ok(RetryPolicy { backoff, base, cap, max_attempts, jitter, budget, throttle, retry_quota })
+}
+
+/// What to do with a retry key its policy does not use: remove it, or
+/// use a policy that takes it (named as a scenario writes them).
+fn takes(k: &str) -> String {
+    let uses = |b: Backoff| match k {
+        "base" => b.uses_base(),
+        "cap" => b.uses_cap(),
+        "jitter" => b == Backoff::RetryAfter,
+        _ => b != Backoff::None,
+    };
+    let names: Vec<String> = Backoff::NAMES
+        .iter()
+        .filter_map(|n| Backoff::parse(n))
+        .filter(|&b| uses(b))
+        .map(|b| format!("\"{}\"", b.name()))
+        .collect();
+    match names.as_slice() {
+        [one] => format!(": remove it, or use policy = {one}, which takes it"),
+        _ if !uses(Backoff::None) && names.len() == Backoff::NAMES.len() - 1 => {
+            ", which never retries: remove it, or choose a policy that retries".to_string()
+        }
+        [rest @ .., last] => {
+            format!(": remove it, or use a policy that takes it: {} or {last}", rest.join(", "))
+        }
+        [] => ": remove it".to_string(),
+    }
 }
 
 /// gRPC's retry throttling: `max_tokens` and `token_ratio`, both or
