@@ -4931,6 +4931,21 @@ fn n42_key_hash_without_client_keys() {
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
+/// An outage at or after the scenario's `duration` never comes: the run
+/// ended first, and the outage was silently no part of it.
+#[test]
+fn n44_outage_after_the_duration() {
+    let central = "[nodes]\ncount = 2\nmode = \"central\"\nrtt = \"1ms\"\n";
+    for start in ["2s", "30s"] {
+        Case::new(&with_nodes(&format!("{central}outage = [{{ start = \"{start}\", end = \"40s\" }}]\n"))).refused(&[
+            &format!("error: s.toml:22:21: `nodes.outage[0].start` ({} s) must be before the scenario's `duration` (2 s): the run ends first, so the store would never be lost; start the outage earlier, or remove it\n", start.trim_end_matches('s')),
+        ]);
+    }
+    // One that starts within the run may end past it.
+    let out = Case::new(&with_nodes(&format!("{central}outage = [{{ start = \"1s\", end = \"40s\" }}]\n")))
+        .run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
 
 /// The store's writes in flight (get-then-set) and each node's requests
 /// since its last sync grow with the traffic; they once went unseen by

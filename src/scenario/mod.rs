@@ -472,7 +472,7 @@ impl Scenario {
         let nodes = match &raw.nodes {
             None => None,
             Some(n) => {
-                let c = nodes::Context { limit, traffic: &traffic, limiters: &limiters };
+                let c = nodes::Context { limit, traffic: &traffic, limiters: &limiters, duration };
                 Some((nodes::validate(&ctx, n.span(), n.get_ref(), &c)?, n.span()))
             }
         };

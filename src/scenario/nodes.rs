@@ -57,6 +57,9 @@ pub(super) struct Context<'a> {
     pub limit: Limit,
     pub traffic: &'a [Traffic],
     pub limiters: &'a [LimiterSpec],
+    /// The scenario's `duration`, if it sets one: an outage from it on
+    /// would never come.
+    pub duration: Option<Nanos>,
 }
 
 pub(super) fn validate(
@@ -82,7 +85,7 @@ pub(super) fn validate(
     let per_node = rule.for_nodes(c.limit, count);
     let balance = balance(ctx, r, count, c.traffic)?;
     let skew = skew(ctx, r, c.traffic, count, mode)?;
-    let outages = outages(ctx, r, mode)?;
+    let outages = outages(ctx, r, mode, c.duration)?;
     Ok((Topology { count, balance, mode, per_node, skew, outages }, rule))
 }
 
@@ -387,7 +390,12 @@ fn skew(
 
 /// `[[nodes.outage]]`: windows when the store is unreachable (central and
 /// sync modes), in time order and not overlapping.
-fn outages(ctx: &Ctx, r: &RawNodes, mode: Mode) -> Result<Vec<Outage>, ScenarioError> {
+fn outages(
+    ctx: &Ctx,
+    r: &RawNodes,
+    mode: Mode,
+    duration: Option<Nanos>,
+) -> Result<Vec<Outage>, ScenarioError> {
     let mut out: Vec<Outage> = Vec::new();
     for (i, o) in r.outage.iter().enumerate() {
         if mode == Mode::Local {
@@ -401,6 +409,15 @@ fn outages(ctx: &Ctx, r: &RawNodes, mode: Mode) -> Result<Vec<Outage>, ScenarioE
             return Err(ctx.at(
                 o_ref.end.span(),
                 format!("`{}` ({end} s) must be after `start` ({start} s)", key("end")),
+            ));
+        }
+        if let Some(d) = duration.filter(|&d| start >= d) {
+            return Err(ctx.at(
+                o_ref.start.span(),
+                format!(
+                    "`{}` ({start} s) must be before the scenario's `duration` ({d} s): the run ends first, so the store would never be lost; start the outage earlier, or remove it",
+                    key("start")
+                ),
             ));
         }
         let fail_open = match &o_ref.fail {
