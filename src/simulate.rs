@@ -146,13 +146,14 @@ pub fn share_memory(mut config: RunConfig, runs: usize) -> RunConfig {
 }
 
 /// Runs `scenario` as one of `runs` runs of a sweep ([`share_memory`]),
-/// without decisions.
+/// without decisions. It reads its sources as [`run_scenario`] does, up to
+/// the scenario's `duration`, so that a rerun reads no row the run does not.
 pub fn run_in_sweep(
     scenario: &Scenario,
     runs: usize,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, RunError> {
-    let merged = Merge::new(sources(scenario)?);
+    let merged = Merge::new(sources(scenario)?).until(scenario.duration);
     engine::run(&share_memory(run_config(scenario), runs), merged, None, progress)
 }
 
