@@ -178,8 +178,9 @@ pub struct ClosedMemory {
     /// Lanes a run decides in: the limiters and the reference.
     pub lanes: u64,
     /// The runs of the sweep that splits the budget most (the
-    /// retry-policy comparison or the topology sweeps), which may run side
-    /// by side, each with its share of the budget (0: none), and its name.
+    /// retry-policy comparison, the seed sweep or the topology sweeps),
+    /// which may run side by side, each with its share of the budget (0:
+    /// none), and its name.
     pub sweep_runs: (u64, &'static str),
     /// Whether clients retry (then rejected requests wait in the queues too).
     pub retries: bool,
@@ -252,15 +253,16 @@ pub fn closed_memory(scenario: &Scenario) -> Option<ClosedMemory> {
         .fold(0u64, u64::saturating_add);
     let lanes = crate::engine::with_reference(&scenario.limiters).0.len() as u64;
     let policies = scenario.sweep.as_ref().map_or(0, |s| s.retry_policies.len() as u64);
+    let seeds = scenario.sweep.as_ref().and_then(|s| s.seeds).map_or(0, u64::from);
     let topology = scenario
         .topology_sweep
         .as_ref()
         .map_or(0, |t| t.plans(scenario.limit).iter().map(|(_, points)| points.len() as u64).sum());
-    let sweep_runs = if topology > policies {
-        (topology, "topology sweeps")
-    } else {
-        (policies, "retry-policy comparison")
-    };
+    let sweep_runs =
+        [(policies, "retry-policy comparison"), (seeds, "seed sweep"), (topology, "topology sweeps")]
+            .into_iter()
+            .reduce(|a, b| if b.0 > a.0 { b } else { a })
+            .expect("three sweeps");
     let retries = !scenario.retry_lines().is_empty();
     (clients > 0).then_some(ClosedMemory { clients, lanes, sweep_runs, retries })
 }
@@ -408,6 +410,10 @@ pub fn summary(scenario: &Scenario, traces: &[TraceCheck]) -> String {
                 "retry policies ({} of the traffic, one per retry table)",
                 crate::export::count_of(n as u64, "run")
             ));
+        }
+        if let Some(n) = opts.seeds {
+            let last = crate::sweep::seeds::seeds(scenario.seed, n).last().unwrap_or(scenario.seed);
+            sweeps.push(format!("seeds {} to {last} ({n} runs of the traffic, one per seed)", scenario.seed));
         }
     }
     if let Some(t) = &scenario.topology_sweep {

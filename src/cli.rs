@@ -46,7 +46,10 @@ Examples:
       output/boundary_burst-sweeps/, beside the run's results.
   ratesim sweep scenarios/nodes_central.toml
       Its topology sweep: the same traffic through one central store at each
-      round trip of [sweep] rtts.";
+      round trip of [sweep] rtts.
+  ratesim sweep scenarios/poisson.toml
+      Its seed sweep: the same scenario at 20 seeds from its own, each
+      figure's mean, deviation and range over them.";
 
 /// Traffic simulator and rate-limiter comparator: replays arrival traces
 /// through limiters on a virtual clock and measures, exactly, what each lets
@@ -67,14 +70,15 @@ pub enum Command {
     Check(CheckArgs),
     /// Run only the scenario's sweeps, not its own simulation: what its
     /// [sweep] table asks for (burst-pair and load sweeps, retry-policy
-    /// comparison, topology sweeps over nodes, rtts or sync intervals); with
-    /// no [sweep] table, the burst-pair and load sweeps at their defaults.
+    /// comparison, seed sweep, topology sweeps over nodes, rtts or sync
+    /// intervals); with no [sweep] table, the burst-pair and load sweeps at
+    /// their defaults.
     ///
     /// The burst-pair and load sweeps make their own open-loop arrivals and
     /// run each limiter alone on one node: a scenario's [nodes], retries and
     /// closed clients play no part in them, and the output says so. The
-    /// topology sweeps and the retry-policy comparison rerun the scenario's
-    /// own traffic and keep them.
+    /// topology sweeps, the retry-policy comparison and the seed sweep rerun
+    /// the scenario's own traffic and keep them.
     #[command(
         after_help = SWEEP_EXAMPLES,
         mut_arg("out", |a| a.help("Output folder [default: output/<scenario name>-sweeps, beside the run's]"))

@@ -112,6 +112,9 @@ fn check(path: &Path) -> Result<()> {
     if let Some(memory) = ratesim::check::closed_memory(&scenario).filter(|m| m.is_over_budget()) {
         eprintln!("{}", memory.warning());
     }
+    if let Some(warning) = scenario.seeds_warning() {
+        eprintln!("{warning}");
+    }
     Ok(())
 }
 
@@ -220,7 +223,7 @@ fn run(args: &CommonArgs, decisions: bool, sweep_only: bool) -> Result<()> {
         scenario.set_slots(slots).context("--slots")?;
     }
     if let Some(seed) = args.seed {
-        scenario.seed = seed;
+        scenario.set_seed(seed).map_err(anyhow::Error::msg).context("--seed")?;
     }
     if let Some(bytes) = args.memory {
         ratesim::engine::set_memory_budget(bytes);
@@ -230,6 +233,11 @@ fn run(args: &CommonArgs, decisions: bool, sweep_only: bool) -> Result<()> {
         && let Some(estimate) = ratesim::run::large_attempts(&scenario, sweep_only)
     {
         eprintln!("{}", estimate.warning());
+    }
+    if !args.quiet
+        && let Some(warning) = scenario.seeds_warning()
+    {
+        eprintln!("{warning}");
     }
     let options = RunOptions {
         out_dir: args.out.clone().unwrap_or_else(|| ratesim::run::default_out_dir(&scenario, sweep_only)),

@@ -18,8 +18,8 @@ use crate::scenario::{AttemptsEstimate, Scenario, SweepOptions};
 use crate::simulate;
 use crate::sweep::burst_pair::BurstPairError;
 use crate::sweep::{
-    self, BurstPairConfig, BurstPairResult, LoadPoint, LoadSweepConfig, RetryPolicyPoint, TopologySweep,
-    TopologySweepResult,
+    self, BurstPairConfig, BurstPairResult, LoadPoint, LoadSweepConfig, RetryPolicyPoint, SeedSweepResult,
+    TopologySweep, TopologySweepResult,
 };
 use crate::time::format_duration;
 
@@ -54,11 +54,11 @@ pub fn default_out_dir(scenario: &Scenario, sweep_only: bool) -> PathBuf {
 
 /// Whether a run sends the scenario's traffic with its clients' retries:
 /// the simulation does; the sweeps alone (`sweep_only`) do only in a
-/// retry-policy or topology sweep.
+/// retry-policy, seed or topology sweep.
 pub fn runs_retries(scenario: &Scenario, sweep_only: bool) -> bool {
     !sweep_only
         || scenario.topology_sweep.is_some()
-        || scenario.sweep.as_ref().is_some_and(|s| !s.retry_policies.is_empty())
+        || scenario.sweep.as_ref().is_some_and(|s| !s.retry_policies.is_empty() || s.seeds.is_some())
 }
 
 /// What to warn of before a run that may take long: the run sends retries
@@ -136,6 +136,13 @@ pub enum SweepError {
     LoadSweep(#[source] RunError, usize),
     #[error("retry-policy comparison ({})", side_by_side(*.1))]
     RetryPolicies(#[source] RunError, usize),
+    #[error("seed sweep ({})", side_by_side(*.1))]
+    Seeds(#[source] RunError, usize),
+    /// The seed sweep would make too many decisions, found once the
+    /// scenario's own run counted a trace's rows: where `seeds` is set,
+    /// and why.
+    #[error("seed sweep: {0}")]
+    SeedWork(String),
     #[error("topology sweep ({})", side_by_side(*.1))]
     TopologySweep(#[source] RunError, usize),
 }
@@ -189,6 +196,9 @@ pub enum ChartKind {
     /// Peak/L and over-admission against the swept value, for topology
     /// sweep `i` of [`RunOutputs::topology`].
     TopologySweep(usize),
+    /// Each seed's over-admission per limiter, its mean and the scenario's
+    /// own seed marked.
+    SeedSweep,
 }
 
 /// Everything a run produced, staged and not yet in place.
@@ -202,6 +212,8 @@ pub struct RunOutputs {
     pub burst_pair_map: Option<BurstPairResult>,
     pub load: Option<Vec<LoadPoint>>,
     pub retry_policies: Option<Vec<RetryPolicyPoint>>,
+    /// The seed sweep (`[sweep] seeds`).
+    pub seeds: Option<SeedSweepResult>,
     /// The topology sweeps (`[sweep] nodes`, `rtts`, `sync_intervals`).
     pub topology: Vec<TopologySweepResult>,
     /// The charts to draw, in the order the report shows them.
@@ -258,6 +270,7 @@ pub fn run(
         burst_pair_map: None,
         load: None,
         retry_policies: None,
+        seeds: None,
         topology: Vec::new(),
         charts: Vec::new(),
         files: Vec::new(),
@@ -416,6 +429,27 @@ impl RunOutputs {
             self.write("retry_policies.csv", export::csv::retry_policies(&points))?;
             self.write("retry_policies.md", export::markdown::retry_policies(&points, seed))?;
             self.retry_policies = Some(points);
+        }
+        if let Some(n) = opts.seeds {
+            // A trace's rows are not known before a run reads them: the
+            // bound the scenario was checked against left them out.
+            let csv = self.scenario.traffic.iter().any(|t| matches!(t, crate::scenario::Traffic::Csv(_)));
+            if let Some(read) = arrivals.filter(|_| csv) {
+                let lanes = limiters_len(&self.scenario);
+                let requests = sweep::work::rerun_requests(&self.scenario.traffic, Some(read));
+                let counted = "the arrivals the scenario's own run read; retries not counted";
+                if let Some(problem) =
+                    sweep::seeds::work_problem(requests, lanes, n, counted, "compare fewer limiters")
+                {
+                    let at = opts.seeds_at.clone().unwrap_or_default();
+                    return Err(self.sweep_failed(SweepError::SeedWork(format!("{at}: {problem}"))));
+                }
+            }
+            let result = sweep::seeds::run(&self.scenario, n, arrivals, &tick)
+                .map_err(|e| self.sweep_failed(SweepError::Seeds(e, n as usize)))?;
+            self.write("seed_sweep.csv", export::csv::seed_sweep(&result))?;
+            self.write("seed_sweep.md", export::markdown::seed_sweep(&result, &self.scenario))?;
+            self.seeds = Some(result);
         }
         Ok(())
     }
@@ -625,6 +659,22 @@ gave up)",
                 kind: ChartKind::RetryPolicies,
             });
         }
+        if let Some(result) = &self.seeds
+            && result.rows().iter().any(|r| r.metric == sweep::seeds::Metric::OverAdmission)
+        {
+            charts.push(Chart {
+                name: "seed_sweep",
+                caption: format!(
+                    "Over-admission (admitted / admitted by the sliding log - 1) of each limiter at each of {} \
+seeds ({} to {}), one dot per seed: the bar is the mean, the ringed dot the scenario's own seed; two limiters \
+whose dots do not overlap differ whatever the seed, {name}",
+                    result.points.len(),
+                    result.first_seed(),
+                    result.last_seed()
+                ),
+                kind: ChartKind::SeedSweep,
+            });
+        }
         self.plan_node_charts(&mut charts);
         Ok(charts)
     }
@@ -659,6 +709,8 @@ gave up)",
             sweep_scope: sweep::window_sweeps_scope(&self.scenario),
             load: self.load.as_deref(),
             retry_policies: self.retry_policies.as_deref(),
+            seeds: self.seeds.as_ref(),
+            scenario: &self.scenario,
             nodes: self.scenario.nodes.as_ref(),
             topology: &self.topology,
             charts: &chart_refs,
@@ -673,6 +725,7 @@ gave up)",
             burst_pair: self.burst_pair.as_ref(),
             load: self.load.as_deref(),
             retry_policies: self.retry_policies.as_deref(),
+            seeds: self.seeds.as_ref(),
             topology: &self.topology,
             target: &target,
             files: &self.files,
@@ -694,6 +747,12 @@ gave up)",
         let (old, new) = (heading(&old)?, heading(report_md)?);
         (!old.is_empty() && old != new).then_some(old)
     }
+}
+
+/// The lanes a run of `scenario` decides in: its limiters and the
+/// sliding-log reference.
+fn limiters_len(scenario: &Scenario) -> usize {
+    engine::with_reference(&scenario.limiters).0.len()
 }
 
 /// How a sweep's runs share `--memory` ([`crate::simulate::share_memory`]).

@@ -14,6 +14,7 @@ pub mod nodes_timeline;
 pub mod png_text;
 pub mod retry_policies;
 pub mod retry_timeline;
+pub mod seed_sweep;
 pub mod shaping_timeline;
 pub mod time_to_success;
 pub mod timeline;
@@ -307,6 +308,7 @@ impl RunPalette {
             .iter()
             .chain(outputs.load.iter().flatten().map(|p| &p.report))
             .chain(outputs.retry_policies.iter().flatten().map(|p| &p.report))
+            .chain(outputs.seeds.iter().flat_map(|s| s.own()))
             .chain(outputs.topology.iter().flat_map(|t| t.points.iter().map(|p| &p.report)));
         for r in reports {
             specs.extend(r.limiters.iter().map(|l| &l.spec));
@@ -463,6 +465,10 @@ pub fn draw(set: &ChartSet, chart: &run::Chart, outputs: &RunOutputs) -> Result<
         ChartKind::TopologySweep(i) => {
             let result = outputs.topology.get(*i).ok_or_else(missing)?;
             write(staged, set, chart.name, &topology_sweep::TopologySweep { scenario: name, result, palette })
+        }
+        ChartKind::SeedSweep => {
+            let result = outputs.seeds.as_ref().ok_or_else(missing)?;
+            write(staged, set, chart.name, &seed_sweep::SeedSweep { scenario: name, result, palette })
         }
     }
 }

@@ -194,6 +194,18 @@ impl RetryPolicy {
         self.backoff != Backoff::None && self.max_attempts > 1
     }
 
+    /// Whether a client under this policy draws its waits at random (so
+    /// that another seed changes them): it retries, with full, equal or
+    /// decorrelated jitter, or after the header with a `jitter`.
+    pub fn draws(&self) -> bool {
+        self.retries()
+            && match self.backoff {
+                Backoff::FullJitter | Backoff::EqualJitter | Backoff::Decorrelated => true,
+                Backoff::RetryAfter => self.jitter > Nanos::ZERO,
+                Backoff::None | Backoff::Immediate | Backoff::Fixed | Backoff::Exponential => false,
+            }
+    }
+
     /// The policy in words, with the settings it uses, as `ratesim check`
     /// and a run's header show it: `full_jitter (base 100ms, cap 10s, at
     /// most 5 attempts, budget 0.1)`.

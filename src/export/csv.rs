@@ -56,6 +56,17 @@ pub const DELAY_COLUMNS: &str = "delayed,delay_p50,delay_p95,delay_p99,delay_max
 /// clients' figures when they react and the delays when a limiter shapes
 /// (times in decimal seconds).
 pub fn summary(report: &RunReport) -> String {
+    table(&summary_header(report), |w| {
+        for l in &report.limiters {
+            w.write_record(summary_row(report, l))?;
+        }
+        Ok(())
+    })
+}
+
+/// `summary.csv`'s header for `report`: [`SUMMARY_HEADER`], then the
+/// clients' columns when they react and the delays' when a limiter shapes.
+pub fn summary_header(report: &RunReport) -> String {
     let mut header = SUMMARY_HEADER.to_string();
     if reacts(report) {
         header = format!("{header},{CLIENT_COLUMNS}");
@@ -63,64 +74,64 @@ pub fn summary(report: &RunReport) -> String {
     if shapes(report) {
         header = format!("{header},{DELAY_COLUMNS}");
     }
-    table(&header, |w| {
-        for l in &report.limiters {
-            let c = &l.counts;
-            let mut row = vec![
-                l.label.clone(),
-                l.spec.algorithm().to_string(),
-                opt_u64(l.spec.slots()),
-                c.offered.to_string(),
-                c.admitted.to_string(),
-                c.rejected.to_string(),
-                c.peak.to_string(),
-                fmt_ratio(l.peak_ratio()),
-                c.excess.to_string(),
-                c.false_rejects.to_string(),
-                opt(l.over_admission()),
-                opt(l.disagreement()),
-                l.state.entries.to_string(),
-                l.state.bytes.to_string(),
-            ];
-            if let Some(k) = &l.clients {
-                let q = |q: f64| k.tts_quantile(q).map_or(String::new(), |t| t.to_string());
+    header
+}
+
+/// Limiter `l`'s row of `summary.csv`, under [`summary_header`].
+pub fn summary_row(report: &RunReport, l: &crate::metrics::LimiterReport) -> Vec<String> {
+    let c = &l.counts;
+    let mut row = vec![
+        l.label.clone(),
+        l.spec.algorithm().to_string(),
+        opt_u64(l.spec.slots()),
+        c.offered.to_string(),
+        c.admitted.to_string(),
+        c.rejected.to_string(),
+        c.peak.to_string(),
+        fmt_ratio(l.peak_ratio()),
+        c.excess.to_string(),
+        c.false_rejects.to_string(),
+        opt(l.over_admission()),
+        opt(l.disagreement()),
+        l.state.entries.to_string(),
+        l.state.bytes.to_string(),
+    ];
+    if let Some(k) = &l.clients {
+        let q = |q: f64| k.tts_quantile(q).map_or(String::new(), |t| t.to_string());
+        row.extend([
+            k.logical.to_string(),
+            c.offered.to_string(),
+            opt(k.amplification()),
+            k.succeeded.to_string(),
+            k.gave_up.to_string(),
+            k.unfinished.to_string(),
+            k.early_retries.to_string(),
+            k.too_early.to_string(),
+            q(0.5),
+            q(0.95),
+            q(0.99),
+            q(1.0),
+        ]);
+    } else if reacts(report) {
+        row.extend(std::iter::repeat_n(String::new(), CLIENT_COLUMNS.split(',').count()));
+    }
+    if shapes(report) {
+        match &l.delays {
+            Some(d) => {
+                let q = |q: f64| d.quantile(q).map_or(String::new(), |t| t.to_string());
                 row.extend([
-                    k.logical.to_string(),
-                    c.offered.to_string(),
-                    opt(k.amplification()),
-                    k.succeeded.to_string(),
-                    k.gave_up.to_string(),
-                    k.unfinished.to_string(),
-                    k.early_retries.to_string(),
-                    k.too_early.to_string(),
+                    d.delayed.to_string(),
                     q(0.5),
                     q(0.95),
                     q(0.99),
                     q(1.0),
+                    d.queue_peak().to_string(),
                 ]);
-            } else if reacts(report) {
-                row.extend(std::iter::repeat_n(String::new(), CLIENT_COLUMNS.split(',').count()));
             }
-            if shapes(report) {
-                match &l.delays {
-                    Some(d) => {
-                        let q = |q: f64| d.quantile(q).map_or(String::new(), |t| t.to_string());
-                        row.extend([
-                            d.delayed.to_string(),
-                            q(0.5),
-                            q(0.95),
-                            q(0.99),
-                            q(1.0),
-                            d.queue_peak().to_string(),
-                        ]);
-                    }
-                    None => row.extend(std::iter::repeat_n(String::new(), DELAY_COLUMNS.split(',').count())),
-                }
-            }
-            w.write_record(&row)?;
+            None => row.extend(std::iter::repeat_n(String::new(), DELAY_COLUMNS.split(',').count())),
         }
-        Ok(())
-    })
+    }
+    row
 }
 
 /// `timeline.csv`: long format, one row per bin per limiter, bins in time
@@ -373,6 +384,24 @@ pub fn retry_policies(points: &[RetryPolicyPoint]) -> String {
                     q(1.0),
                     fmt_ratio(l.peak_ratio()),
                 ]);
+                w.write_record(&row)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `seed_sweep.csv`: long form, one row per seed per limiter, the seed
+/// then the limiter's `summary.csv` row of that seed's run, written as
+/// `summary.csv` writes it (the scenario's own seed first: its rows are
+/// `summary.csv`'s).
+pub fn seed_sweep(result: &crate::sweep::SeedSweepResult) -> String {
+    let Some(own) = result.own() else { return String::new() };
+    table(&format!("seed,{}", summary_header(own)), |w| {
+        for p in &result.points {
+            for l in &p.report.limiters {
+                let mut row = vec![p.seed.to_string()];
+                row.extend(summary_row(&p.report, l));
                 w.write_record(&row)?;
             }
         }

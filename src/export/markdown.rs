@@ -527,6 +527,284 @@ pub fn retry_policies_table(points: &[RetryPolicyPoint]) -> Table {
     t
 }
 
+// ---- the seed sweep --------------------------------------------------------------
+
+/// How a seed sweep's figure is written, for one row: its seed's values,
+/// min and max as the summary writes them (counts whole, ratios to two
+/// places, percentages to two, or three under 1 %, durations to three
+/// digits), the mean and the deviation one place finer, a percentage's
+/// deviation in percentage points.
+struct SeedFormat {
+    unit: crate::sweep::seeds::Unit,
+    signed: bool,
+    places: usize,
+}
+
+impl SeedFormat {
+    fn of(row: &crate::sweep::seeds::SeedRow) -> SeedFormat {
+        use crate::sweep::seeds::{Metric, Unit};
+        let unit = row.metric.unit();
+        let biggest = row.stats.min.abs().max(row.stats.max.abs());
+        let places = match unit {
+            Unit::Percent if biggest < 0.01 => 3,
+            _ => 2,
+        };
+        SeedFormat { unit, signed: row.metric == Metric::OverAdmission, places }
+    }
+
+    fn value(&self, v: f64) -> String {
+        use crate::sweep::seeds::Unit;
+        match self.unit {
+            Unit::Count => format!("{v:.0}"),
+            Unit::Ratio => fmt_ratio_fixed(v, 2),
+            Unit::Percent => self.percent(v, self.places),
+            Unit::Seconds => fmt_seconds(crate::time::Nanos::new(v.round() as u64)),
+        }
+    }
+
+    fn mean(&self, v: f64) -> String {
+        use crate::sweep::seeds::Unit;
+        match self.unit {
+            Unit::Count => format!("{v:.1}"),
+            Unit::Ratio => fmt_ratio_fixed(v, 3),
+            Unit::Percent => self.percent(v, self.places + 1),
+            Unit::Seconds => self.value(v),
+        }
+    }
+
+    fn sd(&self, v: f64) -> String {
+        use crate::sweep::seeds::Unit;
+        match self.unit {
+            Unit::Count => format!("{v:.1}"),
+            Unit::Ratio => format!("{v:.3}"),
+            Unit::Percent if v == 0.0 => "0 pp".to_string(),
+            Unit::Percent => format!("{:.p$} pp", v * 100.0, p = self.places + 1),
+            Unit::Seconds => self.value(v),
+        }
+    }
+
+    fn percent(&self, v: f64, places: usize) -> String {
+        // Only an exact 0 (the reference's own over-admission) reads `0 %`.
+        if v == 0.0 {
+            return "0 %".to_string();
+        }
+        let p = v * 100.0;
+        if self.signed && p > 0.0 { format!("+{p:.places$} %") } else { format!("{p:.places$} %") }
+    }
+}
+
+/// The seed sweep's table: for each figure ([`crate::sweep::seeds::metrics`])
+/// a row per limiter: its value at the scenario's own seed, the mean, the
+/// sample standard deviation, min and max over the seeds. When every seed
+/// gave every figure alike, one column of values instead.
+pub fn seed_sweep_table(result: &crate::sweep::SeedSweepResult) -> Table {
+    use Align::*;
+    let Some(own) = result.own() else { return Table::default() };
+    let n = result.points.len();
+    let identical = result.identical();
+    let own_seed = format!("seed {}", result.first_seed());
+    let mut t = if identical {
+        Table::new(&[("metric", Left), ("limiter", Left), ("every seed", Right)])
+    } else {
+        Table::new(&[
+            ("metric", Left),
+            ("limiter", Left),
+            (own_seed.as_str(), Right),
+            ("mean", Right),
+            ("sd", Right),
+            ("min", Right),
+            ("max", Right),
+        ])
+    };
+    let zero = seed_sweep_zero_metrics(result);
+    let mut last = None;
+    for row in result.rows().into_iter().filter(|r| !zero.contains(&r.metric)) {
+        let f = SeedFormat::of(&row);
+        // The metric on the first of its rows only: the table reads as one
+        // block per figure.
+        let metric = if last == Some(row.metric) { String::new() } else { row.metric.name().to_string() };
+        last = Some(row.metric);
+        let mut limiter = own.limiters[row.limiter].label.clone();
+        if row.stats.n < n {
+            limiter.push_str(&format!(" ({} of {n} seeds)", row.stats.n));
+        }
+        let s = &row.stats;
+        if identical {
+            t.push(vec![metric, limiter, f.value(s.min)]);
+        } else {
+            t.push(vec![
+                metric,
+                limiter,
+                row.own.map_or("n/a".into(), |v| f.value(v)),
+                f.mean(s.mean),
+                s.sd.map_or("–".into(), |v| f.sd(v)),
+                f.value(s.min),
+                f.value(s.max),
+            ]);
+        }
+    }
+    t
+}
+
+/// The figures that were 0 for every limiter at every seed (false
+/// rejects, where no limiter refuses what the exact rule admits): the
+/// Markdown says so in a sentence, not in rows of zeros.
+pub fn seed_sweep_zero_metrics(result: &crate::sweep::SeedSweepResult) -> Vec<crate::sweep::seeds::Metric> {
+    let n = result.points.len();
+    let rows = result.rows();
+    let mut out: Vec<crate::sweep::seeds::Metric> = Vec::new();
+    for r in &rows {
+        if !out.contains(&r.metric)
+            && rows
+                .iter()
+                .filter(|o| o.metric == r.metric)
+                .all(|o| o.stats.n == n && o.stats.min == 0.0 && o.stats.max == 0.0)
+        {
+            out.push(r.metric);
+        }
+    }
+    out
+}
+
+/// The limiters whose over-admission ranges (min to max over the seeds)
+/// overlap, each pair with how the seeds rank them (every limiter sees the
+/// same arrivals within a seed, so a pair compares seed by seed): "`a` and
+/// `b` (`a` higher at 9 seeds, lower at 6, equal at 5)". Empty when no two
+/// overlap.
+pub fn seed_sweep_overlaps(result: &crate::sweep::SeedSweepResult) -> Vec<String> {
+    use crate::sweep::seeds::Metric;
+    let Some(own) = result.own() else { return Vec::new() };
+    let rows: Vec<_> = result.rows().into_iter().filter(|r| r.metric == Metric::OverAdmission).collect();
+    let mut out = Vec::new();
+    for (k, a) in rows.iter().enumerate() {
+        for b in &rows[k + 1..] {
+            if a.stats.max < b.stats.min || b.stats.max < a.stats.min {
+                continue;
+            }
+            let (va, vb) = (
+                result.values(Metric::OverAdmission, a.limiter),
+                result.values(Metric::OverAdmission, b.limiter),
+            );
+            let (mut higher, mut lower, mut equal) = (0, 0, 0);
+            for (x, y) in va.iter().zip(&vb) {
+                match (x, y) {
+                    (Some(x), Some(y)) if x > y => higher += 1,
+                    (Some(x), Some(y)) if x < y => lower += 1,
+                    (Some(_), Some(_)) => equal += 1,
+                    _ => {}
+                }
+            }
+            let (na, nb) = (&own.limiters[a.limiter].label, &own.limiters[b.limiter].label);
+            let all = higher + lower + equal;
+            if equal == all {
+                out.push(format!("{na} and {nb} (equal at every seed)"));
+                continue;
+            }
+            let counts: Vec<String> = [(higher, "higher"), (lower, "lower"), (equal, "equal")]
+                .iter()
+                .filter(|(c, _)| *c > 0)
+                .map(|&(c, w)| match c == all {
+                    true => format!("{w} at every seed"),
+                    false => format!("{w} at {}", crate::export::count_of(c, "seed")),
+                })
+                .collect();
+            out.push(format!("{na} and {nb} ({na} {})", counts.join(", ")));
+        }
+    }
+    out
+}
+
+/// How the seed sweep was run and what its columns mean, for its Markdown
+/// file and the report: the seeds, what they draw, the statistics; when
+/// every seed gave the same figures, that, plainly, and why.
+pub fn seed_sweep_method(
+    result: &crate::sweep::SeedSweepResult,
+    scenario: &crate::scenario::Scenario,
+) -> String {
+    let n = result.points.len();
+    let (first, last) = (result.first_seed(), result.last_seed());
+    let mut kept = vec!["traffic", "limit", "limiters"];
+    if !scenario.retry_descriptions().is_empty() || !scenario.closed_populations().is_empty() {
+        kept.push("clients");
+    }
+    if scenario.nodes.is_some() {
+        kept.push("nodes");
+    }
+    let kept = match kept.as_slice() {
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [] => String::new(),
+    };
+    let draws = scenario.random_draws();
+    let (lo, hi) = result.arrivals_range();
+    let trace = if lo == hi {
+        format!("{} a run", crate::export::count_of(lo, "open-loop request"))
+    } else {
+        format!("{lo} to {hi} open-loop requests a run")
+    };
+    let head = format!(
+        "The scenario's own {kept}, rerun once per seed from its own seed, {first}, to {last} ({n} runs, \
+{trace}): each seed a new draw of everything the run draws at random{}, the same draw for every limiter \
+within a seed.",
+        if draws.is_empty() { String::new() } else { format!(" ({})", draws.join(", ")) }
+    );
+    let zero: Vec<&str> = seed_sweep_zero_metrics(result).iter().map(|m| m.name()).collect();
+    let zero = match zero.as_slice() {
+        [] => String::new(),
+        [one] => format!(" **{one}** were 0 for every limiter at every seed, and have no rows."),
+        [init @ .., last] => format!(
+            " **{}** and **{last}** were 0 for every limiter at every seed, and have no rows.",
+            init.join("**, **")
+        ),
+    };
+    if result.identical() {
+        let why = if draws.is_empty() {
+            "this scenario draws nothing at random (no Poisson source, no closed clients, no retries with jitter, \
+no random balancing across nodes), so the seed changes nothing"
+                .to_string()
+        } else {
+            format!("its random draws ({}) moved none of them", draws.join(", "))
+        };
+        return format!(
+            "{head} **Every seed gave the same figures for every limiter**: {why}. There is no spread to \
+measure, and the table gives each figure once: what summary.md says holds for any seed.{zero}"
+        );
+    }
+    let overlaps = seed_sweep_overlaps(result);
+    let overlap = if seed_sweep_zero_metrics(result).contains(&crate::sweep::seeds::Metric::OverAdmission) {
+        String::new()
+    } else if overlaps.is_empty() {
+        " No two limiters' over-admission ranges overlap: every seed ranks them alike.".to_string()
+    } else {
+        format!(
+            " Over-admission ranges that overlap, with how the seeds rank each pair (the same arrivals within a \
+seed): {}.",
+            overlaps.join("; ")
+        )
+    };
+    format!(
+        "{head} **seed {first}**: the scenario's own run, as in summary.csv; **mean** and **sd** (the sample \
+standard deviation, with n - 1) over the {n} seeds, a percentage's sd in percentage points (pp); **min**, \
+**max**: the lowest and the highest seed's. seed_sweep.csv has every seed's summary.csv rows.\n\n\
+Where two limiters' min-to-max ranges do not overlap, every seed ranks them alike; where they overlap, a \
+difference at one seed may be that seed's luck.{overlap}{zero}"
+    )
+}
+
+/// `seed_sweep.md`.
+pub fn seed_sweep(result: &crate::sweep::SeedSweepResult, scenario: &crate::scenario::Scenario) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "### Seed sweep: {} seeds, {} to {}\n",
+        result.points.len(),
+        result.first_seed(),
+        result.last_seed()
+    );
+    let _ = writeln!(out, "{}\n", seed_sweep_method(result, scenario));
+    out.push_str(&render_table(&seed_sweep_table(result)));
+    out
+}
+
 // ---- many nodes ---------------------------------------------------------------
 
 /// One sentence on the nodes a run's limiters ran on: the topology

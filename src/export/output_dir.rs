@@ -640,6 +640,7 @@ const RUN_FILES: &[&str] = &[
     "error_vs_slots",
     "load_sweep",
     "retry_policies",
+    "seed_sweep",
     "nodes_sweep",
     "rtt_sweep",
     "sync_sweep",

@@ -39,6 +39,10 @@ pub struct ReportInput<'a> {
     pub sweep_scope: Option<String>,
     pub load: Option<&'a [LoadPoint]>,
     pub retry_policies: Option<&'a [RetryPolicyPoint]>,
+    /// The seed sweep, if any.
+    pub seeds: Option<&'a crate::sweep::SeedSweepResult>,
+    /// The scenario (for what the seed sweep says it drew).
+    pub scenario: &'a crate::scenario::Scenario,
     /// The nodes the limiters ran on, if many.
     pub nodes: Option<&'a crate::nodes::Topology>,
     /// The topology sweeps, if any.
@@ -147,6 +151,13 @@ its peak, the most it admitted in one exact window (all client keys together), o
             out.push('\n');
             charts(&mut out, input.charts, &["nodes_timeline"]);
         }
+    }
+    if let Some(result) = input.seeds {
+        let _ = writeln!(out, "## Seed sweep\n");
+        let _ = writeln!(out, "{}\n", super::markdown::seed_sweep_method(result, input.scenario));
+        out.push_str(&render_table(&super::markdown::seed_sweep_table(result)));
+        out.push('\n');
+        charts(&mut out, input.charts, &["seed_sweep"]);
     }
     if let Some(bp) = input.burst_pair {
         let _ = writeln!(out, "## Error versus slot count\n");

@@ -105,6 +105,8 @@ pub struct SummaryInput<'a> {
     pub burst_pair: Option<&'a crate::sweep::BurstPairResult>,
     pub load: Option<&'a [crate::sweep::LoadPoint]>,
     pub retry_policies: Option<&'a [crate::sweep::RetryPolicyPoint]>,
+    /// The seed sweep: its over-admission rows only (the chart's figure).
+    pub seeds: Option<&'a crate::sweep::SeedSweepResult>,
     /// The topology sweeps, if any.
     pub topology: &'a [crate::sweep::TopologySweepResult],
     /// The output folder, in place.
@@ -116,11 +118,12 @@ pub struct SummaryInput<'a> {
 }
 
 /// What `ratesim run` prints when it is done: the scenario, the limit, the
-/// trace, the summary table (and the burst-pair and retry-policy tables),
+/// trace, the summary table (and the burst-pair and retry-policy tables,
+/// the seed sweep's over-admission),
 /// a pivot of each load or topology sweep ([`super::pivot`]: their own
 /// tables are too long for a terminal), and where the outputs went.
 pub fn run_summary(input: &SummaryInput) -> String {
-    let SummaryInput { scenario, report, burst_pair, load, retry_policies, topology, target, files, charts } =
+    let SummaryInput { scenario, report, burst_pair, load, retry_policies, seeds, topology, target, files, charts } =
         *input;
     use std::fmt::Write;
     let mut out = String::new();
@@ -200,6 +203,30 @@ pub fn run_summary(input: &SummaryInput) -> String {
         let _ = writeln!(out, "retry policies: the traffic run once per retry table");
         let _ = writeln!(out);
         out.push_str(&render_table(&super::markdown::retry_policies_table(points)));
+    }
+    if let Some(result) = seeds {
+        let mut table = super::markdown::seed_sweep_table(result);
+        let over = crate::sweep::seeds::Metric::OverAdmission.name();
+        // The over-admission block only, the chart's figure.
+        let mut current = String::new();
+        table.rows.retain(|r| {
+            if !r[0].is_empty() {
+                current.clone_from(&r[0]);
+            }
+            current == over
+        });
+        if !table.rows.is_empty() {
+            let _ = writeln!(out);
+            let _ = writeln!(
+                out,
+                "seed sweep: {} seeds, {} to {} (every figure in seed_sweep.md)",
+                result.points.len(),
+                result.first_seed(),
+                result.last_seed()
+            );
+            let _ = writeln!(out);
+            out.push_str(&render_table(&table));
+        }
     }
     let pivots = load.and_then(super::pivot::load_sweep).into_iter();
     for pivot in pivots.chain(topology.iter().filter_map(super::pivot::topology_sweep)) {

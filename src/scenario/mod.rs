@@ -453,6 +453,11 @@ impl Scenario {
                 }
             }
         }
+        if let (Some(n), Some(raw)) = (sweep.as_ref().and_then(|s| s.seeds), raw.sweep.as_ref()) {
+            let at = raw.get_ref().seeds_span().expect("a validated `seeds`");
+            seed_sweep_problem(&traffic, &limiters, seed, n, "`seed`", &format!("`seed` = {seed}"))
+                .map_or(Ok(()), |problem| Err(ctx.at(at, problem)))?;
+        }
         let mut policies: Vec<(std::ops::Range<usize>, Option<RetryPolicy>)> =
             retry_spans.into_iter().zip(std::iter::once(retry).chain(source_retry.iter().copied())).collect();
         if let Some(swept) = &sweep {
@@ -679,9 +684,126 @@ impl Scenario {
         {
             return Err(SlotsOutOfRange::SweepWork(problem.message()));
         }
+        if let Some(n) = self.sweep.as_ref().and_then(|s| s.seeds) {
+            let lanes = crate::engine::with_reference(&limiters).0.len();
+            let requests = crate::sweep::work::rerun_requests(&self.traffic, None);
+            if let Some(problem) = crate::sweep::seeds::work_problem(
+                requests,
+                lanes,
+                n,
+                SEED_SWEEP_COUNTED,
+                "give --slots fewer slot counts",
+            ) {
+                return Err(SlotsOutOfRange::SweepWork(format!("{}: {problem}", self.seeds_at())));
+            }
+        }
         self.limiters = limiters;
         Ok(())
     }
+
+    /// `--seed`: the scenario's `seed` replaced, the seed sweep's seeds
+    /// from it on (`[sweep] seeds`) still within what a `seed` can be.
+    pub fn set_seed(&mut self, seed: u64) -> Result<(), String> {
+        if let Some(n) = self.sweep.as_ref().and_then(|s| s.seeds) {
+            let count = format!("`sweep.seeds` = {n} ({})", self.seeds_at());
+            if let Some(problem) =
+                crate::sweep::seeds::overflow_problem(seed, n, &format!("--seed {seed}"), &count, "--seed")
+            {
+                return Err(problem);
+            }
+        }
+        self.seed = seed;
+        Ok(())
+    }
+
+    /// Where `[sweep] seeds` is set, for messages about it.
+    fn seeds_at(&self) -> &str {
+        self.sweep.as_ref().and_then(|s| s.seeds_at.as_deref()).unwrap_or("[sweep]")
+    }
+
+    /// What a run of the scenario draws at random, so that another seed
+    /// may change its figures, in words: a Poisson source's arrivals (and
+    /// its client keys), closed clients' think times, retry waits with
+    /// jitter (`full_jitter`, `equal_jitter`, `decorrelated`, `retry_after`
+    /// with a `jitter`), random balancing across nodes. Empty when nothing
+    /// is: bursts, constant rates, CSV traces and every limiter are the
+    /// same at every seed.
+    pub fn random_draws(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        let poisson = |keys: bool| {
+            self.traffic
+                .iter()
+                .any(|t| matches!(t, Traffic::Poisson { clients, .. } if clients.is_some() == keys))
+        };
+        if poisson(false) || poisson(true) {
+            out.push("Poisson arrivals");
+        }
+        if poisson(true) {
+            out.push("their client keys");
+        }
+        if self.traffic.iter().any(|t| matches!(t, Traffic::Closed { .. })) {
+            out.push("closed clients' think times");
+        }
+        if self.retry.iter().chain(self.source_retry.iter().flatten()).any(|p| p.draws()) {
+            out.push("retry jitter");
+        }
+        if self.nodes.as_ref().is_some_and(|t| t.balance == crate::nodes::Balance::Random) {
+            out.push("the node each request goes to");
+        }
+        out
+    }
+
+    /// What `check` (and a run not `--quiet`) warns of when the scenario
+    /// asks for a seed sweep but draws nothing at random
+    /// ([`Scenario::random_draws`]): every seed would give the same
+    /// figures.
+    pub fn seeds_warning(&self) -> Option<String> {
+        let n = self.sweep.as_ref().and_then(|s| s.seeds)?;
+        self.random_draws().is_empty().then(|| {
+            format!(
+                "warning: {}: `sweep.seeds` = {n} reruns the scenario with {n} seeds, but it draws nothing at random \
+(no Poisson source, no closed clients, no retries with jitter, no random balancing across nodes): every seed \
+will give the same figures, and seed_sweep.md will say so; leave `seeds` out, or make the traffic random",
+                self.seeds_at()
+            )
+        })
+    }
+}
+
+/// How the seed sweep's bound counts a run's requests before it runs
+/// ([`crate::sweep::work::rerun_requests`]).
+pub const SEED_SWEEP_COUNTED: &str =
+    "its sources' expected requests; a CSV trace's rows and retries not counted";
+
+/// Why the seed sweep of `count` seeds from `seed` cannot run, if it
+/// cannot: no traffic to rerun, a last seed past what a `seed` can hold
+/// (`which` and `given` name the first seed as set), or too much work.
+fn seed_sweep_problem(
+    traffic: &[Traffic],
+    limiters: &[LimiterSpec],
+    seed: u64,
+    count: u32,
+    which: &str,
+    given: &str,
+) -> Option<String> {
+    if traffic.is_empty() {
+        return Some(
+            "`sweep.seeds` reruns the scenario's own traffic with each seed, but it has no [[traffic]] source: add one"
+                .to_string(),
+        );
+    }
+    let count_given = format!("`sweep.seeds` = {count}");
+    crate::sweep::seeds::overflow_problem(seed, count, given, &count_given, which).or_else(|| {
+        let lanes = crate::engine::with_reference(limiters).0.len();
+        let requests = crate::sweep::work::rerun_requests(traffic, None);
+        crate::sweep::seeds::work_problem(
+            requests,
+            lanes,
+            count,
+            SEED_SWEEP_COUNTED,
+            "compare fewer limiters",
+        )
+    })
 }
 
 /// What `--slots` asks for that the scenario cannot have: a slot count its

@@ -1,8 +1,9 @@
 //! The `[sweep]` table: which burst-pair grid and which load factors the
 //! sweeps of `docs/semantics.md` ("Error versus slot count") run, which
 //! retry tables the retry-policy comparison runs the scenario with
-//! ("Reacting clients"), and which node counts, round trips and sync
-//! intervals the topology sweeps rerun it with ("Many nodes").
+//! ("Reacting clients"), how many seeds the seed sweep reruns it with ("The
+//! seed sweep"), and which node counts, round trips and sync intervals the
+//! topology sweeps rerun it with ("Many nodes").
 
 use std::ops::Range;
 
@@ -37,6 +38,12 @@ pub struct SweepOptions {
     /// Retry tables to run the scenario's traffic with, one run each, in
     /// place of `[retry]` (empty: no comparison).
     pub retry_policies: Vec<RetryPolicy>,
+    /// The seed sweep's runs, one per seed from the scenario's own
+    /// (`crate::sweep::seeds`; `None`: no seed sweep).
+    pub seeds: Option<u32>,
+    /// Where `seeds` is set (`file:line:column`), for what is found about
+    /// it after the scenario is read (`--seed`, a trace's rows).
+    pub seeds_at: Option<String>,
 }
 
 impl SweepOptions {
@@ -50,6 +57,8 @@ impl SweepOptions {
             map_slots: vec![1, 2, 5, 10],
             window_sweeps: true,
             retry_policies: Vec::new(),
+            seeds: None,
+            seeds_at: None,
         }
     }
 }
@@ -62,6 +71,8 @@ pub(super) struct RawSweep {
     load_duration: Option<Spanned<String>>,
     map_slots: Option<Spanned<Vec<Spanned<i64>>>>,
     pub(super) retry_policies: Option<Spanned<Vec<Spanned<OnlyTable<RawRetry>>>>>,
+    // The seed sweep (checked against the rest of the scenario in `mod.rs`).
+    pub(super) seeds: Option<Spanned<i64>>,
     // The topology sweeps (`validate_topology`).
     pub(super) nodes: Option<Spanned<Vec<Spanned<i64>>>>,
     rtts: Option<Spanned<Vec<Spanned<String>>>>,
@@ -69,6 +80,11 @@ pub(super) struct RawSweep {
 }
 
 impl RawSweep {
+    /// Where `seeds` is given, if it is.
+    pub(super) fn seeds_span(&self) -> Option<std::ops::Range<usize>> {
+        self.seeds.as_ref().map(|n| n.span())
+    }
+
     /// Where `grid` is given, if it is.
     pub(super) fn grid_span(&self) -> Option<std::ops::Range<usize>> {
         self.grid.as_ref().map(|g| g.span())
@@ -80,15 +96,17 @@ impl RawSweep {
     }
 
     /// Whether the burst-pair and load sweeps run: when the table sets one
-    /// of their keys, or sets neither `retry_policies` nor a topology sweep
-    /// (an empty `[sweep]` runs them with their defaults). A table with only
-    /// `retry_policies`, `nodes`, `rtts` or `sync_intervals` runs only those.
+    /// of their keys, or sets neither `retry_policies`, `seeds` nor a
+    /// topology sweep (an empty `[sweep]` runs them with their defaults). A
+    /// table with only `retry_policies`, `seeds`, `nodes`, `rtts` or
+    /// `sync_intervals` runs only those.
     pub(super) fn runs_burst_pair(&self) -> bool {
         let own = self.grid.is_some()
             || self.loads.is_some()
             || self.load_duration.is_some()
             || self.map_slots.is_some();
         let others = self.retry_policies.is_some()
+            || self.seeds.is_some()
             || self.nodes.is_some()
             || self.rtts.is_some()
             || self.sync_intervals.is_some();
@@ -102,6 +120,9 @@ pub const MAX_LOADS: usize = 1000;
 
 /// The most entries `retry_policies` may have.
 pub const MAX_RETRY_POLICIES: usize = 20;
+
+/// The fewest seeds a seed sweep runs: one seed has no spread.
+pub const MIN_SEEDS: i64 = 2;
 
 /// The most burst-pair grid points per axis: the sweep decides grid x grid
 /// pairs per limiter (10^10 here, hours), and holds a few bytes per point.
@@ -325,6 +346,20 @@ pub(super) fn validate(
                 retry::validate(ctx, &format!("sweep.retry_policies[{i}]"), t.span(), &t.get_ref().0)
             })
             .collect::<Result<_, _>>()?;
+    }
+    if let Some(n) = &r.seeds {
+        let (v, most) = (*n.get_ref(), crate::sweep::seeds::MAX_SEEDS);
+        if !(MIN_SEEDS..=i64::from(most)).contains(&v) {
+            return Err(ctx.at(
+                n.span(),
+                format!(
+                    "`sweep.seeds` must be a whole number from {MIN_SEEDS} to {most} (one run of the scenario per \
+seed, from its own `seed` on; one seed has no spread to measure), got {v}"
+                ),
+            ));
+        }
+        out.seeds = Some(v as u32);
+        out.seeds_at = Some(ctx.location(n.span()));
     }
     out.window_sweeps = r.runs_burst_pair();
     Ok(out)

@@ -1,12 +1,13 @@
 //! Sweeps: many small runs over a grid of inputs: the burst-pair grid and
 //! the load sweep ("how much does N buy me?", `docs/semantics.md`, "Error
-//! versus slot count"), the retry-policy comparison and the topology sweeps
-//! (node count, round trip, sync interval). Pure computation; the points run in parallel (rayon) and are collected in index
+//! versus slot count"), the retry-policy comparison, the seed sweep and the
+//! topology sweeps (node count, round trip, sync interval). Pure computation; the points run in parallel (rayon) and are collected in index
 //! order, so the results are identical to a single-threaded run.
 
 pub mod burst_pair;
 pub mod load;
 pub mod retry_policies;
+pub mod seeds;
 pub mod topology;
 pub mod work;
 
@@ -17,6 +18,7 @@ use crate::scenario::{Scenario, Traffic};
 pub use burst_pair::{BurstPairConfig, BurstPairResult, BurstPairRow};
 pub use load::{LoadPoint, LoadSweepConfig};
 pub use retry_policies::RetryPolicyPoint;
+pub use seeds::{SeedPoint, SeedSweepResult};
 pub use topology::{TopologySweep, TopologySweepResult};
 pub use work::{SweepWork, Tally};
 
@@ -85,9 +87,9 @@ pub fn rule_of_thumb(spec: &LimiterSpec) -> Option<f64> {
 /// they run it as it is, or when it asks for neither. Those two sweeps run
 /// each limiter alone, on one node, over open-loop arrivals they make
 /// themselves (a burst pair, Poisson arrivals), so the scenario's `[nodes]`,
-/// retries and closed clients play no part in them; the topology sweeps
-/// and the retry-policy comparison rerun the scenario's own traffic and
-/// keep them.
+/// retries and closed clients play no part in them; the topology sweeps,
+/// the retry-policy comparison and the seed sweep rerun the scenario's own
+/// traffic and keep them.
 pub fn window_sweeps_scope(scenario: &Scenario) -> Option<String> {
     if !scenario.sweep.as_ref().is_some_and(|s| s.window_sweeps) {
         return None;
@@ -119,6 +121,9 @@ pub fn window_sweeps_scope(scenario: &Scenario) -> Option<String> {
     }
     if scenario.sweep.as_ref().is_some_and(|s| !s.retry_policies.is_empty()) {
         others.push("the retry-policy comparison".to_string());
+    }
+    if scenario.sweep.as_ref().is_some_and(|s| s.seeds.is_some()) {
+        others.push("the seed sweep".to_string());
     }
     let keep = match others.len() {
         0 => String::new(),

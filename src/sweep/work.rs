@@ -25,8 +25,8 @@ pub struct SweepWork {
     pub loads: u64,
     /// One rerun of the scenario's traffic ([`rerun_work`]).
     pub rerun: u64,
-    /// The reruns: one per `[sweep] retry_policies` entry and one per
-    /// point of the topology sweeps.
+    /// The reruns: one per `[sweep] retry_policies` entry, one per seed of
+    /// `[sweep] seeds` and one per point of the topology sweeps.
     pub reruns: u64,
 }
 
@@ -45,6 +45,7 @@ impl SweepWork {
                 work.loads = load::work(limit, &s.loads, s.load_duration, lanes);
             }
             work.reruns += s.retry_policies.len() as u64;
+            work.reruns += s.seeds.map_or(0, u64::from);
         }
         if let Some(t) = &scenario.topology_sweep {
             work.reruns += t.runs() as u64;
@@ -61,7 +62,7 @@ impl SweepWork {
     }
 }
 
-/// The work of one rerun of `scenario`'s traffic (a retry-policy or
+/// The work of one rerun of `scenario`'s traffic (a retry-policy, seed or
 /// topology sweep's run): its requests times the lanes (limiters, the
 /// reference included) deciding each, at least 1. The requests are first
 /// attempts: `open_arrivals` when the scenario's own run counted them (a
@@ -71,17 +72,24 @@ impl SweepWork {
 /// ([`Traffic::expected_requests`]). Retries are not counted: how many a
 /// run makes depends on its decisions.
 pub fn rerun_work(scenario: &Scenario, open_arrivals: Option<u64>) -> u64 {
+    let lanes = engine::with_reference(&scenario.limiters).0.len();
+    (rerun_requests(&scenario.traffic, open_arrivals) * lanes as f64).round().max(1.0) as u64
+}
+
+/// The first attempts one rerun of `traffic` sends, as [`rerun_work`]
+/// counts them: `open_arrivals` when known, else each generated open-loop
+/// source's expected requests (a trace counts none), plus what the closed
+/// populations are expected to send.
+pub fn rerun_requests(traffic: &[Traffic], open_arrivals: Option<u64>) -> f64 {
     let expected = |closed: bool| -> f64 {
-        scenario
-            .traffic
+        traffic
             .iter()
             .filter(|t| matches!(t, Traffic::Closed { .. }) == closed)
             .filter_map(Traffic::expected_requests)
             .sum()
     };
     let open = open_arrivals.map_or_else(|| expected(false), |n| n as f64);
-    let lanes = engine::with_reference(&scenario.limiters).0.len();
-    ((open + expected(true)) * lanes as f64).round().max(1.0) as u64
+    open + expected(true)
 }
 
 /// The sweeps' work done so far out of their total, summed from what each
@@ -206,6 +214,9 @@ nodes = [1, 2]\n",
         assert_eq!(SweepWork::of(&scenario(""), None).total(), 0);
         let reruns = SweepWork::of(&scenario("[sweep]\nnodes = [1, 2, 3]\n"), None);
         assert_eq!(reruns, SweepWork { burst_pairs: 0, loads: 0, rerun: 240, reruns: 3 });
+        // A seed sweep of 5 seeds beside the node counts: eight reruns.
+        let seeds = SweepWork::of(&scenario("[sweep]\nnodes = [1, 2, 3]\nseeds = 5\n"), None);
+        assert_eq!(seeds, SweepWork { burst_pairs: 0, loads: 0, rerun: 240, reruns: 8 });
     }
 
     /// A run's share: a quarter of its time reports a quarter of its
