@@ -690,3 +690,146 @@ fn a_retry_run_explains_its_tables_in_the_terminal() {
                 .unwrap(),
         );
 }
+
+// ---- the seed sweep --------------------------------------------------------------
+
+/// Poisson arrivals from 3 Zipf clients at 3 L, L = 10 per 1 s, for 5 s,
+/// full-jitter retries, two local nodes picked at random, an admission
+/// curve, seed 7 and a seed sweep of `seeds`: every random draw a run
+/// makes, and every column `summary.csv` adds for reacting clients.
+fn seeded(seeds: u32) -> String {
+    format!(
+        "name = \"seeded\"\nseed = 7\nduration = \"5s\"\n[limit]\nrequests = 10\nwindow = \"1s\"\n\
+[[traffic]]\nkind = \"poisson\"\nload = 3.0\nclients = 3\n\
+[retry]\npolicy = \"full_jitter\"\nbase = \"100ms\"\ncap = \"1s\"\nmax_attempts = 4\n\
+[[limiter]]\nkind = \"fixed_window\"\n[[limiter]]\nkind = \"gcra\"\n\
+[nodes]\ncount = 2\nbalance = \"random\"\n\
+[output]\nadmission_curve = true\n[sweep]\nseeds = {seeds}\n"
+    )
+}
+
+/// The rows of `seed_sweep.csv` for `seed`, without the seed: as
+/// `summary.csv` writes its rows.
+fn seed_rows(csv: &str, seed: u64) -> Vec<String> {
+    let prefix = format!("{seed},");
+    csv.lines().filter_map(|l| l.strip_prefix(&prefix)).map(String::from).collect()
+}
+
+/// The seed sweep's rows for the scenario's own seed are `summary.csv`'s,
+/// byte for byte (the reruns measure no admission curve, and keep only
+/// their totals); another seed's rows are what a run at that seed
+/// (`--seed`) writes in its own `summary.csv`. Seeds 7, 8 and 9 draw
+/// differently.
+#[test]
+fn the_seed_sweep_reruns_the_scenario_as_its_own_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("seeded.toml");
+    fs::write(&path, seeded(3)).unwrap();
+    let out = dir.path().join("o");
+    ratesim()
+        .args(["run", path.to_str().unwrap(), "-q", "--format", "svg", "--out", out.to_str().unwrap()])
+        .assert()
+        .success();
+    let sweep = read(&out, "seed_sweep.csv");
+    let summary = read(&out, "summary.csv");
+    let (header, rows) = summary.split_once('\n').unwrap();
+    assert_eq!(sweep.lines().next().unwrap(), format!("seed,{header}"));
+    assert!(header.contains("time_to_success_p99"), "{header}");
+    assert_eq!(seed_rows(&sweep, 7), rows.lines().collect::<Vec<_>>());
+    assert_eq!(sweep.lines().count(), 1 + 3 * 3);
+    let other = dir.path().join("o8");
+    ratesim()
+        .args(["run", path.to_str().unwrap(), "-q", "--no-charts", "--seed", "8"])
+        .args(["--out", other.to_str().unwrap()])
+        .assert()
+        .success();
+    let eight = read(&other, "summary.csv");
+    assert_eq!(seed_rows(&sweep, 8), eight.lines().skip(1).collect::<Vec<_>>());
+    assert!(seed_rows(&sweep, 7) != seed_rows(&sweep, 8) && seed_rows(&sweep, 8) != seed_rows(&sweep, 9));
+    // The sweep run alone writes the same table.
+    let alone = dir.path().join("s");
+    ratesim()
+        .args(["sweep", path.to_str().unwrap(), "-q", "--no-charts", "--out", alone.to_str().unwrap()])
+        .assert()
+        .success();
+    assert_eq!(read(&alone, "seed_sweep.csv"), sweep);
+    // The tables, the chart and the report.
+    let md = read(&out, "seed_sweep.md");
+    for part in [
+        "### Seed sweep: 3 seeds, 7 to 9",
+        "The scenario's own traffic, limit, limiters, clients and nodes, rerun once per seed from its own seed, 7, to 9",
+        "(Poisson arrivals, their client keys, retry jitter, the node each request goes to)",
+        "| metric ",
+        " seed 7 |",
+        "| attempts/logical ",
+        "| time to success p99 ",
+        "| busiest node peak/L ",
+    ] {
+        assert!(md.contains(part), "{part}\n{md}");
+    }
+    let report = read(&out, "report.md");
+    assert!(report.contains("## Seed sweep\n") && report.contains("![Over-admission (admitted"), "{report}");
+    assert!(read(&out, "seed_sweep.svg").contains("over-admission at 3 seeds, 7 to 9"));
+}
+
+/// The seed sweep's tables are the same on one thread and on two.
+#[test]
+fn the_seed_sweep_does_not_depend_on_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("seeded.toml");
+    fs::write(&path, seeded(4)).unwrap();
+    let mut outputs = Vec::new();
+    for threads in ["1", "2"] {
+        let out = dir.path().join(threads);
+        ratesim()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["sweep", path.to_str().unwrap(), "-q", "--format", "svg", "--out", out.to_str().unwrap()])
+            .assert()
+            .success();
+        outputs.push(snapshot(&out));
+    }
+    assert!(outputs[0].keys().any(|f| f.ends_with("seed_sweep.csv")));
+    assert!(outputs[0] == outputs[1]);
+}
+
+/// A scenario that draws nothing at random gives every seed the same
+/// figures: `check` and a run warn, the Markdown says so plainly and gives
+/// each figure once, the figures that are 0 throughout in a sentence.
+#[test]
+fn a_seed_sweep_of_a_scenario_without_chance_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = fs::read_to_string(scenario("boundary_burst.toml")).unwrap() + "\n[sweep]\nseeds = 3\n";
+    let path = dir.path().join("bb.toml");
+    fs::write(&path, &text).unwrap();
+    let warning = "`sweep.seeds` = 3 reruns the scenario with 3 seeds, but it draws nothing at random (no Poisson \
+source, no closed clients, no retries with jitter, no random balancing across nodes): every seed will give the same \
+figures, and seed_sweep.md will say so; leave `seeds` out, or make the traffic random";
+    ratesim()
+        .args(["check", path.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("sweeps    seeds 1 to 3 (3 runs of the traffic, one per seed)"))
+        .stderr(predicate::str::contains(warning));
+    let out = dir.path().join("o");
+    ratesim()
+        .args(["run", path.to_str().unwrap(), "--no-charts", "--out", out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(warning))
+        .stdout(predicate::str::contains("seed sweep: 3 seeds, 1 to 3"));
+    let md = read(&out, "seed_sweep.md");
+    for part in [
+        "**Every seed gave the same figures for every limiter**: this scenario draws nothing at random",
+        "**false rejects** were 0 for every limiter at every seed, and have no rows.",
+        "| metric         | limiter             | every seed |",
+    ] {
+        assert!(md.contains(part), "{part}\n{md}");
+    }
+    assert!(!md.contains("| false rejects") && !md.contains("| mean"), "{md}");
+    // Quiet: no warning.
+    ratesim()
+        .args(["run", path.to_str().unwrap(), "-q", "--no-charts", "--out", out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stderr(predicate::str::is_empty());
+}
