@@ -1949,6 +1949,88 @@ fn s128_sweep_nodes_item_of_the_wrong_type() {
     // The [nodes] table given as a list still is.
     Case::new(&with("duration = \"2s\"", "duration = \"2s\"\nnodes = [1, 2]"))
         .refused(&["error: s.toml:3:9: `nodes`: expected a table, found a list\n"]);
+/// A seed sweep runs 2 to 1000 seeds: one seed has no spread, and a
+/// thousand pin the mean to about 3 % of the deviation.
+#[test]
+fn s130_seed_sweep_seeds_out_of_range() {
+    let sweep = |n: &str| format!("{BASE}\n[sweep]\nseeds = {n}\n");
+    for (n, got) in [("1", "1"), ("0", "0"), ("-3", "-3"), ("1001", "1001")] {
+        Case::new(&sweep(n)).refused(&[&format!(
+            "error: s.toml:19:9: `sweep.seeds` must be a whole number from 2 to 1000 (one run of the scenario per seed, from its own `seed` on; one seed has no spread to measure), got {got}"
+        )]);
+    }
+    Case::new(&sweep("2.5")).refused(&["error: s.toml:19:9: `sweep.seeds`", "2.5"]);
+    for ok in ["2", "1000"] {
+        let out = Case::new(&sweep(ok)).run(&["check", "s.toml"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+}
+
+/// Every seed of the sweep can be written back as the scenario's `seed`,
+/// a TOML integer: the last, `seed + seeds - 1`, is at most 2^63 - 1, from
+/// the scenario's `seed` or from `--seed`.
+#[test]
+fn s131_seed_sweep_past_the_largest_seed() {
+    let text = |seed: &str| {
+        format!("{}\n[sweep]\nseeds = 5\n", with("name = \"t\"", &format!("name = \"t\"\nseed = {seed}")))
+    };
+    Case::new(&text("9223372036854775805")).refused(&[
+        "error: s.toml:20:9: `sweep.seeds` = 5 with `seed` = 9223372036854775805 would run seeds 9223372036854775805 to 9223372036854775809, past 9223372036854775807, the largest seed a scenario can hold (each seed of the sweep can be written back as the scenario's `seed` to rerun it): give a `seed` of at most 9223372036854775803, or fewer `seeds`",
+    ]);
+    let out = Case::new(&text("9223372036854775803")).run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // --seed replaces the scenario's after it is read.
+    let c = Case::new(&format!("{BASE}\n[sweep]\nseeds = 5\n"));
+    for command in ["run", "sweep"] {
+        c.fails(
+            &[command, "s.toml", "--out", "out", "--seed", "9223372036854775805"],
+            1,
+            &[
+                "error: --seed\n",
+                "caused by: `sweep.seeds` = 5 (s.toml:19:9) with --seed 9223372036854775805 would run seeds 9223372036854775805 to 9223372036854775809, past 9223372036854775807",
+                "give a --seed of at most 9223372036854775803, or fewer `seeds`",
+            ],
+        );
+    }
+    assert!(!c.path("out").exists());
+}
+
+/// The seed sweep reruns the scenario once per seed: 1e11 decisions in
+/// all, as the load sweep. A Poisson source of 4e8 a second for 2 s and
+/// the burst's 20, about 8e8 requests, decided by 3 limiters (2.4e9 a
+/// run): 41 seeds fit, 42 do not.
+#[test]
+fn s132_seed_sweep_too_much_work() {
+    let poisson = "[[traffic]]\nkind = \"poisson\"\nrate = 4e8\n";
+    let text = |n: u32| format!("{BASE}\n{poisson}\n[sweep]\nseeds = {n}\n");
+    Case::new(&text(42)).refused(&[
+        "error: s.toml:23:9: `sweep.seeds` = 42 reruns the scenario 42 times, each run about 8e8 requests (its sources' expected requests; a CSV trace's rows and retries not counted) decided by its 3 limiters (the sliding-log reference included): about 1.01e11 decisions, more than the 1e11 a sweep may make; give `seeds` of at most 41, a shorter `duration` or fewer requests, or compare fewer limiters",
+    ]);
+    let out = Case::new(&text(41)).run(&["check", "s.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // --slots adds deciders after the scenario is read: 12 of them, 9.6e9
+    // decisions a run.
+    let c = Case::new(&text(11));
+    c.fails(
+        &["run", "s.toml", "--out", "out", "--slots", "2,3,4,5,6,7,8,9,10,11,12"],
+        1,
+        &[
+            "error: --slots",
+            "caused by: s.toml:23:9: `sweep.seeds` = 11 reruns the scenario 11 times",
+            "decided by its 12 limiters",
+            "give `seeds` of at most 10, a shorter `duration` or fewer requests, or give --slots fewer slot counts",
+        ],
+    );
+    assert!(!c.path("out").exists());
+}
+
+/// The seed sweep reruns the scenario's own traffic: without any, there is
+/// nothing to rerun.
+#[test]
+fn s133_seed_sweep_without_traffic() {
+    Case::new("name = \"t\"\n\n[limit]\nrequests = 10\nwindow = \"1s\"\n\n[sweep]\nseeds = 5\n").refused(&[
+        "error: s.toml:8:9: `sweep.seeds` reruns the scenario's own traffic with each seed, but it has no [[traffic]] source: add one",
+    ]);
 }
 
 /// A shaping limiter's burst-pair rows hold both bursts' backend times,

@@ -120,6 +120,17 @@ fuzz_target!(|data: &[u8]| {
             assert!(rate * w.load_duration.as_secs_f64() <= 1e9);
         }
     }
+    // A seed sweep that can run: 2 to 1000 reruns of the scenario's own
+    // traffic, every seed one a scenario's `seed` can hold, at most 1e11
+    // decisions over them all.
+    if let Some(n) = s.sweep.as_ref().and_then(|w| w.seeds) {
+        use ratesim::sweep::seeds::{MAX_DECISIONS, MAX_SEED, MAX_SEEDS};
+        assert!((2..=MAX_SEEDS).contains(&n) && !s.traffic.is_empty());
+        assert!(u128::from(s.seed) + u128::from(n) - 1 <= u128::from(MAX_SEED));
+        let lanes = ratesim::engine::with_reference(&s.limiters).0.len() as f64;
+        let requests = ratesim::sweep::work::rerun_requests(&s.traffic, None);
+        assert!(requests * lanes * f64::from(n) <= MAX_DECISIONS);
+    }
     let swept = s.sweep.as_ref().map_or(&[][..], |w| &w.retry_policies[..]);
     for p in s.retry.iter().chain(s.source_retry.iter().flatten()).chain(swept) {
         assert!(p.max_attempts >= 1 && p.max_attempts <= MAX_ATTEMPTS);
