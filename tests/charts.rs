@@ -924,8 +924,9 @@ fn polylines(svg: &str, width: Option<u32>, points: usize) -> Vec<(String, Vec<f
 }
 
 /// Eleven slot counters, five GCRAs and two leaky buckets: their own
-/// colours clash (3, 8 and 13 slots one green, GCRA bursts 4 to 7 one
-/// gold, the leaky buckets one teal), the run's charts draw each in its own.
+/// colours clash (3, 8 and 13 slots one magenta, GCRA bursts 4 to 7 one
+/// light gold, the leaky buckets one teal), the run's charts draw each in
+/// its own colour, or, past a dozen or so colours, its own dashes.
 #[test]
 fn many_limiters_are_drawn_in_as_many_colours() {
     let tmp = tempfile::tempdir().unwrap();
@@ -960,12 +961,26 @@ burst = [5, 50]
         .assert()
         .success();
     // window_count's legend: a 3 px line per limiter (19 with the sliding
-    // log) and the limit's dashes.
+    // log), solid or dashed, and the limit's dashes; each row's colour and
+    // number of dashes (1 for a solid line) unlike every other row's.
     let svg = read(&out, "window_count.svg");
-    let mut legend: Vec<String> = polylines(&svg, Some(3), 2).into_iter().map(|(c, _)| c).collect();
-    legend.sort();
-    legend.dedup();
-    assert_eq!(legend.len(), 19 + 1, "{legend:?}");
+    let mut rows: std::collections::BTreeMap<String, (String, usize)> = Default::default();
+    for line in svg.lines().filter(|l| l.starts_with("<polyline") && l.contains(r#"stroke-width="3""#)) {
+        let attr = |name: &str| line.split(&format!(r#"{name}=""#)).nth(1).and_then(|s| s.split('"').next());
+        let (Some(stroke), Some(points)) = (attr("stroke"), attr("points")) else { continue };
+        let ys: Vec<&str> = points.split_whitespace().filter_map(|p| p.split(',').nth(1)).collect();
+        if ys.len() == 2 && ys[0] == ys[1] {
+            let row = rows.entry(ys[0].to_string()).or_insert((stroke.to_string(), 0));
+            assert_eq!(row.0, stroke, "one colour a row");
+            row.1 += 1;
+        }
+    }
+    let mut looks: Vec<&(String, usize)> = rows.values().collect();
+    assert_eq!(looks.len(), 19 + 1, "{rows:?}");
+    looks.sort();
+    looks.dedup();
+    assert_eq!(looks.len(), 19 + 1, "{rows:?}");
+    assert!(rows.values().any(|(_, dashes)| *dashes > 1 && *dashes < 5), "some limiters dashed: {rows:?}");
 }
 
 /// `loads` in any order: every line of the load sweep runs left to right.

@@ -67,7 +67,7 @@ impl Chart for AdmissionCurve<'_> {
             entries.push(LegendEntry::new(
                 format!("{}: {}, {}", l.spec.short_name(), at(r.limit.window), at(ten)),
                 self.palette.colour(&l.spec),
-                Mark::Line,
+                self.palette.line_mark(&l.spec),
             ));
         }
         // Wider lines first, so that a limiter deciding exactly as another
@@ -116,14 +116,16 @@ impl Chart for AdmissionCurve<'_> {
                     .draw()
                     .map_err(err)?;
                 for (l, &w) in order.iter().zip(&widths) {
-                    let c = self.palette.colour(&l.spec);
+                    let (c, pattern) = (self.palette.colour(&l.spec), self.palette.pattern(&l.spec));
                     let pts: Vec<(f64, f64)> = l
                         .admission_curve
                         .iter()
                         .map(|(t, a)| (t.as_secs_f64(), (*a as f64).max(0.8)))
                         .collect();
-                    chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(w))).map_err(err)?;
-                    chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, c.filled()))).map_err(err)?;
+                    draw_line(&mut chart, pts.clone(), c.stroke_width(w), pattern)?;
+                    for p in pts {
+                        draw_marker(&mut chart, p, 3, c.filled(), pattern)?;
+                    }
                 }
                 // The bound last, on top: the curves that keep to it hide it otherwise.
                 chart
@@ -152,10 +154,12 @@ impl Chart for AdmissionCurve<'_> {
                     .draw()
                     .map_err(err)?;
                 for (l, &w) in order.iter().zip(&widths) {
-                    let c = self.palette.colour(&l.spec);
+                    let (c, pattern) = (self.palette.colour(&l.spec), self.palette.pattern(&l.spec));
                     let pts = ratios(l);
-                    chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(w))).map_err(err)?;
-                    chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, c.filled()))).map_err(err)?;
+                    draw_line(&mut chart, pts.clone(), c.stroke_width(w), pattern)?;
+                    for p in pts {
+                        draw_marker(&mut chart, p, 3, c.filled(), pattern)?;
+                    }
                 }
                 chart
                     .draw_series(DashedLineSeries::new(

@@ -19,8 +19,12 @@ pub struct ErrorVsSlots<'a> {
     pub result: &'a BurstPairResult,
 }
 
+/// A limiter on the N axis: (N, measured band, measured violation,
+/// colour and pattern, legend label, ringed).
+type Point = (f64, f64, f64, (RGBColor, Pattern), String, bool);
+
 impl ErrorVsSlots<'_> {
-    fn legend(&self, pts: &[(f64, f64, f64, RGBColor, String, bool)]) -> Vec<LegendEntry> {
+    fn legend(&self, pts: &[Point]) -> Vec<LegendEntry> {
         let r = self.result;
         let mut entries = vec![LegendEntry::new("analytic 1/N and 1/(2N)", BLACK, Mark::Dashed)];
         // Only the crosses drawn: the claim is about N = 10 and 100.
@@ -36,8 +40,12 @@ impl ErrorVsSlots<'_> {
         if !pts.is_empty() {
             entries.push(LegendEntry::new("measured:", BLACK, Mark::Heading));
         }
-        for (_, _, _, c, label, ringed) in pts {
-            let mark = if *ringed { Mark::Ring } else { Mark::Dot };
+        for (_, _, _, (c, pattern), label, ringed) in pts {
+            let mark = match (*ringed, *pattern) {
+                (true, _) => Mark::Ring,
+                (false, Pattern::SOLID) => Mark::Dot,
+                (false, p) => Mark::Marked(p),
+            };
             entries.push(LegendEntry::new(label.clone(), *c, mark));
         }
         // Not drawn: a band finer than the grid, which it may miss, and a
@@ -65,7 +73,7 @@ impl ErrorVsSlots<'_> {
                 entries.push(LegendEntry::new(
                     format!("{}: {} pairs broken", row.spec.short_name(), row.violations),
                     self.palette.colour(&row.spec),
-                    Mark::Dot,
+                    self.palette.dot_mark(&row.spec),
                 ));
             }
         } else {
@@ -81,7 +89,7 @@ impl ErrorVsSlots<'_> {
                         pct(row.violation_probability(r.grid))
                     ),
                     self.palette.colour(&row.spec),
-                    Mark::Dot,
+                    self.palette.dot_mark(&row.spec),
                 ));
             }
         }
@@ -92,7 +100,7 @@ impl ErrorVsSlots<'_> {
     /// limiters that sit on the N axis. Those that are not slot counters (the
     /// aligned fixed window is N = 1) are drawn as rings, so that the slot
     /// counter at the same N shows inside.
-    fn points(&self) -> Vec<(f64, f64, f64, RGBColor, String, bool)> {
+    fn points(&self) -> Vec<Point> {
         let g = self.result.grid;
         self.result
             .rows
@@ -104,7 +112,7 @@ impl ErrorVsSlots<'_> {
                     n as f64,
                     r.band_width(g),
                     r.violation_probability(g),
-                    self.palette.colour(&r.spec),
+                    (self.palette.colour(&r.spec), self.palette.pattern(&r.spec)),
                     r.spec.short_name(),
                     r.spec.slots().is_none(),
                 ))
@@ -204,7 +212,7 @@ impl Chart for ErrorVsSlots<'_> {
                     }
                 }
             }
-            for (n, band, prob, c, _, ringed) in &pts {
+            for (n, band, prob, (c, pattern), _, ringed) in &pts {
                 let v = if k == 0 { *band } else { *prob };
                 if v > 0.0 {
                     if *ringed {
@@ -212,9 +220,7 @@ impl Chart for ErrorVsSlots<'_> {
                             .draw_series(std::iter::once(Circle::new((*n, v), 13, c.stroke_width(3))))
                             .map_err(err)?;
                     } else {
-                        chart
-                            .draw_series(std::iter::once(Circle::new((*n, v), 8, c.filled())))
-                            .map_err(err)?;
+                        draw_marker(&mut chart, (*n, v), 8, c.filled(), *pattern)?;
                     }
                 }
             }

@@ -46,7 +46,13 @@ impl Chart for LoadSweep<'_> {
             .report
             .limiters
             .iter()
-            .map(|l| LegendEntry::new(l.spec.short_name(), self.palette.colour(&l.spec), Mark::Line))
+            .map(|l| {
+                LegendEntry::new(
+                    l.spec.short_name(),
+                    self.palette.colour(&l.spec),
+                    self.palette.line_mark(&l.spec),
+                )
+            })
             .collect();
         let equal = |a: usize, b: usize| (same(0, a, b) || same(1, a, b)).then_some(0.0);
         entries.extend(nested_note(n, equal, "values", |_| String::new()));
@@ -122,9 +128,11 @@ impl Chart for LoadSweep<'_> {
                     if split.is_some() && !pts.iter().all(|p| part.y.contains(&p.1)) {
                         continue;
                     }
-                    let c = self.palette.colour(&l.spec);
-                    chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(w))).map_err(err)?;
-                    chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled()))).map_err(err)?;
+                    let (c, pattern) = (self.palette.colour(&l.spec), self.palette.pattern(&l.spec));
+                    draw_line(&mut chart, pts.clone(), c.stroke_width(w), pattern)?;
+                    for &p in pts {
+                        draw_marker(&mut chart, p, 5, c.filled(), pattern)?;
+                    }
                 }
                 Ok(chart.plotting_area().get_pixel_range())
             };

@@ -7,6 +7,7 @@
 pub mod admission_curve;
 pub mod broken_axis;
 pub mod burst_pair_map;
+pub mod colour;
 pub mod delay_cdf;
 pub mod error_vs_slots;
 pub mod load_sweep;
@@ -31,6 +32,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
+use colour::luma;
 use ratesim::LimiterSpec;
 use ratesim::export::OutputDir;
 use ratesim::limiter::RetryAfter;
@@ -145,11 +147,6 @@ fn turned(c: (u8, u8, u8), degrees: f64) -> (u8, u8, u8) {
     (dim(t.0), dim(t.1), dim(t.2))
 }
 
-/// A colour's luma (0 to 255): how light it looks.
-fn luma(c: (u8, u8, u8)) -> f64 {
-    0.299 * f64::from(c.0) + 0.587 * f64::from(c.1) + 0.114 * f64::from(c.2)
-}
-
 /// The colour of hue `h` (degrees), saturation `s` and value `v` (0 to 1).
 fn hsv(h: f64, s: f64, v: f64) -> (u8, u8, u8) {
     let c = v * s;
@@ -189,20 +186,30 @@ pub fn rgb((r, g, b): (u8, u8, u8)) -> RGBColor {
     RGBColor(r, g, b)
 }
 
-/// How far apart two colours look: the "redmean" weighted distance
-/// (0 for the same colour, about 765 for black and white).
+/// How far apart two colours look: their CIEDE2000 difference
+/// ([`colour::delta_e`]; 0 for the same colour, 100 for black and white).
 pub fn colour_distance(a: (u8, u8, u8), b: (u8, u8, u8)) -> f64 {
-    let (r, g, b2) =
-        (f64::from(a.0) - f64::from(b.0), f64::from(a.1) - f64::from(b.1), f64::from(a.2) - f64::from(b.2));
-    let mean = (f64::from(a.0) + f64::from(b.0)) / 2.0;
-    ((2.0 + mean / 256.0) * r * r + 4.0 * g * g + (2.0 + (255.0 - mean) / 256.0) * b2 * b2).sqrt()
+    colour::delta_e(a, b)
 }
 
 /// Two limiters of one run whose colours are closer than this
-/// ([`colour_distance`]) look alike in a chart: the later one is given
-/// another colour. The two token buckets' slate greys, which did look
-/// alike, were 97 apart.
-pub const MIN_COLOUR_DISTANCE: f64 = 100.0;
+/// ([`colour_distance`], CIEDE2000) look alike in a chart: the later one is
+/// given another colour. The two token buckets (capacity 1 and the
+/// default) were 15.8 apart and the leaky buckets of `shaping` 10.8, hard
+/// to tell apart as lines; Tableau 10, the palette many of the limiters'
+/// colours come from, has its red and brown 16.2 apart. About a dozen
+/// colours strong enough for a line on white can be 20 apart; past that a
+/// run's limiters share colours and are told apart by their dashes
+/// ([`Pattern`]).
+pub const MIN_COLOUR_DISTANCE: f64 = 20.0;
+
+/// A colour given to a limiter whose own is taken is chosen as far as this
+/// from every other, where it can be: farther than this no longer counts.
+const ENOUGH_COLOUR_DISTANCE: f64 = 28.0;
+
+/// How far from its own colour a shade of its hue may be and still be
+/// that limiter's colour ([`colour::shades`]).
+const SHADE_REACH: f64 = 20.0;
 
 /// Colours charts draw themselves beside the limiters' (the grey of
 /// offered requests, the red of a node's limit, the dark grey of the limit
@@ -215,31 +222,93 @@ const RESERVED_COLOURS: [(u8, u8, u8); 3] = [(170, 170, 170), (200, 0, 0), LIMIT
 const LIMIT_RGB: (u8, u8, u8) = (90, 90, 90);
 pub const LIMIT_COLOUR: RGBColor = RGBColor(LIMIT_RGB.0, LIMIT_RGB.1, LIMIT_RGB.2);
 
-/// The colours a limiter may be given when its own is taken: hues every
-/// 15 degrees at four strengths, none too light to see on white.
-fn spare_colours() -> Vec<(u8, u8, u8)> {
-    let mut out = Vec::new();
-    for (s, v) in [(0.85, 0.8), (0.7, 0.5), (0.95, 0.6), (0.45, 0.7)] {
-        for k in 0..24 {
-            let c = hsv(f64::from(k) * 15.0, s, v);
-            if luma(c) <= 175.0 {
-                out.push(c);
-            }
+/// The colours a limiter may be given when neither its own nor a shade of
+/// it is free, first to last: Okabe and Ito's palette for colour-blind
+/// readers (without its yellow, too light for a line on white), Tableau
+/// 10 (without its grey, the offered requests'), then dark ones. Each is
+/// strong enough for a line on white.
+const SPARE_COLOURS: [(u8, u8, u8); 21] = [
+    (0, 114, 178),
+    (230, 159, 0),
+    (0, 158, 115),
+    (213, 94, 0),
+    (204, 121, 167),
+    (86, 180, 233),
+    (31, 119, 180),
+    (255, 127, 14),
+    (44, 160, 44),
+    (214, 39, 40),
+    (148, 103, 189),
+    (140, 86, 75),
+    (227, 119, 194),
+    (188, 189, 34),
+    (23, 190, 207),
+    (0, 0, 128),
+    (128, 0, 0),
+    (0, 100, 0),
+    (100, 0, 100),
+    (0, 128, 128),
+    (128, 128, 0),
+];
+
+/// How a limiter's line is drawn besides its colour: solid, or, where a
+/// run has more limiters than colours far enough apart, dashed: limiters
+/// of one colour (or near) then differ by their dashes in line charts and
+/// by their marker in charts of points ([`Pattern::marker`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pattern(pub u8);
+
+impl Pattern {
+    pub const SOLID: Pattern = Pattern(0);
+    /// How many patterns there are: solid and three dashes.
+    pub const COUNT: u8 = 4;
+
+    /// The dash and the gap between dashes, in pixels; `None` for solid.
+    /// Each unlike the limit line's dashes (12 and 8, dark grey).
+    pub fn dashes(self) -> Option<(u32, u32)> {
+        match self.0 {
+            0 => None,
+            1 => Some((8, 5)),
+            2 => Some((2, 4)),
+            _ => Some((22, 6)),
         }
     }
-    out
+
+    /// The marker of a point in charts of points: a dot, a square, a
+    /// triangle or a diamond.
+    pub fn marker(self) -> Marker {
+        match self.0 {
+            0 => Marker::Dot,
+            1 => Marker::Square,
+            2 => Marker::Triangle,
+            _ => Marker::Diamond,
+        }
+    }
+}
+
+/// A point's marker ([`Pattern::marker`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marker {
+    Dot,
+    Square,
+    Triangle,
+    Diamond,
 }
 
 /// The colours of one run's limiters, the same in every chart of the run.
-/// Each limiter keeps its own colour ([`colour`]: the default set and
-/// `scenarios/algorithms.toml` draw as they always have) unless a limiter
-/// listed before it already has a colour closer than
-/// [`MIN_COLOUR_DISTANCE`] (3, 8 and 13 slots share a green, GCRA bursts 4
-/// to 7 a gold): then it gets the spare colour farthest from every colour
-/// taken, so that many limiters in one chart can still be told apart.
+/// Each limiter keeps its own colour ([`colour`]: every shipped scenario's
+/// limiters do) unless a limiter listed before it already has a colour
+/// closer than [`MIN_COLOUR_DISTANCE`] (3, 8 and 13 slots share a magenta,
+/// GCRA bursts 4 to 7 a light gold). Then it gets the shade of its own hue
+/// farthest from every colour taken ([`colour::shades`], up to
+/// [`SHADE_REACH`] from its own: a family stays recognisable), else the
+/// spare colour farthest from them ([`SPARE_COLOURS`]). Where none is far
+/// enough (more limiters than a dozen or so), it keeps its own colour, or
+/// the farthest shade or spare, dashed ([`Pattern`]): no two limiters of a
+/// run look alike.
 #[derive(Clone, Debug, Default)]
 pub struct RunPalette {
-    colours: Vec<(LimiterSpec, RGBColor)>,
+    colours: Vec<(LimiterSpec, RGBColor, Pattern)>,
 }
 
 impl RunPalette {
@@ -253,48 +322,67 @@ impl RunPalette {
         }
         let own: Vec<(u8, u8, u8)> = unique.iter().map(|s| colour(s).rgb()).collect();
         // First every limiter that can keep its own colour, in order; then
-        // the others, each the spare farthest from all taken so far.
-        let mut taken: Vec<(u8, u8, u8)> = Vec::new();
+        // the others, each as far as it can be from all taken so far.
+        let mut taken: Vec<((u8, u8, u8), Pattern)> = Vec::new();
         let mut keeps = vec![false; unique.len()];
         for (i, c) in own.iter().enumerate() {
-            if taken.iter().all(|t| colour_distance(*c, *t) >= MIN_COLOUR_DISTANCE) {
+            if taken.iter().all(|(t, _)| colour_distance(*c, *t) >= MIN_COLOUR_DISTANCE) {
                 keeps[i] = true;
-                taken.push(*c);
+                taken.push((*c, Pattern::SOLID));
             }
         }
-        let spare = spare_colours();
         let mut colours = Vec::with_capacity(unique.len());
         for (i, spec) in unique.iter().enumerate() {
-            let c = if keeps[i] {
-                own[i]
-            } else {
-                let nearest = |c: (u8, u8, u8)| {
-                    taken
-                        .iter()
-                        .chain(&RESERVED_COLOURS)
-                        .map(|t| colour_distance(c, *t))
-                        .fold(f64::INFINITY, f64::min)
-                };
-                // The first of equally good spares: the same run gets the
-                // same colours.
-                let best = spare
-                    .iter()
-                    .copied()
-                    .filter(|c| !taken.contains(c))
-                    .fold(None, |best: Option<((u8, u8, u8), f64)>, c| {
-                        let d = nearest(c);
-                        match best {
-                            Some((_, bd)) if bd >= d => best,
-                            _ => Some((c, d)),
-                        }
-                    })
-                    .map_or(own[i], |(c, _)| c);
-                taken.push(best);
-                best
-            };
-            colours.push(((*spec).clone(), rgb(c)));
+            let chosen = if keeps[i] { (own[i], Pattern::SOLID) } else { Self::another(own[i], &taken) };
+            if !keeps[i] {
+                taken.push(chosen);
+            }
+            colours.push(((*spec).clone(), rgb(chosen.0), chosen.1));
         }
         RunPalette { colours }
+    }
+
+    /// The colour and pattern of a limiter whose own colour `own` is taken.
+    fn another(own: (u8, u8, u8), taken: &[((u8, u8, u8), Pattern)]) -> ((u8, u8, u8), Pattern) {
+        let shades: Vec<(u8, u8, u8)> =
+            colour::shades(own).into_iter().filter(|s| colour_distance(*s, own) <= SHADE_REACH).collect();
+        for p in (0..Pattern::COUNT).map(Pattern) {
+            // How near the nearest colour of this pattern, or reserved, is.
+            let nearest = |c: (u8, u8, u8)| {
+                taken
+                    .iter()
+                    .filter(|(_, q)| *q == p)
+                    .map(|(t, _)| *t)
+                    .chain(RESERVED_COLOURS)
+                    .map(|t| colour_distance(c, t))
+                    .fold(f64::INFINITY, f64::min)
+            };
+            // The farthest of these, up to ENOUGH (the first of equally
+            // far ones: the same run gets the same colours), if far enough.
+            let farthest = |cands: &[(u8, u8, u8)]| {
+                cands
+                    .iter()
+                    .map(|&c| (c, nearest(c).min(ENOUGH_COLOUR_DISTANCE)))
+                    .fold(None, |best: Option<((u8, u8, u8), f64)>, (c, d)| match best {
+                        Some((_, bd)) if bd >= d => best,
+                        _ => Some((c, d)),
+                    })
+                    .filter(|(_, d)| *d >= MIN_COLOUR_DISTANCE)
+                    .map(|(c, _)| (c, p))
+            };
+            // Dashed, its own colour first: the same colour, told apart by
+            // the dashes.
+            if p != Pattern::SOLID && nearest(own) >= MIN_COLOUR_DISTANCE {
+                return (own, p);
+            }
+            let spares: Vec<(u8, u8, u8)> =
+                SPARE_COLOURS.iter().copied().filter(|c| !taken.contains(&(*c, p))).collect();
+            if let Some(found) = farthest(&shades).or_else(|| farthest(&spares)) {
+                return found;
+            }
+        }
+        // Every pattern crowded: its own colour in the last.
+        (own, Pattern(Pattern::COUNT - 1))
     }
 
     /// The palette of a run's limiters: its simulation's first, then its
@@ -322,7 +410,108 @@ impl RunPalette {
     /// The colour `spec` is drawn in; its own ([`colour`]) for a limiter not
     /// in the run.
     pub fn colour(&self, spec: &LimiterSpec) -> RGBColor {
-        self.colours.iter().find(|(s, _)| s == spec).map_or_else(|| colour(spec), |(_, c)| *c)
+        self.colours.iter().find(|(s, ..)| s == spec).map_or_else(|| colour(spec), |(_, c, _)| *c)
+    }
+
+    /// How `spec`'s line is drawn besides its colour: solid unless the run
+    /// has more limiters than colours far enough apart.
+    pub fn pattern(&self, spec: &LimiterSpec) -> Pattern {
+        self.colours.iter().find(|(s, ..)| s == spec).map_or(Pattern::SOLID, |(.., p)| *p)
+    }
+
+    /// The legend mark of `spec`'s line: [`Mark::Line`], or its dashes.
+    pub fn line_mark(&self, spec: &LimiterSpec) -> Mark {
+        match self.pattern(spec) {
+            Pattern::SOLID => Mark::Line,
+            p => Mark::Patterned(p),
+        }
+    }
+
+    /// The legend mark of `spec`'s points: [`Mark::Dot`], or its marker.
+    pub fn dot_mark(&self, spec: &LimiterSpec) -> Mark {
+        match self.pattern(spec) {
+            Pattern::SOLID => Mark::Dot,
+            p => Mark::Marked(p),
+        }
+    }
+
+    /// The legend mark of `spec`'s points drawn hollow: [`Mark::Ring`], or
+    /// its marker's outline.
+    pub fn ring_mark(&self, spec: &LimiterSpec) -> Mark {
+        match self.pattern(spec) {
+            Pattern::SOLID => Mark::Ring,
+            p => Mark::Outline(p),
+        }
+    }
+}
+
+/// A limiter's line through `points` in `style`: solid, or in `pattern`'s
+/// dashes.
+pub fn draw_line<DB, CT>(
+    chart: &mut ChartContext<'_, DB, CT>,
+    points: Vec<CT::From>,
+    style: ShapeStyle,
+    pattern: Pattern,
+) -> Result<()>
+where
+    DB: DrawingBackend,
+    CT: plotters::coord::CoordTranslate,
+    CT::From: Clone + 'static,
+{
+    match pattern.dashes() {
+        None => chart.draw_series(LineSeries::new(points, style)).map(|_| ()),
+        Some((dash, gap)) => chart.draw_series(DashedLineSeries::new(points, dash, gap, style)).map(|_| ()),
+    }
+    .map_err(err)
+}
+
+/// A limiter's point at `at`, of radius `r` pixels: a dot, or the marker
+/// of its pattern ([`Pattern::marker`]) of about the dot's area; filled,
+/// or an outline (a ring) as `style` says.
+pub fn draw_marker<DB, CT>(
+    chart: &mut ChartContext<'_, DB, CT>,
+    at: CT::From,
+    r: i32,
+    style: ShapeStyle,
+    pattern: Pattern,
+) -> Result<()>
+where
+    DB: DrawingBackend,
+    CT: plotters::coord::CoordTranslate,
+    CT::From: Clone + 'static,
+{
+    let Some(points) = marker_outline(pattern.marker(), r) else {
+        return chart.draw_series(std::iter::once(Circle::new(at, r, style))).map(|_| ()).map_err(err);
+    };
+    if style.filled {
+        chart.draw_series(std::iter::once(EmptyElement::at(at) + Polygon::new(points, style)))
+    } else {
+        let mut closed = points.clone();
+        closed.push(points[0]);
+        chart.draw_series(std::iter::once(EmptyElement::at(at) + PathElement::new(closed, style)))
+    }
+    .map(|_| ())
+    .map_err(err)
+}
+
+/// The corners of `marker` around (0, 0), of about the area of a dot of
+/// radius `r` pixels; `None` for the dot.
+pub fn marker_outline(marker: Marker, r: i32) -> Option<Vec<(i32, i32)>> {
+    let scaled = |f: f64| (f64::from(r) * f).round() as i32;
+    match marker {
+        Marker::Dot => None,
+        Marker::Square => {
+            let s = scaled(0.89);
+            Some(vec![(-s, -s), (s, -s), (s, s), (-s, s)])
+        }
+        Marker::Triangle => {
+            let (t, w) = (scaled(1.35), scaled(1.17));
+            Some(vec![(0, -t), (w, t * 2 / 3), (-w, t * 2 / 3)])
+        }
+        Marker::Diamond => {
+            let d = scaled(1.25);
+            Some(vec![(0, -d), (d, 0), (0, d), (-d, 0)])
+        }
     }
 }
 
@@ -703,7 +892,14 @@ pub fn time_unit(span_ns: u64) -> (f64, &'static str) {
 pub enum Mark {
     Line,
     Dashed,
+    /// A limiter's line in its dashes ([`Pattern`]).
+    Patterned(Pattern),
     Dot,
+    /// A limiter's point in its marker ([`Pattern::marker`]).
+    Marked(Pattern),
+    /// [`Mark::Ring`] in a limiter's marker: the outline of its square,
+    /// triangle or diamond.
+    Outline(Pattern),
     /// A light swatch (35 % of the colour), for shaded areas.
     Area,
     /// A swatch at this percentage of the colour with a 1 px border in
@@ -927,7 +1123,33 @@ pub fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &
                     area.draw(&PathElement::new(vec![(42, y), (44, y)], c.stroke_width(3)))
                 })
             }
+            Mark::Patterned(p) => match p.dashes() {
+                Some((dash, gap)) => area.draw(&plotters::element::DashedPathElement::new(
+                    vec![(8, y), (44, y)],
+                    dash,
+                    gap,
+                    c.stroke_width(3),
+                )),
+                None => area.draw(&PathElement::new(vec![(8, y), (44, y)], c.stroke_width(3))),
+            },
             Mark::Dot => area.draw(&Circle::new((26, y), 6, c.filled())),
+            Mark::Outline(p) => match marker_outline(p.marker(), 9) {
+                Some(mut points) => {
+                    points.push(points[0]);
+                    area.draw(&PathElement::new(
+                        points.into_iter().map(|(x, dy)| (26 + x, y + dy)).collect::<Vec<_>>(),
+                        c.stroke_width(3),
+                    ))
+                }
+                None => area.draw(&Circle::new((26, y), 9, c.stroke_width(3))),
+            },
+            Mark::Marked(p) => match marker_outline(p.marker(), 6) {
+                Some(points) => area.draw(&Polygon::new(
+                    points.into_iter().map(|(x, dy)| (26 + x, y + dy)).collect::<Vec<_>>(),
+                    c.filled(),
+                )),
+                None => area.draw(&Circle::new((26, y), 6, c.filled())),
+            },
             Mark::Area => area.draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.mix(0.35).filled())),
             Mark::Fill(p) => area
                 .draw(&Rectangle::new([(8, y - 8), (44, y + 8)], c.mix(f64::from(p) / 100.0).filled()))
@@ -1472,10 +1694,11 @@ mod tests {
     }
 
     /// `scenarios/algorithms.toml` puts every algorithm side by side: no two
-    /// of its limiters may look alike in a chart (colours at least 100 apart;
-    /// the two token buckets' slate greys, which did, were 97), and no two
-    /// may share a legend name. A crude guard against near-equal colours;
-    /// whether the charts read well is still a matter of looking at them.
+    /// of its limiters may look alike in a chart (their own colours at
+    /// least [`MIN_COLOUR_DISTANCE`] apart; the two token buckets' violets
+    /// were 15.8), and no two may share a legend name. A crude guard
+    /// against near-equal colours; whether the charts read well is still a
+    /// matter of looking at them.
     #[test]
     fn the_algorithms_scenario_tells_every_limiter_apart() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/algorithms.toml");
@@ -1486,7 +1709,7 @@ mod tests {
             for b in &specs[i + 1..] {
                 let d = colour_distance(a.style().rgb, b.style().rgb);
                 assert!(
-                    d >= 100.0,
+                    d >= MIN_COLOUR_DISTANCE,
                     "{} and {} look alike: {:?} and {:?}, {d:.0} apart",
                     a.label(),
                     b.label(),
@@ -1500,10 +1723,11 @@ mod tests {
 
     /// retry_after_rounding: four fixed windows that differ only in their
     /// Retry-After header, beside the sliding log. The rounded ones were
-    /// shades of the fixed window's red: maroon, 148 from the black log and
-    /// told from it mostly by its width, and pink, lost against the grey
-    /// offered bars. Each now has a hue of its own, strong enough for a
-    /// line beside black and a bar on grey.
+    /// shades of the fixed window's red: maroon, told from the black log
+    /// mostly by its width, and pink, lost against the grey offered bars.
+    /// Each now has a hue of its own, strong enough for a line beside black
+    /// and a bar on grey (CIEDE2000 at least 25 from every other and from
+    /// the grey).
     #[test]
     fn rounded_headers_turn_the_hue() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/retry_after_rounding.toml");
@@ -1515,14 +1739,14 @@ mod tests {
         for i in 0..colours.len() {
             for j in i + 1..colours.len() {
                 let d = colour_distance(colours[i], colours[j]);
-                assert!(d >= 150.0, "{} and {}: {d:.0}", specs[i].label(), specs[j].label());
+                assert!(d >= 25.0, "{} and {}: {d:.1}", specs[i].label(), specs[j].label());
             }
         }
         // The timeline's offered grey.
         let grey = (195, 195, 195);
         for (s, &c) in specs.iter().zip(&colours).filter(|(s, _)| s.retry_after != RetryAfter::Exact) {
             assert!(luma(c) <= TURNED_MAX_LUMA + 0.5, "{}: {c:?}", s.label());
-            assert!(colour_distance(c, grey) >= 200.0, "{}: {c:?}", s.label());
+            assert!(colour_distance(c, grey) >= 25.0, "{}: {c:?}", s.label());
         }
         // Any colour turns, a grey or black from red; the result is never
         // pale, and turning back and forth keeps the hue apart.
@@ -1543,8 +1767,10 @@ mod tests {
     }
 
     /// Slot counts off the fixed list share a five-colour palette (3, 8 and
-    /// 13 the same green), GCRA bursts 4 to 7 one gold, leaky buckets of
-    /// any burst one teal: in a run of them all, no two may look alike.
+    /// 13 the same magenta), GCRA bursts 4 to 7 one light gold, leaky
+    /// buckets of any burst one teal: in a run of them all, no two may look
+    /// alike. Nineteen limiters are more than there are colours 20 apart:
+    /// the last ones are dashed, and no two of one pattern look alike.
     #[test]
     fn a_run_of_many_limiters_draws_each_in_a_colour_of_its_own() {
         let specs = limiters_of(
@@ -1573,27 +1799,57 @@ burst = [5, 50]
         assert_eq!(colour(&specs[0]), colour(&specs[4]), "3 and 8 slots share a colour of their own");
         let palette = RunPalette::new(&specs);
         let colours: Vec<(u8, u8, u8)> = specs.iter().map(|s| palette.colour(s).rgb()).collect();
+        let patterns: Vec<Pattern> = specs.iter().map(|s| palette.pattern(s)).collect();
         for i in 0..specs.len() {
             for j in i + 1..specs.len() {
                 let d = colour_distance(colours[i], colours[j]);
                 assert!(
-                    d >= MIN_COLOUR_DISTANCE,
-                    "{} and {} look alike: {:?} and {:?}, {d:.0} apart",
+                    patterns[i] != patterns[j] || d >= MIN_COLOUR_DISTANCE,
+                    "{} and {} look alike: {:?} and {:?}, {d:.1} apart, both {:?}",
                     specs[i].label(),
                     specs[j].label(),
                     colours[i],
-                    colours[j]
+                    colours[j],
+                    patterns[i]
                 );
             }
         }
-        // The first of each clashing group, and every limiter that clashed
-        // with none, keeps its own colour.
-        for k in [0, 1, 2, 3, 11, 18] {
-            assert_eq!(palette.colour(&specs[k]), colour(&specs[k]), "{}", specs[k].label());
+        assert!(patterns.iter().any(|p| *p != Pattern::SOLID), "{patterns:?}");
+        // A dozen colours before the first dashes (the sliding log and
+        // the GCRAs of bursts 2 and 4 keep theirs, solid).
+        assert!(patterns[..9].iter().all(|p| *p == Pattern::SOLID), "{patterns:?}");
+        // No colour given is too light for a line on white, or near the
+        // grey of offered requests.
+        for (s, &c) in specs.iter().zip(&colours).filter(|(s, c)| colour(s).rgb() != **c) {
+            assert!(luma(c) <= colour::MAX_LUMA, "{}: {c:?}", s.label());
+            assert!(colour_distance(c, (170, 170, 170)) >= MIN_COLOUR_DISTANCE, "{}: {c:?}", s.label());
         }
+        // The first of each clashing group, and every limiter that clashed
+        // with none, keeps its own colour, solid.
+        let mut kept: Vec<(u8, u8, u8)> = Vec::new();
+        for s in &specs {
+            let own = colour(s).rgb();
+            if kept.iter().all(|k| colour_distance(own, *k) >= MIN_COLOUR_DISTANCE) {
+                kept.push(own);
+                assert_eq!(
+                    (palette.colour(s).rgb(), palette.pattern(s)),
+                    (own, Pattern::SOLID),
+                    "{}",
+                    s.label()
+                );
+            }
+        }
+        assert!(kept.len() >= 6, "{kept:?}");
+        // A limiter that is dashed keeps its own colour where it can: 30
+        // slots the teal of 15 slots.
+        assert_eq!((colours[9], patterns[9]), (colours[8], Pattern(1)), "{}", specs[9].label());
         // The same run, the same colours.
         let again = RunPalette::new(&specs);
-        assert!(specs.iter().all(|s| again.colour(s) == palette.colour(s)));
+        assert!(
+            specs
+                .iter()
+                .all(|s| again.colour(s) == palette.colour(s) && again.pattern(s) == palette.pattern(s))
+        );
     }
 
     /// The shipped scenarios' limiters are told apart by their own colours

@@ -147,7 +147,11 @@ impl Chart for TimeToSuccess<'_> {
             .collect();
         let mut entries = Vec::new();
         for (l, _) in &cdfs {
-            entries.push(LegendEntry::new(l.spec.short_name(), self.palette.colour(&l.spec), Mark::Line));
+            entries.push(LegendEntry::new(
+                l.spec.short_name(),
+                self.palette.colour(&l.spec),
+                self.palette.line_mark(&l.spec),
+            ));
             for line in legend_lines(l.clients.as_ref()) {
                 entries.push(LegendEntry::new(format!("      {line}"), BLACK, Mark::Heading));
             }
@@ -189,12 +193,13 @@ impl Chart for TimeToSuccess<'_> {
         let widths = covered_widths(&vec![WIDTH; order.len()], |a, b| equal(order[a], order[b]));
         for (&i, &w) in order.iter().zip(&widths) {
             let Some(pts) = &curves[i] else { continue };
-            let c = self.palette.colour(&cdfs[i].0.spec);
+            let spec = &cdfs[i].0.spec;
+            let (c, pattern) = (self.palette.colour(spec), self.palette.pattern(spec));
             let start = pts[0];
-            chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(w))).map_err(err)?;
+            draw_line(&mut chart, pts.clone(), c.stroke_width(w), pattern)?;
             // The dot at 0 grows with the line, so a nested one shows too.
             let dot = 6 + (w - WIDTH) as i32;
-            chart.draw_series(std::iter::once(Circle::new(start, dot, c.filled()))).map_err(err)?;
+            draw_marker(&mut chart, start, dot, c.filled(), pattern)?;
         }
         draw_legend(&legend, &entries)
     }

@@ -110,7 +110,7 @@ impl Chart for WhichLimiter<'_> {
                     p.2.map_or("n/a".to_string(), fmt_over)
                 ),
                 self.palette.colour(&l.spec),
-                Mark::Dot,
+                self.palette.dot_mark(&l.spec),
             ));
         }
         let (plots, legend) = with_legend_for(&area, &entries);
@@ -183,13 +183,13 @@ impl Chart for WhichLimiter<'_> {
                 for (i, (l, p)) in r.limiters.iter().zip(&at).enumerate() {
                     let Some(p) = *p else { continue };
                     let c = self.palette.colour(&l.spec);
-                    let point = if radii[i] == 8 {
-                        Circle::new(p, 8, c.filled())
+                    let style = if radii[i] == 8 {
+                        c.filled()
                     } else {
                         ringed[i] = true;
-                        Circle::new(p, radii[i], c.stroke_width(3))
+                        c.stroke_width(3)
                     };
-                    chart.draw_series(std::iter::once(point)).map_err(err)?;
+                    draw_marker(&mut chart, p, radii[i], style, self.palette.pattern(&l.spec))?;
                 }
                 Ok(chart.plotting_area().get_pixel_range())
             };
@@ -201,9 +201,9 @@ impl Chart for WhichLimiter<'_> {
             };
             draw_panel(panel, y, split.as_ref(), &mut part)?;
         }
-        for (e, ringed) in entries[1..].iter_mut().zip(ringed) {
+        for ((e, ringed), l) in entries[1..].iter_mut().zip(ringed).zip(&r.limiters) {
             if ringed {
-                e.mark = Mark::Ring;
+                e.mark = self.palette.ring_mark(&l.spec);
             }
         }
         draw_legend(&legend, &entries)

@@ -169,12 +169,13 @@ impl Chart for WindowCount<'_> {
             ))
             .map_err(err)?;
         for (&i, &w) in order.iter().zip(&widths) {
-            chart
-                .draw_series(LineSeries::new(
-                    series(i, w),
-                    self.palette.colour(&r.limiters[i].spec).stroke_width(w),
-                ))
-                .map_err(err)?;
+            let spec = &r.limiters[i].spec;
+            draw_line(
+                &mut chart,
+                series(i, w),
+                self.palette.colour(spec).stroke_width(w),
+                self.palette.pattern(spec),
+            )?;
         }
         if zoomed {
             axis_break(&plot, &chart.plotting_area().get_pixel_range())?;
@@ -200,7 +201,7 @@ impl WindowCount<'_> {
             entries.push(LegendEntry::new(
                 format!("{} ({})", l.spec.short_name(), fmt_ratio_x(l.peak_ratio())),
                 self.palette.colour(&l.spec),
-                Mark::Line,
+                self.palette.line_mark(&l.spec),
             ));
         }
         entries
@@ -256,7 +257,7 @@ impl WindowCount<'_> {
                 (x0, x1.min(x_end), row[i].window_peak as f64)
             }));
             let c = self.palette.colour(&l.spec);
-            chart.draw_series(LineSeries::new(pts, c.stroke_width(2))).map_err(err)?;
+            draw_line(&mut chart, pts, c.stroke_width(2), self.palette.pattern(&l.spec))?;
             let text =
                 format!("{}: peak {} ({})", l.spec.short_name(), l.counts.peak, fmt_ratio_x(l.peak_ratio()));
             // Strips here are always compact (from `STRIPS_FROM` limiters).

@@ -169,6 +169,9 @@ impl Algorithm for GcraSpec {
 
 /// `base` for the default parameter; for an explicit one, darker or lighter
 /// by the parameter's order of magnitude, so several variants stay apart.
+/// A parameter of 1 (`burst = 1`, `capacity = 1`) is the darkest: at 5/8
+/// of the base, the token bucket of capacity 1 was 16 (CIEDE2000) from the
+/// default one beside it in `scenarios/algorithms.toml`, at 1/2 it is 21.
 pub(super) fn shade(base: (u8, u8, u8), param: Option<u64>) -> (u8, u8, u8) {
     let Some(p) = param else { return base };
     // 0 ..= 4, from the number of binary digits: 1, 2-3, 4-7, ... cycle.
@@ -177,8 +180,8 @@ pub(super) fn shade(base: (u8, u8, u8), param: Option<u64>) -> (u8, u8, u8) {
         let c = u16::from(c);
         let m = match step {
             0 => c,
-            1 => c * 5 / 8,
-            2 => c / 2,
+            1 => c / 2,
+            2 => c * 5 / 8,
             3 => c + (255 - c) / 3,
             _ => c + (255 - c) * 3 / 5,
         };

@@ -173,11 +173,14 @@ timeout × {rate} wait per client key), shorten the scenario's `duration`, or se
     }
 
     fn style(&self) -> Style {
-        // acquire() orange, tryAcquire(timeout) a deeper orange: both can
-        // be in one delay chart.
+        // acquire() orange, tryAcquire(timeout) a redder one: both can be
+        // in one delay chart. Each 20 or more (CIEDE2000) from the other
+        // and from the waiting GCRA's brown, which tryAcquire(2s) follows
+        // dashed in `scenarios/shaping.toml`'s (the darker red-orange it
+        // had was 15 from it).
         let (short, rgb) = match self.timeout {
             None => ("Guava acquire()".to_string(), (255, 152, 0)),
-            Some(t) => (format!("Guava tryAcquire({})", format_duration(t)), (191, 54, 12)),
+            Some(t) => (format!("Guava tryAcquire({})", format_duration(t)), (230, 85, 13)),
         };
         Style { rgb, line_width: 3, short }
     }

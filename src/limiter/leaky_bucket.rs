@@ -275,13 +275,15 @@ lower `burst`, or run fewer client keys",
     fn style(&self) -> Style {
         // Shaping ones are told apart in the delay charts: all excess
         // delayed (nginx without nodelay) darker, the two-stage `delay = N`
-        // lighter. Their names stay short enough for a legend with a figure
-        // after them.
+        // lighter and bluer; each 20 or more (CIEDE2000) from the others
+        // (the lighter teal it had was 11 from the nodelay one's, in
+        // `scenarios/shaping.toml`). Their names stay short enough for a
+        // legend with a figure after them.
         let (short, rgb) = match (self.burst, self.delay) {
             (0, None) => ("leaky bucket".to_string(), (0, 150, 136)),
             (b, None) => (format!("leaky bucket, burst {b}"), (0, 150, 136)),
             (b, Some(d)) => {
-                (format!("leaky bucket {b}, delay {d}"), if d == 0 { (0, 100, 90) } else { (77, 182, 172) })
+                (format!("leaky bucket {b}, delay {d}"), if d == 0 { (0, 80, 70) } else { (60, 180, 220) })
             }
         };
         Style { rgb, line_width: 3, short }

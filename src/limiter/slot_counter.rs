@@ -119,20 +119,31 @@ impl Algorithm for SlotCounterSpec {
     }
 }
 
-/// A colour per slot count: the common ones fixed, others from a small palette.
+/// A colour per slot count: the common ones fixed (Tableau 10, but for 2,
+/// 5 and 100 slots), others from a small palette. Each at least 20 apart
+/// (CIEDE2000, the charts' measure) from the fixed window's red, the
+/// first-request window's orange, 10 and 100 slots and the sliding log,
+/// which runs of slot counters mostly hold: Tableau's brown for 2 slots
+/// was 16 from the fixed window's red and is a darker brown; its pink for 5
+/// slots was 17 from 1 slot's purple and is a hotter pink; the palette's
+/// peru (6 slots) was 10 from the first-request orange, its green (3, 8
+/// and 13 slots) 9 from 100 slots and its slate blue (4 slots) 16 from 10
+/// slots. 100 slots is Okabe and Ito's bluish green: Tableau's green was 5
+/// from the fixed window's red to a deuteranope (18 now). Slot counts of
+/// one colour in one run are told apart by the run's palette.
 fn slot_colour(n: u64) -> (u8, u8, u8) {
     match n {
         1 => (148, 103, 189),
-        2 => (140, 86, 75),
-        5 => (227, 119, 194),
+        2 => (113, 71, 10),
+        5 => (255, 105, 180),
         10 => (31, 119, 180),
         20 => (23, 190, 207),
         50 => (188, 189, 34),
-        100 => (44, 160, 44),
+        100 => (0, 158, 115),
         1000 => (57, 59, 121),
         _ => {
             const OTHER: [(u8, u8, u8); 5] =
-                [(0, 128, 128), (205, 133, 63), (106, 61, 154), (31, 180, 100), (102, 102, 204)];
+                [(0, 128, 128), (0, 0, 205), (106, 61, 154), (199, 21, 133), (186, 85, 211)];
             OTHER[(n % OTHER.len() as u64) as usize]
         }
     }
