@@ -355,6 +355,37 @@ fn committed_outputs_are_up_to_date() {
     }
 }
 
+/// Every committed chart with a legend has its legend column 360 px wide,
+/// starting 840 px in (a mark or a heading at 848, a label after its mark
+/// at 894), whatever its labels' length: plots one above the other in a
+/// `report.md` span the same pixels. (Columns grew to fit their longest
+/// label, from 300 to 420 px, and the plots beside them shrank.)
+#[test]
+fn every_legend_column_is_as_wide() {
+    let mut checked = 0;
+    for run in fs::read_dir(root().join("output")).unwrap() {
+        let run = run.unwrap().path();
+        if !run.is_dir() {
+            continue;
+        }
+        for f in fs::read_dir(&run).unwrap() {
+            let f = f.unwrap().path();
+            // The burst-pair map is two heat maps and their captions.
+            if f.extension().is_none_or(|e| e != "svg") || f.ends_with("burst_pair_map.svg") {
+                continue;
+            }
+            let svg = fs::read_to_string(&f).unwrap();
+            assert!(
+                [r#"<text x="894""#, r#" x="848""#, r#"points="848,"#].iter().any(|s| svg.contains(s)),
+                "{}: no legend at 840 px",
+                f.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 80, "{checked}");
+}
+
 #[test]
 fn sweep_command_runs_only_the_sweeps() {
     let tmp = tempfile::tempdir().unwrap();
@@ -527,7 +558,12 @@ of their own, leaving out this scenario's [nodes] (3 nodes, local, 100 per node,
         "{csv}"
     );
     assert!(read(&out, "error_vs_slots.md").contains("| fixed_window(first-request) |    not measured |"));
-    assert_svg(&out, "error_vs_slots.svg", &["first-request window not measured (a lone pair"]);
+    // Wrapped onto two lines in the legend's column, nothing of it lost.
+    assert_svg(
+        &out,
+        "error_vs_slots.svg",
+        &["first-request window not measured (a lone", "pair opens its window)"],
+    );
     let svg = read(&out, "error_vs_slots.svg");
     assert!(!svg.contains("first-request window: 0 pairs broken"), "shown as unbreakable");
     assert!(!svg.contains("rule of thumb"), "no N = 10 or 100: no crosses, none in the legend");

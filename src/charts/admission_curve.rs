@@ -81,7 +81,7 @@ impl Chart for AdmissionCurve<'_> {
             "curves",
             |_| String::new(),
         ));
-        let (plots, legend) = with_legend_for(&area, &entries);
+        let (plots, legend) = with_legend(&area);
         let panels = plots.split_evenly((1, 2));
         let widths = covered_widths(&order.iter().map(|l| line_width(&l.spec)).collect::<Vec<_>>(), same);
         let ratios = |l: &LimiterReport| -> Vec<(f64, f64)> {

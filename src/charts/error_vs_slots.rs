@@ -159,7 +159,7 @@ impl Chart for ErrorVsSlots<'_> {
         let area = titled(root, &title)?;
         let pts = self.points();
         let entries = self.legend(&pts);
-        let (plots, legend) = with_legend_for(&area, &entries);
+        let (plots, legend) = with_legend(&area);
         let panels = plots.split_evenly((1, 2));
         // At least up to N = 200: a log axis over less crowds its labels.
         let n_max = pts.iter().map(|p| p.0).fold(100.0, f64::max) * 2.0;

@@ -56,7 +56,7 @@ impl Chart for LoadSweep<'_> {
             .collect();
         let equal = |a: usize, b: usize| (same(0, a, b) || same(1, a, b)).then_some(0.0);
         entries.extend(nested_note(n, equal, "values", |_| String::new()));
-        let (plots, legend) = with_legend_for(&area, &entries);
+        let (plots, legend) = with_legend(&area);
         let panels = plots.split_evenly((1, 2));
         let (x_min, x_max) = x_range(self.points.iter().map(|p| p.load));
         for (k, panel) in panels.iter().enumerate() {

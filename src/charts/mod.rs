@@ -930,9 +930,14 @@ impl LegendEntry {
     }
 }
 
-pub const LEGEND_WIDTH: u32 = 300;
-/// The widest a legend column grows to fit its labels ([`with_legend_for`]).
-pub const LEGEND_MAX_WIDTH: u32 = 420;
+/// Every chart's legend column is this wide, whatever its labels, so that
+/// the plots of charts one above the other (a run's `window_count` over its
+/// `timeline` in `report.md`) span the same pixels. (Columns grew from 300
+/// to 420 px to fit their longest label, and plots shrank by as much.) At
+/// 360 px all but a few legends fit at [`LEGEND_SIZE`]; the longest labels,
+/// such as `at the backend: token bucket, waits ≤ 1s`, are drawn a little
+/// smaller or wrap ([`legend_layout`]).
+pub const LEGEND_WIDTH: u32 = 360;
 /// The smallest font a legend too wide for its column shrinks to before
 /// its long labels wrap onto more lines.
 const LEGEND_SHRINK_MIN: f64 = 14.0;
@@ -942,25 +947,13 @@ const LEGEND_MIN_SIZE: f64 = 8.0;
 const LEGEND_TOP: i32 = 30;
 const LEGEND_ROW: i32 = 28;
 
-/// Splits a legend column off the right of an area.
+/// Splits a legend column, [`LEGEND_WIDTH`] wide, off the right of an
+/// area.
 pub fn with_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
 ) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>) {
     let w = area.dim_in_pixel().0;
     area.split_horizontally(w.saturating_sub(LEGEND_WIDTH))
-}
-
-/// Splits a legend column off the right of an area, [`LEGEND_WIDTH`] wide,
-/// or wider (up to [`LEGEND_MAX_WIDTH`]) when one of `entries` would not
-/// fit: many limiters with long names (`weighted window, floor: ...`) take
-/// room from the plot rather than run off the image.
-pub fn with_legend_for<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    entries: &[LegendEntry],
-) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>) {
-    let w = area.dim_in_pixel().0;
-    let need = legend_width(area, entries, LEGEND_SIZE).clamp(LEGEND_WIDTH, LEGEND_MAX_WIDTH);
-    area.split_horizontally(w.saturating_sub(need))
 }
 
 /// The room a legend keeps right of its longest label, clear of the
@@ -971,24 +964,6 @@ const LEGEND_RIGHT_MARGIN: u32 = 24;
 /// Where an entry's label starts.
 fn label_x(mark: Mark) -> i32 {
     if mark == Mark::Heading { 8 } else { 54 }
-}
-
-/// The width the entries take at font size `size`: the widest label from
-/// where it starts, and a margin.
-fn legend_width<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    entries: &[LegendEntry],
-    size: f64,
-) -> u32 {
-    let style = font(size);
-    entries
-        .iter()
-        .map(|e| {
-            let w = area.estimate_text_size(&e.label, &style).map_or(0, |(w, _)| w);
-            label_x(e.mark) as u32 + w + LEGEND_RIGHT_MARGIN
-        })
-        .max()
-        .unwrap_or(0)
 }
 
 /// How a legend is drawn: the font size, the distance between entries,

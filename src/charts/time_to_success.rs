@@ -166,7 +166,7 @@ impl Chart for TimeToSuccess<'_> {
             "curves",
             |g| format!("{g}"),
         ));
-        let (plot, legend) = with_legend_for(&area, &entries);
+        let (plot, legend) = with_legend(&area);
         let mut chart = ChartBuilder::on(&plot)
             .margin(10)
             .margin_right(30)

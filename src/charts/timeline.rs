@@ -67,7 +67,7 @@ impl Chart for Timeline<'_> {
                 Mark::Fill(ADMITTED_ALPHA),
             ));
         }
-        let (plots, legend) = with_legend_for(&area, &entries);
+        let (plots, legend) = with_legend(&area);
         let n = r.limiters.len();
         // One strip per limiter, same axes; time labels on the last only.
         let x_title = if zoomed {

@@ -113,7 +113,7 @@ impl Chart for WhichLimiter<'_> {
                 self.palette.dot_mark(&l.spec),
             ));
         }
-        let (plots, legend) = with_legend_for(&area, &entries);
+        let (plots, legend) = with_legend(&area);
         let panels = plots.split_evenly((1, 2));
         let x_max = pts.iter().map(|p| p.0).fold(16.0, f64::max) * 3.0;
         let x_min = pts.iter().map(|p| p.0).fold(f64::MAX, f64::min).min(x_max) / 3.0;

@@ -100,7 +100,7 @@ impl Chart for WindowCount<'_> {
             )
         };
         entries.extend(nested_note(n, gap, "counts", |g| format!("{g:.0}")));
-        let (plot, legend) = with_legend_for(&area, &entries);
+        let (plot, legend) = with_legend(&area);
         // Wider lines first; a line that a later one covers (the same
         // count in every bin, or within a few pixels) is drawn wider
         // still, as a border around it.
@@ -117,10 +117,12 @@ impl Chart for WindowCount<'_> {
             if steps * 3 * w as usize > plot_px { w.min(2) } else { w }
         };
         let widths = covered_widths(&order.iter().map(|&i| width_of(i)).collect::<Vec<_>>(), same);
+        // The plot starts 90 px in, as the strips of `timeline` and the
+        // other time charts do, so that charts one above the other line up.
         let mut chart = ChartBuilder::on(&plot)
             .margin(10)
             .x_label_area_size(60)
-            .y_label_area_size(90)
+            .y_label_area_size(80)
             .build_cartesian_2d(0f64..x_end, y.clone())
             .map_err(err)?;
         let height = chart.plotting_area().dim_in_pixel().1;
@@ -229,7 +231,7 @@ impl WindowCount<'_> {
         );
         let area = titled(root, &title)?;
         let entries = self.legend();
-        let (plots, legend) = with_legend_for(&area, &entries);
+        let (plots, legend) = with_legend(&area);
         let strips = strip_frame(
             &plots,
             &x_title,
