@@ -1949,6 +1949,8 @@ fn s128_sweep_nodes_item_of_the_wrong_type() {
     // The [nodes] table given as a list still is.
     Case::new(&with("duration = \"2s\"", "duration = \"2s\"\nnodes = [1, 2]"))
         .refused(&["error: s.toml:3:9: `nodes`: expected a table, found a list\n"]);
+}
+
 /// A seed sweep runs 2 to 1000 seeds: one seed has no spread, and a
 /// thousand pin the mean to about 3 % of the deviation.
 #[test]

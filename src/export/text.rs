@@ -123,8 +123,18 @@ pub struct SummaryInput<'a> {
 /// a pivot of each load or topology sweep ([`super::pivot`]: their own
 /// tables are too long for a terminal), and where the outputs went.
 pub fn run_summary(input: &SummaryInput) -> String {
-    let SummaryInput { scenario, report, burst_pair, load, retry_policies, seeds, topology, target, files, charts } =
-        *input;
+    let SummaryInput {
+        scenario,
+        report,
+        burst_pair,
+        load,
+        retry_policies,
+        seeds,
+        topology,
+        target,
+        files,
+        charts,
+    } = *input;
     use std::fmt::Write;
     let mut out = String::new();
     let path = scenario.path.to_string_lossy();
