@@ -80,22 +80,8 @@ pub fn summary_header(report: &RunReport) -> String {
 /// Limiter `l`'s row of `summary.csv`, under [`summary_header`].
 pub fn summary_row(report: &RunReport, l: &crate::metrics::LimiterReport) -> Vec<String> {
     let c = &l.counts;
-    let mut row = vec![
-        l.label.clone(),
-        l.spec.algorithm().to_string(),
-        opt_u64(l.spec.slots()),
-        c.offered.to_string(),
-        c.admitted.to_string(),
-        c.rejected.to_string(),
-        c.peak.to_string(),
-        fmt_ratio(l.peak_ratio()),
-        c.excess.to_string(),
-        c.false_rejects.to_string(),
-        opt(l.over_admission()),
-        opt(l.disagreement()),
-        l.state.entries.to_string(),
-        l.state.bytes.to_string(),
-    ];
+    let mut row = sweep_figures(l);
+    row.extend([opt(l.disagreement()), l.state.entries.to_string(), l.state.bytes.to_string()]);
     if let Some(k) = &l.clients {
         let q = |q: f64| k.tts_quantile(q).map_or(String::new(), |t| t.to_string());
         row.extend([
@@ -438,7 +424,8 @@ pub fn nodes(report: &RunReport) -> String {
     })
 }
 
-/// The columns every topology sweep row shares, from `limiter` on.
+/// The columns every topology sweep row shares, from `limiter` on (and
+/// the first of a `summary.csv` row).
 fn sweep_figures(l: &crate::metrics::LimiterReport) -> Vec<String> {
     let c = &l.counts;
     vec![
